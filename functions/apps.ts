@@ -1,0 +1,34 @@
+import { GROUPS, type GroupName } from '../infra/groups.js';
+import pkg from '../package.json' with { type: 'json' };
+import type { ServiceApp } from '../shared/http/app.js';
+import { mergeDocuments } from '../shared/http/openapi.js';
+import type { Runtime } from '../shared/runtime.js';
+import { decisionsApp } from './decisions/app.js';
+import { createPlatformApp } from './platform/app.js';
+
+export const API_INFO = {
+  title: 'Data Platform Management Service',
+  version: pkg.version,
+  description:
+    'Manages a data platform and runs automated data tasks. Authenticate with `Authorization: Bearer <JWT>` or `Authorization-PSK: <key>`.',
+};
+
+/** Every group's app, built on one runtime: what the local platform serves. */
+export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
+  const apps = {} as Record<GroupName, ServiceApp>;
+  let document: unknown;
+  const documentOfAll = () => (document ??= openApiDocument(Object.values(apps)));
+  const factories: Record<GroupName, () => ServiceApp> = {
+    platform: () => createPlatformApp({ version: pkg.version, buildNumber: runtime.config.buildNumber, document: documentOfAll }),
+    decisions: () => decisionsApp(runtime),
+  };
+  for (const group of GROUPS) apps[group.name] = factories[group.name]();
+  return apps;
+}
+
+export function openApiDocument(apps: readonly ServiceApp[]) {
+  return mergeDocuments(
+    API_INFO,
+    apps.map((app) => app.getOpenAPI31Document({ openapi: '3.1.0', info: API_INFO })),
+  );
+}

@@ -1,0 +1,135 @@
+import { z } from '@hono/zod-openapi';
+import type { Authenticator } from '../../shared/auth/authenticator.js';
+import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import type { Runtime } from '../../shared/runtime.js';
+import {
+  CreateVersionRequest,
+  HistoryEntry,
+  KeyParams,
+  LifecycleBody,
+  VersionDetail,
+  VersionParams,
+  VersionSummary,
+} from './schemas.js';
+import { type Action, DecisionService } from './service.js';
+import { DecisionStore } from './store.js';
+
+export interface DecisionsDeps {
+  readonly authenticator: Authenticator;
+  readonly service: DecisionService;
+}
+
+const TAGS = ['decisions'];
+const BASE = '/api/decisions/{workspace}/{key}';
+
+const lifecycleRoute = (action: Action, summary: string, access: 'user' | { anyRole: readonly ('approver' | 'admin')[]; session?: boolean }) =>
+  ({
+    name: `${action}_version`,
+    method: 'post',
+    path: `${BASE}/versions/{version}/${action}`,
+    summary,
+    tags: TAGS,
+    access,
+    request: { params: VersionParams, body: LifecycleBody },
+    success: { status: 200, description: 'The version after the transition', schema: VersionSummary },
+    errors: [404, 409],
+  }) as const;
+
+export function createDecisionsApp({ authenticator, service }: DecisionsDeps): ServiceApp {
+  const app = createServiceApp(authenticator)
+    .endpoint(
+      {
+        name: 'create_version',
+        method: 'post',
+        path: `${BASE}/versions`,
+        summary: 'Create the next version of a decision (draft)',
+        tags: TAGS,
+        access: 'user',
+        request: { params: KeyParams, body: CreateVersionRequest, bodyRequired: true },
+        success: { status: 201, description: 'The new draft version', schema: VersionDetail },
+        errors: [413],
+      },
+      async (c, { params, body, caller }) =>
+        c.json(await service.createVersion(params.workspace, params.key, body, caller), 201),
+    )
+    .endpoint(
+      {
+        name: 'list_versions',
+        method: 'get',
+        path: `${BASE}/versions`,
+        summary: 'List the versions of a decision, ascending',
+        tags: TAGS,
+        access: 'user',
+        request: { params: KeyParams, query: PageQuery },
+        success: { status: 200, description: 'Versions; more in `X-Next-Cursor`', schema: z.array(VersionSummary) },
+        errors: [404],
+      },
+      async (c, { params, query }) => {
+        const page = await service.listVersions(params.workspace, params.key, query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
+        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
+        return c.json(page.items, 200);
+      },
+    )
+    .endpoint(
+      {
+        name: 'get_version',
+        method: 'get',
+        path: `${BASE}/versions/{version}`,
+        summary: 'Read one version with its content',
+        tags: TAGS,
+        access: 'user',
+        request: { params: VersionParams },
+        success: { status: 200, description: 'The version', schema: VersionDetail },
+        errors: [404],
+      },
+      async (c, { params }) => c.json(await service.getVersion(params.workspace, params.key, params.version), 200),
+    )
+    .endpoint(
+      {
+        name: 'get_published',
+        method: 'get',
+        path: `${BASE}/published`,
+        summary: 'The newest approved version',
+        tags: TAGS,
+        access: 'user',
+        request: { params: KeyParams },
+        success: { status: 200, description: 'The published version', schema: VersionDetail },
+        errors: [404],
+      },
+      async (c, { params }) => c.json(await service.published(params.workspace, params.key), 200),
+    )
+    .endpoint(
+      {
+        name: 'get_version_history',
+        method: 'get',
+        path: `${BASE}/versions/{version}/history`,
+        summary: 'Every transition of a version, oldest first',
+        tags: TAGS,
+        access: 'user',
+        request: { params: VersionParams },
+        success: { status: 200, description: 'The transitions', schema: z.array(HistoryEntry) },
+        errors: [404],
+      },
+      async (c, { params }) => c.json(await service.history(params.workspace, params.key, params.version), 200),
+    );
+
+  const lifecycle: [Action, string, Parameters<typeof lifecycleRoute>[2]][] = [
+    ['submit', 'Submit a draft for review', 'user'],
+    ['approve', 'Approve a submitted version (four-eyes rule, E1)', { anyRole: ['approver'], session: true }],
+    ['reject', 'Send a submitted version back to draft', { anyRole: ['approver'], session: true }],
+    ['retire', 'Retire an approved version', { anyRole: ['approver', 'admin'] }],
+  ];
+  for (const [action, summary, access] of lifecycle) {
+    app.endpoint(lifecycleRoute(action, summary, access), async (c, { params, body, caller }) =>
+      c.json(await service.transition(action, params.workspace, params.key, params.version, body?.notes, caller), 200),
+    );
+  }
+  return app;
+}
+
+/** The composition root used by the Lambda handler and the local platform. */
+export function decisionsApp(runtime: Runtime): ServiceApp {
+  const store = new DecisionStore(runtime.db, runtime.tableName('decisions'));
+  return createDecisionsApp({ authenticator: runtime.authenticator, service: new DecisionService(store) });
+}

@@ -1,0 +1,171 @@
+import type { Caller } from '../../shared/auth/caller.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
+import { Conflict, Forbidden, NotFound, PayloadTooLarge } from '../../shared/http/errors.js';
+import { nowIso } from '../../shared/time.js';
+import type { CreateVersionRequest, DecisionStatus, HistoryEntry, VersionDetail, VersionSummary } from './schemas.js';
+import type { DecisionStore, TransitionWrite, VersionItem } from './store.js';
+
+/** Content is stored inside the version's item; DynamoDB items hold at most 400 KB. */
+export const MAX_CONTENT_BYTES = 256 * 1024;
+
+export type Action = 'submit' | 'approve' | 'reject' | 'retire';
+
+interface TransitionRule {
+  readonly from: DecisionStatus;
+  readonly to: DecisionStatus;
+  readonly set: (by: string, at: string) => Record<string, unknown>;
+  readonly remove: readonly string[];
+  /** The caller must be neither the author nor the submitter (four-eyes rule). */
+  readonly fourEyes?: boolean;
+  readonly published?: boolean;
+}
+
+/** The review lifecycle: draft → submitted → approved → retired, and submitted → draft. */
+const RULES: Record<Action, TransitionRule> = {
+  submit: {
+    from: 'draft',
+    to: 'submitted',
+    set: (by, at) => ({ submitted_by: by, submitted_at: at }),
+    remove: [],
+  },
+  approve: {
+    from: 'submitted',
+    to: 'approved',
+    set: (by, at) => ({ approved_by: by, approved_at: at }),
+    remove: [],
+    fourEyes: true,
+    published: true,
+  },
+  reject: {
+    from: 'submitted',
+    to: 'draft',
+    set: () => ({}),
+    remove: ['submitted_by', 'submitted_at'],
+  },
+  retire: {
+    from: 'approved',
+    to: 'retired',
+    set: () => ({}),
+    remove: [],
+    published: false,
+  },
+};
+
+const toSummary = (item: VersionItem): VersionSummary => ({
+  workspace: item.workspace,
+  key: item.key,
+  version: item.version,
+  content_sha: item.content_sha,
+  status: item.status,
+  notes: item.notes ?? null,
+  created_by: item.created_by,
+  created_at: item.created_at,
+  submitted_by: item.submitted_by ?? null,
+  submitted_at: item.submitted_at ?? null,
+  approved_by: item.approved_by ?? null,
+  approved_at: item.approved_at ?? null,
+  source_instance: item.source_instance ?? null,
+  source_version: item.source_version ?? null,
+});
+
+const toDetail = (item: VersionItem): VersionDetail => ({ ...toSummary(item), content: item.content ?? null });
+
+const describe = (workspace: string, key: string, version?: number) =>
+  version === undefined ? `${workspace}/${key}` : `version ${version} of ${workspace}/${key}`;
+
+/** Decision versions and their review lifecycle (E1). */
+export class DecisionService {
+  constructor(private readonly store: DecisionStore) {}
+
+  async createVersion(workspace: string, key: string, req: CreateVersionRequest, caller: Caller): Promise<VersionDetail> {
+    const canonical = canonicalJson(req.content);
+    if (Buffer.byteLength(canonical, 'utf8') > MAX_CONTENT_BYTES) {
+      throw new PayloadTooLarge(`content is larger than ${MAX_CONTENT_BYTES / 1024} KiB`);
+    }
+    const version = await this.store.nextVersion(workspace, key);
+    const at = nowIso();
+    const item: VersionItem = {
+      workspace,
+      key,
+      version,
+      content_sha: sha256Hex(canonical),
+      status: 'draft',
+      notes: req.notes ?? null,
+      created_by: caller.name,
+      created_at: at,
+      submitted_by: null,
+      submitted_at: null,
+      approved_by: null,
+      approved_at: null,
+      source_instance: req.source_instance ?? null,
+      source_version: req.source_version ?? null,
+      content: req.content,
+      history: [{ from: null, to: 'draft', action: 'create', by: caller.name, at, notes: req.notes ?? null }],
+    };
+    await this.store.create(item);
+    return toDetail(item);
+  }
+
+  async listVersions(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionSummary>> {
+    const page = await this.store.list(workspace, key, limit, cursor);
+    if (page.items.length === 0 && cursor === undefined) throw new NotFound(`No versions of ${describe(workspace, key)}`);
+    return { items: page.items.map(toSummary), nextCursor: page.nextCursor };
+  }
+
+  async getVersion(workspace: string, key: string, version: number): Promise<VersionDetail> {
+    return toDetail(await this.load(workspace, key, version));
+  }
+
+  async published(workspace: string, key: string): Promise<VersionDetail> {
+    const item = await this.store.newestPublished(workspace, key);
+    if (!item) throw new NotFound(`No approved version of ${describe(workspace, key)}`);
+    return toDetail(item);
+  }
+
+  async history(workspace: string, key: string, version: number): Promise<HistoryEntry[]> {
+    return (await this.load(workspace, key, version)).history ?? [];
+  }
+
+  /**
+   * Moves a version through the lifecycle with one conditional write. When the write is
+   * refused, the item returned with the refusal says why, in the contract's order:
+   * missing (404), then wrong state (409), then the four-eyes rule (403).
+   */
+  async transition(
+    action: Action,
+    workspace: string,
+    key: string,
+    version: number,
+    notes: string | null | undefined,
+    caller: Caller,
+  ): Promise<VersionSummary> {
+    const rule = RULES[action];
+    const at = nowIso();
+    const write: TransitionWrite = {
+      from: rule.from,
+      to: rule.to,
+      set: { ...rule.set(caller.name, at), ...(notes != null ? { notes } : {}) },
+      remove: rule.remove,
+      history: { from: rule.from, to: rule.to, action, by: caller.name, at, notes: notes ?? null },
+      ...(rule.fourEyes ? { notEqual: { created_by: caller.name, submitted_by: caller.name } } : {}),
+      ...(rule.published !== undefined ? { published: rule.published } : {}),
+    };
+    const result = await this.store.transition(workspace, key, version, write);
+    if (result.ok) return toSummary(result.item);
+    const current = result.current;
+    if (!current) throw new NotFound(`No ${describe(workspace, key, version)}`);
+    if (current.status !== rule.from) {
+      throw new Conflict(`Cannot ${action} ${describe(workspace, key, version)}: it is ${current.status}, not ${rule.from}`);
+    }
+    throw new Forbidden(
+      `Four-eyes rule: ${caller.name} authored or submitted ${describe(workspace, key, version)}; a second person must approve it`,
+    );
+  }
+
+  private async load(workspace: string, key: string, version: number): Promise<VersionItem> {
+    const item = await this.store.get(workspace, key, version);
+    if (!item) throw new NotFound(`No ${describe(workspace, key, version)}`);
+    return item;
+  }
+}

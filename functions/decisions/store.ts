@@ -1,0 +1,177 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { isConditionFailed } from '../../shared/aws/errors.js';
+import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
+import type { DecisionStatus, HistoryEntry, VersionDetail } from './schemas.js';
+
+/** A version as stored: the detail plus its transition history. */
+export type VersionItem = VersionDetail & { history: HistoryEntry[] };
+
+/** What a transition writes, and what must hold for it to be written. */
+export interface TransitionWrite {
+  readonly from: DecisionStatus;
+  readonly to: DecisionStatus;
+  readonly set: Record<string, unknown>;
+  readonly remove: readonly string[];
+  readonly history: HistoryEntry;
+  /** Attributes that must not equal the given value (absent attributes pass). */
+  readonly notEqual?: Record<string, string>;
+  /** Add to (true) or remove from (false) the `published` index. */
+  readonly published?: boolean;
+}
+
+export type TransitionResult = { ok: true; item: VersionItem } | { ok: false; current: VersionItem | undefined };
+
+const SUMMARY_ATTRIBUTES = [
+  'workspace',
+  'key',
+  'version',
+  'content_sha',
+  'status',
+  'notes',
+  'created_by',
+  'created_at',
+  'submitted_by',
+  'submitted_at',
+  'approved_by',
+  'approved_at',
+  'source_instance',
+  'source_version',
+];
+
+const partitionKey = (workspace: string, key: string) => `D#${workspace}#${key}`;
+const versionSortKey = (version: number) => `V#${String(version).padStart(10, '0')}`;
+const COUNTER_SK = '#COUNTER';
+
+const KEY_FIELDS = ['pk', 'sk', 'pub_pk', 'pub_sk'];
+function strip(item: Record<string, unknown>): VersionItem {
+  const copy = { ...item };
+  for (const f of KEY_FIELDS) delete copy[f];
+  return copy as VersionItem;
+}
+
+/** DynamoDB repository for decision versions (TABLES.decisions). */
+export class DecisionStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  /** Reserves the next version number of a key: an atomic counter, so no two get the same. */
+  async nextVersion(workspace: string, key: string): Promise<number> {
+    const out = await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: partitionKey(workspace, key), sk: COUNTER_SK },
+        UpdateExpression: 'ADD last_version :one',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes?.last_version);
+  }
+
+  async create(item: VersionItem): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: partitionKey(item.workspace, item.key), sk: versionSortKey(item.version), ...item },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async get(workspace: string, key: string, version: number): Promise<VersionItem | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: partitionKey(workspace, key), sk: versionSortKey(version) } }),
+    );
+    return out.Item ? strip(out.Item) : undefined;
+  }
+
+  /** Versions in ascending order, without content and history. */
+  async list(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionItem>> {
+    const names = Object.fromEntries(SUMMARY_ATTRIBUTES.map((a, i) => [`#a${i}`, a]));
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
+        ExpressionAttributeValues: { ':pk': partitionKey(workspace, key), ':v': 'V#' },
+        ProjectionExpression: Object.keys(names).join(', '),
+        ExpressionAttributeNames: names,
+        Limit: limit,
+        ExclusiveStartKey: decodeCursor(cursor),
+      }),
+    );
+    return { items: (out.Items ?? []).map(strip), nextCursor: encodeCursor(out.LastEvaluatedKey) };
+  }
+
+  /** The newest version in the `published` index (approved, not retired). */
+  async newestPublished(workspace: string, key: string): Promise<VersionItem | undefined> {
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'published',
+        KeyConditionExpression: 'pub_pk = :pk',
+        ExpressionAttributeValues: { ':pk': partitionKey(workspace, key) },
+        ScanIndexForward: false,
+        Limit: 1,
+      }),
+    );
+    const item = out.Items?.[0];
+    return item ? strip(item) : undefined;
+  }
+
+  /**
+   * One conditional write: the status moves only if it is still `from` and the
+   * `notEqual` conditions hold. On failure the current item comes back with the error,
+   * so the caller can tell "missing" from "wrong state" without another read.
+   */
+  async transition(workspace: string, key: string, version: number, t: TransitionWrite): Promise<TransitionResult> {
+    const names: Record<string, string> = { '#status': 'status', '#history': 'history' };
+    const values: Record<string, unknown> = { ':from': t.from, ':to': t.to, ':entry': [t.history], ':empty': [] };
+    const sets = ['#status = :to', '#history = list_append(if_not_exists(#history, :empty), :entry)'];
+    const removes: string[] = [];
+    Object.entries(t.set).forEach(([attr, value], i) => {
+      names[`#s${i}`] = attr;
+      values[`:s${i}`] = value;
+      sets.push(`#s${i} = :s${i}`);
+    });
+    t.remove.forEach((attr, i) => {
+      names[`#r${i}`] = attr;
+      removes.push(`#r${i}`);
+    });
+    if (t.published === true) {
+      values[':pub_pk'] = partitionKey(workspace, key);
+      values[':pub_sk'] = version;
+      sets.push('pub_pk = :pub_pk', 'pub_sk = :pub_sk');
+    } else if (t.published === false) {
+      removes.push('pub_pk', 'pub_sk');
+    }
+    const conditions = ['#status = :from'];
+    Object.entries(t.notEqual ?? {}).forEach(([attr, value], i) => {
+      names[`#n${i}`] = attr;
+      values[`:n${i}`] = value;
+      conditions.push(`(attribute_not_exists(#n${i}) OR #n${i} <> :n${i})`);
+    });
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: partitionKey(workspace, key), sk: versionSortKey(version) },
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: `attribute_exists(pk) AND ${conditions.join(' AND ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { ok: true, item: strip(out.Attributes ?? {}) };
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      // The document client does not unmarshall the item returned with a failed condition.
+      const old = (err as { Item?: Record<string, unknown> }).Item;
+      return { ok: false, current: old ? strip(unmarshall(old as Parameters<typeof unmarshall>[0])) : undefined };
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import {
+  CreateTableCommand,
+  DescribeTimeToLiveCommand,
+  type DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  deadLetterQueueName,
+  physicalQueueName,
+  physicalTableName,
+  QUEUES,
+  TABLES,
+  type QueueKey,
+  type TableDefinition,
+} from '../tables.js';
+
+/** Creates every table of infra/tables.ts that is missing; existing ones are left alone. */
+export async function ensureTables(client: DynamoDBClient, stage: string): Promise<void> {
+  for (const def of Object.values(TABLES) as TableDefinition[]) {
+    const name = physicalTableName(stage, def);
+    const attributes = new Map<string, 'S' | 'N'>();
+    const keySchema = (pk: { name: string; type: 'S' | 'N' }, sk?: { name: string; type: 'S' | 'N' }) => {
+      attributes.set(pk.name, pk.type);
+      if (sk) attributes.set(sk.name, sk.type);
+      return [
+        { AttributeName: pk.name, KeyType: 'HASH' as const },
+        ...(sk ? [{ AttributeName: sk.name, KeyType: 'RANGE' as const }] : []),
+      ];
+    };
+    const tableKeys = keySchema(def.partitionKey, def.sortKey);
+    const indexes = def.indexes.map((ix) => ({
+      IndexName: ix.name,
+      KeySchema: keySchema(ix.partitionKey, ix.sortKey),
+      Projection: { ProjectionType: 'ALL' as const },
+    }));
+    try {
+      await client.send(
+        new CreateTableCommand({
+          TableName: name,
+          BillingMode: 'PAY_PER_REQUEST',
+          KeySchema: tableKeys,
+          AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })),
+          ...(indexes.length ? { GlobalSecondaryIndexes: indexes } : {}),
+        }),
+      );
+      await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: name });
+    } catch (err) {
+      if (!(err instanceof ResourceInUseException)) throw err;
+    }
+    if (def.ttlAttribute) {
+      const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
+      if (ttl.TimeToLiveDescription?.TimeToLiveStatus !== 'ENABLED') {
+        await client.send(
+          new UpdateTimeToLiveCommand({
+            TableName: name,
+            TimeToLiveSpecification: { AttributeName: def.ttlAttribute, Enabled: true },
+          }),
+        );
+      }
+    }
+  }
+}
+
+/** Creates every queue (and its dead-letter queue) of infra/tables.ts; returns their URLs. */
+export async function ensureQueues(client: SQSClient, stage: string): Promise<Record<QueueKey, string>> {
+  const urls = {} as Record<QueueKey, string>;
+  for (const [key, def] of Object.entries(QUEUES) as [QueueKey, (typeof QUEUES)[QueueKey]][]) {
+    const dlq = await client.send(
+      new CreateQueueCommand({
+        QueueName: deadLetterQueueName(stage, def),
+        Attributes: { MessageRetentionPeriod: String(def.deadLetterRetentionDays * 86_400) },
+      }),
+    );
+    const dlqArn = (
+      await client.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
+    ).Attributes?.QueueArn;
+    const queue = await client.send(
+      new CreateQueueCommand({
+        QueueName: physicalQueueName(stage, def),
+        Attributes: {
+          VisibilityTimeout: String(def.visibilityTimeoutSeconds),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: def.maxReceiveCount }),
+        },
+      }),
+    );
+    urls[key] = queue.QueueUrl!;
+  }
+  return urls;
+}

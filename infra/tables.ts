@@ -1,0 +1,95 @@
+/**
+ * Table and queue definitions: the one source of truth for keys, indexes and TTL.
+ * The CDK stateful stack and the local platform both build from these records.
+ */
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
+export interface IndexDefinition {
+  readonly name: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+}
+
+export interface TableDefinition {
+  /** Logical id; the physical name is `dpm-<stage>-<id>`. */
+  readonly id: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+  readonly indexes: readonly IndexDefinition[];
+  /** Attribute holding an epoch-seconds expiry; DynamoDB deletes expired items. */
+  readonly ttlAttribute?: string;
+}
+
+export interface QueueDefinition {
+  readonly id: string;
+  readonly visibilityTimeoutSeconds: number;
+  /** Receives after which a message moves to the dead-letter queue. */
+  readonly maxReceiveCount: number;
+  readonly deadLetterRetentionDays: number;
+}
+
+const S = (name: string): KeyAttribute => ({ name, type: 'S' });
+const N = (name: string): KeyAttribute => ({ name, type: 'N' });
+
+export const TABLES = {
+  /** Decision versions (`D#<workspace>#<key>` / `V#<version>`) and their per-key counter. */
+  decisions: {
+    id: 'decisions',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    // Sparse: only approved versions carry pub_pk, so the newest approved is one Query.
+    indexes: [{ name: 'published', partitionKey: S('pub_pk'), sortKey: N('pub_sk') }],
+  },
+  /** Pre-shared keys, addressed by the SHA-256 hash of their secret. */
+  keys: {
+    id: 'keys',
+    partitionKey: S('key_hash'),
+    indexes: [
+      { name: 'by_psk', partitionKey: S('psk') },
+      { name: 'by_creator', partitionKey: S('created_by'), sortKey: S('created_at') },
+    ],
+  },
+  crewTemplates: {
+    id: 'crew-templates',
+    partitionKey: S('id'),
+    indexes: [],
+  },
+  crewRuns: {
+    id: 'crew-runs',
+    partitionKey: S('correlation_id'),
+    indexes: [],
+    ttlAttribute: 'expires_at',
+  },
+  /** Crew run events: one item per event, gap-free `index` per run. */
+  events: {
+    id: 'events',
+    partitionKey: S('correlation_id'),
+    sortKey: N('index'),
+    indexes: [],
+    ttlAttribute: 'expires_at',
+  },
+} as const satisfies Record<string, TableDefinition>;
+
+export const QUEUES = {
+  crewRuns: {
+    id: 'crew-runs',
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    deadLetterRetentionDays: 14,
+  },
+} as const satisfies Record<string, QueueDefinition>;
+
+export type TableKey = keyof typeof TABLES;
+export type QueueKey = keyof typeof QUEUES;
+
+export const physicalTableName = (stage: string, table: TableDefinition): string =>
+  `dpm-${stage}-${table.id}`;
+
+export const physicalQueueName = (stage: string, queue: QueueDefinition): string =>
+  `dpm-${stage}-${queue.id}`;
+
+export const deadLetterQueueName = (stage: string, queue: QueueDefinition): string =>
+  `dpm-${stage}-${queue.id}-dlq`;

@@ -1,0 +1,43 @@
+import { randomSecret, sha256Hex } from '../crypto.js';
+import { nowIso } from '../time.js';
+import type { KeyRecord, KeyStore } from './key-store.js';
+
+/** The bootstrap admin key's public id: fixed, so it is found again and never duplicated. */
+export const BOOTSTRAP_ADMIN_PSK_ID = '00000000-0000-4000-8000-000000000000';
+
+function adminKeyRecord(secret: string): KeyRecord {
+  return {
+    key_hash: sha256Hex(secret),
+    psk: BOOTSTRAP_ADMIN_PSK_ID,
+    dataproduct_id: null,
+    description: 'bootstrap admin key',
+    roles: ['admin'],
+    created_by: 'admin',
+    created_at: nowIso(),
+    valid_until: '9999-12-31T23:59:59.999Z',
+  };
+}
+
+/**
+ * Makes `secret` the bootstrap admin key: created when missing, and a previous bootstrap
+ * key with another secret is retired so there is only ever one.
+ */
+export async function ensureConfiguredAdminKey(store: KeyStore, secret: string): Promise<void> {
+  const record = adminKeyRecord(secret);
+  await store.createIfAbsent(record);
+  for (const old of await store.findByPskId(BOOTSTRAP_ADMIN_PSK_ID)) {
+    if (old.key_hash !== record.key_hash && !old.deleted_at) await store.markDeleted(old.key_hash, nowIso());
+  }
+}
+
+/**
+ * Local mode without DPM_ADMIN_PSK: generates an admin key the first time only.
+ * Returns the secret when it was generated now (to be printed once), else undefined.
+ */
+export async function ensureGeneratedAdminKey(store: KeyStore): Promise<string | undefined> {
+  const existing = await store.findByPskId(BOOTSTRAP_ADMIN_PSK_ID);
+  if (existing.some((k) => !k.deleted_at)) return undefined;
+  const secret = `dpm_${randomSecret()}`;
+  await store.createIfAbsent(adminKeyRecord(secret));
+  return secret;
+}

@@ -1,0 +1,85 @@
+import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { Unauthorized, Unavailable } from '../http/errors.js';
+import { type Caller, nameFromClaims, rolesFromClaims } from './caller.js';
+
+/** Asymmetric algorithms only: `none` and HMAC (`HS*`) tokens are refused. */
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+
+export interface JwtSettings {
+  readonly issuer: string | undefined;
+  readonly audience: string | undefined;
+  readonly jwksUrl: string | undefined;
+}
+
+/** JOSE failures that mean "the identity provider did not answer", not "bad token". */
+const PROVIDER_DOWN = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JOSE_GENERIC']);
+
+export class JwtVerifier {
+  private jwks: Promise<JWTVerifyGetKey> | undefined;
+
+  constructor(private readonly settings: JwtSettings) {}
+
+  async verify(token: string): Promise<Caller> {
+    const { issuer, audience } = this.settings;
+    if (!issuer) throw new Unauthorized('Bearer sessions are not configured on this service');
+    const keys = await this.keySet(issuer);
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, keys, {
+        issuer,
+        ...(audience ? { audience } : {}),
+        algorithms: ALGORITHMS,
+        clockTolerance: 60,
+      }));
+    } catch (err) {
+      throw this.translate(err);
+    }
+    const name = nameFromClaims(payload);
+    if (!name) throw new Unauthorized('Token names no subject');
+    return { name, roles: rolesFromClaims(payload, audience), via: 'bearer' };
+  }
+
+  private translate(err: unknown): Error {
+    if (err instanceof errors.JOSEError) {
+      if (PROVIDER_DOWN.has(err.code) || err instanceof errors.JWKSTimeout) {
+        this.jwks = undefined;
+        return new Unavailable('Identity provider did not answer');
+      }
+      if (err instanceof errors.JWTExpired) return new Unauthorized('Token expired');
+      return new Unauthorized('Invalid token');
+    }
+    // fetch failures (connection refused, DNS) surface as TypeError from the JWKS fetch
+    if (err instanceof TypeError) {
+      this.jwks = undefined;
+      return new Unavailable('Identity provider did not answer');
+    }
+    return new Unauthorized('Invalid token');
+  }
+
+  /** The JWKS, from AUTH_JWKS_URL or the issuer's OIDC discovery document (cached). */
+  private keySet(issuer: string): Promise<JWTVerifyGetKey> {
+    this.jwks ??= this.resolveJwksUrl(issuer).then((url) =>
+      createRemoteJWKSet(new URL(url), { timeoutDuration: 3_000, cooldownDuration: 30_000, cacheMaxAge: 600_000 }),
+    );
+    const pending = this.jwks;
+    pending.catch(() => {
+      if (this.jwks === pending) this.jwks = undefined;
+    });
+    return pending;
+  }
+
+  private async resolveJwksUrl(issuer: string): Promise<string> {
+    if (this.settings.jwksUrl) return this.settings.jwksUrl;
+    const discovery = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+    let res: Response;
+    try {
+      res = await fetch(discovery, { signal: AbortSignal.timeout(3_000) });
+    } catch {
+      throw new Unavailable('Identity provider did not answer');
+    }
+    if (!res.ok) throw new Unavailable('Identity provider discovery failed');
+    const doc = (await res.json().catch(() => ({}))) as { jwks_uri?: unknown };
+    if (typeof doc.jwks_uri !== 'string') throw new Unavailable('Identity provider discovery has no jwks_uri');
+    return doc.jwks_uri;
+  }
+}

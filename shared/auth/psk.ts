@@ -1,0 +1,49 @@
+import { sha256Hex } from '../crypto.js';
+import { Unauthorized } from '../http/errors.js';
+import type { Caller } from './caller.js';
+import { ensureConfiguredAdminKey } from './bootstrap.js';
+import type { KeyRecord, KeyStore } from './key-store.js';
+
+/** How long a looked-up key is trusted before the table is read again. */
+const CACHE_MS = 3_000;
+
+/** Checks `Authorization-PSK` secrets against the keys table by their SHA-256 hash. */
+export class PskVerifier {
+  private readonly cache = new Map<string, { record: KeyRecord | undefined; at: number }>();
+  private readonly adminHash: string | undefined;
+
+  constructor(
+    private readonly store: KeyStore,
+    private readonly adminSecret: string | undefined,
+  ) {
+    this.adminHash = adminSecret ? sha256Hex(adminSecret) : undefined;
+  }
+
+  async verify(secret: string): Promise<Caller> {
+    const hash = sha256Hex(secret);
+    const record = await this.lookup(hash);
+    if (!record) throw new Unauthorized('Invalid pre-shared key');
+    if (record.deleted_at) throw new Unauthorized('Pre-shared key has been deleted');
+    if (Date.parse(record.valid_until) <= Date.now()) throw new Unauthorized('Pre-shared key has expired');
+    return { name: record.created_by, roles: new Set(record.roles), via: 'psk', pskId: record.psk };
+  }
+
+  /** Forgets a key at once in this process (after a delete or an extension). */
+  forget(keyHash: string): void {
+    this.cache.delete(keyHash);
+  }
+
+  private async lookup(hash: string): Promise<KeyRecord | undefined> {
+    const hit = this.cache.get(hash);
+    if (hit && Date.now() - hit.at < CACHE_MS) return hit.record;
+    let record = await this.store.getByHash(hash);
+    if (!record && hash === this.adminHash && this.adminSecret) {
+      // The configured admin key exists from start-up even where nothing ran a start-up step.
+      await ensureConfiguredAdminKey(this.store, this.adminSecret);
+      record = await this.store.getByHash(hash);
+    }
+    this.cache.set(hash, { record, at: Date.now() });
+    if (this.cache.size > 10_000) this.cache.clear();
+    return record;
+  }
+}

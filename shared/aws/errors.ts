@@ -1,0 +1,60 @@
+/** Classification of AWS SDK failures, so the HTTP layer can answer 503 for outages. */
+const THROTTLING = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'LimitExceededException',
+]);
+
+const UNAVAILABLE = new Set([
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'InternalServerError',
+  'InternalFailure',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  // A table or queue that does not exist is a broken dependency, not a caller error.
+  'ResourceNotFoundException',
+  'AWS.SimpleQueueService.NonExistentQueue',
+  'QueueDoesNotExist',
+]);
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+interface SdkLikeError {
+  name?: string;
+  code?: string;
+  $fault?: string;
+  $retryable?: unknown;
+  cause?: unknown;
+  errors?: unknown[];
+}
+
+/** True when the error means a dependency did not answer (network, throttling, server fault). */
+export function isDependencyFailure(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 4) return false;
+  const e = err as SdkLikeError;
+  if (e.name && (THROTTLING.has(e.name) || UNAVAILABLE.has(e.name))) return true;
+  if (e.code && NETWORK_CODES.has(e.code)) return true;
+  if (e.$fault === 'server' || e.$retryable) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isDependencyFailure(x, depth + 1))) return true;
+  return isDependencyFailure(e.cause, depth + 1);
+}
+
+export function isConditionFailed(err: unknown): boolean {
+  return (err as SdkLikeError | undefined)?.name === 'ConditionalCheckFailedException';
+}

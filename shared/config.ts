@@ -1,0 +1,119 @@
+import { z } from 'zod';
+
+/**
+ * The service's configuration, parsed once from the environment. Nothing else in the
+ * code base reads `process.env`: everything receives a `Config`.
+ */
+const optionalUrl = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .pipe(z.url({ error: 'must be an http(s) URL' }).optional())
+  .optional();
+
+const optionalText = z
+  .string()
+  .trim()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+const adapter = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(', ')}` }).default(values[0] as T[0]);
+
+const EnvSchema = z.object({
+  STAGE: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,23}$/, { error: 'must be a lowercase slug (a-z, 0-9, -), at most 24 characters' })
+    .default('local'),
+  AWS_REGION: z.string().min(1).default('us-east-1'),
+  PORT: z.coerce.number({ error: 'must be a port number' }).int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DPM_DATA_DIR: z.string().min(1).default('.data'),
+  DPM_ADMIN_PSK: optionalText.pipe(z.string().min(16, { error: 'must be at least 16 characters' }).optional()),
+  AUTH_ISSUER: optionalUrl,
+  AUTH_AUDIENCE: optionalText,
+  AUTH_JWKS_URL: optionalUrl,
+  DYNAMODB_ENDPOINT: optionalUrl,
+  SQS_ENDPOINT: optionalUrl,
+  S3_ENDPOINT: optionalUrl,
+  CREW_RUN_QUEUE_URL: optionalUrl,
+  EVENTS_TTL_DAYS: z.coerce.number({ error: 'must be a number of days' }).int().min(1).max(3650).default(30),
+  METASTORE: adapter(['builtin', 'trino'] as const),
+  CATALOG: adapter(['builtin', 'datahub'] as const),
+  IDP: adapter(['builtin', 'keycloak'] as const),
+  WORKFLOW: adapter(['builtin', 'airflow'] as const),
+  LLM_BASE_URL: optionalUrl,
+  LLM_MODEL: optionalText,
+  LLM_API_KEY: optionalText,
+  CREW_HTTP_ALLOWED_HOSTS: optionalText,
+  BUILD_NUMBER: z.string().min(1).default('local'),
+});
+
+export type Env = z.input<typeof EnvSchema>;
+
+export interface Config {
+  readonly stage: string;
+  readonly region: string;
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly adminPsk: string | undefined;
+  readonly auth: {
+    readonly issuer: string | undefined;
+    readonly audience: string | undefined;
+    readonly jwksUrl: string | undefined;
+  };
+  readonly endpoints: {
+    readonly dynamodb: string | undefined;
+    readonly sqs: string | undefined;
+    readonly s3: string | undefined;
+  };
+  readonly crewRunQueueUrl: string | undefined;
+  readonly eventsTtlDays: number;
+  readonly adapters: {
+    readonly metastore: 'builtin' | 'trino';
+    readonly catalog: 'builtin' | 'datahub';
+    readonly idp: 'builtin' | 'keycloak';
+    readonly workflow: 'builtin' | 'airflow';
+  };
+  readonly llm: {
+    readonly baseUrl: string | undefined;
+    readonly model: string | undefined;
+    readonly apiKey: string | undefined;
+  };
+  readonly crewHttpAllowedHosts: readonly string[];
+  readonly buildNumber: string;
+}
+
+/** Bad configuration: the message is one line naming the variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`invalid configuration: ${String(issue.path[0])} ${issue.message}`);
+  }
+  const e = parsed.data;
+  return {
+    stage: e.STAGE,
+    region: e.AWS_REGION,
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: e.DPM_DATA_DIR,
+    adminPsk: e.DPM_ADMIN_PSK,
+    auth: { issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, jwksUrl: e.AUTH_JWKS_URL },
+    endpoints: { dynamodb: e.DYNAMODB_ENDPOINT, sqs: e.SQS_ENDPOINT, s3: e.S3_ENDPOINT },
+    crewRunQueueUrl: e.CREW_RUN_QUEUE_URL,
+    eventsTtlDays: e.EVENTS_TTL_DAYS,
+    adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
+    llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY },
+    crewHttpAllowedHosts: (e.CREW_HTTP_ALLOWED_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h !== ''),
+    buildNumber: e.BUILD_NUMBER,
+  };
+}

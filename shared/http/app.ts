@@ -1,0 +1,275 @@
+import { randomUUID } from 'node:crypto';
+import { OpenAPIHono, type z } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { Caller, Role } from '../auth/caller.js';
+import { isDependencyFailure } from '../aws/errors.js';
+import { logger } from '../logger.js';
+import {
+  AppError,
+  Forbidden,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  Unavailable,
+  ValidationFailed,
+  type ValidationIssue,
+} from './errors.js';
+import { operationId } from './openapi.js';
+import { ErrorResponse, HTTPValidationError } from './schemas.js';
+import { jsonInvalid, toValidationIssues, type Source } from './validation.js';
+
+export type AppEnv = { Variables: { requestId: string; caller: Caller | undefined } };
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Who may call an endpoint: anyone, any authenticated caller, or callers with a role. */
+export type Access =
+  | 'public'
+  | 'user'
+  | { readonly anyRole: readonly Role[]; readonly session?: boolean };
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+export interface RequestSpec {
+  readonly params?: AnyObject;
+  readonly query?: AnyObject;
+  readonly headers?: AnyObject;
+  readonly body?: z.ZodType;
+  /** Without this, an empty body is allowed and arrives as `undefined`. */
+  readonly bodyRequired?: boolean;
+}
+
+type Out<S, Fallback> = S extends z.ZodType ? z.output<S> : Fallback;
+
+export type Input<R extends RequestSpec, A extends Access> = {
+  params: Out<R['params'], Record<string, never>>;
+  query: Out<R['query'], Record<string, never>>;
+  headers: Out<R['headers'], Record<string, never>>;
+  body: R['bodyRequired'] extends true ? Out<R['body'], undefined> : Out<R['body'], undefined> | undefined;
+  caller: A extends 'public' ? undefined : Caller;
+};
+
+export interface EndpointSpec<R extends RequestSpec, A extends Access> {
+  /** The handler's snake_case name: with the path and method it makes the FastAPI operationId. */
+  readonly name: string;
+  readonly method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI-style path, e.g. `/api/decisions/{workspace}`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly tags: readonly string[];
+  readonly access: A;
+  readonly request?: R;
+  readonly success: { readonly status: number; readonly description: string; readonly schema?: z.ZodType };
+  /** Error statuses beyond those implied by access and validation (401, 403, 422, 503). */
+  readonly errors?: readonly (404 | 409 | 413)[];
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  401: 'Missing or invalid credentials',
+  403: 'The caller lacks the right',
+  404: 'No such resource',
+  409: 'The resource is not in a state that allows the action',
+  413: 'Request body over 1 MiB',
+  422: 'Validation Error',
+  503: 'A dependency did not answer',
+};
+
+/**
+ * An endpoint group's app: OpenAPIHono plus the shared behaviour every group has
+ * (request ids, body limit, authentication, pydantic-shaped validation, error mapping).
+ */
+export class ServiceApp extends OpenAPIHono<AppEnv> {
+  constructor(private readonly authenticator: Authenticator | undefined) {
+    super();
+    this.use('*', requestContext());
+    this.use('*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => Promise.reject(new PayloadTooLarge()) }));
+    this.onError(errorToResponse);
+    this.notFound((c) => {
+      const allowed = allowedMethods(this, c.req.path);
+      return errorToResponse(allowed.length > 0 ? new MethodNotAllowed(allowed) : new NotFound(), c);
+    });
+    this.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: 'An identity-provider access token (OAuth 2.0 authorization-code flow)',
+    });
+    this.openAPIRegistry.registerComponent('securitySchemes', 'pskAuth', {
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization-PSK',
+      description: 'A pre-shared key',
+    });
+  }
+
+  /** Registers one endpoint: OpenAPI entry, then authentication, authorization, validation, handler. */
+  endpoint<const R extends RequestSpec, const A extends Access>(
+    spec: EndpointSpec<R, A>,
+    handler: (c: Context<AppEnv>, input: Input<R, A>) => Response | Promise<Response>,
+  ): this {
+    this.openAPIRegistry.registerPath(openApiPath(spec));
+    const honoPath = spec.path.replaceAll(/\{(\w+)\}/g, ':$1');
+    const guard = this.guard(spec.access);
+    const run: MiddlewareHandler<AppEnv> = async (c) => {
+      const input = await validateRequest(c, spec.request ?? {});
+      return handler(c, { ...input, caller: c.get('caller') } as Input<R, A>);
+    };
+    this.on(spec.method.toUpperCase(), honoPath, guard, run);
+    return this;
+  }
+
+  private guard(access: Access): MiddlewareHandler<AppEnv> {
+    return async (c, next) => {
+      if (access !== 'public') {
+        if (!this.authenticator) throw new Unavailable('Authentication is not configured');
+        const caller = await this.authenticator.authenticate({
+          authorization: c.req.header('authorization'),
+          psk: c.req.header('authorization-psk'),
+        });
+        if (access !== 'user') {
+          if (!access.anyRole.some((r) => caller.roles.has(r))) {
+            throw new Forbidden(`Requires role ${access.anyRole.map((r) => `'${r}'`).join(' or ')}`);
+          }
+          if (access.session && caller.via !== 'bearer') {
+            throw new Forbidden('Requires an identity-provider session (Bearer token); a pre-shared key is not one');
+          }
+        }
+        c.set('caller', caller);
+      }
+      await next();
+    };
+  }
+}
+
+export function createServiceApp(authenticator: Authenticator | undefined): ServiceApp {
+  return new ServiceApp(authenticator);
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestContext(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const sent = c.req.header('x-request-id');
+    const requestId = sent && REQUEST_ID.test(sent) ? sent : randomUUID();
+    c.set('requestId', requestId);
+    const started = performance.now();
+    await next();
+    c.header('X-Request-Id', requestId);
+    logger.info('request', {
+      request_id: requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      caller: c.get('caller')?.name,
+    });
+  };
+}
+
+function errorToResponse(err: Error, c: Context<AppEnv>): Response {
+  const requestId = c.get('requestId');
+  if (requestId) c.header('X-Request-Id', requestId);
+  if (err instanceof ValidationFailed) return c.json({ detail: err.detail }, 422);
+  if (err instanceof AppError) {
+    for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+    return c.json({ error: err.message, code: err.status }, err.status);
+  }
+  if (err instanceof HTTPException) {
+    return c.json({ error: err.message || 'Bad Request', code: err.status }, err.status as ContentfulStatusCode);
+  }
+  if (isDependencyFailure(err)) {
+    logger.warn('dependency failure', { request_id: requestId, error: err });
+    c.header('Retry-After', '1');
+    return c.json({ error: 'Service Unavailable: a dependency did not answer', code: 503 }, 503);
+  }
+  logger.error('unhandled error', { request_id: requestId, error: err });
+  return c.json({ error: 'Internal Server Error', code: 500 }, 500);
+}
+
+/** Methods registered for a path that matched no route with the request's method. */
+function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
+  const methods = new Set<string>();
+  for (const route of app.routes) {
+    if (route.method === 'ALL') continue;
+    const pattern = route.path.replaceAll(/[.+?^$()[\]\\|]/g, '\\$&').replaceAll(/:\w+/g, '[^/]+').replaceAll('*', '.*');
+    if (new RegExp(`^${pattern}/?$`).test(path)) methods.add(route.method);
+  }
+  return [...methods].sort();
+}
+
+async function validateRequest(c: Context<AppEnv>, spec: RequestSpec) {
+  const detail: ValidationIssue[] = [];
+  const parsed: Record<string, unknown> = { params: {}, query: {}, headers: {}, body: undefined };
+  const check = (source: Source, target: string, schema: z.ZodType | undefined, raw: unknown) => {
+    if (!schema) return;
+    const result = schema.safeParse(raw);
+    if (result.success) parsed[target] = result.data;
+    else detail.push(...toValidationIssues(result.error.issues, source, raw));
+  };
+  check('path', 'params', spec.params, c.req.param());
+  check('query', 'query', spec.query, c.req.query());
+  check('header', 'headers', spec.headers, Object.fromEntries(c.req.raw.headers));
+  if (spec.body) {
+    const text = await c.req.text();
+    if (text.trim() === '') {
+      if (spec.bodyRequired) detail.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null });
+    } else {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+        check('body', 'body', spec.body, json);
+      } catch (err) {
+        detail.push(jsonInvalid(err));
+      }
+    }
+  }
+  if (detail.length > 0) throw new ValidationFailed(detail);
+  return parsed;
+}
+
+function openApiPath(spec: EndpointSpec<RequestSpec, Access>) {
+  const req = spec.request ?? {};
+  const statuses = new Set<number>(spec.errors ?? []);
+  if (spec.access !== 'public') [401, 503].forEach((s) => statuses.add(s));
+  if (typeof spec.access === 'object') statuses.add(403);
+  if (req.params || req.query || req.headers || req.body) statuses.add(422);
+  const responses: Record<string, unknown> = {
+    [spec.success.status]: {
+      description: spec.success.description,
+      ...(spec.success.schema ? { content: { 'application/json': { schema: spec.success.schema } } } : {}),
+    },
+  };
+  for (const status of [...statuses].sort()) {
+    responses[status] = {
+      description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+      content: { 'application/json': { schema: status === 422 ? HTTPValidationError : ErrorResponse } },
+    };
+  }
+  const security: Record<string, string[]>[] =
+    spec.access === 'public'
+      ? []
+      : typeof spec.access === 'object' && spec.access.session
+        ? [{ bearerAuth: [] }]
+        : [{ bearerAuth: [] }, { pskAuth: [] }];
+  return {
+    method: spec.method,
+    path: spec.path,
+    operationId: operationId(spec.name, spec.path, spec.method),
+    summary: spec.summary,
+    tags: [...spec.tags],
+    security,
+    request: {
+      ...(req.params ? { params: req.params } : {}),
+      ...(req.query ? { query: req.query } : {}),
+      ...(req.headers ? { headers: req.headers } : {}),
+      ...(req.body
+        ? { body: { required: Boolean(req.bodyRequired), content: { 'application/json': { schema: req.body } } } }
+        : {}),
+    },
+    responses,
+  } as Parameters<OpenAPIHono['openAPIRegistry']['registerPath']>[0];
+}

@@ -1,0 +1,46 @@
+import { z } from '@hono/zod-openapi';
+import { pydanticIssue } from './validation.js';
+
+/**
+ * Schemas for path, query and header values, which arrive as strings. They parse the
+ * way FastAPI does: `int_parsing` for "abc", then the numeric bounds on the number.
+ */
+const INTEGER = /^\s*[+-]?\d+\s*$/;
+
+export function intParam(bounds: { min?: number; max?: number } = {}) {
+  let target = z.number().int();
+  if (bounds.min !== undefined) target = target.min(bounds.min);
+  if (bounds.max !== undefined) target = target.max(bounds.max);
+  return z
+    .string()
+    .refine((s) => INTEGER.test(s), {
+      params: pydanticIssue('int_parsing', 'Input should be a valid integer, unable to parse string as an integer'),
+      abort: true,
+    })
+    .transform(Number)
+    .pipe(target)
+    .openapi({ type: 'integer', ...(bounds.min !== undefined ? { minimum: bounds.min } : {}), ...(bounds.max !== undefined ? { maximum: bounds.max } : {}) });
+}
+
+const TRUE = new Set(['true', '1', 'yes', 'on', 't', 'y']);
+const FALSE = new Set(['false', '0', 'no', 'off', 'f', 'n']);
+
+/** Booleans as pydantic reads them: `true`/`false` in any case, `1`/`0`, `yes`/`no`, `on`/`off`. */
+export function boolParam() {
+  return z
+    .string()
+    .refine((s) => TRUE.has(s.toLowerCase()) || FALSE.has(s.toLowerCase()), {
+      params: pydanticIssue('bool_parsing', 'Input should be a valid boolean, unable to interpret input'),
+      abort: true,
+    })
+    .transform((s) => TRUE.has(s.toLowerCase()))
+    .openapi({ type: 'boolean' });
+}
+
+/** `limit` (1–1000, default 100) and `cursor`, shared by every list endpoint. */
+export const PageQuery = z.object({
+  limit: intParam({ min: 1, max: 1000 }).optional().openapi({ type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+
+export const DEFAULT_PAGE_SIZE = 100;
