@@ -1,0 +1,50 @@
+import type { TestProject } from 'vitest/node';
+import type { JWK } from 'jose';
+
+export const ADMIN_PSK = 'test-admin-key-0123456789abcdef';
+export const AUDIENCE = 'dpm-api';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    baseUrl: string;
+    issuer: string;
+    audience: string;
+    privateJwk: JWK;
+    adminPsk: string;
+    dynamodbEndpoint: string;
+    sqsEndpoint: string;
+    stage: string;
+  }
+}
+
+/** Starts the local platform once for the integration suite: DynamoDB Local (in memory) and fauxqs. */
+export default async function setup(project: TestProject) {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+  // Imported after the log level is set: the logger reads it when it is created.
+  const { startPlatform } = await import('../../infra/local/platform.js');
+  const { loadConfig } = await import('../../shared/config.js');
+  const { startTestIssuer } = await import('../support/identity-provider.js');
+  const idp = await startTestIssuer();
+  const config = loadConfig({
+    STAGE: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    AUTH_ISSUER: idp.issuer,
+    AUTH_AUDIENCE: AUDIENCE,
+    DPM_ADMIN_PSK: ADMIN_PSK,
+  });
+  const platform = await startPlatform(config, { inMemory: true });
+  project.provide('baseUrl', platform.baseUrl);
+  project.provide('issuer', idp.issuer);
+  project.provide('audience', AUDIENCE);
+  project.provide('privateJwk', idp.privateJwk);
+  project.provide('adminPsk', ADMIN_PSK);
+  project.provide('dynamodbEndpoint', platform.config.endpoints.dynamodb!);
+  project.provide('sqsEndpoint', platform.config.endpoints.sqs!);
+  project.provide('stage', config.stage);
+  return async () => {
+    await platform.stop();
+    await idp.stop();
+  };
+}

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { KeyStore } from '../../shared/auth/key-store.js';
+import { documentClient } from '../../shared/aws/clients.js';
+import { randomSecret, sha256Hex } from '../../shared/crypto.js';
+import { physicalTableName, TABLES } from '../../infra/tables.js';
+import { mintToken, type TokenOptions } from '../support/tokens.js';
+
+export const baseUrl = () => inject('baseUrl');
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface CallOptions {
+  method?: string;
+  token?: string;
+  psk?: string;
+  body?: unknown;
+  /** Sent as is, instead of JSON-encoding `body`. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP call against the local platform. */
+export async function api<T = any>(path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.psk) headers['authorization-psk'] = options.psk;
+  let body: string | undefined = options.rawBody;
+  if (body === undefined && options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(`${baseUrl()}${path}`, { method: options.method ?? 'GET', headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** A Bearer token for `name` from the test issuer. */
+export function token(name: string, options: TokenOptions = {}): Promise<string> {
+  return mintToken(inject('privateJwk'), { issuer: inject('issuer'), audience: inject('audience') }, name, options);
+}
+
+/** A unique lowercase slug, so tests never share data. */
+export const slug = (prefix = 't') => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+let keyStore: KeyStore | undefined;
+function keys(): KeyStore {
+  keyStore ??= new KeyStore(
+    documentClient({ region: 'us-east-1', endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined } }),
+    physicalTableName(inject('stage'), TABLES.keys),
+  );
+  return keyStore;
+}
+
+/**
+ * Stores a pre-shared key directly in the keys table (the PSK endpoints are another
+ * group's); returns the secret and the record's hash.
+ */
+export async function insertKey(options: {
+  createdBy: string;
+  roles?: string[];
+  validUntil?: string;
+  deletedAt?: string;
+}): Promise<{ secret: string; hash: string }> {
+  const secret = `test_${randomSecret()}`;
+  const hash = sha256Hex(secret);
+  await keys().createIfAbsent({
+    key_hash: hash,
+    psk: randomUUID(),
+    dataproduct_id: 'test-product',
+    description: 'integration test key',
+    roles: options.roles ?? [],
+    created_by: options.createdBy,
+    created_at: new Date().toISOString(),
+    valid_until: options.validUntil ?? new Date(Date.now() + 86_400_000).toISOString(),
+    ...(options.deletedAt ? { deleted_at: options.deletedAt } : {}),
+  });
+  return { secret, hash };
+}
+
+export async function deleteKey(hash: string): Promise<void> {
+  await keys().markDeleted(hash, new Date().toISOString());
+}

@@ -1,0 +1,36 @@
+import { importJWK, type JWK, SignJWT } from 'jose';
+
+export interface TokenOptions {
+  roles?: string[];
+  issuer?: string;
+  audience?: string | string[];
+  expiresIn?: string | number;
+  notBefore?: string | number;
+  claims?: Record<string, unknown>;
+  /** Sign with another key (bad signature tests). */
+  key?: JWK;
+}
+
+/** Mints an RS256 access token shaped like Keycloak's (roles in realm_access). */
+export async function mintToken(
+  privateJwk: JWK,
+  defaults: { issuer: string; audience: string },
+  name: string,
+  options: TokenOptions = {},
+): Promise<string> {
+  const jwk = options.key ?? privateJwk;
+  const key = await importJWK(jwk, 'RS256');
+  let jwt = new SignJWT({
+    preferred_username: name,
+    realm_access: { roles: options.roles ?? [] },
+    ...options.claims,
+  })
+    .setProtectedHeader({ alg: 'RS256', kid: jwk.kid ?? 'test-key-1', typ: 'JWT' })
+    .setSubject(`sub-${name}`)
+    .setIssuer(options.issuer ?? defaults.issuer)
+    .setAudience(options.audience ?? defaults.audience)
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn ?? '10m');
+  if (options.notBefore !== undefined) jwt = jwt.setNotBefore(options.notBefore);
+  return jwt.sign(key);
+}
