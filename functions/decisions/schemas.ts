@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { intParam } from '../../shared/http/params.js';
+import { integer, intParam } from '../../shared/http/params.js';
 import { optionalText, slug } from '../../shared/http/schemas.js';
 import { pydanticIssue } from '../../shared/http/validation.js';
 
@@ -60,7 +60,7 @@ export const CreateVersionRequest = z
       .openapi({ description: 'any JSON value' }),
     notes: optionalText(),
     source_instance: z.string().max(256).nullable().optional(),
-    source_version: z.int().min(1).nullable().optional(),
+    source_version: integer().min(1).nullable().optional(),
   })
   .openapi('CreateVersionRequest');
 export type CreateVersionRequest = z.infer<typeof CreateVersionRequest>;

@@ -90,16 +90,20 @@ export class DecisionStore {
 
   /** Versions in ascending order, without content and history. */
   async list(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionItem>> {
+    const pk = partitionKey(workspace, key);
     const names = Object.fromEntries(SUMMARY_ATTRIBUTES.map((a, i) => [`#a${i}`, a]));
     const out = await this.db.send(
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
-        ExpressionAttributeValues: { ':pk': partitionKey(workspace, key), ':v': 'V#' },
+        ExpressionAttributeValues: { ':pk': pk, ':v': 'V#' },
         ProjectionExpression: Object.keys(names).join(', '),
         ExpressionAttributeNames: names,
         Limit: limit,
-        ExclusiveStartKey: decodeCursor(cursor),
+        ExclusiveStartKey: decodeCursor(
+          cursor,
+          (k) => Object.keys(k).length === 2 && k.pk === pk && typeof k.sk === 'string' && k.sk.startsWith('V#'),
+        ),
       }),
     );
     return { items: (out.Items ?? []).map(strip), nextCursor: encodeCursor(out.LastEvaluatedKey) };

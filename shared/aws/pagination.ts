@@ -1,25 +1,43 @@
-import { AppError } from '../http/errors.js';
+import { ValidationFailed } from '../http/errors.js';
 
 /** Opaque list cursors: the DynamoDB `LastEvaluatedKey`, base64url-encoded JSON. */
 export function encodeCursor(key: Record<string, unknown> | undefined): string | undefined {
   return key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
 }
 
-export class InvalidCursor extends AppError {
-  constructor() {
-    super(400, 'Invalid cursor');
+/** A cursor this service did not hand out: a 422 on the `cursor` query parameter. */
+export class InvalidCursor extends ValidationFailed {
+  constructor(cursor: string) {
+    super([
+      {
+        type: 'value_error',
+        loc: ['query', 'cursor'],
+        msg: 'Value error, not a cursor returned in X-Next-Cursor',
+        input: cursor,
+        ctx: { error: 'not a cursor returned in X-Next-Cursor' },
+      },
+    ]);
   }
 }
 
-export function decodeCursor(cursor: string | undefined): Record<string, unknown> | undefined {
+/**
+ * Decodes a cursor; `fits` checks that it is a key of the query being continued (a
+ * foreign key would make DynamoDB refuse the query).
+ */
+export function decodeCursor(
+  cursor: string | undefined,
+  fits: (key: Record<string, unknown>) => boolean,
+): Record<string, unknown> | undefined {
   if (cursor === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+    if (value && typeof value === 'object' && !Array.isArray(value) && fits(value as Record<string, unknown>)) {
+      return value as Record<string, unknown>;
+    }
   } catch {
     // fall through: any undecodable cursor is the caller's mistake
   }
-  throw new InvalidCursor();
+  throw new InvalidCursor(cursor);
 }
 
 export interface Page<T> {

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { pydanticIssue } from './validation.js';
+import { INT_TYPE_MESSAGE, pydanticIssue } from './validation.js';
 
 /**
  * Schemas for path, query and header values, which arrive as strings. They parse the
@@ -21,6 +21,10 @@ export function intParam(bounds: { min?: number; max?: number } = {}) {
     .pipe(target)
     .openapi({ type: 'integer', ...(bounds.min !== undefined ? { minimum: bounds.min } : {}), ...(bounds.max !== undefined ? { maximum: bounds.max } : {}) });
 }
+
+/** An integer in a JSON body: `int_type` for a non-number, `int_from_float` for 1.5. */
+export const integer = () =>
+  z.int({ error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined) });
 
 const TRUE = new Set(['true', '1', 'yes', 'on', 't', 'y']);
 const FALSE = new Set(['false', '0', 'no', 'off', 'f', 'n']);

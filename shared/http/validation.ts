@@ -47,10 +47,14 @@ const TYPE_BY_EXPECTED: Record<string, [string, string]> = {
   null: ['none_required', 'Input should be None'],
 };
 
+/** The message `integer()` gives its type errors, so they map to `int_type`, not `float_type`. */
+export const INT_TYPE_MESSAGE = 'Input should be a valid integer';
+
 function invalidType(issue: Extract<Issue, { code: 'invalid_type' }>, input: unknown): [string, string] {
   if (issue.expected === 'int' && typeof input === 'number' && Number.isFinite(input)) {
     return ['int_from_float', 'Input should be a valid integer, got a number with a fractional part'];
   }
+  if (issue.expected === 'number' && issue.message === INT_TYPE_MESSAGE) return ['int_type', INT_TYPE_MESSAGE];
   return TYPE_BY_EXPECTED[issue.expected] ?? [`${issue.expected}_type`, `Input should be a valid ${issue.expected}`];
 }
 
