@@ -2,6 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // The JSON report is what .ci/run reads for its "N passed, M failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest/results.json' },
     projects: [
       {
         test: {

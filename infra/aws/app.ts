@@ -1,0 +1,19 @@
+import { App, Tags } from 'aws-cdk-lib';
+import { stageNamed } from './stages.js';
+import { StatefulStack } from './stateful-stack.js';
+import { StatelessStack } from './stateless-stack.js';
+
+const app = new App();
+const stage = stageNamed(String(app.node.tryGetContext('stage') ?? 'dev'));
+const env = { account: stage.account, region: stage.region };
+
+const stateful = new StatefulStack(app, `Dpm-${stage.name}-Stateful`, { stage, env });
+new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
+  stage,
+  env,
+  tables: stateful.tables,
+  queues: stateful.queues,
+});
+
+Tags.of(app).add('service', 'dpm');
+Tags.of(app).add('stage', stage.name);

@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration } from 'aws-cdk-lib';
+import type { IGrantable, IPrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Stage } from './stages.js';
+
+/** The repository root: entries and the lock file resolve from it whatever the cwd. */
+export const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ServiceFunctionProps {
+  readonly stage: Stage;
+  /** Group (or worker) name: names the function, its log group and its Powertools service. */
+  readonly name: string;
+  /** Handler module relative to `projectRoot`. */
+  readonly entry: string;
+  readonly environment?: Readonly<Record<string, string>>;
+  /** Defaults to the repository root; tests point it at stub handlers. */
+  readonly projectRoot?: string;
+}
+
+/** Every Lambda's defaults in one place: runtime, bundling, logging, environment. */
+export class ServiceFunction extends Construct implements IGrantable {
+  readonly lambda: NodejsFunction;
+  readonly logGroup: LogGroup;
+  readonly grantPrincipal: IPrincipal;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    const { stage, name } = props;
+    const functionName = `dpm-${stage.name}-${name}`;
+    const projectRoot = props.projectRoot ?? REPOSITORY_ROOT;
+
+    // Explicit log group so retention and removal follow the stage, not Lambda's defaults.
+    this.logGroup = new LogGroup(this, 'LogGroup', {
+      logGroupName: `/aws/lambda/${functionName}`,
+      retention: stage.logRetentionDays,
+      removalPolicy: stage.removalPolicy,
+    });
+
+    this.lambda = new NodejsFunction(this, 'Function', {
+      functionName,
+      entry: join(projectRoot, props.entry),
+      handler: 'handler',
+      projectRoot,
+      depsLockFilePath: join(projectRoot, 'package-lock.json'),
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: stage.lambdaMemoryMb,
+      timeout: Duration.seconds(stage.lambdaTimeoutSeconds),
+      logGroup: this.logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      ...(stage.tracing && { tracing: Tracing.ACTIVE }),
+      environment: {
+        STAGE: stage.name,
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: `dpm-${name}`,
+        ...props.environment,
+      },
+      bundling: {
+        minify: true,
+        sourceMap: true,
+        format: OutputFormat.ESM,
+        target: 'node22',
+        // The bundled SDK v3 is newer than the runtime's and loads faster cold.
+        bundleAwsSDK: true,
+        mainFields: ['module', 'main'],
+        // ESM bundles still meet CommonJS dependencies that call require().
+        banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
+        // Local esbuild from node_modules; Docker is not available everywhere.
+        forceDockerBundling: false,
+      },
+    });
+    this.grantPrincipal = this.lambda.grantPrincipal;
+  }
+}

@@ -1,0 +1,71 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+/** Everything that differs between deployed stages; the stacks read only this record. */
+export interface StageSettings {
+  /** Unset account/region synthesize an environment-agnostic stack (deploy-time env). */
+  readonly account?: string;
+  readonly region?: string;
+  readonly pointInTimeRecovery: boolean;
+  /** Applied to tables, the KMS key and log groups. */
+  readonly removalPolicy: RemovalPolicy;
+  readonly logRetentionDays: RetentionDays;
+  readonly lambdaMemoryMb: number;
+  /** API functions answer inside API Gateway's 30 s integration limit. */
+  readonly lambdaTimeoutSeconds: number;
+  readonly tracing: boolean;
+  readonly eventsTtlDays: number;
+  readonly authIssuer?: string;
+  readonly authAudience?: string;
+  readonly authJwksUrl?: string;
+  /** Hosts crew HTTP tools may call; empty means none. */
+  readonly crewHttpAllowedHosts: readonly string[];
+  readonly llmBaseUrl?: string;
+}
+
+export type StageName = 'dev' | 'staging' | 'prod';
+
+export const STAGES: Readonly<Record<StageName, StageSettings>> = {
+  dev: {
+    pointInTimeRecovery: false,
+    removalPolicy: RemovalPolicy.DESTROY,
+    logRetentionDays: RetentionDays.ONE_WEEK,
+    lambdaMemoryMb: 512,
+    lambdaTimeoutSeconds: 10,
+    tracing: false,
+    eventsTtlDays: 30,
+    crewHttpAllowedHosts: [],
+  },
+  staging: {
+    pointInTimeRecovery: true,
+    removalPolicy: RemovalPolicy.RETAIN,
+    logRetentionDays: RetentionDays.ONE_MONTH,
+    lambdaMemoryMb: 1024,
+    lambdaTimeoutSeconds: 10,
+    tracing: true,
+    eventsTtlDays: 30,
+    crewHttpAllowedHosts: [],
+  },
+  prod: {
+    pointInTimeRecovery: true,
+    removalPolicy: RemovalPolicy.RETAIN,
+    logRetentionDays: RetentionDays.THREE_MONTHS,
+    lambdaMemoryMb: 1024,
+    lambdaTimeoutSeconds: 10,
+    tracing: true,
+    eventsTtlDays: 30,
+    crewHttpAllowedHosts: [],
+  },
+};
+
+/** A stage's name with its settings: what the stacks are built from. */
+export interface Stage extends StageSettings {
+  readonly name: StageName;
+}
+
+export function stageNamed(name: string): Stage {
+  if (!Object.hasOwn(STAGES, name)) {
+    throw new Error(`unknown stage "${name}"; known stages: ${Object.keys(STAGES).join(', ')}`);
+  }
+  return { ...STAGES[name as StageName], name: name as StageName };
+}

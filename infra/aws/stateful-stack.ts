@@ -1,0 +1,102 @@
+import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  Table,
+  TableEncryption,
+  type Attribute,
+} from 'aws-cdk-lib/aws-dynamodb';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import {
+  QUEUES,
+  TABLES,
+  deadLetterQueueName,
+  physicalQueueName,
+  physicalTableName,
+  type KeyAttribute,
+  type QueueKey,
+  type TableDefinition,
+  type TableKey,
+} from '../tables.js';
+import type { Stage } from './stages.js';
+
+export interface StatefulStackProps extends StackProps {
+  readonly stage: Stage;
+}
+
+const ATTRIBUTE_TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
+
+const attribute = (a: KeyAttribute): Attribute => ({ name: a.name, type: ATTRIBUTE_TYPES[a.type] });
+
+/** Data that outlives deployments: tables, queues and the key that encrypts them. */
+export class StatefulStack extends Stack {
+  readonly key: Key;
+  readonly tables: Readonly<Record<TableKey, Table>>;
+  readonly queues: Readonly<Record<QueueKey, Queue>>;
+  readonly deadLetterQueues: Readonly<Record<QueueKey, Queue>>;
+
+  constructor(scope: Construct, id: string, props: StatefulStackProps) {
+    super(scope, id, props);
+    const { stage } = props;
+
+    this.key = new Key(this, 'Key', {
+      alias: `alias/dpm-${stage.name}`,
+      description: `dpm ${stage.name}: tables and queues`,
+      enableKeyRotation: true,
+      removalPolicy: stage.removalPolicy,
+    });
+
+    const tables = {} as Record<TableKey, Table>;
+    for (const [key, def] of Object.entries(TABLES) as [TableKey, TableDefinition][]) {
+      // Table, not TableV2: a TableV2 with a customer-managed key cannot synthesize env-agnostic.
+      const table = new Table(this, `${key}Table`, {
+        tableName: physicalTableName(stage.name, def),
+        partitionKey: attribute(def.partitionKey),
+        ...(def.sortKey && { sortKey: attribute(def.sortKey) }),
+        ...(def.ttlAttribute && { timeToLiveAttribute: def.ttlAttribute }),
+        billingMode: BillingMode.PAY_PER_REQUEST,
+        pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: stage.pointInTimeRecovery },
+        encryption: TableEncryption.CUSTOMER_MANAGED,
+        encryptionKey: this.key,
+        removalPolicy: stage.removalPolicy,
+      });
+      for (const index of def.indexes) {
+        table.addGlobalSecondaryIndex({
+          indexName: index.name,
+          partitionKey: attribute(index.partitionKey),
+          ...(index.sortKey && { sortKey: attribute(index.sortKey) }),
+          projectionType: ProjectionType.ALL,
+        });
+      }
+      tables[key] = table;
+    }
+    this.tables = tables;
+
+    const queues = {} as Record<QueueKey, Queue>;
+    const deadLetterQueues = {} as Record<QueueKey, Queue>;
+    for (const [key, def] of Object.entries(QUEUES) as [QueueKey, (typeof QUEUES)[QueueKey]][]) {
+      const encryption = {
+        encryption: QueueEncryption.KMS,
+        encryptionMasterKey: this.key,
+        enforceSSL: true,
+      } as const;
+      const deadLetterQueue = new Queue(this, `${key}DeadLetterQueue`, {
+        queueName: deadLetterQueueName(stage.name, def),
+        retentionPeriod: Duration.days(def.deadLetterRetentionDays),
+        ...encryption,
+      });
+      deadLetterQueues[key] = deadLetterQueue;
+      queues[key] = new Queue(this, `${key}Queue`, {
+        queueName: physicalQueueName(stage.name, def),
+        visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: def.maxReceiveCount },
+        ...encryption,
+      });
+    }
+    this.queues = queues;
+    this.deadLetterQueues = deadLetterQueues;
+  }
+}
