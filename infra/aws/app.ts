@@ -13,6 +13,7 @@ new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
   env,
   tables: stateful.tables,
   queues: stateful.queues,
+  buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
 });
 
 Tags.of(app).add('service', 'dpm');

@@ -17,6 +17,8 @@ export interface StatelessStackProps extends StackProps {
   readonly queues: Readonly<Record<QueueKey, IQueue>>;
   /** Where group entries resolve from; defaults to the repository root. */
   readonly projectRoot?: string;
+  /** Reported by GET /api/health/ping (`-c buildNumber=<git sha>`). */
+  readonly buildNumber?: string;
 }
 
 /** The variable through which a sending group learns each queue's URL (read by shared/config.ts). */
@@ -40,6 +42,7 @@ export class StatelessStack extends Stack {
       AUTH_AUDIENCE: stage.authAudience,
       AUTH_JWKS_URL: stage.authJwksUrl,
       EVENTS_TTL_DAYS: String(stage.eventsTtlDays),
+      BUILD_NUMBER: props.buildNumber,
       CREW_HTTP_ALLOWED_HOSTS:
         stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
       LLM_BASE_URL: stage.llmBaseUrl,
