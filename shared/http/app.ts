@@ -223,7 +223,7 @@ async function validateRequest(c: Context<AppEnv>, spec: RequestSpec) {
         json = JSON.parse(text);
         check('body', 'body', spec.body, json);
       } catch (err) {
-        detail.push(jsonInvalid(err));
+        detail.push(jsonInvalid(text, err));
       }
     }
   }

@@ -36,6 +36,10 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return cur;
 }
 
+/** pydantic's `input` for a missing body field is the object lacking it; elsewhere None. */
+const missingInput = (source: Source, raw: unknown, path: Path): unknown =>
+  source === 'body' && path.length > 0 ? (valueAt(raw, path.slice(0, -1)) ?? null) : null;
+
 const TYPE_BY_EXPECTED: Record<string, [string, string]> = {
   string: ['string_type', 'Input should be a valid string'],
   number: ['float_type', 'Input should be a valid number'],
@@ -114,10 +118,7 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
   const input = valueAt(raw, path);
   switch (issue.code) {
     case 'invalid_type': {
-      if (input === undefined) {
-        const parent = source === 'body' && path.length > 0 ? (valueAt(raw, path.slice(0, -1)) ?? null) : null;
-        return [{ type: 'missing', loc, msg: 'Field required', input: parent }];
-      }
+      if (input === undefined) return [{ type: 'missing', loc, msg: 'Field required', input: missingInput(source, raw, path) }];
       const [type, msg] = invalidType(issue, input);
       return [{ type, loc, msg, input }];
     }
@@ -163,6 +164,7 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
       ];
     case 'custom': {
       const shaped = (issue.params as Partial<PydanticParams> | undefined)?.pydantic;
+      if (shaped?.type === 'missing') return [{ ...shaped, loc, input: missingInput(source, raw, path) }];
       if (shaped) return [{ ...shaped, loc, input }];
       return [{ type: 'value_error', loc, msg: `Value error, ${issue.message}`, input, ctx: { error: issue.message } }];
     }
@@ -191,15 +193,101 @@ export function toValidationIssues(issues: readonly Issue[], source: Source, raw
   return out;
 }
 
+/**
+ * The offset at which `text` stops being JSON, as Python's decoder reports it (the first
+ * unexpected character, or the end of the input). V8's messages often carry no position.
+ */
+export function jsonErrorPosition(text: string): number {
+  let i = 0;
+  const fail = (at: number): never => {
+    throw at;
+  };
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
+  };
+  const literal = (word: string) => {
+    for (const ch of word) if (text[i++] !== ch) fail(i - 1);
+  };
+  const string = () => {
+    i++;
+    while (i < text.length) {
+      const ch = text[i]!;
+      if (ch === '"') return void i++;
+      if (ch < ' ') fail(i);
+      if (ch === '\\') {
+        const esc = text[i + 1];
+        if (esc === undefined) fail(i + 1);
+        if (esc === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail(i);
+          i += 6;
+        } else if ('"\\/bfnrt'.includes(esc!)) i += 2;
+        else fail(i);
+      } else i++;
+    }
+    fail(i);
+  };
+  const number = () => {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
+    if (!m || m[0] === '-' || m[0] === '') fail(i);
+    i += m![0].length;
+  };
+  const value = (): void => {
+    ws();
+    const ch = text[i];
+    if (ch === '{') {
+      i++;
+      ws();
+      if (text[i] === '}') return void i++;
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail(i);
+        string();
+        ws();
+        if (text[i] !== ':') fail(i);
+        i++;
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') return void i++;
+        else fail(i);
+      }
+    }
+    if (ch === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') return void i++;
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === ']') return void i++;
+        else fail(i);
+      }
+    }
+    if (ch === '"') return string();
+    if (ch === 't') return literal('true');
+    if (ch === 'f') return literal('false');
+    if (ch === 'n') return literal('null');
+    if (ch === '-' || (ch !== undefined && ch >= '0' && ch <= '9')) return number();
+    fail(i);
+  };
+  try {
+    value();
+    ws();
+    return i < text.length ? i : 0;
+  } catch (at) {
+    return typeof at === 'number' ? Math.min(at, text.length) : 0;
+  }
+}
+
 /** FastAPI's answer to a body that is not JSON: `json_invalid` at the error's position. */
-export function jsonInvalid(error: unknown): ValidationIssue {
+export function jsonInvalid(text: string, error: unknown): ValidationIssue {
   const message = error instanceof Error ? error.message : String(error);
-  const position = /position (\d+)/.exec(message)?.[1];
   return {
     type: 'json_invalid',
-    loc: ['body', position === undefined ? 0 : Number(position)],
+    loc: ['body', jsonErrorPosition(text)],
     msg: 'JSON decode error',
     input: {},
-    ctx: { error: message.replace(/\s*\(line \d+ column \d+\)$/, '') },
+    ctx: { error: message },
   };
 }
