@@ -3,6 +3,7 @@ import pkg from '../package.json' with { type: 'json' };
 import type { ServiceApp } from '../shared/http/app.js';
 import { mergeDocuments } from '../shared/http/openapi.js';
 import type { Runtime } from '../shared/runtime.js';
+import { crewsApp } from './crews/app.js';
 import { decisionsApp } from './decisions/app.js';
 import { createPlatformApp } from './platform/app.js';
 
@@ -21,6 +22,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
   const factories: Record<GroupName, () => ServiceApp> = {
     platform: () => createPlatformApp({ version: pkg.version, buildNumber: runtime.config.buildNumber, document: documentOfAll }),
     decisions: () => decisionsApp(runtime),
+    crews: () => crewsApp(runtime),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

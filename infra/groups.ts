@@ -33,7 +33,47 @@ export const GROUPS = [
     // Every authenticated group reads the keys table to check pre-shared keys.
     tables: { decisions: 'readWrite', keys: 'read' },
   },
+  {
+    name: 'crews',
+    entry: 'functions/crews/handler.ts',
+    prefixes: ['/api/crew-templates', '/api/crew-runs', '/api/events'],
+    tables: { crewTemplates: 'readWrite', crewRuns: 'readWrite', events: 'readWrite', keys: 'read' },
+    sendsTo: ['crewRuns'],
+  },
 ] as const satisfies readonly GroupDefinition[];
+
+/** Queue consumers: Lambdas with an SQS event source (partial batch responses). */
+export interface WorkerDefinition {
+  readonly name: string;
+  readonly entry: string;
+  readonly consumes: QueueKey;
+  /** Consume the queue's dead-letter queue instead of the queue. */
+  readonly deadLetter?: boolean;
+  readonly batchSize: number;
+  readonly timeoutSeconds: number;
+  readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
+}
+
+export const WORKERS = [
+  {
+    name: 'crews-worker',
+    entry: 'functions/crews/worker.ts',
+    consumes: 'crewRuns',
+    batchSize: 5,
+    // Below the queue's visibility timeout, so a message is not redelivered mid-run.
+    timeoutSeconds: 150,
+    tables: { crewRuns: 'readWrite', events: 'readWrite' },
+  },
+  {
+    name: 'crews-dead-letter',
+    entry: 'functions/crews/dead-letter.ts',
+    consumes: 'crewRuns',
+    deadLetter: true,
+    batchSize: 10,
+    timeoutSeconds: 30,
+    tables: { crewRuns: 'readWrite', events: 'readWrite' },
+  },
+] as const satisfies readonly WorkerDefinition[];
 
 export type GroupName = (typeof GROUPS)[number]['name'];
 

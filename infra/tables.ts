@@ -52,11 +52,13 @@ export const TABLES = {
       { name: 'by_creator', partitionKey: S('created_by'), sortKey: S('created_at') },
     ],
   },
+  /** Crew templates; every item carries `list_pk = "template"` so listing is one Query. */
   crewTemplates: {
     id: 'crew-templates',
     partitionKey: S('id'),
-    indexes: [],
+    indexes: [{ name: 'by_created', partitionKey: S('list_pk'), sortKey: S('created_key') }],
   },
+  /** Crew runs, with the template's steps as they were when the run started. */
   crewRuns: {
     id: 'crew-runs',
     partitionKey: S('correlation_id'),

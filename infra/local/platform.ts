@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serve, type ServerType } from '@hono/node-server';
 import { serviceApps } from '../../functions/apps.js';
+import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
+import { createWorkerHandler, crewRunner } from '../../functions/crews/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
 import { emulatorOptions } from '../../shared/aws/clients.js';
 import { sqsClient } from '../../shared/aws/sqs.js';
@@ -9,7 +11,8 @@ import type { Config } from '../../shared/config.js';
 import { createRuntime, type Runtime } from '../../shared/runtime.js';
 import { groupForPath, type GroupName } from '../groups.js';
 import { type RunningEmulator, StartupError, startDynamoDb, startSqs } from './emulators.js';
-import { ensureQueues, ensureTables } from './provision.js';
+import { ensureQueues, ensureTables, type QueueUrls } from './provision.js';
+import { startQueuePoller } from './queue-poller.js';
 
 export interface RunningPlatform {
   readonly baseUrl: string;
@@ -24,6 +27,8 @@ export interface RunningPlatform {
 export interface PlatformOptions {
   /** Keep DynamoDB Local in memory instead of under DPM_DATA_DIR (tests). */
   readonly inMemory?: boolean;
+  /** Seconds before a failed crew-run message is delivered again (default 2). */
+  readonly retryDelaySeconds?: number;
 }
 
 /**
@@ -46,14 +51,18 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     await ensureTables(admin, config.stage);
     admin.destroy();
     const queues = await ensureQueues(sqsClient(withEndpoints), config.stage);
-    const effective: Config = { ...withEndpoints, crewRunQueueUrl: config.crewRunQueueUrl ?? queues.crewRuns };
+    const effective: Config = { ...withEndpoints, crewRunQueueUrl: config.crewRunQueueUrl ?? queues.crewRuns.url };
 
     const runtime = createRuntime(effective);
     let generatedAdminKey: string | undefined;
     if (effective.adminPsk) await ensureConfiguredAdminKey(runtime.keys, effective.adminPsk);
     else generatedAdminKey = await ensureGeneratedAdminKey(runtime.keys);
 
-    const server = await listen(runtime, effective);
+    const workers = startWorkers(runtime, queues.crewRuns, options.retryDelaySeconds ?? 2);
+    const server = await listen(runtime, effective).catch(async (err) => {
+      await workers.stop();
+      throw err;
+    });
     const { port } = server.address() as AddressInfo;
     const host = effective.host.includes(':') ? `[${effective.host}]` : effective.host;
     return {
@@ -63,6 +72,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       generatedAdminKey,
       stop: async () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await workers.stop();
         await stopEmulators();
       },
     };
@@ -75,6 +85,25 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     emulators.push(e);
     return e;
   }
+}
+
+/** The crew worker and dead-letter handler, fed by polling the queues as Lambda would. */
+function startWorkers(runtime: Runtime, queue: QueueUrls, retryDelaySeconds: number) {
+  const sqs = sqsClient(runtime.config);
+  const runner = crewRunner(runtime);
+  const arn = (url: string) => `arn:aws:sqs:${runtime.config.region}:000000000000:${url.split('/').pop()}`;
+  const pollers = [
+    startQueuePoller({ sqs, queueUrl: queue.url, queueArn: arn(queue.url), handler: createWorkerHandler(runner), loops: 4, retryDelaySeconds }),
+    startQueuePoller({
+      sqs,
+      queueUrl: queue.deadLetterUrl,
+      queueArn: arn(queue.deadLetterUrl),
+      handler: createDeadLetterHandler(runner),
+      loops: 1,
+      retryDelaySeconds,
+    }),
+  ];
+  return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
 }
 
 function listen(runtime: Runtime, config: Config): Promise<ServerType> {

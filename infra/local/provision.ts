@@ -64,9 +64,14 @@ export async function ensureTables(client: DynamoDBClient, stage: string): Promi
   }
 }
 
+export interface QueueUrls {
+  readonly url: string;
+  readonly deadLetterUrl: string;
+}
+
 /** Creates every queue (and its dead-letter queue) of infra/tables.ts; returns their URLs. */
-export async function ensureQueues(client: SQSClient, stage: string): Promise<Record<QueueKey, string>> {
-  const urls = {} as Record<QueueKey, string>;
+export async function ensureQueues(client: SQSClient, stage: string): Promise<Record<QueueKey, QueueUrls>> {
+  const urls = {} as Record<QueueKey, QueueUrls>;
   for (const [key, def] of Object.entries(QUEUES) as [QueueKey, (typeof QUEUES)[QueueKey]][]) {
     const dlq = await client.send(
       new CreateQueueCommand({
@@ -86,7 +91,7 @@ export async function ensureQueues(client: SQSClient, stage: string): Promise<Re
         },
       }),
     );
-    urls[key] = queue.QueueUrl!;
+    urls[key] = { url: queue.QueueUrl!, deadLetterUrl: dlq.QueueUrl! };
   }
   return urls;
 }

@@ -1,0 +1,166 @@
+import { z } from '@hono/zod-openapi';
+import type { Authenticator } from '../../shared/auth/authenticator.js';
+import { sqsClient } from '../../shared/aws/sqs.js';
+import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import type { Runtime } from '../../shared/runtime.js';
+import {
+  CrewEvent,
+  CrewRun,
+  CrewTemplate,
+  EventsQuery,
+  RunHandle,
+  RunParams,
+  RunRequest,
+  TemplateParams,
+  TemplateRequest,
+} from './schemas.js';
+import { CrewService } from './service.js';
+import { RunStore, SqsRunQueue, TemplateStore } from './store.js';
+
+export interface CrewsDeps {
+  readonly authenticator: Authenticator;
+  readonly service: CrewService;
+}
+
+const TEMPLATES = ['crew templates'];
+const RUNS = ['crew runs'];
+
+export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceApp {
+  return createServiceApp(authenticator)
+    .endpoint(
+      {
+        name: 'create_template',
+        method: 'post',
+        path: '/api/crew-templates',
+        summary: 'Declare a crew template',
+        tags: TEMPLATES,
+        access: { anyRole: ['admin'] },
+        request: { body: TemplateRequest, bodyRequired: true },
+        success: { status: 201, description: 'The new template', schema: CrewTemplate },
+      },
+      async (c, { body, caller }) => c.json(await service.createTemplate(body, caller), 201),
+    )
+    .endpoint(
+      {
+        name: 'list_templates',
+        method: 'get',
+        path: '/api/crew-templates',
+        summary: 'List crew templates, oldest first',
+        tags: TEMPLATES,
+        access: 'user',
+        request: { query: PageQuery },
+        success: { status: 200, description: 'Templates; more in `X-Next-Cursor`', schema: z.array(CrewTemplate) },
+      },
+      async (c, { query }) => {
+        const page = await service.listTemplates(query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
+        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
+        return c.json(page.items, 200);
+      },
+    )
+    .endpoint(
+      {
+        name: 'get_template',
+        method: 'get',
+        path: '/api/crew-templates/{template_id}',
+        summary: 'Read a crew template (its variables and steps)',
+        tags: TEMPLATES,
+        access: 'user',
+        request: { params: TemplateParams },
+        success: { status: 200, description: 'The template', schema: CrewTemplate },
+        errors: [404],
+      },
+      async (c, { params }) => c.json(await service.getTemplate(params.template_id), 200),
+    )
+    .endpoint(
+      {
+        name: 'replace_template',
+        method: 'put',
+        path: '/api/crew-templates/{template_id}',
+        summary: 'Replace a crew template as a whole',
+        tags: TEMPLATES,
+        access: { anyRole: ['admin'] },
+        request: { params: TemplateParams, body: TemplateRequest, bodyRequired: true },
+        success: { status: 200, description: 'The template', schema: CrewTemplate },
+        errors: [404],
+      },
+      async (c, { params, body }) => c.json(await service.replaceTemplate(params.template_id, body), 200),
+    )
+    .endpoint(
+      {
+        name: 'delete_template',
+        method: 'delete',
+        path: '/api/crew-templates/{template_id}',
+        summary: 'Delete a crew template (runs already started go on)',
+        tags: TEMPLATES,
+        access: { anyRole: ['admin'] },
+        request: { params: TemplateParams },
+        success: { status: 204, description: 'Deleted' },
+        errors: [404],
+      },
+      async (c, { params }) => {
+        await service.deleteTemplate(params.template_id);
+        return c.body(null, 204);
+      },
+    )
+    .endpoint(
+      {
+        name: 'run_template',
+        method: 'post',
+        path: '/api/crew-templates/{template_id}/run',
+        summary: 'Run a crew template (E2); poll its events with the correlation id',
+        tags: RUNS,
+        access: 'user',
+        request: { params: TemplateParams, body: RunRequest, bodyRequired: true },
+        success: { status: 202, description: 'The run is queued', schema: RunHandle },
+        errors: [404],
+      },
+      async (c, { params, body, caller }) => {
+        const { correlation_id } = await service.startRun(params.template_id, body.values, caller);
+        return c.json(
+          { correlation_id, status: 'pending' as const, message: `Run queued; poll /api/events/${correlation_id}?start=0` },
+          202,
+        );
+      },
+    )
+    .endpoint(
+      {
+        name: 'get_run',
+        method: 'get',
+        path: '/api/crew-runs/{correlation_id}',
+        summary: 'The status of a crew run',
+        tags: RUNS,
+        access: 'user',
+        request: { params: RunParams },
+        success: { status: 200, description: 'The run', schema: CrewRun },
+        errors: [404],
+      },
+      async (c, { params, caller }) => c.json(await service.getRun(params.correlation_id, caller), 200),
+    )
+    .endpoint(
+      {
+        name: 'poll_events',
+        method: 'get',
+        path: '/api/events/{correlation_id}',
+        summary: 'Poll the events of a crew run from an index (E13)',
+        tags: RUNS,
+        access: 'user',
+        request: { params: RunParams, query: EventsQuery },
+        success: { status: 200, description: 'Events with index ≥ start, ascending, at most 1000', schema: z.array(CrewEvent) },
+        errors: [404],
+      },
+      async (c, { params, query, caller }) =>
+        c.json(await service.events(params.correlation_id, query.start ?? query.start_index ?? 0, caller), 200),
+    );
+}
+
+/** The composition root used by the Lambda handler and the local platform. */
+export function crewsApp(runtime: Runtime): ServiceApp {
+  const service = new CrewService(
+    new TemplateStore(runtime.db, runtime.tableName('crewTemplates')),
+    new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')),
+    new SqsRunQueue(sqsClient(runtime.config), runtime.config.crewRunQueueUrl),
+    { eventsTtlDays: runtime.config.eventsTtlDays },
+  );
+  return createCrewsApp({ authenticator: runtime.authenticator, service });
+}

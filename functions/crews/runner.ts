@@ -1,0 +1,122 @@
+import { logger } from '../../shared/logger.js';
+import { nowIso } from '../../shared/time.js';
+import type { CrewEvent, EventType } from './schemas.js';
+import type { StepOutcome } from './steps.js';
+import type { RunItem, RunStore, RunUpdate } from './store.js';
+import type { RenderContext } from './templating.js';
+
+export interface StepRunner {
+  execute(step: RunItem['steps'][number], ctx: RenderContext): Promise<StepOutcome>;
+}
+
+/** Another delivery of the same run wrote the index first; progress is re-read. */
+class IndexTaken extends Error {}
+
+const TERMINAL = new Set(['run.completed', 'run.failed']);
+const MAX_RESUMES = 20;
+
+/**
+ * Executes a run from its event log. The log is the run's state: a delivery reads it,
+ * skips what is done (completed steps keep their outputs), re-executes a step that was
+ * started but not finished, and appends each new event at the next index with a
+ * conditional write. A duplicate or retried delivery therefore resumes where the last
+ * one stopped, and never writes an event twice or skips an index.
+ */
+export class CrewRunner {
+  constructor(
+    private readonly runs: RunStore,
+    private readonly steps: StepRunner,
+  ) {}
+
+  async process(correlationId: string): Promise<void> {
+    for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
+      const run = await this.runs.get(correlationId);
+      if (!run) {
+        logger.warn('crew run not found; message dropped', { correlation_id: correlationId });
+        return;
+      }
+      const events = await this.runs.allEvents(correlationId);
+      try {
+        await this.advance(run, events);
+        return;
+      } catch (err) {
+        if (!(err instanceof IndexTaken)) throw err;
+      }
+    }
+    throw new Error(`crew run ${correlationId}: gave up after ${MAX_RESUMES} concurrent-write conflicts`);
+  }
+
+  /** The message kept failing (dead-letter queue): the run ends with `run.failed`. */
+  async failAbandoned(correlationId: string, reason: string): Promise<void> {
+    for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
+      const run = await this.runs.get(correlationId);
+      if (!run) return;
+      const events = await this.runs.allEvents(correlationId);
+      if (events.some((e) => TERMINAL.has(e.type))) return;
+      const error = `The run was abandoned after repeated failures: ${reason}`;
+      const ok = await this.runs.append(
+        run,
+        this.event(run, events.length, 'run.failed', error, undefined, { error }),
+        { status: 'failed', finished_at: nowIso(), error },
+      );
+      if (ok) return;
+    }
+  }
+
+  private async advance(run: RunItem, events: CrewEvent[]): Promise<void> {
+    if (events.some((e) => TERMINAL.has(e.type))) return;
+    let next = events.length;
+    const log = logger.createChild({ persistentKeys: { correlation_id: run.correlation_id } });
+    const append = async (type: EventType, message: string, stepId?: string, data?: Record<string, unknown>, update?: RunUpdate) => {
+      if (!(await this.runs.append(run, this.event(run, next, type, message, stepId, data), update))) throw new IndexTaken();
+      next++;
+    };
+    const stepEvent = (type: EventType, id: string) => events.find((e) => e.type === type && e.step_id === id);
+
+    if (!events.some((e) => e.type === 'run.started')) {
+      await append('run.started', 'Run started', undefined, undefined, { status: 'running', started_at: nowIso() });
+    }
+    const outputs: Record<string, unknown> = {};
+    for (const step of run.steps) {
+      const done = stepEvent('step.completed', step.id);
+      if (done) {
+        outputs[step.id] = done.data?.output ?? null;
+        continue;
+      }
+      const failed = stepEvent('step.failed', step.id);
+      if (failed) {
+        const error = String(failed.data?.error ?? 'step failed');
+        await append('run.failed', `Run failed at step ${step.id}`, undefined, { error }, { status: 'failed', finished_at: nowIso(), error });
+        return;
+      }
+      if (!stepEvent('step.started', step.id)) await append('step.started', `Step ${step.id} (${step.kind}) started`, step.id);
+      const outcome = await this.steps.execute(step, { values: run.values, outputs });
+      if (!outcome.ok) {
+        log.info('crew step failed', { step_id: step.id, error: outcome.error });
+        await append('step.failed', `Step ${step.id} failed: ${outcome.error}`, step.id, { error: outcome.error });
+        await append('run.failed', `Run failed at step ${step.id}`, undefined, { error: outcome.error }, {
+          status: 'failed',
+          finished_at: nowIso(),
+          error: outcome.error,
+        });
+        return;
+      }
+      await append('step.completed', `Step ${step.id} completed`, step.id, { output: outcome.output });
+      outputs[step.id] = outcome.output;
+    }
+    await append('run.completed', 'Run completed', undefined, { outputs }, { status: 'succeeded', finished_at: nowIso() });
+    log.info('crew run completed', { events: next });
+  }
+
+  private event(run: RunItem, index: number, type: EventType, message: string, stepId?: string, data?: Record<string, unknown>): CrewEvent {
+    return {
+      index,
+      correlation_id: run.correlation_id,
+      type,
+      timestamp: nowIso(),
+      ...(stepId ? { step_id: stepId } : {}),
+      message,
+      ...(data ? { data } : {}),
+    };
+  }
+}

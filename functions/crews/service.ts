@@ -1,0 +1,272 @@
+import { randomUUID } from 'node:crypto';
+import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import { Forbidden, NotFound, Unavailable, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import { logger } from '../../shared/logger.js';
+import { nowIso } from '../../shared/time.js';
+import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
+import type { RunItem, RunStore, TemplateStore } from './store.js';
+import { references } from './templating.js';
+
+/** Where runs go to be executed (the crew-run queue). */
+export interface RunQueue {
+  send(correlationId: string): Promise<void>;
+}
+
+export const MAX_EVENTS_PER_POLL = 1000;
+
+const TYPE_CHECKS: Record<VariableType, { ok: (v: unknown) => boolean; type: string; msg: string }> = {
+  string: { ok: (v) => typeof v === 'string', type: 'string_type', msg: 'Input should be a valid string' },
+  integer: { ok: (v) => Number.isInteger(v), type: 'int_type', msg: 'Input should be a valid integer' },
+  number: { ok: (v) => typeof v === 'number' && Number.isFinite(v), type: 'float_type', msg: 'Input should be a valid number' },
+  boolean: { ok: (v) => typeof v === 'boolean', type: 'bool_type', msg: 'Input should be a valid boolean' },
+  object: { ok: (v) => typeof v === 'object' && v !== null && !Array.isArray(v), type: 'dict_type', msg: 'Input should be a valid dictionary' },
+  array: { ok: (v) => Array.isArray(v), type: 'list_type', msg: 'Input should be a valid list' },
+};
+
+/** The pydantic error for `value` not being of `type`, or undefined when it is. */
+function typeIssue(type: VariableType, value: unknown, loc: (string | number)[]): ValidationIssue | undefined {
+  const check = TYPE_CHECKS[type];
+  if (check.ok(value)) return undefined;
+  if (type === 'integer' && typeof value === 'number' && Number.isFinite(value)) {
+    return { type: 'int_from_float', loc, msg: 'Input should be a valid integer, got a number with a fractional part', input: value };
+  }
+  return { type: check.type, loc, msg: check.msg, input: value };
+}
+
+const valueError = (loc: (string | number)[], input: unknown, error: string): ValidationIssue => ({
+  type: 'value_error',
+  loc,
+  msg: `Value error, ${error}`,
+  input,
+  ctx: { error },
+});
+
+/** The text fields of a step that may hold placeholders. */
+function renderedFields(step: Step): [string, string][] {
+  switch (step.kind) {
+    case 'render':
+      return [['template', step.template]];
+    case 'http':
+      return [
+        ['url', step.url],
+        ...(step.body !== undefined ? ([['body', step.body]] as [string, string][]) : []),
+        ...Object.entries(step.headers ?? {}).map(([name, value]): [string, string] => [`headers.${name}`, value]),
+      ];
+    case 'llm':
+      return [['prompt', step.prompt], ...(step.system !== undefined ? ([['system', step.system]] as [string, string][]) : [])];
+    case 'wait':
+      return [];
+  }
+}
+
+/**
+ * The declaration rules of API.md §4: unique variable names, defaults of the declared
+ * type, unique step ids, and references only to variables and earlier steps.
+ */
+export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const names = new Set<string>();
+  req.variables.forEach((v, i) => {
+    if (names.has(v.name)) issues.push(valueError(['body', 'variables', i, 'name'], v.name, `duplicate variable name '${v.name}'`));
+    names.add(v.name);
+    if (v.default !== undefined) {
+      const wrong = typeIssue(v.type, v.default, ['body', 'variables', i, 'default']);
+      if (wrong) issues.push(wrong);
+    }
+  });
+  const earlier = new Set<string>();
+  const all = new Set(req.steps.map((s) => s.id));
+  req.steps.forEach((step, i) => {
+    if (earlier.has(step.id)) issues.push(valueError(['body', 'steps', i, 'id'], step.id, `duplicate step id '${step.id}'`));
+    for (const [field, text] of renderedFields(step)) {
+      const loc = ['body', 'steps', i, ...field.split('.')];
+      for (const ref of references(text)) {
+        if (ref.kind === 'variable' && !names.has(ref.name)) {
+          issues.push(valueError(loc, text, `reference to unknown variable '${ref.name}'`));
+        } else if (ref.kind === 'step' && !earlier.has(ref.id)) {
+          const why = all.has(ref.id) ? 'a later step' : 'an unknown step';
+          issues.push(valueError(loc, text, `reference to ${why} '${ref.id}'`));
+        } else if (ref.kind === 'invalid') {
+          issues.push(valueError(loc, text, `unknown placeholder '{{${ref.text}}}'`));
+        }
+      }
+    }
+    earlier.add(step.id);
+  });
+  return issues;
+}
+
+/**
+ * E2's check of `values` against the declaration: missing required → `missing`, unknown
+ * → `extra_forbidden`, wrong type → the pydantic type; returns the values with defaults.
+ */
+export function resolveValues(variables: readonly Variable[], values: Record<string, unknown>): Record<string, unknown> {
+  const issues: ValidationIssue[] = [];
+  const declared = new Map(variables.map((v) => [v.name, v]));
+  const resolved: Record<string, unknown> = {};
+  for (const v of variables) {
+    const loc = ['body', 'values', v.name];
+    if (Object.hasOwn(values, v.name)) {
+      const wrong = typeIssue(v.type, values[v.name], loc);
+      if (wrong) issues.push(wrong);
+      else resolved[v.name] = values[v.name];
+    } else if (v.default !== undefined) {
+      resolved[v.name] = v.default;
+    } else if (v.required) {
+      issues.push({ type: 'missing', loc, msg: 'Field required', input: values });
+    } else {
+      resolved[v.name] = null;
+    }
+  }
+  for (const name of Object.keys(values)) {
+    if (!declared.has(name)) {
+      issues.push({ type: 'extra_forbidden', loc: ['body', 'values', name], msg: 'Extra inputs are not permitted', input: values[name] });
+    }
+  }
+  if (issues.length > 0) throw new ValidationFailed(issues);
+  return resolved;
+}
+
+export const toRun = (item: RunItem): CrewRun => ({
+  correlation_id: item.correlation_id,
+  template_id: item.template_id,
+  status: item.status,
+  values: item.values,
+  created_by: item.created_by,
+  created_at: item.created_at,
+  started_at: item.started_at ?? null,
+  finished_at: item.finished_at ?? null,
+  event_count: item.event_count,
+  error: item.error ?? null,
+});
+
+export interface CrewSettings {
+  readonly eventsTtlDays: number;
+}
+
+/** Crew templates, starting runs (E2), and reading their progress (E13). */
+export class CrewService {
+  constructor(
+    private readonly templates: TemplateStore,
+    private readonly runs: RunStore,
+    private readonly queue: RunQueue,
+    private readonly settings: CrewSettings,
+  ) {}
+
+  async createTemplate(req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
+    this.checkDeclaration(req);
+    const at = nowIso();
+    const template: CrewTemplate = {
+      id: randomUUID(),
+      name: req.name,
+      description: req.description ?? null,
+      variables: req.variables,
+      steps: req.steps,
+      created_by: caller.name,
+      created_at: at,
+      updated_at: at,
+    };
+    await this.templates.create(template);
+    return template;
+  }
+
+  listTemplates(limit: number, cursor: string | undefined): Promise<Page<CrewTemplate>> {
+    return this.templates.list(limit, cursor);
+  }
+
+  async getTemplate(id: string): Promise<CrewTemplate> {
+    const template = await this.templates.get(id);
+    if (!template) throw new NotFound(`No crew template ${id}`);
+    return template;
+  }
+
+  async replaceTemplate(id: string, req: TemplateRequest): Promise<CrewTemplate> {
+    const current = await this.getTemplate(id);
+    this.checkDeclaration(req);
+    const template: CrewTemplate = {
+      ...current,
+      name: req.name,
+      description: req.description ?? null,
+      variables: req.variables,
+      steps: req.steps,
+      updated_at: nowIso(),
+    };
+    if (!(await this.templates.replace(template))) throw new NotFound(`No crew template ${id}`);
+    return template;
+  }
+
+  async deleteTemplate(id: string): Promise<void> {
+    if (!(await this.templates.delete(id))) throw new NotFound(`No crew template ${id}`);
+  }
+
+  /**
+   * E2: stores the run with its `run.queued` event (index 0) in one transaction, then
+   * queues it. A run that cannot be queued is failed at once, never left pending.
+   */
+  async startRun(templateId: string, values: Record<string, unknown>, caller: Caller): Promise<{ correlation_id: string }> {
+    const template = await this.getTemplate(templateId);
+    const resolved = resolveValues(template.variables, values);
+    const at = nowIso();
+    const run: RunItem = {
+      correlation_id: randomUUID(),
+      template_id: template.id,
+      status: 'pending',
+      values: resolved,
+      created_by: caller.name,
+      created_at: at,
+      started_at: null,
+      finished_at: null,
+      event_count: 1,
+      error: null,
+      steps: template.steps,
+      expires_at: Math.floor(Date.now() / 1000) + this.settings.eventsTtlDays * 86_400,
+    };
+    await this.runs.create(run, {
+      index: 0,
+      correlation_id: run.correlation_id,
+      type: 'run.queued',
+      timestamp: at,
+      message: `Run of crew template '${template.name}' queued by ${caller.name}`,
+      data: { template_id: template.id, values: resolved },
+    });
+    try {
+      await this.queue.send(run.correlation_id);
+    } catch (err) {
+      logger.error('could not queue crew run', { correlation_id: run.correlation_id, error: err as Error });
+      const error = 'The run could not be queued: the queue did not answer';
+      await this.runs.append(
+        run,
+        { index: 1, correlation_id: run.correlation_id, type: 'run.failed', timestamp: nowIso(), message: error, data: { error } },
+        { status: 'failed', finished_at: nowIso(), error },
+      );
+      throw new Unavailable('The crew-run queue did not answer; the run was marked failed');
+    }
+    return { correlation_id: run.correlation_id };
+  }
+
+  async getRun(correlationId: string, caller: Caller): Promise<CrewRun> {
+    return toRun(await this.ownRun(correlationId, caller));
+  }
+
+  /** E13: events with index ≥ start: one GetItem (ownership) and one Query from `start`. */
+  async events(correlationId: string, start: number, caller: Caller): Promise<CrewEvent[]> {
+    const [, events] = await Promise.all([
+      this.ownRun(correlationId, caller),
+      this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL),
+    ]);
+    return events;
+  }
+
+  private async ownRun(correlationId: string, caller: Caller): Promise<RunItem> {
+    const run = await this.runs.get(correlationId);
+    if (!run) throw new NotFound(`No crew run ${correlationId}`);
+    if (run.created_by !== caller.name && !isAdmin(caller)) throw new Forbidden('Only the run\'s starter or an admin may read it');
+    return run;
+  }
+
+  private checkDeclaration(req: TemplateRequest): void {
+    const issues = declarationIssues(req);
+    if (issues.length > 0) throw new ValidationFailed(issues);
+  }
+}

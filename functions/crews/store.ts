@@ -1,0 +1,219 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed } from '../../shared/aws/errors.js';
+import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
+import type { CrewEvent, CrewRun, CrewTemplate, Step } from './schemas.js';
+
+const LIST_PK = 'template';
+
+/** DynamoDB repository for crew templates (TABLES.crewTemplates). */
+export class TemplateStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(template: CrewTemplate): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...template, list_pk: LIST_PK, created_key: `${template.created_at}#${template.id}` },
+        ConditionExpression: 'attribute_not_exists(id)',
+      }),
+    );
+  }
+
+  async get(id: string): Promise<CrewTemplate | undefined> {
+    const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id } }));
+    return out.Item ? strip(out.Item) : undefined;
+  }
+
+  /** Oldest first. */
+  async list(limit: number, cursor: string | undefined): Promise<Page<CrewTemplate>> {
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'by_created',
+        KeyConditionExpression: 'list_pk = :pk',
+        ExpressionAttributeValues: { ':pk': LIST_PK },
+        Limit: limit,
+        ExclusiveStartKey: decodeCursor(
+          cursor,
+          (k) => k.list_pk === LIST_PK && typeof k.created_key === 'string' && typeof k.id === 'string' && Object.keys(k).length === 3,
+        ),
+      }),
+    );
+    return { items: (out.Items ?? []).map(strip), nextCursor: encodeCursor(out.LastEvaluatedKey) };
+  }
+
+  /** Replaces an existing template; false when there is none. */
+  async replace(template: CrewTemplate): Promise<boolean> {
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...template, list_pk: LIST_PK, created_key: `${template.created_at}#${template.id}` },
+          ConditionExpression: 'attribute_exists(id)',
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Deletes a template; false when there was none. */
+  async delete(id: string): Promise<boolean> {
+    try {
+      await this.db.send(
+        new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailed(err)) return false;
+      throw err;
+    }
+  }
+}
+
+function strip(item: Record<string, unknown>): CrewTemplate {
+  const { list_pk: _pk, created_key: _key, ...template } = item;
+  return template as CrewTemplate;
+}
+
+/** A run as stored: its public record plus the steps it executes (a snapshot). */
+export interface RunItem extends CrewRun {
+  steps: Step[];
+  expires_at: number;
+}
+
+/** Fields of the run written together with an event. */
+export type RunUpdate = Partial<Pick<CrewRun, 'status' | 'started_at' | 'finished_at' | 'error'>>;
+
+/** DynamoDB repository for runs and their events (TABLES.crewRuns, TABLES.events). */
+export class RunStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly runsTable: string,
+    private readonly eventsTable: string,
+  ) {}
+
+  /** The run and its event 0, in one transaction. */
+  async create(run: RunItem, first: CrewEvent): Promise<void> {
+    await this.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: this.runsTable, Item: run, ConditionExpression: 'attribute_not_exists(correlation_id)' } },
+          {
+            Put: {
+              TableName: this.eventsTable,
+              Item: { ...first, expires_at: run.expires_at },
+              ConditionExpression: 'attribute_not_exists(correlation_id)',
+            },
+          },
+        ],
+      }),
+    );
+  }
+
+  async get(correlationId: string): Promise<RunItem | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.runsTable, Key: { correlation_id: correlationId }, ConsistentRead: true }),
+    );
+    return out.Item as RunItem | undefined;
+  }
+
+  /**
+   * Appends the event at `event.index`, which must be the run's next index: the event
+   * and the run's new count (and status) are one transaction conditioned on the count,
+   * so indices have no gaps and no duplicates. False when the index was taken.
+   */
+  async append(run: Pick<RunItem, 'correlation_id' | 'expires_at'>, event: CrewEvent, update: RunUpdate = {}): Promise<boolean> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':index': event.index, ':next': event.index + 1 };
+    const sets = ['event_count = :next'];
+    Object.entries(update).forEach(([attr, value], i) => {
+      names[`#u${i}`] = attr;
+      values[`:u${i}`] = value;
+      sets.push(`#u${i} = :u${i}`);
+    });
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.eventsTable,
+                Item: { ...event, expires_at: run.expires_at },
+                ConditionExpression: 'attribute_not_exists(correlation_id)',
+              },
+            },
+            {
+              Update: {
+                TableName: this.runsTable,
+                Key: { correlation_id: run.correlation_id },
+                UpdateExpression: `SET ${sets.join(', ')}`,
+                ConditionExpression: 'event_count = :index',
+                ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+                ExpressionAttributeValues: values,
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof TransactionCanceledException && err.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')) {
+        return false;
+      }
+      throw err;
+    }
+  }
+
+  /** Events with index ≥ `from`, ascending: one Query, however long the run is. */
+  async events(correlationId: string, from: number, limit: number): Promise<CrewEvent[]> {
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.eventsTable,
+        KeyConditionExpression: 'correlation_id = :id AND #index >= :from',
+        ExpressionAttributeNames: { '#index': 'index' },
+        ExpressionAttributeValues: { ':id': correlationId, ':from': from },
+        Limit: limit,
+        ConsistentRead: true,
+      }),
+    );
+    return (out.Items ?? []).map(({ expires_at: _ttl, ...event }) => event as CrewEvent);
+  }
+
+  /** Every event of a run (the worker rebuilds the run's progress from them). */
+  async allEvents(correlationId: string): Promise<CrewEvent[]> {
+    const all: CrewEvent[] = [];
+    for (;;) {
+      const page = await this.events(correlationId, all.length, 1000);
+      all.push(...page);
+      if (page.length < 1000) return all;
+    }
+  }
+}
+
+/** Sends runs to the crew-run queue. */
+export class SqsRunQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly queueUrl: string | undefined,
+  ) {}
+
+  async send(correlationId: string): Promise<void> {
+    if (!this.queueUrl) throw Object.assign(new Error('crew-run queue is not configured'), { name: 'QueueDoesNotExist' });
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify({ correlation_id: correlationId }) }));
+  }
+}
