@@ -13,6 +13,7 @@ new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
   env,
   tables: stateful.tables,
   queues: stateful.queues,
+  deadLetterQueues: stateful.deadLetterQueues,
   buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
 });
 

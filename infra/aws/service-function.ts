@@ -20,6 +20,8 @@ export interface ServiceFunctionProps {
   readonly environment?: Readonly<Record<string, string>>;
   /** Defaults to the repository root; tests point it at stub handlers. */
   readonly projectRoot?: string;
+  /** Overrides the stage's API timeout (queue workers run longer than API Gateway allows). */
+  readonly timeoutSeconds?: number;
 }
 
 /** Every Lambda's defaults in one place: runtime, bundling, logging, environment. */
@@ -50,7 +52,7 @@ export class ServiceFunction extends Construct implements IGrantable {
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       memorySize: stage.lambdaMemoryMb,
-      timeout: Duration.seconds(stage.lambdaTimeoutSeconds),
+      timeout: Duration.seconds(props.timeoutSeconds ?? stage.lambdaTimeoutSeconds),
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
       ...(stage.tracing && { tracing: Tracing.ACTIVE }),

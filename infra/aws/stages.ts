@@ -21,6 +21,8 @@ export interface StageSettings {
   /** Hosts crew HTTP tools may call; empty means none. */
   readonly crewHttpAllowedHosts: readonly string[];
   readonly llmBaseUrl?: string;
+  /** Model the crew worker asks for; its API key comes from Secrets Manager, never from here. */
+  readonly llmModel?: string;
 }
 
 export type StageName = 'dev' | 'staging' | 'prod';

@@ -1,4 +1,5 @@
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
   BillingMode,
@@ -31,12 +32,13 @@ const ATTRIBUTE_TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as 
 
 const attribute = (a: KeyAttribute): Attribute => ({ name: a.name, type: ATTRIBUTE_TYPES[a.type] });
 
-/** Data that outlives deployments: tables, queues and the key that encrypts them. */
+/** Data that outlives deployments: tables, queues, the key that encrypts them, and DLQ alarms. */
 export class StatefulStack extends Stack {
   readonly key: Key;
   readonly tables: Readonly<Record<TableKey, Table>>;
   readonly queues: Readonly<Record<QueueKey, Queue>>;
   readonly deadLetterQueues: Readonly<Record<QueueKey, Queue>>;
+  readonly deadLetterAlarms: Readonly<Record<QueueKey, Alarm>>;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -77,6 +79,7 @@ export class StatefulStack extends Stack {
 
     const queues = {} as Record<QueueKey, Queue>;
     const deadLetterQueues = {} as Record<QueueKey, Queue>;
+    const deadLetterAlarms = {} as Record<QueueKey, Alarm>;
     for (const [key, def] of Object.entries(QUEUES) as [QueueKey, (typeof QUEUES)[QueueKey]][]) {
       const encryption = {
         encryption: QueueEncryption.KMS,
@@ -86,9 +89,25 @@ export class StatefulStack extends Stack {
       const deadLetterQueue = new Queue(this, `${key}DeadLetterQueue`, {
         queueName: deadLetterQueueName(stage.name, def),
         retentionPeriod: Duration.days(def.deadLetterRetentionDays),
+        // A dead-letter handler consumes it too: same window, so one timeout check covers both.
+        visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
         ...encryption,
       });
       deadLetterQueues[key] = deadLetterQueue;
+      // Next to the queue it watches, so it survives stateless redeploys. No alarm action yet:
+      // subscribe a topic here when the stage has somewhere to send it.
+      deadLetterAlarms[key] = new Alarm(this, `${key}DeadLetterDepthAlarm`, {
+        alarmName: `${deadLetterQueueName(stage.name, def)}-depth`,
+        alarmDescription: `Messages are waiting in ${deadLetterQueueName(stage.name, def)}`,
+        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+          statistic: Stats.MAXIMUM,
+        }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
       queues[key] = new Queue(this, `${key}Queue`, {
         queueName: physicalQueueName(stage.name, def),
         visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
@@ -98,5 +117,6 @@ export class StatefulStack extends Stack {
     }
     this.queues = queues;
     this.deadLetterQueues = deadLetterQueues;
+    this.deadLetterAlarms = deadLetterAlarms;
   }
 }

@@ -3,11 +3,13 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { GROUPS, type GroupDefinition, type GroupName } from '../groups.js';
-import type { QueueKey, TableKey } from '../tables.js';
+import { GROUPS, WORKERS, type GroupDefinition, type GroupName, type WorkerDefinition } from '../groups.js';
+import { QUEUES, type QueueKey, type TableKey } from '../tables.js';
 import { ServiceFunction } from './service-function.js';
 import type { Stage } from './stages.js';
 
@@ -15,8 +17,11 @@ export interface StatelessStackProps extends StackProps {
   readonly stage: Stage;
   readonly tables: Readonly<Record<TableKey, ITable>>;
   readonly queues: Readonly<Record<QueueKey, IQueue>>;
-  /** Where group entries resolve from; defaults to the repository root. */
+  readonly deadLetterQueues: Readonly<Record<QueueKey, IQueue>>;
+  /** Where group and worker entries resolve from; defaults to the repository root. */
   readonly projectRoot?: string;
+  /** Queue consumers; defaults to `WORKERS` (tests pass others to exercise the checks). */
+  readonly workers?: readonly WorkerDefinition[];
   /** Reported by GET /api/health/ping (`-c buildNumber=<git sha>`). */
   readonly buildNumber?: string;
 }
@@ -27,7 +32,7 @@ const QUEUE_URL_VARIABLE: Record<QueueKey, string> = { crewRuns: 'CREW_RUN_QUEUE
 /** Serves `$default`, so unknown paths get the service's JSON 404 rather than API Gateway's. */
 const FALLBACK_GROUP: GroupName = 'platform';
 
-/** Compute and routing: one Lambda per endpoint group behind one HTTP API. */
+/** Compute and routing: one Lambda per endpoint group behind one HTTP API, one per queue worker. */
 export class StatelessStack extends Stack {
   readonly functions: ReadonlyMap<string, ServiceFunction>;
   readonly api: HttpApi;
@@ -36,6 +41,9 @@ export class StatelessStack extends Stack {
     super(scope, id, props);
     const { stage } = props;
     const groups: readonly GroupDefinition[] = GROUPS;
+    const workers: readonly WorkerDefinition[] = props.workers ?? WORKERS;
+    // Before any construct: a misfit fails the synth with one line, not a half-built tree.
+    for (const worker of workers) assertFitsVisibilityTimeout(worker);
 
     const sharedEnvironment = definedOnly({
       AUTH_ISSUER: stage.authIssuer,
@@ -46,6 +54,8 @@ export class StatelessStack extends Stack {
       CREW_HTTP_ALLOWED_HOSTS:
         stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
       LLM_BASE_URL: stage.llmBaseUrl,
+      LLM_MODEL: stage.llmModel,
+      // LLM_API_KEY is deliberately absent: it will come from Secrets Manager, never plain env.
     });
 
     const functions = new Map<string, ServiceFunction>();
@@ -62,14 +72,29 @@ export class StatelessStack extends Stack {
         environment: { ...sharedEnvironment, ...queueEnvironment },
       });
       // Least privilege: exactly what the group declares; the grants add the KMS actions they need.
-      for (const [key, access] of Object.entries(group.tables) as [TableKey, 'read' | 'readWrite'][]) {
-        if (access === 'readWrite') props.tables[key].grantReadWriteData(fn);
-        else props.tables[key].grantReadData(fn);
-      }
+      grantTables(props.tables, group.tables, fn);
       for (const key of group.sendsTo ?? []) props.queues[key].grantSendMessages(fn);
 
       functions.set(group.name, fn);
       integrations.set(group.name, new HttpLambdaIntegration(`${constructId(group.name)}Integration`, fn.lambda));
+    }
+
+    // Workers: no route; the event source adds the queue's consume grant (and its key's decrypt).
+    for (const worker of workers) {
+      const fn = new ServiceFunction(this, constructId(worker.name), {
+        stage,
+        name: worker.name,
+        entry: worker.entry,
+        projectRoot: props.projectRoot,
+        timeoutSeconds: worker.timeoutSeconds,
+        environment: sharedEnvironment,
+      });
+      grantTables(props.tables, worker.tables, fn);
+      const queue = (worker.deadLetter ? props.deadLetterQueues : props.queues)[worker.consumes];
+      fn.lambda.addEventSource(
+        new SqsEventSource(queue, { batchSize: worker.batchSize, reportBatchItemFailures: true }),
+      );
+      functions.set(worker.name, fn);
     }
     this.functions = functions;
 
@@ -121,6 +146,33 @@ export class StatelessStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: apiStage.url, description: `dpm ${stage.name} HTTP API` });
+  }
+}
+
+/** Least privilege: exactly the declared tables; the grants add the KMS actions they need. */
+function grantTables(
+  tables: Readonly<Record<TableKey, ITable>>,
+  declared: Partial<Record<TableKey, 'read' | 'readWrite'>>,
+  grantee: IGrantable,
+): void {
+  for (const [key, access] of Object.entries(declared) as [TableKey, 'read' | 'readWrite'][]) {
+    if (access === 'readWrite') tables[key].grantReadWriteData(grantee);
+    else tables[key].grantReadData(grantee);
+  }
+}
+
+/**
+ * SQS hides a received message for the visibility timeout; a worker still running past it
+ * would see the message redelivered, and AWS rejects an event source whose function may.
+ * The dead-letter queue shares the definition's timeout (see the stateful stack).
+ */
+function assertFitsVisibilityTimeout(worker: WorkerDefinition): void {
+  const queue = QUEUES[worker.consumes];
+  if (worker.timeoutSeconds >= queue.visibilityTimeoutSeconds) {
+    throw new Error(
+      `worker "${worker.name}" timeout (${worker.timeoutSeconds} s) must be below the visibility timeout of ` +
+        `queue "${queue.id}${worker.deadLetter ? '-dlq' : ''}" (${queue.visibilityTimeoutSeconds} s)`,
+    );
   }
 }
 

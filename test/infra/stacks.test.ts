@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GROUPS, type GroupDefinition } from '../../infra/groups.js';
+import { GROUPS, WORKERS, type GroupDefinition, type WorkerDefinition } from '../../infra/groups.js';
 import {
   QUEUES,
   TABLES,
@@ -16,7 +16,7 @@ import {
   type TableKey,
 } from '../../infra/tables.js';
 import { REPOSITORY_ROOT } from '../../infra/aws/service-function.js';
-import { STAGES, stageNamed, type StageName } from '../../infra/aws/stages.js';
+import { STAGES, stageNamed, type Stage, type StageName } from '../../infra/aws/stages.js';
 import { StatefulStack } from '../../infra/aws/stateful-stack.js';
 import { StatelessStack } from '../../infra/aws/stateless-stack.js';
 
@@ -24,6 +24,12 @@ type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
 
 const groups: readonly GroupDefinition[] = GROUPS;
+const workers: readonly WorkerDefinition[] = WORKERS;
+/** Every Lambda the stateless stack builds: groups serve HTTP, workers consume queues. */
+const functionDefs: readonly { name: string; entry: string; tables: WorkerDefinition['tables'] }[] = [
+  ...groups,
+  ...workers,
+];
 const tableEntries = Object.entries(TABLES) as [TableKey, TableDefinition][];
 const queueDefs: readonly QueueDefinition[] = Object.values(QUEUES);
 
@@ -44,24 +50,29 @@ let stubRoot: string;
 beforeAll(() => {
   stubRoot = mkdtempSync(join(tmpdir(), 'dpm-infra-'));
   writeFileSync(join(stubRoot, 'package-lock.json'), '{}');
-  for (const group of groups) {
-    mkdirSync(dirname(join(stubRoot, group.entry)), { recursive: true });
-    writeFileSync(join(stubRoot, group.entry), 'export const handler = async () => ({});\n');
+  for (const { entry } of functionDefs) {
+    mkdirSync(dirname(join(stubRoot, entry)), { recursive: true });
+    writeFileSync(join(stubRoot, entry), 'export const handler = async () => ({});\n');
   }
 });
 afterAll(() => rmSync(stubRoot, { recursive: true, force: true }));
 
 /** Synthesizes both stacks as app.ts does, with cdk.json's feature flags and no bundling. */
-function synthesize(name: StageName) {
+function synthesize(
+  name: StageName,
+  options: { stage?: Partial<Stage>; workers?: readonly WorkerDefinition[] } = {},
+) {
   const cdkJson = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'cdk.json'), 'utf8'));
   const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
-  const stage = stageNamed(name);
+  const stage = { ...stageNamed(name), ...options.stage };
   const stateful = new StatefulStack(app, `Dpm-${name}-Stateful`, { stage });
   const stateless = new StatelessStack(app, `Dpm-${name}-Stateless`, {
     stage,
     tables: stateful.tables,
     queues: stateful.queues,
+    deadLetterQueues: stateful.deadLetterQueues,
     projectRoot: stubRoot,
+    ...(options.workers && { workers: options.workers }),
   });
   return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
 }
@@ -94,26 +105,50 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
 
   const keyLogicalId = () => single(resources(stateful, 'AWS::KMS::Key'), 'KMS key')[0];
 
-  const functionOf = (group: string): [string, Resource] =>
+  /** [queue, dead-letter queue] logical ids in the stateful stack. */
+  const queueIds = (def: QueueDefinition): [string, string] => {
+    const queues = resources(stateful, 'AWS::SQS::Queue');
+    const id = (queueName: string) =>
+      single(queues.filter(([, q]) => q.Properties.QueueName === queueName), queueName)[0];
+    return [id(physicalQueueName(name, def)), id(deadLetterQueueName(name, def))];
+  };
+
+  /** What the stateless stack holds for a stateful resource's attribute: a strong cross-stack import. */
+  const imported = (logicalId: string, attribute: 'Arn' | 'Ref') => ({
+    'Fn::ImportValue': expect.stringMatching(
+      new RegExp(`^Dpm-${name}-Stateful:ExportsOutput${attribute === 'Arn' ? `FnGetAtt${logicalId}Arn` : `Ref${logicalId}`}`),
+    ),
+  });
+
+  /** The function of a group or worker, by its physical name. */
+  const functionOf = (fn: string): [string, Resource] =>
     single(
       resources(stateless, 'AWS::Lambda::Function').filter(
-        ([, r]) => r.Properties.FunctionName === `dpm-${name}-${group}`,
+        ([, r]) => r.Properties.FunctionName === `dpm-${name}-${fn}`,
       ),
-      `function of ${group}`,
+      `function of ${fn}`,
     );
 
-  /** The statements of every policy attached to the group's function role. */
-  const statementsOf = (group: string): Statement[] => {
-    const roleId = functionOf(group)[1].Properties.Role['Fn::GetAtt'][0];
+  /** The statements of every policy attached to the function's role. */
+  const statementsOf = (fn: string): Statement[] => {
+    const roleId = functionOf(fn)[1].Properties.Role['Fn::GetAtt'][0];
     return resources(stateless, 'AWS::IAM::Policy')
       .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
   };
 
-  /** Statements whose resources reference the table (a cross-stack reference names its logical id). */
-  const statementsOn = (group: string, def: TableDefinition) => {
-    const tableId = tableNamed(def)[0];
-    return statementsOf(group).filter((s) => JSON.stringify(s.Resource).includes(tableId));
+  /** Statements whose resources reference a stateful resource (a cross-stack import names its logical id). */
+  const statementsOnId = (fn: string, logicalId: string) =>
+    statementsOf(fn).filter((s) => JSON.stringify(s.Resource).includes(`${logicalId}Arn`));
+
+  const statementsOn = (fn: string, def: TableDefinition) => statementsOnId(fn, tableNamed(def)[0]);
+
+  /** The function's SQS event source mappings. */
+  const mappingsOf = (fn: string): Resource[] => {
+    const fnId = functionOf(fn)[0];
+    return resources(stateless, 'AWS::Lambda::EventSourceMapping')
+      .filter(([, m]) => m.Properties.FunctionName?.Ref === fnId)
+      .map(([, m]) => m);
   };
 
   describe('stateful stack', () => {
@@ -214,6 +249,8 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(queue.Properties.KmsMasterKeyId).toEqual(encryptedWithKey);
       expect(dlq.Properties.KmsMasterKeyId).toEqual(encryptedWithKey);
       expect(dlq.Properties.MessageRetentionPeriod).toBe(def.deadLetterRetentionDays * 86_400);
+      // The dead-letter handler's timeout is checked against the same window.
+      expect(dlq.Properties.VisibilityTimeout).toBe(def.visibilityTimeoutSeconds);
 
       for (const id of [queueId, dlqId]) {
         const policy = single(
@@ -231,6 +268,33 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
+    it.each(queueDefs.map((q) => [q.id, q] as const))('alarms as soon as dead-letter queue %s holds a message', (_, def) => {
+      const [, dlqId] = queueIds(def);
+      const [, alarm] = single(
+        resources(stateful, 'AWS::CloudWatch::Alarm').filter(
+          ([, a]) => a.Properties.AlarmName === `${deadLetterQueueName(name, def)}-depth`,
+        ),
+        `alarm of ${def.id}`,
+      );
+      expect(alarm.Properties).toMatchObject({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Period: 300,
+        EvaluationPeriods: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Threshold: 1,
+        TreatMissingData: 'notBreaching',
+      });
+    });
+
+    it('has exactly the crew-runs dead-letter alarm, at one message', () => {
+      const alarms = resources(stateful, 'AWS::CloudWatch::Alarm');
+      expect(alarms.map(([, a]) => a.Properties.AlarmName)).toEqual([`dpm-${name}-crew-runs-dlq-depth`]);
+      expect(alarms[0]![1].Properties.Threshold).toBe(1);
+    });
+
     it('sets the crew-runs queue to five receives', () => {
       const queue = resources(stateful, 'AWS::SQS::Queue').find(
         ([, q]) => q.Properties.QueueName === `dpm-${name}-crew-runs`,
@@ -240,14 +304,21 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
   });
 
   describe('stateless stack', () => {
-    it('has one arm64 Node 22 function per group', () => {
+    it('has one arm64 Node 22 function per group and per worker', () => {
       const ours = resources(stateless, 'AWS::Lambda::Function').filter(([, f]) =>
         String(f.Properties.FunctionName).startsWith(`dpm-${name}-`),
       );
-      expect(ours).toHaveLength(groups.length);
-      expect(groups.length).toBeGreaterThanOrEqual(2);
-      for (const group of groups) {
-        const p = functionOf(group.name)[1].Properties;
+      expect(ours).toHaveLength(groups.length + workers.length);
+      expect(ours.map(([, f]) => f.Properties.FunctionName)).toEqual(
+        expect.arrayContaining([
+          `dpm-${name}-platform`,
+          `dpm-${name}-crews`,
+          `dpm-${name}-crews-worker`,
+          `dpm-${name}-crews-dead-letter`,
+        ]),
+      );
+      for (const { name: fn } of functionDefs) {
+        const p = functionOf(fn)[1].Properties;
         expect(p.Runtime).toBe('nodejs22.x');
         expect(p.Architectures).toEqual(['arm64']);
         expect(p.Handler).toBe('index.handler');
@@ -256,9 +327,16 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
+    it('times groups by the stage and workers by their definition', () => {
+      for (const group of groups) expect(functionOf(group.name)[1].Properties.Timeout).toBe(stage.lambdaTimeoutSeconds);
+      for (const worker of workers) expect(functionOf(worker.name)[1].Properties.Timeout).toBe(worker.timeoutSeconds);
+      // A crew run outlasts an API request.
+      expect(functionOf('crews-worker')[1].Properties.Timeout).toBeGreaterThan(stage.lambdaTimeoutSeconds);
+    });
+
     it('gives each function its own log group with the stage retention', () => {
-      for (const group of groups) {
-        const logGroupId = functionOf(group.name)[1].Properties.LoggingConfig.LogGroup.Ref;
+      for (const { name: fn } of functionDefs) {
+        const logGroupId = functionOf(fn)[1].Properties.LoggingConfig.LogGroup.Ref;
         const logGroup = stateless.toJSON().Resources[logGroupId] as Resource;
         expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
         expect(logGroup.Properties.RetentionInDays).toBe(stage.logRetentionDays);
@@ -267,12 +345,12 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
     });
 
     it('sets the environment from the stage record, omitting unset values', () => {
-      for (const group of groups) {
-        const env = functionOf(group.name)[1].Properties.Environment.Variables;
+      for (const fn of functionDefs) {
+        const env = functionOf(fn.name)[1].Properties.Environment.Variables;
         expect(env).toMatchObject({
           STAGE: name,
           NODE_OPTIONS: '--enable-source-maps',
-          POWERTOOLS_SERVICE_NAME: `dpm-${group.name}`,
+          POWERTOOLS_SERVICE_NAME: `dpm-${fn.name}`,
           EVENTS_TTL_DAYS: '30',
         });
         const optional = {
@@ -280,10 +358,81 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           AUTH_AUDIENCE: stage.authAudience,
           AUTH_JWKS_URL: stage.authJwksUrl,
           LLM_BASE_URL: stage.llmBaseUrl,
+          LLM_MODEL: stage.llmModel,
         } as Record<string, string | undefined>;
         for (const [variable, value] of Object.entries(optional)) expect(env[variable]).toBe(value);
-        expect('CREW_RUN_QUEUE_URL' in env).toBe(group.sendsTo?.includes('crewRuns') ?? false);
+        const sendsToCrewRuns = 'sendsTo' in fn && (fn as GroupDefinition).sendsTo?.includes('crewRuns');
+        expect('CREW_RUN_QUEUE_URL' in env, fn.name).toBe(sendsToCrewRuns === true);
+        // The key is a secret: never plain environment.
+        expect('LLM_API_KEY' in env, fn.name).toBe(false);
       }
+    });
+
+    it('gives the crews function the crew-run queue URL and lets it send there', () => {
+      const [queueId] = queueIds(QUEUES.crewRuns);
+      const env = functionOf('crews')[1].Properties.Environment.Variables;
+      expect(env.CREW_RUN_QUEUE_URL).toEqual(imported(queueId, 'Ref'));
+      const onQueue = statementsOnId('crews', queueId).flatMap(actions);
+      expect(onQueue).toContain('sqs:SendMessage');
+      expect(onQueue).not.toContain('sqs:ReceiveMessage');
+      expect(onQueue).not.toContain('sqs:DeleteMessage');
+    });
+
+    it('feeds each worker from its queue (or dead-letter queue) with partial batch responses', () => {
+      expect(resources(stateless, 'AWS::Lambda::EventSourceMapping')).toHaveLength(workers.length);
+      for (const worker of workers) {
+        const [queueId, dlqId] = queueIds(QUEUES[worker.consumes]);
+        const mapping = single(mappingsOf(worker.name), `mapping of ${worker.name}`);
+        expect(mapping.Properties).toEqual(
+          expect.objectContaining({
+            EventSourceArn: imported(worker.deadLetter ? dlqId : queueId, 'Arn'),
+            BatchSize: worker.batchSize,
+            FunctionResponseTypes: ['ReportBatchItemFailures'],
+          }),
+        );
+      }
+      for (const group of groups) expect(mappingsOf(group.name), group.name).toEqual([]);
+    });
+
+    it('runs crew runs from the crew-runs queue and their failures from its dead-letter queue', () => {
+      const [queueId, dlqId] = queueIds(QUEUES.crewRuns);
+      const worker = single(mappingsOf('crews-worker'), 'crews-worker mapping').Properties;
+      expect(worker.EventSourceArn).toEqual(imported(queueId, 'Arn'));
+      expect(worker.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+      const deadLetter = single(mappingsOf('crews-dead-letter'), 'crews-dead-letter mapping').Properties;
+      expect(deadLetter.EventSourceArn).toEqual(imported(dlqId, 'Arn'));
+      expect(deadLetter.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    });
+
+    it('lets each worker consume only the queue it is fed from, and send to none', () => {
+      for (const worker of workers) {
+        const [queueId, dlqId] = queueIds(QUEUES[worker.consumes]);
+        const consumed = worker.deadLetter ? dlqId : queueId;
+        const sqs = statementsOf(worker.name).filter((s) => actions(s).some((a) => a.startsWith('sqs:')));
+        expect(sqs.length, worker.name).toBeGreaterThan(0);
+        for (const s of sqs) {
+          expect(s.Resource, worker.name).toEqual(imported(consumed, 'Arn'));
+          expect(actions(s), worker.name).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']));
+          expect(actions(s), worker.name).not.toContain('sqs:SendMessage');
+        }
+      }
+    });
+
+    it('lets the crews worker use crew-runs and events but not decisions or keys', () => {
+      const [queueId] = queueIds(QUEUES.crewRuns);
+      const onQueue = statementsOnId('crews-worker', queueId).flatMap(actions);
+      expect(onQueue).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']));
+      for (const table of [TABLES.crewRuns, TABLES.events]) {
+        expect(statementsOn('crews-worker', table).flatMap(actions), table.id).toEqual(
+          expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
+        );
+      }
+      for (const table of [TABLES.decisions, TABLES.keys]) {
+        expect(statementsOn('crews-worker', table), table.id).toEqual([]);
+      }
+      // Decrypting messages and items needs the stateful key.
+      const kms = statementsOf('crews-worker').filter((s) => actions(s).includes('kms:Decrypt'));
+      expect(JSON.stringify(kms.map((s) => s.Resource))).toContain(keyLogicalId());
     });
 
     it('routes every prefix, exact path and $default to the right function', () => {
@@ -321,6 +470,11 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         ]),
       );
       expect(routes['ANY /api/decisions/{proxy+}']).toBe(functionOf('decisions')[0]);
+      for (const route of ['ANY /api/crew-templates/{proxy+}', 'ANY /api/crew-runs/{proxy+}', 'ANY /api/events/{proxy+}']) {
+        expect(routes[route], route).toBe(functionOf('crews')[0]);
+      }
+      // Workers are reached through their queues only.
+      for (const worker of workers) expect(Object.values(routes)).not.toContain(functionOf(worker.name)[0]);
     });
 
     it('has one HTTP API without CORS and outputs its URL', () => {
@@ -332,19 +486,20 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(Object.keys(stateless.findOutputs('ApiUrl'))).toEqual(['ApiUrl']);
     });
 
-    it('grants each group exactly the table access it declares', () => {
-      for (const group of groups) {
+    it('grants each group and worker exactly the table access it declares', () => {
+      for (const fn of functionDefs) {
         for (const [key, def] of tableEntries) {
-          const granted = statementsOn(group.name, def).flatMap(actions);
-          const declared = group.tables[key];
-          if (declared === undefined) expect(granted, `${group.name} on ${key}`).toEqual([]);
+          const granted = statementsOn(fn.name, def).flatMap(actions);
+          const declared = fn.tables[key];
+          if (declared === undefined) expect(granted, `${fn.name} on ${key}`).toEqual([]);
           else if (declared === 'read') {
-            expect(granted.length, `${group.name} reads ${key}`).toBeGreaterThan(0);
-            expect(granted.filter((a) => !DYNAMODB_READ_ACTIONS.has(a)), `${group.name} on ${key}`).toEqual([]);
-          } else expect(granted, `${group.name} writes ${key}`).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
+            expect(granted.length, `${fn.name} reads ${key}`).toBeGreaterThan(0);
+            expect(granted.filter((a) => !DYNAMODB_READ_ACTIONS.has(a)), `${fn.name} on ${key}`).toEqual([]);
+          } else expect(granted, `${fn.name} writes ${key}`).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
         }
-        const sends = statementsOf(group.name).flatMap(actions).includes('sqs:SendMessage');
-        expect(sends, `${group.name} sends`).toBe((group.sendsTo ?? []).length > 0);
+        const sends = statementsOf(fn.name).flatMap(actions).includes('sqs:SendMessage');
+        const declaredSends = 'sendsTo' in fn ? ((fn as GroupDefinition).sendsTo ?? []) : [];
+        expect(sends, `${fn.name} sends`).toBe(declaredSends.length > 0);
       }
     });
 
@@ -367,13 +522,61 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(granted.filter((a) => /^(dynamodb|sqs|kms):/.test(a))).toEqual([]);
     });
 
-    it('never grants DynamoDB on every resource', () => {
-      for (const group of groups) {
-        for (const s of statementsOf(group.name)) {
-          if (actions(s).some((a) => a.startsWith('dynamodb:'))) expect(s.Resource).not.toBe('*');
+    it('never grants DynamoDB or SQS on every resource', () => {
+      for (const { name: fn } of functionDefs) {
+        for (const s of statementsOf(fn)) {
+          if (actions(s).some((a) => /^(dynamodb|sqs):/.test(a))) expect(s.Resource).not.toBe('*');
         }
       }
     });
+  });
+});
+
+describe('workers', () => {
+  const crewsWorker = workers.find((w) => w.name === 'crews-worker')!;
+  const deadLetter = workers.find((w) => w.name === 'crews-dead-letter')!;
+
+  it('are defined for crew runs and their dead letters', () => {
+    expect(crewsWorker).toMatchObject({ consumes: 'crewRuns' });
+    expect(crewsWorker.deadLetter ?? false).toBe(false);
+    expect(deadLetter).toMatchObject({ consumes: 'crewRuns', deadLetter: true });
+  });
+
+  it('all finish inside the visibility timeout of the queue they consume', () => {
+    for (const worker of workers) {
+      expect(worker.timeoutSeconds, worker.name).toBeLessThan(QUEUES[worker.consumes].visibilityTimeoutSeconds);
+    }
+  });
+
+  it('refuses to synthesize a worker that could outlive its queue visibility timeout', () => {
+    const visibility = QUEUES.crewRuns.visibilityTimeoutSeconds;
+    expect(visibility).toBe(180);
+    expect(() => synthesize('dev', { workers: [{ ...crewsWorker, timeoutSeconds: 180 }] })).toThrow(
+      /^worker "crews-worker" timeout \(180 s\) must be below the visibility timeout of queue "crew-runs" \(180 s\)$/,
+    );
+    expect(() => synthesize('dev', { workers: [{ ...deadLetter, timeoutSeconds: 600 }] })).toThrow(
+      /^worker "crews-dead-letter" timeout \(600 s\) must be below the visibility timeout of queue "crew-runs-dlq" \(180 s\)$/,
+    );
+    expect(() => synthesize('dev', { workers: [{ ...crewsWorker, timeoutSeconds: 179 }] })).not.toThrow();
+  });
+
+  it('get the LLM model and crew HTTP hosts from the stage record, but never an API key', () => {
+    const { stateless } = synthesize('dev', {
+      stage: { llmBaseUrl: 'https://llm.example.com/v1', llmModel: 'model-x', crewHttpAllowedHosts: ['a.example.com', 'b.example.com'] },
+    });
+    const worker = single(
+      resources(stateless, 'AWS::Lambda::Function').filter(([, f]) => f.Properties.FunctionName === 'dpm-dev-crews-worker'),
+      'crews worker',
+    )[1];
+    const env = worker.Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      LLM_BASE_URL: 'https://llm.example.com/v1',
+      LLM_MODEL: 'model-x',
+      CREW_HTTP_ALLOWED_HOSTS: 'a.example.com,b.example.com',
+      EVENTS_TTL_DAYS: '30',
+      POWERTOOLS_SERVICE_NAME: 'dpm-crews-worker',
+    });
+    expect(env.LLM_API_KEY).toBeUndefined();
   });
 });
 
