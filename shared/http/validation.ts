@@ -144,6 +144,8 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
         input: valueAt(input, [key]),
       }));
     case 'invalid_union': {
+      const tagged = issue as typeof issue & { discriminator?: string; options?: unknown[] };
+      if (tagged.discriminator && issue.errors.length === 0) return [unionTagIssue(tagged, source, raw, path)];
       // Report the branch that got furthest: the one with the fewest problems.
       const branches = issue.errors.filter((b) => b.length > 0);
       const best = branches.sort((a, b) => a.length - b.length)[0] ?? [];
@@ -175,6 +177,38 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
   }
 }
 
+/** A discriminated union whose tag is missing or matches no member (pydantic's names). */
+function unionTagIssue(
+  issue: { discriminator?: string; options?: unknown[] },
+  source: Source,
+  raw: unknown,
+  path: Path,
+): ValidationIssue {
+  // zod points at the tag; pydantic points at the object that carries it
+  const objectPath = path.at(-1) === issue.discriminator ? path.slice(0, -1) : path;
+  const loc: Path = [source, ...objectPath];
+  const input = valueAt(raw, objectPath);
+  const discriminator = `'${issue.discriminator}'`;
+  const expected = (issue.options ?? []).map(pyRepr).join(', ');
+  const tag = valueAt(input, [issue.discriminator ?? '']);
+  if (tag === undefined) {
+    return {
+      type: 'union_tag_not_found',
+      loc,
+      msg: `Unable to extract tag using discriminator ${discriminator}`,
+      input,
+      ctx: { discriminator },
+    };
+  }
+  return {
+    type: 'union_tag_invalid',
+    loc,
+    msg: `Input tag '${String(tag)}' found using ${discriminator} does not match any of the expected tags: ${expected}`,
+    input,
+    ctx: { discriminator, tag: String(tag), expected_tags: expected },
+  };
+}
+
 /**
  * Converts one source's zod issues. Like pydantic, a field reports only its first
  * failing constraint, so issues at an already reported `loc` are dropped.
@@ -189,6 +223,10 @@ export function toValidationIssues(issues: readonly Issue[], source: Source, raw
       seen.add(key);
       out.push(entry);
     }
+  }
+  // Never let a failed parse through unexplained: that would reach the handler.
+  if (out.length === 0 && issues.length > 0) {
+    out.push({ type: 'value_error', loc: [source], msg: 'Value error, invalid input', input: raw, ctx: { error: 'invalid input' } });
   }
   return out;
 }

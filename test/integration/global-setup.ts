@@ -14,6 +14,9 @@ declare module 'vitest' {
     dynamodbEndpoint: string;
     sqsEndpoint: string;
     stage: string;
+    crewRunQueueUrl: string;
+    llmBaseUrl: string;
+    llmModel: string;
   }
 }
 
@@ -25,6 +28,8 @@ export default async function setup(project: TestProject) {
   const { startPlatform } = await import('../../infra/local/platform.js');
   const { loadConfig } = await import('../../shared/config.js');
   const { startTestIssuer } = await import('../support/identity-provider.js');
+  const { startFakeModel } = await import('../support/openai-server.js');
+  const model = await startFakeModel();
   const idp = await startTestIssuer();
   const config = loadConfig({
     STAGE: 'test',
@@ -33,8 +38,13 @@ export default async function setup(project: TestProject) {
     AUTH_ISSUER: idp.issuer,
     AUTH_AUDIENCE: AUDIENCE,
     DPM_ADMIN_PSK: ADMIN_PSK,
+    // Crew http steps may call test servers on loopback; llm steps go to the fake model.
+    CREW_HTTP_ALLOWED_HOSTS: '127.0.0.1,localhost',
+    LLM_BASE_URL: model.baseUrl,
+    LLM_MODEL: 'test-model',
+    LLM_API_KEY: 'test-llm-key',
   });
-  const platform = await startPlatform(config, { inMemory: true });
+  const platform = await startPlatform(config, { inMemory: true, retryDelaySeconds: 1 });
   project.provide('baseUrl', platform.baseUrl);
   project.provide('issuer', idp.issuer);
   project.provide('audience', AUDIENCE);
@@ -43,8 +53,12 @@ export default async function setup(project: TestProject) {
   project.provide('dynamodbEndpoint', platform.config.endpoints.dynamodb!);
   project.provide('sqsEndpoint', platform.config.endpoints.sqs!);
   project.provide('stage', config.stage);
+  project.provide('crewRunQueueUrl', platform.config.crewRunQueueUrl!);
+  project.provide('llmBaseUrl', model.baseUrl);
+  project.provide('llmModel', 'test-model');
   return async () => {
     await platform.stop();
     await idp.stop();
+    await model.stop();
   };
 }

@@ -1,0 +1,403 @@
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { createCrewsApp } from '../../functions/crews/app.js';
+import { CrewService } from '../../functions/crews/service.js';
+import { RunStore, TemplateStore } from '../../functions/crews/store.js';
+import { physicalTableName, TABLES } from '../../infra/tables.js';
+import { documentClient } from '../../shared/aws/clients.js';
+import { api, slug, token } from './helpers.js';
+
+let admin: string;
+let alice: string;
+let bob: string;
+
+beforeAll(async () => {
+  admin = await token('crew-admin', { roles: ['admin'] });
+  alice = await token('alice');
+  bob = await token('bob');
+});
+
+const threeSteps = {
+  name: 'greeting',
+  description: 'says hello',
+  variables: [
+    { name: 'who', type: 'string', required: true, description: 'whom to greet' },
+    { name: 'times', type: 'integer', default: 2 },
+    { name: 'loud', type: 'boolean', default: false },
+    { name: 'extra' },
+  ],
+  steps: [
+    { id: 'hello', kind: 'render', template: 'Hello {{who}} x{{times}} loud={{loud}} extra={{extra}}' },
+    { id: 'pause', kind: 'wait', seconds: 0.05 },
+    { id: 'echo', kind: 'render', template: 'said: {{steps.hello.output}}' },
+  ],
+};
+
+async function createTemplate(body: unknown = threeSteps) {
+  const res = await api('/api/crew-templates', { method: 'POST', token: admin, body });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; [k: string]: unknown };
+}
+
+interface Event {
+  index: number;
+  type: string;
+  step_id?: string;
+  data?: Record<string, unknown>;
+  correlation_id: string;
+  timestamp: string;
+  message: string;
+}
+
+/** Polls E13 as a client would, keeping `start` across polls, until a terminal event. */
+async function pollUntilDone(correlationId: string, t: string, timeoutMs = 20_000): Promise<Event[]> {
+  const all: Event[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const res = await api<Event[]>(`/api/events/${correlationId}?start=${all.length}`, { token: t });
+    expect(res.status).toBe(200);
+    all.push(...res.body);
+    if (all.some((e) => e.type === 'run.completed' || e.type === 'run.failed')) return all;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`run ${correlationId} did not finish; events so far: ${all.map((e) => e.type).join(', ')}`);
+}
+
+const run = (templateId: string, values: unknown, t = alice) =>
+  api(`/api/crew-templates/${templateId}/run`, { method: 'POST', token: t, body: { values } });
+
+describe('crew templates', () => {
+  it('creates a template with defaults filled in, readable by any user', async () => {
+    const created = await createTemplate();
+    expect(created).toMatchObject({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'greeting',
+      description: 'says hello',
+      created_by: 'crew-admin',
+      steps: threeSteps.steps,
+    });
+    expect(created.variables).toEqual([
+      { name: 'who', type: 'string', required: true, description: 'whom to greet' },
+      { name: 'times', type: 'integer', required: false, default: 2 },
+      { name: 'loud', type: 'boolean', required: false, default: false },
+      { name: 'extra', type: 'string', required: false },
+    ]);
+    expect(created.created_at).toBe(created.updated_at);
+    const read = await api(`/api/crew-templates/${created.id}`, { token: alice });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(created);
+  });
+
+  it('lets only admins write, with a pre-shared key too', async () => {
+    expect((await api('/api/crew-templates', { method: 'POST', body: threeSteps })).status).toBe(401);
+    expect((await api('/api/crew-templates', { method: 'POST', token: alice, body: threeSteps })).status).toBe(403);
+    const viaPsk = await api('/api/crew-templates', { method: 'POST', psk: inject('adminPsk'), body: threeSteps });
+    expect(viaPsk.status).toBe(201);
+    const id = viaPsk.body.id;
+    expect((await api(`/api/crew-templates/${id}`, { method: 'PUT', token: alice, body: threeSteps })).status).toBe(403);
+    expect((await api(`/api/crew-templates/${id}`, { method: 'DELETE', token: alice })).status).toBe(403);
+    expect((await api(`/api/crew-templates/${id}`)).status).toBe(401);
+  });
+
+  it('lists templates, paginated by cursor', async () => {
+    const ids = [(await createTemplate()).id, (await createTemplate()).id, (await createTemplate()).id];
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Awaited<ReturnType<typeof api<{ id: string }[]>>> = await api(
+        `/api/crew-templates?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        { token: alice },
+      );
+      expect(page.status).toBe(200);
+      expect(page.body.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.map((t) => t.id));
+      cursor = page.headers.get('x-next-cursor');
+      pages++;
+    } while (cursor && pages < 500);
+    expect(seen).toEqual(expect.arrayContaining(ids));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.indexOf(ids[0]!)).toBeLessThan(seen.indexOf(ids[2]!));
+  });
+
+  it('replaces and deletes; 404 for unknown templates', async () => {
+    const created = await createTemplate();
+    const replaced = await api(`/api/crew-templates/${created.id}`, {
+      method: 'PUT',
+      token: admin,
+      body: { name: 'renamed', steps: [{ id: 'only', kind: 'render', template: 'x' }] },
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body).toMatchObject({ id: created.id, name: 'renamed', variables: [], description: null, created_at: created.created_at });
+    expect(Date.parse(replaced.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.created_at as string));
+    expect((await api(`/api/crew-templates/${created.id}`, { token: alice })).body.name).toBe('renamed');
+    const del = await api(`/api/crew-templates/${created.id}`, { method: 'DELETE', token: admin });
+    expect(del.status).toBe(204);
+    expect(del.text).toBe('');
+    expect((await api(`/api/crew-templates/${created.id}`, { token: alice })).status).toBe(404);
+    expect((await api(`/api/crew-templates/${created.id}`, { method: 'DELETE', token: admin })).status).toBe(404);
+    const putMissing = await api(`/api/crew-templates/${created.id}`, { method: 'PUT', token: admin, body: threeSteps });
+    expect(putMissing.status).toBe(404);
+    expect(putMissing.body).toEqual({ error: expect.any(String), code: 404 });
+  });
+
+  it('rejects bad declarations with the offending loc', async () => {
+    const bad = await api('/api/crew-templates', {
+      method: 'POST',
+      token: admin,
+      body: {
+        name: 'bad',
+        variables: [
+          { name: 'a', type: 'integer', default: 'ten' },
+          { name: 'a' },
+          { name: '9lives' },
+          { name: 'b', type: 'date' },
+        ],
+        steps: [
+          { id: 'one', kind: 'render', template: '{{missing}} {{steps.two.output}}' },
+          { id: 'two', kind: 'render', template: '{{steps.ghost.output}}' },
+          { id: 'one', kind: 'wait', seconds: 1 },
+        ],
+      },
+    });
+    expect(bad.status).toBe(422);
+    // Shape errors come first, in one answer; declaration rules need a well-formed body.
+    expect(bad.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual([
+      [['body', 'variables', 2, 'name'], 'string_pattern_mismatch'],
+      [['body', 'variables', 3, 'type'], 'enum'],
+    ]);
+
+    const rules = await api('/api/crew-templates', {
+      method: 'POST',
+      token: admin,
+      body: {
+        name: 'rules',
+        variables: [{ name: 'a', type: 'integer', default: 'ten' }, { name: 'a' }],
+        steps: [
+          { id: 'one', kind: 'render', template: '{{missing}} {{steps.two.output}}' },
+          { id: 'two', kind: 'http', method: 'GET', url: 'http://127.0.0.1/{{steps.ghost.output}}' },
+          { id: 'one', kind: 'wait', seconds: 1 },
+        ],
+      },
+    });
+    expect(rules.status).toBe(422);
+    expect(rules.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual([
+      [['body', 'variables', 0, 'default'], 'int_type'],
+      [['body', 'variables', 1, 'name'], 'value_error'],
+      [['body', 'steps', 0, 'template'], 'value_error'],
+      [['body', 'steps', 0, 'template'], 'value_error'],
+      [['body', 'steps', 1, 'url'], 'value_error'],
+      [['body', 'steps', 2, 'id'], 'value_error'],
+    ]);
+    expect(rules.body.detail[3].msg).toMatch(/later step 'two'/);
+    expect(rules.body.detail[4].msg).toMatch(/unknown step 'ghost'/);
+  });
+
+  it('validates shapes: required fields, step kinds and limits, unknown fields', async () => {
+    const res = await api('/api/crew-templates', {
+      method: 'POST',
+      token: admin,
+      body: { description: 5, steps: [], colour: 'red' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'missing', loc: ['body', 'name'] }),
+        expect.objectContaining({ type: 'string_type', loc: ['body', 'description'] }),
+        expect.objectContaining({ type: 'too_short', loc: ['body', 'steps'] }),
+        expect.objectContaining({ type: 'extra_forbidden', loc: ['body', 'colour'] }),
+      ]),
+    );
+    const wait = await api('/api/crew-templates', {
+      method: 'POST',
+      token: admin,
+      body: { name: 'w', steps: [{ id: 'w', kind: 'wait', seconds: 61 }, { id: 'Bad Id', kind: 'render', template: '' }] },
+    });
+    expect(wait.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual([
+      [['body', 'steps', 0, 'seconds'], 'less_than_equal'],
+      [['body', 'steps', 1, 'id'], 'string_pattern_mismatch'],
+    ]);
+    const kind = await api('/api/crew-templates', {
+      method: 'POST',
+      token: admin,
+      body: { name: 'k', steps: [{ id: 'k', kind: 'shell', command: 'rm -rf /' }] },
+    });
+    expect(kind.status).toBe(422);
+    expect(kind.body.detail).toEqual([
+      {
+        type: 'union_tag_invalid',
+        loc: ['body', 'steps', 0],
+        msg: "Input tag 'shell' found using 'kind' does not match any of the expected tags: 'render', 'http', 'llm', 'wait'",
+        input: { id: 'k', kind: 'shell', command: 'rm -rf /' },
+        ctx: { discriminator: "'kind'", tag: 'shell', expected_tags: "'render', 'http', 'llm', 'wait'" },
+      },
+    ]);
+    const untagged = await api('/api/crew-templates', { method: 'POST', token: admin, body: { name: 'k', steps: [{ id: 'k' }] } });
+    expect(untagged.body.detail).toEqual([expect.objectContaining({ type: 'union_tag_not_found', loc: ['body', 'steps', 0] })]);
+  });
+});
+
+describe('E2 run and E13 events', () => {
+  it('runs with defaults filled and polls from 0 to run.completed with outputs', async () => {
+    const template = await createTemplate();
+    const started = await run(template.id, { who: 'world' });
+    expect(started.status).toBe(202);
+    expect(started.body).toEqual({ correlation_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'pending', message: expect.any(String) });
+    const id = started.body.correlation_id;
+
+    const first = await api<Event[]>(`/api/events/${id}`, { token: alice });
+    expect(first.status).toBe(200);
+    expect(first.body[0]).toMatchObject({ index: 0, type: 'run.queued', correlation_id: id });
+
+    const events = await pollUntilDone(id, alice);
+    expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
+    expect(events.map((e) => [e.type, e.step_id ?? null])).toEqual([
+      ['run.queued', null],
+      ['run.started', null],
+      ['step.started', 'hello'],
+      ['step.completed', 'hello'],
+      ['step.started', 'pause'],
+      ['step.completed', 'pause'],
+      ['step.started', 'echo'],
+      ['step.completed', 'echo'],
+      ['run.completed', null],
+    ]);
+    expect(events.at(-1)!.data).toEqual({
+      outputs: { hello: 'Hello world x2 loud=false extra=', pause: null, echo: 'said: Hello world x2 loud=false extra=' },
+    });
+    for (const e of events) expect(e.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+    const status = await api(`/api/crew-runs/${id}`, { token: alice });
+    expect(status.status).toBe(200);
+    expect(status.body).toEqual({
+      correlation_id: id,
+      template_id: template.id,
+      status: 'succeeded',
+      values: { who: 'world', times: 2, loud: false, extra: null },
+      created_by: 'alice',
+      created_at: expect.any(String),
+      started_at: expect.any(String),
+      finished_at: expect.any(String),
+      event_count: events.length,
+      error: null,
+    });
+
+    const later = await api<Event[]>(`/api/events/${id}?start=5`, { token: alice });
+    expect(later.body.map((e) => e.index)).toEqual([5, 6, 7, 8]);
+    const alias = await api<Event[]>(`/api/events/${id}?start_index=7`, { token: alice });
+    expect(alias.body.map((e) => e.index)).toEqual([7, 8]);
+    const past = await api(`/api/events/${id}?start=100`, { token: alice });
+    expect(past.status).toBe(200);
+    expect(past.body).toEqual([]);
+  });
+
+  it('validates values against the declaration, all problems together', async () => {
+    const template = await createTemplate();
+    const res = await run(template.id, { times: 1.5, loud: 'yes', stranger: 1 });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual([
+      { type: 'missing', loc: ['body', 'values', 'who'], msg: 'Field required', input: { times: 1.5, loud: 'yes', stranger: 1 } },
+      expect.objectContaining({ type: 'int_from_float', loc: ['body', 'values', 'times'], input: 1.5 }),
+      expect.objectContaining({ type: 'bool_type', loc: ['body', 'values', 'loud'], input: 'yes' }),
+      expect.objectContaining({ type: 'extra_forbidden', loc: ['body', 'values', 'stranger'], input: 1 }),
+    ]);
+    const typed = await run(template.id, { who: 5 });
+    expect(typed.body.detail).toEqual([expect.objectContaining({ type: 'string_type', loc: ['body', 'values', 'who'] })]);
+    const notObject = await run(template.id, ['x']);
+    expect(notObject.body.detail).toEqual([expect.objectContaining({ type: 'dict_type', loc: ['body', 'values'] })]);
+    const noBody = await api(`/api/crew-templates/${template.id}/run`, { method: 'POST', token: alice });
+    expect(noBody.body.detail).toEqual([expect.objectContaining({ type: 'missing', loc: ['body'] })]);
+  });
+
+  it('answers 404 for an unknown template and 401 without credentials', async () => {
+    const res = await run('00000000-0000-4000-8000-00000000beef', {});
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: expect.any(String), code: 404 });
+    expect((await api(`/api/crew-templates/x/run`, { method: 'POST', body: { values: {} } })).status).toBe(401);
+  });
+
+  it('validates E13 parameters', async () => {
+    const id = '123e4567-e89b-42d3-a456-426614174000';
+    const negative = await api(`/api/events/${id}?start=-1`, { token: alice });
+    expect(negative.status).toBe(422);
+    expect(negative.body.detail).toEqual([
+      { type: 'greater_than_equal', loc: ['query', 'start'], msg: 'Input should be greater than or equal to 0', input: '-1', ctx: { ge: 0 } },
+    ]);
+    const word = await api(`/api/events/${id}?start=abc`, { token: alice });
+    expect(word.body.detail[0]).toMatchObject({ type: 'int_parsing', loc: ['query', 'start'] });
+    const short = await api(`/api/events/${id.slice(1)}`, { token: alice });
+    expect(short.status).toBe(422);
+    expect(short.body.detail).toEqual([
+      {
+        type: 'string_too_short',
+        loc: ['path', 'correlation_id'],
+        msg: 'String should have at least 36 characters',
+        input: id.slice(1),
+        ctx: { min_length: 36 },
+      },
+    ]);
+    const long = await api(`/api/events/${id}a`, { token: alice });
+    expect(long.body.detail).toEqual([expect.objectContaining({ type: 'string_too_long', loc: ['path', 'correlation_id'], ctx: { max_length: 36 } })]);
+    expect((await api(`/api/crew-runs/${id}a`, { token: alice })).status).toBe(422);
+    expect((await api(`/api/events/${id}?start=-1`)).status).toBe(401);
+  });
+
+  it('answers 404 for an unknown run and 403 for someone else\'s, admins excepted', async () => {
+    const unknown = '123e4567-e89b-42d3-a456-426614174999';
+    expect((await api(`/api/events/${unknown}`, { token: alice })).status).toBe(404);
+    expect((await api(`/api/crew-runs/${unknown}`, { token: alice })).status).toBe(404);
+    const template = await createTemplate();
+    const id = (await run(template.id, { who: 'x' })).body.correlation_id;
+    const other = await api(`/api/events/${id}`, { token: bob });
+    expect(other.status).toBe(403);
+    expect(other.body).toEqual({ error: expect.any(String), code: 403 });
+    expect((await api(`/api/crew-runs/${id}`, { token: bob })).status).toBe(403);
+    expect((await api(`/api/events/${id}`, { token: admin })).status).toBe(200);
+    expect((await api(`/api/crew-runs/${id}`, { psk: inject('adminPsk') })).status).toBe(200);
+  });
+
+  it('completes 20 concurrent runs with gap-free, unique indices', async () => {
+    const template = await createTemplate();
+    const handles = await Promise.all(Array.from({ length: 20 }, (_, i) => run(template.id, { who: `p${i}`, times: i })));
+    expect(handles.map((h) => h.status)).toEqual(Array(20).fill(202));
+    const runs = await Promise.all(handles.map((h) => pollUntilDone(h.body.correlation_id, alice, 60_000)));
+    runs.forEach((events, i) => {
+      expect(events.map((e) => e.index)).toEqual(events.map((_, j) => j));
+      expect(events.filter((e) => e.type === 'run.completed')).toHaveLength(1);
+      expect(events.at(-1)!.data!.outputs).toMatchObject({ hello: `Hello p${i} x${i} loud=false extra=` });
+    });
+  });
+
+  it('fails the run and answers 503 when the queue does not answer', async () => {
+    const db = documentClient({ region: 'us-east-1', endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined } });
+    const stage = inject('stage');
+    const sent: string[] = [];
+    const service = new CrewService(
+      new TemplateStore(db, physicalTableName(stage, TABLES.crewTemplates)),
+      new RunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.events)),
+      {
+        send: async (id) => {
+          sent.push(id);
+          throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+        },
+      },
+      { eventsTtlDays: 30 },
+    );
+    const app = createCrewsApp({
+      authenticator: { authenticate: async () => ({ name: 'alice', roles: new Set<string>(), via: 'bearer' as const }) } as never,
+      service,
+    });
+    const template = await createTemplate();
+    const res = await app.request(`/api/crew-templates/${template.id}/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
+      body: JSON.stringify({ values: { who: slug() } }),
+    });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ error: expect.any(String), code: 503 });
+    expect(sent).toHaveLength(1);
+    const status = await api(`/api/crew-runs/${sent[0]}`, { token: alice });
+    expect(status.body).toMatchObject({ status: 'failed', error: expect.stringContaining('queued'), event_count: 2 });
+    const events = await api<Event[]>(`/api/events/${sent[0]}`, { token: alice });
+    expect(events.body.map((e) => e.type)).toEqual(['run.queued', 'run.failed']);
+  });
+});

@@ -1,0 +1,60 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local server that answers the OpenAI chat-completions protocol
+ * (`POST /v1/chat/completions`), deterministically: the reply names the model and echoes
+ * the last user message. A prompt containing "FAIL" gets a 500 error body.
+ */
+export interface FakeModel {
+  readonly baseUrl: string;
+  readonly requests: { model: string; messages: { role: string; content: string }[]; authorization?: string }[];
+  stop(): Promise<void>;
+}
+
+export async function startFakeModel(): Promise<FakeModel> {
+  const requests: FakeModel['requests'] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => (raw += chunk));
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+        res.statusCode = 404;
+        res.end(JSON.stringify({ error: { message: 'not found' } }));
+        return;
+      }
+      const body = JSON.parse(raw) as { model: string; messages: { role: string; content: string }[] };
+      requests.push({ ...body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
+      const prompt = body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+      if (prompt.includes('FAIL')) {
+        res.statusCode = 500;
+        res.end(JSON.stringify({ error: { message: 'model overloaded', type: 'server_error' } }));
+        return;
+      }
+      const system = body.messages.find((m) => m.role === 'system')?.content;
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-test',
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: `[${body.model}]${system ? `(${system})` : ''} ${prompt}` },
+              finish_reason: 'stop',
+            },
+          ],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    requests,
+    stop: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
