@@ -62,7 +62,8 @@ export const TABLES = {
   crewRuns: {
     id: 'crew-runs',
     partitionKey: S('correlation_id'),
-    indexes: [],
+    // Sparse: only unfinished runs carry `open`, so they can be found and queued again.
+    indexes: [{ name: 'open_runs', partitionKey: S('open'), sortKey: S('created_at') }],
     ttlAttribute: 'expires_at',
   },
   /** Crew run events: one item per event, gap-free `index` per run. */

@@ -154,13 +154,17 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
     );
 }
 
-/** The composition root used by the Lambda handler and the local platform. */
-export function crewsApp(runtime: Runtime): ServiceApp {
-  const service = new CrewService(
+/** The service wired to DynamoDB and the crew-run queue. */
+export function crewService(runtime: Runtime): CrewService {
+  return new CrewService(
     new TemplateStore(runtime.db, runtime.tableName('crewTemplates')),
     new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')),
     new SqsRunQueue(sqsClient(runtime.config), runtime.config.crewRunQueueUrl),
     { eventsTtlDays: runtime.config.eventsTtlDays },
   );
-  return createCrewsApp({ authenticator: runtime.authenticator, service });
+}
+
+/** The composition root used by the Lambda handler and the local platform. */
+export function crewsApp(runtime: Runtime): ServiceApp {
+  return createCrewsApp({ authenticator: runtime.authenticator, service: crewService(runtime) });
 }

@@ -245,6 +245,22 @@ export class CrewService {
     return { correlation_id: run.correlation_id };
   }
 
+  /**
+   * Queues every unfinished run again (a lost message, such as the local emulator's after
+   * a restart, would leave it pending forever); the worker resumes each where it stopped.
+   */
+  async requeueOpenRuns(): Promise<number> {
+    let count = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.runs.openRuns(100, cursor);
+      for (const id of page.items) await this.queue.send(id);
+      count += page.items.length;
+      cursor = page.nextCursor;
+    } while (cursor);
+    return count;
+  }
+
   async getRun(correlationId: string, caller: Caller): Promise<CrewRun> {
     return toRun(await this.ownRun(correlationId, caller));
   }

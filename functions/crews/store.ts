@@ -96,6 +96,9 @@ export interface RunItem extends CrewRun {
   expires_at: number;
 }
 
+const OPEN = 'open';
+const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'failed']);
+
 /** Fields of the run written together with an event. */
 export type RunUpdate = Partial<Pick<CrewRun, 'status' | 'started_at' | 'finished_at' | 'error'>>;
 
@@ -112,7 +115,13 @@ export class RunStore {
     await this.db.send(
       new TransactWriteCommand({
         TransactItems: [
-          { Put: { TableName: this.runsTable, Item: run, ConditionExpression: 'attribute_not_exists(correlation_id)' } },
+          {
+            Put: {
+              TableName: this.runsTable,
+              Item: { ...run, open: OPEN },
+              ConditionExpression: 'attribute_not_exists(correlation_id)',
+            },
+          },
           {
             Put: {
               TableName: this.eventsTable,
@@ -129,7 +138,29 @@ export class RunStore {
     const out = await this.db.send(
       new GetCommand({ TableName: this.runsTable, Key: { correlation_id: correlationId }, ConsistentRead: true }),
     );
-    return out.Item as RunItem | undefined;
+    if (!out.Item) return undefined;
+    const { open: _open, ...run } = out.Item;
+    return run as RunItem;
+  }
+
+  /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */
+  async openRuns(limit: number, cursor: string | undefined): Promise<Page<string>> {
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.runsTable,
+        IndexName: 'open_runs',
+        KeyConditionExpression: '#open = :open',
+        ExpressionAttributeNames: { '#open': 'open' },
+        ExpressionAttributeValues: { ':open': OPEN },
+        ProjectionExpression: 'correlation_id',
+        Limit: limit,
+        ExclusiveStartKey: decodeCursor(cursor, (k) => k.open === OPEN),
+      }),
+    );
+    return {
+      items: (out.Items ?? []).map((i) => String(i.correlation_id)),
+      nextCursor: encodeCursor(out.LastEvaluatedKey),
+    };
   }
 
   /**
@@ -146,6 +177,9 @@ export class RunStore {
       values[`:u${i}`] = value;
       sets.push(`#u${i} = :u${i}`);
     });
+    // A finished run leaves the `open_runs` index.
+    const remove = update.status && FINISHED.has(update.status) ? ' REMOVE #open' : '';
+    if (remove) names['#open'] = 'open';
     try {
       await this.db.send(
         new TransactWriteCommand({
@@ -161,7 +195,7 @@ export class RunStore {
               Update: {
                 TableName: this.runsTable,
                 Key: { correlation_id: run.correlation_id },
-                UpdateExpression: `SET ${sets.join(', ')}`,
+                UpdateExpression: `SET ${sets.join(', ')}${remove}`,
                 ConditionExpression: 'event_count = :index',
                 ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
                 ExpressionAttributeValues: values,

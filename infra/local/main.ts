@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   console.log(`Data Platform Management Service listening on ${platform.baseUrl}`);
   console.log(`  API reference: ${platform.baseUrl}/docs   OpenAPI: ${platform.baseUrl}/openapi.json`);
   console.log(`  stage: ${platform.config.stage}   data: ${platform.config.dataDir}`);
+  if (platform.requeuedRuns > 0) console.log(`  resumed ${platform.requeuedRuns} unfinished crew run(s)`);
   if (platform.generatedAdminKey) {
     console.log(`  bootstrap admin key (shown once, keep it): ${platform.generatedAdminKey}`);
     console.log(`  use it as: curl -H 'Authorization-PSK: <key>' ${platform.baseUrl}/api/...`);

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serve, type ServerType } from '@hono/node-server';
 import { serviceApps } from '../../functions/apps.js';
+import { crewService } from '../../functions/crews/app.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler, crewRunner } from '../../functions/crews/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
@@ -21,6 +22,8 @@ export interface RunningPlatform {
   readonly runtime: Runtime;
   /** The bootstrap admin key when this start generated it (shown once), else undefined. */
   readonly generatedAdminKey: string | undefined;
+  /** Unfinished crew runs queued again at start-up. */
+  readonly requeuedRuns: number;
   stop(): Promise<void>;
 }
 
@@ -59,6 +62,8 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     else generatedAdminKey = await ensureGeneratedAdminKey(runtime.keys);
 
     const workers = startWorkers(runtime, queues.crewRuns, options.retryDelaySeconds ?? 2);
+    // The emulated queue forgets its messages on restart; the runs themselves are kept.
+    const requeued = await crewService(runtime).requeueOpenRuns();
     const server = await listen(runtime, effective).catch(async (err) => {
       await workers.stop();
       throw err;
@@ -70,6 +75,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       config: effective,
       runtime,
       generatedAdminKey,
+      requeuedRuns: requeued,
       stop: async () => {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await workers.stop();

@@ -20,8 +20,12 @@ const { startTestIssuer } = await import('../support/identity-provider.js');
 const { mintToken } = await import('../support/tokens.js');
 const { DecisionStore } = await import('../../functions/decisions/store.js');
 const { DecisionService } = await import('../../functions/decisions/service.js');
-const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
-const { runLoad, httpCall } = await import('./load.js');
+const { GetCommand, BatchWriteCommand, DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
+const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+const { emulatorOptions } = await import('../../shared/aws/clients.js');
+const { RunStore } = await import('../../functions/crews/store.js');
+const { randomUUID } = await import('node:crypto');
+const { runLoad, runInterleaved, httpCall } = await import('./load.js');
 const { measureBundles } = await import('./bundles.js');
 type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
@@ -57,46 +61,184 @@ async function seedSubmitted(key: string, count: number) {
   );
 }
 
-/** Runs a measured load and counts the DynamoDB calls it made. */
-async function measured(op: (i: number) => Promise<boolean>, total: number) {
-  const before = dynamoCalls;
-  const result = await runLoad(op, { concurrency: CONCURRENCY, total, maxSeconds: 120 });
-  return { ...result, callsPerOp: (dynamoCalls - before) / result.requests };
+/** The bare store calls go through their own client, so their DynamoDB calls count apart. */
+const bareDb = DynamoDBDocumentClient.from(
+  new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: platform.config.endpoints.dynamodb })),
+);
+let bareCalls = 0;
+bareDb.middlewareStack.add((next) => (args) => {
+  bareCalls++;
+  return next(args);
+}, { step: 'initialize', name: 'benchBareCallCounter' });
+
+type Measured = LoadResult & { callsPerOp: number };
+
+/**
+ * Measures an endpoint and its bare store call(s) interleaved in one load, so both see
+ * the same machine; counts the DynamoDB calls each made.
+ */
+async function measuredPair(
+  endpoint: () => Promise<boolean>,
+  bare: () => Promise<boolean>,
+  total: number,
+): Promise<[Measured, Measured]> {
+  const [endpointBefore, bareBefore] = [dynamoCalls, bareCalls];
+  const [e, b] = await runInterleaved([endpoint, bare], { concurrency: CONCURRENCY, total: total * 2, maxSeconds: 300 });
+  return [
+    { ...e!, callsPerOp: (dynamoCalls - endpointBefore) / e!.requests },
+    { ...b!, callsPerOp: (bareCalls - bareBefore) / b!.requests },
+  ];
 }
 
 // GET /api/decisions/{workspace}/{key}/versions/{version} against a GetItem.
 await service.createVersion('bench', 'get', { content: { limit: 100, tiers: [1, 2, 3] } }, author);
 const getUrl = `${platform.baseUrl}/api/decisions/bench/get/versions/1`;
 const auth = (t: string) => ({ authorization: `Bearer ${t}` });
-await runLoad(async () => (await httpCall(getUrl, 'GET', auth(userToken))) === 200, { concurrency: CONCURRENCY, total: 500 });
-const getEndpoint = await measured(async () => (await httpCall(getUrl, 'GET', auth(userToken))) === 200, GET_REQUESTS);
 const getKey = { pk: 'D#bench#get', sk: `V#${'1'.padStart(10, '0')}` };
-const getBare = await measured(async () => Boolean((await db.send(new GetCommand({ TableName: table, Key: getKey }))).Item), GET_REQUESTS);
+const getViaHttp = async () => (await httpCall(getUrl, 'GET', auth(userToken))) === 200;
+const getBareCall = async () => Boolean((await bareDb.send(new GetCommand({ TableName: table, Key: getKey }))).Item);
+await runInterleaved([getViaHttp, getBareCall], { concurrency: CONCURRENCY, total: 600 });
+const [getEndpoint, getBare] = await measuredPair(getViaHttp, getBareCall, GET_REQUESTS);
 
 // E1: approve distinct submitted versions, against the one conditional UpdateItem.
 await seedSubmitted('e1-http', E1_REQUESTS);
 await seedSubmitted('e1-bare', E1_REQUESTS);
-const e1Endpoint = await measured(
-  async (i) =>
-    (await httpCall(`${platform.baseUrl}/api/decisions/bench/e1-http/versions/${i + 1}/approve`, 'POST', {
-      ...auth(approverToken),
-      'content-type': 'application/json',
-    }, '{"notes":"bench"}')) === 200,
+const bareStore = new DecisionStore(bareDb, table);
+let httpVersion = 0;
+let bareVersion = 0;
+const [e1Endpoint, e1Bare] = await measuredPair(
+  async () =>
+    (await httpCall(
+      `${platform.baseUrl}/api/decisions/bench/e1-http/versions/${++httpVersion}/approve`,
+      'POST',
+      { ...auth(approverToken), 'content-type': 'application/json' },
+      '{"notes":"bench"}',
+    )) === 200,
+  async () => {
+    const at = new Date().toISOString();
+    const result = await bareStore.transition('bench', 'e1-bare', ++bareVersion, {
+      from: 'submitted',
+      to: 'approved',
+      set: { approved_by: 'bench-approver', approved_at: at, notes: 'bench' },
+      remove: [],
+      history: { from: 'submitted', to: 'approved', action: 'approve', by: 'bench-approver', at, notes: 'bench' },
+      notEqual: { created_by: 'bench-approver', submitted_by: 'bench-approver' },
+      published: true,
+    });
+    return result.ok;
+  },
   E1_REQUESTS,
 );
-const e1Bare = await measured(async (i) => {
-  const at = new Date().toISOString();
-  const result = await store.transition('bench', 'e1-bare', i + 1, {
-    from: 'submitted',
-    to: 'approved',
-    set: { approved_by: 'bench-approver', approved_at: at, notes: 'bench' },
-    remove: [],
-    history: { from: 'submitted', to: 'approved', action: 'approve', by: 'bench-approver', at, notes: 'bench' },
-    notEqual: { created_by: 'bench-approver', submitted_by: 'bench-approver' },
-    published: true,
+
+// Crew runs: E2's answer to run.completed (seen by polling E13), and events written per second.
+const adminToken = await tokenFor('bench-admin', ['admin']);
+const json = { 'content-type': 'application/json' };
+const templateRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
+  method: 'POST',
+  headers: { ...auth(adminToken), ...json },
+  body: JSON.stringify({
+    name: 'bench-3-steps',
+    variables: [{ name: 'who', required: true }],
+    steps: [
+      { id: 'a', kind: 'render', template: 'Hello {{who}}' },
+      { id: 'b', kind: 'render', template: '{{steps.a.output}}!' },
+      { id: 'c', kind: 'render', template: '{{steps.b.output}}?' },
+    ],
+  }),
+});
+const templateId = ((await templateRes.json()) as { id: string }).id;
+const POLL_MS = 10;
+let eventsSeen = 0;
+const crewStarted = performance.now();
+const crewRuns = await runLoad(
+  async () => {
+    const res = await fetch(`${platform.baseUrl}/api/crew-templates/${templateId}/run`, {
+      method: 'POST',
+      headers: { ...auth(userToken), ...json },
+      body: JSON.stringify({ values: { who: 'bench' } }),
+    });
+    if (res.status !== 202) return false;
+    const { correlation_id } = (await res.json()) as { correlation_id: string };
+    let start = 0;
+    for (let i = 0; i < 3000; i++) {
+      const poll = await fetch(`${platform.baseUrl}/api/events/${correlation_id}?start=${start}`, { headers: auth(userToken) });
+      const events = (await poll.json()) as { type: string }[];
+      start += events.length;
+      if (events.some((e) => e.type === 'run.completed')) {
+        eventsSeen += start;
+        return true;
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    return false;
+  },
+  { concurrency: 20, total: 200, maxSeconds: 300 },
+);
+const eventsPerSecond = eventsSeen / ((performance.now() - crewStarted) / 1000);
+
+// E13 from near the end of a 10,000-event run vs. from the start of a 10-event run.
+const runs = new RunStore(db, platform.runtime.tableName('crewRuns'), platform.runtime.tableName('events'));
+async function seedRun(events: number): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const expires = Math.floor(Date.now() / 1000) + 86_400;
+  const event = (index: number) => ({
+    index,
+    correlation_id: id,
+    type: index === 0 ? 'run.queued' : 'step.completed',
+    timestamp: now,
+    step_id: index === 0 ? undefined : `s${index}`,
+    message: `event ${index}`,
+    data: { output: `output of ${index}` },
+    expires_at: expires,
   });
-  return result.ok;
-}, E1_REQUESTS);
+  await runs.create(
+    {
+      correlation_id: id,
+      template_id: templateId,
+      status: 'running',
+      values: {},
+      created_by: 'bench-user',
+      created_at: now,
+      started_at: now,
+      finished_at: null,
+      event_count: 1,
+      error: null,
+      steps: [],
+      expires_at: expires,
+    },
+    event(0) as never,
+  );
+  const batches: number[][] = [];
+  for (let i = 1; i < events; i += 25) batches.push(Array.from({ length: Math.min(25, events - i) }, (_, j) => i + j));
+  await runLoad(
+    async (b) => {
+      await db.send(
+        new BatchWriteCommand({
+          RequestItems: { [platform.runtime.tableName('events')]: batches[b]!.map((i) => ({ PutRequest: { Item: event(i) } })) },
+        }),
+      );
+      return true;
+    },
+    { concurrency: 8, total: batches.length, maxSeconds: 300 },
+  );
+  return id;
+}
+const longRun = await seedRun(10_000);
+const shortRun = await seedRun(10);
+const pollFrom = (id: string, start: number) => async () =>
+  (await httpCall(`${platform.baseUrl}/api/events/${id}?start=${start}`, 'GET', auth(userToken))) === 200;
+await runLoad(pollFrom(shortRun, 0), { concurrency: CONCURRENCY, total: 300 });
+const [e13Long, e13Short] = await measuredPair(pollFrom(longRun, 9_990), pollFrom(shortRun, 0), GET_REQUESTS / 2);
+{
+  // Interleaved, the two polls' DynamoDB calls share one counter: count each alone.
+  const before = dynamoCalls;
+  await runLoad(pollFrom(longRun, 9_990), { concurrency: CONCURRENCY, total: 200 });
+  e13Long.callsPerOp = (dynamoCalls - before) / 200;
+  const mid = dynamoCalls;
+  await runLoad(pollFrom(shortRun, 0), { concurrency: CONCURRENCY, total: 200 });
+  e13Short.callsPerOp = (dynamoCalls - mid) / 200;
+}
 
 await platform.stop();
 await idp.stop();
@@ -104,7 +246,7 @@ await idp.stop();
 const bundles = await measureBundles(ROOT);
 
 const ms = (n: number) => n.toFixed(2);
-const row = (name: string, r: LoadResult & { callsPerOp: number }) =>
+const row = (name: string, r: Measured) =>
   `| ${name} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.callsPerOp.toFixed(2)} |`;
 const ratio = (a: number, b: number) => (a / b).toFixed(2);
 const kb = (b: number) => `${(b / 1024).toFixed(0)} KB`;
@@ -126,6 +268,23 @@ const lines = [
   row('bare conditional UpdateItem', e1Bare),
   '',
   `Overhead ratio (p50 endpoint / p50 bare; target ≤ 1.5): GET **${ratio(getEndpoint.p50, getBare.p50)}**, E1 **${ratio(e1Endpoint.p50, e1Bare.p50)}**.`,
+  '',
+  '## Crew runs',
+  '',
+  `3-step template (render ×3), ${crewRuns.requests} runs at concurrency 20, completion seen by polling E13 every ${POLL_MS} ms:`,
+  '',
+  '| measurement | runs | failed | p50 ms | p99 ms |',
+  '|---|---|---|---|---|',
+  `| E2 answer → run.completed | ${crewRuns.requests} | ${crewRuns.errors} | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} |`,
+  '',
+  `Worker throughput: **${eventsPerSecond.toFixed(0)} events written per second** (each event is one DynamoDB transaction: the event and the run's count).`,
+  '',
+  '| E13 poll (10 events returned) | requests | errors | req/s | p50 ms | p99 ms | DynamoDB calls / request |',
+  '|---|---|---|---|---|---|---|',
+  row('start=9990 of a 10,000-event run', e13Long),
+  row('start=0 of a 10-event run', e13Short),
+  '',
+  `E13 cost vs. run length (p50 long / p50 short; target ≤ 1.2): **${ratio(e13Long.p50, e13Short.p50)}**.`,
   '',
   '## Lambda bundles (esbuild, minified, AWS SDK bundled, ESM, node22)',
   '',

@@ -1,9 +1,12 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { createCrewsApp } from '../../functions/crews/app.js';
+import { randomUUID } from 'node:crypto';
+import { createCrewsApp, crewService } from '../../functions/crews/app.js';
 import { CrewService } from '../../functions/crews/service.js';
 import { RunStore, TemplateStore } from '../../functions/crews/store.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { documentClient } from '../../shared/aws/clients.js';
+import { loadConfig } from '../../shared/config.js';
+import { createRuntime } from '../../shared/runtime.js';
 import { api, slug, token } from './helpers.js';
 
 let admin: string;
@@ -399,5 +402,45 @@ describe('E2 run and E13 events', () => {
     expect(status.body).toMatchObject({ status: 'failed', error: expect.stringContaining('queued'), event_count: 2 });
     const events = await api<Event[]>(`/api/events/${sent[0]}`, { token: alice });
     expect(events.body.map((e) => e.type)).toEqual(['run.queued', 'run.failed']);
+  });
+});
+
+describe('unfinished runs', () => {
+  it('are queued again (as the local platform does at start-up) and finish', async () => {
+    const runtime = createRuntime(
+      loadConfig({
+        STAGE: inject('stage'),
+        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        SQS_ENDPOINT: inject('sqsEndpoint'),
+        CREW_RUN_QUEUE_URL: inject('crewRunQueueUrl'),
+      }),
+    );
+    const template = await createTemplate();
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    // A run whose message was lost: stored with its first event, never queued.
+    await new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')).create(
+      {
+        correlation_id: id,
+        template_id: template.id,
+        status: 'pending',
+        values: { who: 'lost', times: 1, loud: true, extra: null },
+        created_by: 'alice',
+        created_at: now,
+        started_at: null,
+        finished_at: null,
+        event_count: 1,
+        error: null,
+        steps: threeSteps.steps as never,
+        expires_at: Math.floor(Date.now() / 1000) + 3600,
+      },
+      { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await api(`/api/crew-runs/${id}`, { token: alice })).body.status).toBe('pending');
+    expect(await crewService(runtime).requeueOpenRuns()).toBeGreaterThanOrEqual(1);
+    const events = await pollUntilDone(id, alice);
+    expect(events.at(-1)!.type).toBe('run.completed');
+    expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
   });
 });
