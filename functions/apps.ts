@@ -20,7 +20,8 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
   let document: unknown;
   const documentOfAll = () => (document ??= openApiDocument(Object.values(apps)));
   const factories: Record<GroupName, () => ServiceApp> = {
-    platform: () => createPlatformApp({ version: pkg.version, buildNumber: runtime.config.buildNumber, document: documentOfAll }),
+    platform: () =>
+      createPlatformApp({ version: pkg.version, buildNumber: runtime.config.buildNumber, document: documentOfAll }),
     decisions: () => decisionsApp(runtime),
     crews: () => crewsApp(runtime),
   };

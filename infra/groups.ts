@@ -80,8 +80,6 @@ export type GroupName = (typeof GROUPS)[number]['name'];
 /** The group that serves a path, or undefined when no group does. */
 export function groupForPath(path: string): GroupDefinition | undefined {
   return (GROUPS as readonly GroupDefinition[]).find(
-    (g) =>
-      g.exactPaths?.includes(path) ||
-      g.prefixes.some((p) => path === p || path.startsWith(`${p}/`)),
+    (g) => g.exactPaths?.includes(path) || g.prefixes.some((p) => path === p || path.startsWith(`${p}/`)),
   );
 }

@@ -88,11 +88,8 @@ export const QUEUES = {
 export type TableKey = keyof typeof TABLES;
 export type QueueKey = keyof typeof QUEUES;
 
-export const physicalTableName = (stage: string, table: TableDefinition): string =>
-  `dpm-${stage}-${table.id}`;
+export const physicalTableName = (stage: string, table: TableDefinition): string => `dpm-${stage}-${table.id}`;
 
-export const physicalQueueName = (stage: string, queue: QueueDefinition): string =>
-  `dpm-${stage}-${queue.id}`;
+export const physicalQueueName = (stage: string, queue: QueueDefinition): string => `dpm-${stage}-${queue.id}`;
 
-export const deadLetterQueueName = (stage: string, queue: QueueDefinition): string =>
-  `dpm-${stage}-${queue.id}-dlq`;
+export const deadLetterQueueName = (stage: string, queue: QueueDefinition): string => `dpm-${stage}-${queue.id}-dlq`;

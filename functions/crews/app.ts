@@ -118,7 +118,11 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
       async (c, { params, body, caller }) => {
         const { correlation_id } = await service.startRun(params.template_id, body.values, caller);
         return c.json(
-          { correlation_id, status: 'pending' as const, message: `Run queued; poll /api/events/${correlation_id}?start=0` },
+          {
+            correlation_id,
+            status: 'pending' as const,
+            message: `Run queued; poll /api/events/${correlation_id}?start=0`,
+          },
           202,
         );
       },
@@ -146,7 +150,11 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         tags: RUNS,
         access: 'user',
         request: { params: RunParams, query: EventsQuery },
-        success: { status: 200, description: 'Events with index ≥ start, ascending, at most 1000', schema: z.array(CrewEvent) },
+        success: {
+          status: 200,
+          description: 'Events with index ≥ start, ascending, at most 1000',
+          schema: z.array(CrewEvent),
+        },
         errors: [404],
       },
       async (c, { params, query, caller }) =>

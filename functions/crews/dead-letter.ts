@@ -17,7 +17,10 @@ export function createDeadLetterHandler(runner: CrewRunner): SqsHandler {
       return;
     }
     const receives = record.attributes.ApproximateReceiveCount;
-    logger.warn('crew run abandoned in the dead-letter queue', { correlation_id: correlationId, receive_count: receives });
+    logger.warn('crew run abandoned in the dead-letter queue', {
+      correlation_id: correlationId,
+      receive_count: receives,
+    });
     await runner.failAbandoned(correlationId, `its message failed ${receives ?? 'several'} deliveries`);
   };
   return (event, context) => processPartialResponse(event, processRecord, processor, context ? { context } : {});

@@ -67,8 +67,15 @@ export class CrewRunner {
     if (events.some((e) => TERMINAL.has(e.type))) return;
     let next = events.length;
     const log = logger.createChild({ persistentKeys: { correlation_id: run.correlation_id } });
-    const append = async (type: EventType, message: string, stepId?: string, data?: Record<string, unknown>, update?: RunUpdate) => {
-      if (!(await this.runs.append(run, this.event(run, next, type, message, stepId, data), update))) throw new IndexTaken();
+    const append = async (
+      type: EventType,
+      message: string,
+      stepId?: string,
+      data?: Record<string, unknown>,
+      update?: RunUpdate,
+    ) => {
+      if (!(await this.runs.append(run, this.event(run, next, type, message, stepId, data), update)))
+        throw new IndexTaken();
       next++;
     };
     const stepEvent = (type: EventType, id: string) => events.find((e) => e.type === type && e.step_id === id);
@@ -86,29 +93,55 @@ export class CrewRunner {
       const failed = stepEvent('step.failed', step.id);
       if (failed) {
         const error = String(failed.data?.error ?? 'step failed');
-        await append('run.failed', `Run failed at step ${step.id}`, undefined, { error }, { status: 'failed', finished_at: nowIso(), error });
+        await append(
+          'run.failed',
+          `Run failed at step ${step.id}`,
+          undefined,
+          { error },
+          { status: 'failed', finished_at: nowIso(), error },
+        );
         return;
       }
-      if (!stepEvent('step.started', step.id)) await append('step.started', `Step ${step.id} (${step.kind}) started`, step.id);
+      if (!stepEvent('step.started', step.id))
+        await append('step.started', `Step ${step.id} (${step.kind}) started`, step.id);
       const outcome = await this.steps.execute(step, { values: run.values, outputs });
       if (!outcome.ok) {
         log.info('crew step failed', { step_id: step.id, error: outcome.error });
         await append('step.failed', `Step ${step.id} failed: ${outcome.error}`, step.id, { error: outcome.error });
-        await append('run.failed', `Run failed at step ${step.id}`, undefined, { error: outcome.error }, {
-          status: 'failed',
-          finished_at: nowIso(),
-          error: outcome.error,
-        });
+        await append(
+          'run.failed',
+          `Run failed at step ${step.id}`,
+          undefined,
+          { error: outcome.error },
+          {
+            status: 'failed',
+            finished_at: nowIso(),
+            error: outcome.error,
+          },
+        );
         return;
       }
       await append('step.completed', `Step ${step.id} completed`, step.id, { output: outcome.output });
       outputs[step.id] = outcome.output;
     }
-    await append('run.completed', 'Run completed', undefined, { outputs }, { status: 'succeeded', finished_at: nowIso() });
+    await append(
+      'run.completed',
+      'Run completed',
+      undefined,
+      { outputs },
+      { status: 'succeeded', finished_at: nowIso() },
+    );
     log.info('crew run completed', { events: next });
   }
 
-  private event(run: RunItem, index: number, type: EventType, message: string, stepId?: string, data?: Record<string, unknown>): CrewEvent {
+  private event(
+    run: RunItem,
+    index: number,
+    type: EventType,
+    message: string,
+    stepId?: string,
+    data?: Record<string, unknown>,
+  ): CrewEvent {
     return {
       index,
       correlation_id: run.correlation_id,

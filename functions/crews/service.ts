@@ -18,9 +18,17 @@ export const MAX_EVENTS_PER_POLL = 1000;
 const TYPE_CHECKS: Record<VariableType, { ok: (v: unknown) => boolean; type: string; msg: string }> = {
   string: { ok: (v) => typeof v === 'string', type: 'string_type', msg: 'Input should be a valid string' },
   integer: { ok: (v) => Number.isInteger(v), type: 'int_type', msg: 'Input should be a valid integer' },
-  number: { ok: (v) => typeof v === 'number' && Number.isFinite(v), type: 'float_type', msg: 'Input should be a valid number' },
+  number: {
+    ok: (v) => typeof v === 'number' && Number.isFinite(v),
+    type: 'float_type',
+    msg: 'Input should be a valid number',
+  },
   boolean: { ok: (v) => typeof v === 'boolean', type: 'bool_type', msg: 'Input should be a valid boolean' },
-  object: { ok: (v) => typeof v === 'object' && v !== null && !Array.isArray(v), type: 'dict_type', msg: 'Input should be a valid dictionary' },
+  object: {
+    ok: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+    type: 'dict_type',
+    msg: 'Input should be a valid dictionary',
+  },
   array: { ok: (v) => Array.isArray(v), type: 'list_type', msg: 'Input should be a valid list' },
 };
 
@@ -29,7 +37,12 @@ function typeIssue(type: VariableType, value: unknown, loc: (string | number)[])
   const check = TYPE_CHECKS[type];
   if (check.ok(value)) return undefined;
   if (type === 'integer' && typeof value === 'number' && Number.isFinite(value)) {
-    return { type: 'int_from_float', loc, msg: 'Input should be a valid integer, got a number with a fractional part', input: value };
+    return {
+      type: 'int_from_float',
+      loc,
+      msg: 'Input should be a valid integer, got a number with a fractional part',
+      input: value,
+    };
   }
   return { type: check.type, loc, msg: check.msg, input: value };
 }
@@ -54,7 +67,10 @@ function renderedFields(step: Step): [string, string][] {
         ...Object.entries(step.headers ?? {}).map(([name, value]): [string, string] => [`headers.${name}`, value]),
       ];
     case 'llm':
-      return [['prompt', step.prompt], ...(step.system !== undefined ? ([['system', step.system]] as [string, string][]) : [])];
+      return [
+        ['prompt', step.prompt],
+        ...(step.system !== undefined ? ([['system', step.system]] as [string, string][]) : []),
+      ];
     case 'wait':
       return [];
   }
@@ -68,7 +84,8 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const names = new Set<string>();
   req.variables.forEach((v, i) => {
-    if (names.has(v.name)) issues.push(valueError(['body', 'variables', i, 'name'], v.name, `duplicate variable name '${v.name}'`));
+    if (names.has(v.name))
+      issues.push(valueError(['body', 'variables', i, 'name'], v.name, `duplicate variable name '${v.name}'`));
     names.add(v.name);
     if (v.default !== undefined) {
       const wrong = typeIssue(v.type, v.default, ['body', 'variables', i, 'default']);
@@ -78,7 +95,8 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
   const earlier = new Set<string>();
   const all = new Set(req.steps.map((s) => s.id));
   req.steps.forEach((step, i) => {
-    if (earlier.has(step.id)) issues.push(valueError(['body', 'steps', i, 'id'], step.id, `duplicate step id '${step.id}'`));
+    if (earlier.has(step.id))
+      issues.push(valueError(['body', 'steps', i, 'id'], step.id, `duplicate step id '${step.id}'`));
     for (const [field, text] of renderedFields(step)) {
       const loc = ['body', 'steps', i, ...field.split('.')];
       for (const ref of references(text)) {
@@ -101,7 +119,10 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
  * E2's check of `values` against the declaration: missing required → `missing`, unknown
  * → `extra_forbidden`, wrong type → the pydantic type; returns the values with defaults.
  */
-export function resolveValues(variables: readonly Variable[], values: Record<string, unknown>): Record<string, unknown> {
+export function resolveValues(
+  variables: readonly Variable[],
+  values: Record<string, unknown>,
+): Record<string, unknown> {
   const issues: ValidationIssue[] = [];
   const declared = new Map(variables.map((v) => [v.name, v]));
   const resolved: Record<string, unknown> = {};
@@ -121,7 +142,12 @@ export function resolveValues(variables: readonly Variable[], values: Record<str
   }
   for (const name of Object.keys(values)) {
     if (!declared.has(name)) {
-      issues.push({ type: 'extra_forbidden', loc: ['body', 'values', name], msg: 'Extra inputs are not permitted', input: values[name] });
+      issues.push({
+        type: 'extra_forbidden',
+        loc: ['body', 'values', name],
+        msg: 'Extra inputs are not permitted',
+        input: values[name],
+      });
     }
   }
   if (issues.length > 0) throw new ValidationFailed(issues);
@@ -204,7 +230,11 @@ export class CrewService {
    * E2: stores the run with its `run.queued` event (index 0) in one transaction, then
    * queues it. A run that cannot be queued is failed at once, never left pending.
    */
-  async startRun(templateId: string, values: Record<string, unknown>, caller: Caller): Promise<{ correlation_id: string }> {
+  async startRun(
+    templateId: string,
+    values: Record<string, unknown>,
+    caller: Caller,
+  ): Promise<{ correlation_id: string }> {
     const template = await this.getTemplate(templateId);
     const resolved = resolveValues(template.variables, values);
     const at = nowIso();
@@ -237,7 +267,14 @@ export class CrewService {
       const error = 'The run could not be queued: the queue did not answer';
       await this.runs.append(
         run,
-        { index: 1, correlation_id: run.correlation_id, type: 'run.failed', timestamp: nowIso(), message: error, data: { error } },
+        {
+          index: 1,
+          correlation_id: run.correlation_id,
+          type: 'run.failed',
+          timestamp: nowIso(),
+          message: error,
+          data: { error },
+        },
         { status: 'failed', finished_at: nowIso(), error },
       );
       throw new Unavailable('The crew-run queue did not answer; the run was marked failed');
@@ -277,7 +314,8 @@ export class CrewService {
   private async ownRun(correlationId: string, caller: Caller): Promise<RunItem> {
     const run = await this.runs.get(correlationId);
     if (!run) throw new NotFound(`No crew run ${correlationId}`);
-    if (run.created_by !== caller.name && !isAdmin(caller)) throw new Forbidden('Only the run\'s starter or an admin may read it');
+    if (run.created_by !== caller.name && !isAdmin(caller))
+      throw new Forbidden("Only the run's starter or an admin may read it");
     return run;
   }
 

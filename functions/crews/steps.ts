@@ -58,7 +58,10 @@ export class StepExecutor {
       case 'llm': {
         if (!this.llm) throw new Error('no language model is configured (set LLM_BASE_URL)');
         return this.llm.complete(
-          { prompt: render(step.prompt, ctx), ...(step.system !== undefined ? { system: render(step.system, ctx) } : {}) },
+          {
+            prompt: render(step.prompt, ctx),
+            ...(step.system !== undefined ? { system: render(step.system, ctx) } : {}),
+          },
           AbortSignal.timeout(LLM_TIMEOUT_MS),
         );
       }

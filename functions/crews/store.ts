@@ -8,7 +8,7 @@ import {
   TransactWriteCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed } from '../../shared/aws/errors.js';
+import { conditionally } from '../../shared/aws/errors.js';
 import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step } from './schemas.js';
 
@@ -47,7 +47,11 @@ export class TemplateStore {
         Limit: limit,
         ExclusiveStartKey: decodeCursor(
           cursor,
-          (k) => k.list_pk === LIST_PK && typeof k.created_key === 'string' && typeof k.id === 'string' && Object.keys(k).length === 3,
+          (k) =>
+            k.list_pk === LIST_PK &&
+            typeof k.created_key === 'string' &&
+            typeof k.id === 'string' &&
+            Object.keys(k).length === 3,
         ),
       }),
     );
@@ -56,32 +60,24 @@ export class TemplateStore {
 
   /** Replaces an existing template; false when there is none. */
   async replace(template: CrewTemplate): Promise<boolean> {
-    try {
-      await this.db.send(
+    return conditionally(
+      this.db.send(
         new PutCommand({
           TableName: this.tableName,
           Item: { ...template, list_pk: LIST_PK, created_key: `${template.created_at}#${template.id}` },
           ConditionExpression: 'attribute_exists(id)',
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailed(err)) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Deletes a template; false when there was none. */
   async delete(id: string): Promise<boolean> {
-    try {
-      await this.db.send(
+    return conditionally(
+      this.db.send(
         new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailed(err)) return false;
-      throw err;
-    }
+      ),
+    );
   }
 }
 
@@ -168,7 +164,11 @@ export class RunStore {
    * and the run's new count (and status) are one transaction conditioned on the count,
    * so indices have no gaps and no duplicates. False when the index was taken.
    */
-  async append(run: Pick<RunItem, 'correlation_id' | 'expires_at'>, event: CrewEvent, update: RunUpdate = {}): Promise<boolean> {
+  async append(
+    run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
+    event: CrewEvent,
+    update: RunUpdate = {},
+  ): Promise<boolean> {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':index': event.index, ':next': event.index + 1 };
     const sets = ['event_count = :next'];
@@ -206,7 +206,10 @@ export class RunStore {
       );
       return true;
     } catch (err) {
-      if (err instanceof TransactionCanceledException && err.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')) {
+      if (
+        err instanceof TransactionCanceledException &&
+        err.CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed')
+      ) {
         return false;
       }
       throw err;
@@ -247,7 +250,13 @@ export class SqsRunQueue {
   ) {}
 
   async send(correlationId: string): Promise<void> {
-    if (!this.queueUrl) throw Object.assign(new Error('crew-run queue is not configured'), { name: 'QueueDoesNotExist' });
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify({ correlation_id: correlationId }) }));
+    if (!this.queueUrl)
+      throw Object.assign(new Error('crew-run queue is not configured'), { name: 'QueueDoesNotExist' });
+    await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: JSON.stringify({ correlation_id: correlationId }),
+      }),
+    );
   }
 }

@@ -6,7 +6,8 @@ const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const VARIABLE = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
 const STEP_OUTPUT = /^steps\.([a-z0-9_-]{1,64})\.output$/;
 
-export type Reference = { kind: 'variable'; name: string } | { kind: 'step'; id: string } | { kind: 'invalid'; text: string };
+export type Reference =
+  { kind: 'variable'; name: string } | { kind: 'step'; id: string } | { kind: 'invalid'; text: string };
 
 export function references(text: string): Reference[] {
   return [...text.matchAll(PLACEHOLDER)].map(([, inner = '']) => {

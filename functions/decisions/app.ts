@@ -23,7 +23,11 @@ export interface DecisionsDeps {
 const TAGS = ['decisions'];
 const BASE = '/api/decisions/{workspace}/{key}';
 
-const lifecycleRoute = (action: Action, summary: string, access: 'user' | { anyRole: readonly ('approver' | 'admin')[]; session?: boolean }) =>
+const lifecycleRoute = (
+  action: Action,
+  summary: string,
+  access: 'user' | { anyRole: readonly ('approver' | 'admin')[]; session?: boolean },
+) =>
   ({
     name: `${action}_version`,
     method: 'post',
@@ -66,7 +70,12 @@ export function createDecisionsApp({ authenticator, service }: DecisionsDeps): S
         errors: [404],
       },
       async (c, { params, query }) => {
-        const page = await service.listVersions(params.workspace, params.key, query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
+        const page = await service.listVersions(
+          params.workspace,
+          params.key,
+          query.limit ?? DEFAULT_PAGE_SIZE,
+          query.cursor,
+        );
         if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
         return c.json(page.items, 200);
       },

@@ -66,7 +66,5 @@ export const CreateVersionRequest = z
 export type CreateVersionRequest = z.infer<typeof CreateVersionRequest>;
 
 /** Spec 2.2; the body may also be `null` or absent. */
-export const LifecycleActionRequest = z
-  .strictObject({ notes: optionalText() })
-  .openapi('LifecycleActionRequest');
+export const LifecycleActionRequest = z.strictObject({ notes: optionalText() }).openapi('LifecycleActionRequest');
 export const LifecycleBody = LifecycleActionRequest.nullable();

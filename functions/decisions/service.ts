@@ -78,7 +78,12 @@ const describe = (workspace: string, key: string, version?: number) =>
 export class DecisionService {
   constructor(private readonly store: DecisionStore) {}
 
-  async createVersion(workspace: string, key: string, req: CreateVersionRequest, caller: Caller): Promise<VersionDetail> {
+  async createVersion(
+    workspace: string,
+    key: string,
+    req: CreateVersionRequest,
+    caller: Caller,
+  ): Promise<VersionDetail> {
     const canonical = canonicalJson(req.content);
     if (Buffer.byteLength(canonical, 'utf8') > MAX_CONTENT_BYTES) {
       throw new PayloadTooLarge(`content is larger than ${MAX_CONTENT_BYTES / 1024} KiB`);
@@ -107,9 +112,15 @@ export class DecisionService {
     return toDetail(item);
   }
 
-  async listVersions(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionSummary>> {
+  async listVersions(
+    workspace: string,
+    key: string,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<VersionSummary>> {
     const page = await this.store.list(workspace, key, limit, cursor);
-    if (page.items.length === 0 && cursor === undefined) throw new NotFound(`No versions of ${describe(workspace, key)}`);
+    if (page.items.length === 0 && cursor === undefined)
+      throw new NotFound(`No versions of ${describe(workspace, key)}`);
     return { items: page.items.map(toSummary), nextCursor: page.nextCursor };
   }
 
@@ -156,7 +167,9 @@ export class DecisionService {
     const current = result.current;
     if (!current) throw new NotFound(`No ${describe(workspace, key, version)}`);
     if (current.status !== rule.from) {
-      throw new Conflict(`Cannot ${action} ${describe(workspace, key, version)}: it is ${current.status}, not ${rule.from}`);
+      throw new Conflict(
+        `Cannot ${action} ${describe(workspace, key, version)}: it is ${current.status}, not ${rule.from}`,
+      );
     }
     throw new Forbidden(
       `Four-eyes rule: ${caller.name} authored or submitted ${describe(workspace, key, version)}; a second person must approve it`,

@@ -1,4 +1,10 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
 import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
@@ -83,7 +89,10 @@ export class DecisionStore {
 
   async get(workspace: string, key: string, version: number): Promise<VersionItem | undefined> {
     const out = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: partitionKey(workspace, key), sk: versionSortKey(version) } }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: partitionKey(workspace, key), sk: versionSortKey(version) },
+      }),
     );
     return out.Item ? strip(out.Item) : undefined;
   }

@@ -51,8 +51,7 @@ export class StatelessStack extends Stack {
       AUTH_JWKS_URL: stage.authJwksUrl,
       EVENTS_TTL_DAYS: String(stage.eventsTtlDays),
       BUILD_NUMBER: props.buildNumber,
-      CREW_HTTP_ALLOWED_HOSTS:
-        stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
+      CREW_HTTP_ALLOWED_HOSTS: stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
       LLM_BASE_URL: stage.llmBaseUrl,
       LLM_MODEL: stage.llmModel,
       // LLM_API_KEY is deliberately absent: it will come from Secrets Manager, never plain env.
@@ -177,8 +176,7 @@ function assertFitsVisibilityTimeout(worker: WorkerDefinition): void {
 }
 
 /** `data-shares` → `DataShares`: construct ids stay stable and readable. */
-const constructId = (name: string): string =>
-  name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
+const constructId = (name: string): string => name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
 
 const definedOnly = (env: Record<string, string | undefined>): Record<string, string> =>
   Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));

@@ -60,7 +60,8 @@ async function waitForDynamo(endpoint: string, child: ChildProcess, timeoutMs: n
   const deadline = Date.now() + timeoutMs;
   try {
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new StartupError(`DynamoDB Local exited with code ${child.exitCode} during start-up`);
+      if (child.exitCode !== null)
+        throw new StartupError(`DynamoDB Local exited with code ${child.exitCode} during start-up`);
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;

@@ -46,7 +46,8 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
   };
   try {
     const dynamodb =
-      config.endpoints.dynamodb ?? (await startDynamoDb(options.inMemory ? {} : { dataDir: config.dataDir }).then(track)).endpoint;
+      config.endpoints.dynamodb ??
+      (await startDynamoDb(options.inMemory ? {} : { dataDir: config.dataDir }).then(track)).endpoint;
     const sqs = config.endpoints.sqs ?? (await startSqs().then(track)).endpoint;
     const withEndpoints: Config = { ...config, endpoints: { ...config.endpoints, dynamodb, sqs } };
 
@@ -99,7 +100,14 @@ function startWorkers(runtime: Runtime, queue: QueueUrls, retryDelaySeconds: num
   const runner = crewRunner(runtime);
   const arn = (url: string) => `arn:aws:sqs:${runtime.config.region}:000000000000:${url.split('/').pop()}`;
   const pollers = [
-    startQueuePoller({ sqs, queueUrl: queue.url, queueArn: arn(queue.url), handler: createWorkerHandler(runner), loops: 4, retryDelaySeconds }),
+    startQueuePoller({
+      sqs,
+      queueUrl: queue.url,
+      queueArn: arn(queue.url),
+      handler: createWorkerHandler(runner),
+      loops: 4,
+      retryDelaySeconds,
+    }),
     startQueuePoller({
       sqs,
       queueUrl: queue.deadLetterUrl,
@@ -123,7 +131,9 @@ function listen(runtime: Runtime, config: Config): Promise<ServerType> {
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(
         err.code === 'EADDRINUSE'
-          ? new StartupError(`port ${config.port} on ${config.host} is already in use: stop the other process or set PORT`)
+          ? new StartupError(
+              `port ${config.port} on ${config.host} is already in use: stop the other process or set PORT`,
+            )
           : new StartupError(`cannot listen on ${config.host}:${config.port}: ${err.message}`),
       );
     });

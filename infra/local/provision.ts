@@ -42,7 +42,10 @@ export async function ensureTables(client: DynamoDBClient, stage: string): Promi
           TableName: name,
           BillingMode: 'PAY_PER_REQUEST',
           KeySchema: tableKeys,
-          AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })),
+          AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+            AttributeName,
+            AttributeType,
+          })),
           ...(indexes.length ? { GlobalSecondaryIndexes: indexes } : {}),
         }),
       );

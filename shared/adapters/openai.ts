@@ -2,9 +2,7 @@ import type { ChatModel } from '../ports/llm.js';
 
 /** The OpenAI chat-completions protocol: `POST {base}/chat/completions`. */
 export class OpenAiChatModel implements ChatModel {
-  constructor(
-    private readonly settings: { baseUrl: string; model: string | undefined; apiKey: string | undefined },
-  ) {}
+  constructor(private readonly settings: { baseUrl: string; model: string | undefined; apiKey: string | undefined }) {}
 
   async complete(request: { system?: string; prompt: string }, signal: AbortSignal): Promise<string> {
     const messages = [
@@ -21,9 +19,9 @@ export class OpenAiChatModel implements ChatModel {
       body: JSON.stringify({ model: this.settings.model ?? 'gpt-4o-mini', messages }),
     });
     const body = (await res.json().catch(() => undefined)) as
-      | { choices?: { message?: { content?: unknown } }[]; error?: { message?: string } }
-      | undefined;
-    if (!res.ok) throw new Error(`model endpoint answered ${res.status}${body?.error?.message ? `: ${body.error.message}` : ''}`);
+      { choices?: { message?: { content?: unknown } }[]; error?: { message?: string } } | undefined;
+    if (!res.ok)
+      throw new Error(`model endpoint answered ${res.status}${body?.error?.message ? `: ${body.error.message}` : ''}`);
     const content = body?.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new Error('model endpoint answered without choices[0].message.content');
     return content;

@@ -18,7 +18,8 @@ export class OutboundHttp {
     } catch {
       throw new Error(`not a URL: ${req.url}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`only http and https URLs are allowed, not ${url.protocol}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new Error(`only http and https URLs are allowed, not ${url.protocol}`);
     const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     if (!this.allowedHosts.includes(host) && !this.allowedHosts.includes(url.host.toLowerCase())) {
       throw new Error(`host ${url.host} is not in CREW_HTTP_ALLOWED_HOSTS`);

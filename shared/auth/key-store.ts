@@ -1,5 +1,11 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed } from '../aws/errors.js';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { conditionally } from '../aws/errors.js';
 
 /** A pre-shared key as stored: the secret itself never is, only its SHA-256 hash. */
 export interface KeyRecord {
@@ -29,19 +35,15 @@ export class KeyStore {
 
   /** Stores a new key; false when a key with that hash exists already. */
   async createIfAbsent(record: KeyRecord): Promise<boolean> {
-    try {
-      await this.db.send(
+    return conditionally(
+      this.db.send(
         new PutCommand({
           TableName: this.tableName,
           Item: record,
           ConditionExpression: 'attribute_not_exists(key_hash)',
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailed(err)) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   async findByPskId(psk: string): Promise<KeyRecord[]> {
@@ -58,8 +60,8 @@ export class KeyStore {
 
   /** Marks a key deleted unless it already is; false when it was. */
   async markDeleted(keyHash: string, at: string): Promise<boolean> {
-    try {
-      await this.db.send(
+    return conditionally(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { key_hash: keyHash },
@@ -67,11 +69,7 @@ export class KeyStore {
           ConditionExpression: 'attribute_exists(key_hash) AND attribute_not_exists(deleted_at)',
           ExpressionAttributeValues: { ':at': at },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailed(err)) return false;
-      throw err;
-    }
+      ),
+    );
   }
 }

@@ -58,3 +58,14 @@ export function isDependencyFailure(err: unknown, depth = 0): boolean {
 export function isConditionFailed(err: unknown): boolean {
   return (err as SdkLikeError | undefined)?.name === 'ConditionalCheckFailedException';
 }
+
+/** Runs a conditional write: true when written, false when its condition did not hold. */
+export async function conditionally(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (err) {
+    if (isConditionFailed(err)) return false;
+    throw err;
+  }
+}

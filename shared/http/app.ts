@@ -27,10 +27,7 @@ export type AppEnv = { Variables: { requestId: string; caller: Caller | undefine
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Who may call an endpoint: anyone, any authenticated caller, or callers with a role. */
-export type Access =
-  | 'public'
-  | 'user'
-  | { readonly anyRole: readonly Role[]; readonly session?: boolean };
+export type Access = 'public' | 'user' | { readonly anyRole: readonly Role[]; readonly session?: boolean };
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
@@ -195,7 +192,10 @@ function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
   const methods = new Set<string>();
   for (const route of app.routes) {
     if (route.method === 'ALL') continue;
-    const pattern = route.path.replaceAll(/[.+?^$()[\]\\|]/g, '\\$&').replaceAll(/:\w+/g, '[^/]+').replaceAll('*', '.*');
+    const pattern = route.path
+      .replaceAll(/[.+?^$()[\]\\|]/g, '\\$&')
+      .replaceAll(/:\w+/g, '[^/]+')
+      .replaceAll('*', '.*');
     if (new RegExp(`^${pattern}/?$`).test(path)) methods.add(route.method);
   }
   return [...methods].sort();

@@ -22,8 +22,10 @@ export function mergeDocuments(
   const paths: Record<string, Record<string, unknown>> = {};
   const components: Record<string, Record<string, unknown>> = {};
   for (const doc of docs) {
-    for (const [path, ops] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, unknown>>)) paths[path] = { ...paths[path], ...ops };
-    for (const [kind, entries] of Object.entries((doc.components ?? {}) as Record<string, Record<string, unknown>>)) components[kind] = { ...components[kind], ...entries };
+    for (const [path, ops] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, unknown>>))
+      paths[path] = { ...paths[path], ...ops };
+    for (const [kind, entries] of Object.entries((doc.components ?? {}) as Record<string, Record<string, unknown>>))
+      components[kind] = { ...components[kind], ...entries };
   }
   const sortedPaths = Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b)));
   return { openapi: '3.1.0', info, paths: sortedPaths, components };

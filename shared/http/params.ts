@@ -19,12 +19,18 @@ export function intParam(bounds: { min?: number; max?: number } = {}) {
     })
     .transform(Number)
     .pipe(target)
-    .openapi({ type: 'integer', ...(bounds.min !== undefined ? { minimum: bounds.min } : {}), ...(bounds.max !== undefined ? { maximum: bounds.max } : {}) });
+    .openapi({
+      type: 'integer',
+      ...(bounds.min !== undefined ? { minimum: bounds.min } : {}),
+      ...(bounds.max !== undefined ? { maximum: bounds.max } : {}),
+    });
 }
 
 /** An integer in a JSON body: `int_type` for a non-number, `int_from_float` for 1.5. */
 export const integer = () =>
-  z.int({ error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined) });
+  z.int({
+    error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined),
+  });
 
 const TRUE = new Set(['true', '1', 'yes', 'on', 't', 'y']);
 const FALSE = new Set(['false', '0', 'no', 'off', 'f', 'n']);
@@ -43,7 +49,9 @@ export function boolParam() {
 
 /** `limit` (1–1000, default 100) and `cursor`, shared by every list endpoint. */
 export const PageQuery = z.object({
-  limit: intParam({ min: 1, max: 1000 }).optional().openapi({ type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
+  limit: intParam({ min: 1, max: 1000 })
+    .optional()
+    .openapi({ type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
   cursor: z.string().min(1).max(2048).optional(),
 });
 

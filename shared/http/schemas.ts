@@ -18,12 +18,14 @@ export const ValidationError = z
   })
   .openapi('ValidationError');
 
-export const HTTPValidationError = z
-  .object({ detail: z.array(ValidationError) })
-  .openapi('HTTPValidationError');
+export const HTTPValidationError = z.object({ detail: z.array(ValidationError) }).openapi('HTTPValidationError');
 
 /** Slug path parameters (`workspace`, `key`): at most 64, `^[a-z0-9][a-z0-9-]{0,63}$`. */
-export const slug = () => z.string().max(64).regex(/^[a-z0-9][a-z0-9-]{0,63}$/);
+export const slug = () =>
+  z
+    .string()
+    .max(64)
+    .regex(/^[a-z0-9][a-z0-9-]{0,63}$/);
 
 /** Nullable optional free text, as pydantic's `Optional[str] = None`. */
 export const optionalText = (max = 4000) => z.string().max(max).nullable().optional();

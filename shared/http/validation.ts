@@ -62,13 +62,26 @@ function invalidType(issue: Extract<Issue, { code: 'invalid_type' }>, input: unk
   return TYPE_BY_EXPECTED[issue.expected] ?? [`${issue.expected}_type`, `Input should be a valid ${issue.expected}`];
 }
 
-function sizeIssue(issue: Extract<Issue, { code: 'too_small' | 'too_big' }>, input: unknown): Omit<ValidationIssue, 'loc' | 'input'> {
+function sizeIssue(
+  issue: Extract<Issue, { code: 'too_small' | 'too_big' }>,
+  input: unknown,
+): Omit<ValidationIssue, 'loc' | 'input'> {
   const small = issue.code === 'too_small';
-  const limit = Number(small ? (issue as { minimum: number | bigint }).minimum : (issue as { maximum: number | bigint }).maximum);
+  const limit = Number(
+    small ? (issue as { minimum: number | bigint }).minimum : (issue as { maximum: number | bigint }).maximum,
+  );
   if (issue.origin === 'string') {
     return small
-      ? { type: 'string_too_short', msg: `String should have at least ${plural(limit, 'character')}`, ctx: { min_length: limit } }
-      : { type: 'string_too_long', msg: `String should have at most ${plural(limit, 'character')}`, ctx: { max_length: limit } };
+      ? {
+          type: 'string_too_short',
+          msg: `String should have at least ${plural(limit, 'character')}`,
+          ctx: { min_length: limit },
+        }
+      : {
+          type: 'string_too_long',
+          msg: `String should have at most ${plural(limit, 'character')}`,
+          ctx: { max_length: limit },
+        };
   }
   if (issue.origin === 'array' || issue.origin === 'set') {
     const actual = Array.isArray(input) ? input.length : 0;
@@ -118,7 +131,8 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
   const input = valueAt(raw, path);
   switch (issue.code) {
     case 'invalid_type': {
-      if (input === undefined) return [{ type: 'missing', loc, msg: 'Field required', input: missingInput(source, raw, path) }];
+      if (input === undefined)
+        return [{ type: 'missing', loc, msg: 'Field required', input: missingInput(source, raw, path) }];
       const [type, msg] = invalidType(issue, input);
       return [{ type, loc, msg, input }];
     }
@@ -226,7 +240,13 @@ export function toValidationIssues(issues: readonly Issue[], source: Source, raw
   }
   // Never let a failed parse through unexplained: that would reach the handler.
   if (out.length === 0 && issues.length > 0) {
-    out.push({ type: 'value_error', loc: [source], msg: 'Value error, invalid input', input: raw, ctx: { error: 'invalid input' } });
+    out.push({
+      type: 'value_error',
+      loc: [source],
+      msg: 'Value error, invalid input',
+      input: raw,
+      ctx: { error: 'invalid input' },
+    });
   }
   return out;
 }

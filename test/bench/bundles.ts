@@ -61,7 +61,13 @@ export async function measureBundles(root: string): Promise<{ baseline: BundleFi
   writeFileSync(baselineSource, BASELINE);
   const one = async (name: string, entry: string): Promise<BundleFigure> => {
     const outfile = join(dir, `${name}.mjs`);
-    await build({ ...LAMBDA_BUILD, entryPoints: [entry], outfile, absWorkingDir: root, nodePaths: [join(root, 'node_modules')] });
+    await build({
+      ...LAMBDA_BUILD,
+      entryPoints: [entry],
+      outfile,
+      absWorkingDir: root,
+      nodePaths: [join(root, 'node_modules')],
+    });
     return { name, bytes: statSync(outfile).size, initMs: initTime(outfile) };
   };
   const baseline = await one('baseline (Hono + DynamoDB document client)', baselineSource);

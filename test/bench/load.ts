@@ -21,30 +21,7 @@ export async function runLoad(
   op: (i: number) => Promise<boolean>,
   options: { concurrency: number; total: number; maxSeconds?: number },
 ): Promise<LoadResult> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let next = 0;
-  const deadline = Date.now() + (options.maxSeconds ?? 60) * 1000;
-  const started = performance.now();
-  const worker = async () => {
-    while (next < options.total && Date.now() < deadline) {
-      const i = next++;
-      const t0 = performance.now();
-      const ok = await op(i).catch(() => false);
-      latencies.push(performance.now() - t0);
-      if (!ok) errors++;
-    }
-  };
-  await Promise.all(Array.from({ length: options.concurrency }, worker));
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    requests: latencies.length,
-    errors,
-    rps: latencies.length / elapsed,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-  };
+  return (await runInterleaved([op], options))[0]!;
 }
 
 /**
@@ -74,7 +51,13 @@ export async function runInterleaved(
   const elapsed = (performance.now() - started) / 1000;
   return latencies.map((l, k) => {
     l.sort((a, b) => a - b);
-    return { requests: l.length, errors: errors[k]!, rps: l.length / elapsed, p50: percentile(l, 50), p99: percentile(l, 99) };
+    return {
+      requests: l.length,
+      errors: errors[k]!,
+      rps: l.length / elapsed,
+      p50: percentile(l, 50),
+      p99: percentile(l, 99),
+    };
   });
 }
 

@@ -31,15 +31,24 @@ type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
 const idp = await startTestIssuer();
 const platform = await startPlatform(
-  loadConfig({ STAGE: 'bench', PORT: '0', AUTH_ISSUER: idp.issuer, AUTH_AUDIENCE: 'dpm-api', DPM_ADMIN_PSK: 'bench-admin-key-0123456789' }),
+  loadConfig({
+    STAGE: 'bench',
+    PORT: '0',
+    AUTH_ISSUER: idp.issuer,
+    AUTH_AUDIENCE: 'dpm-api',
+    DPM_ADMIN_PSK: 'bench-admin-key-0123456789',
+  }),
   { inMemory: true },
 );
 const db = platform.runtime.db;
 let dynamoCalls = 0;
-db.middlewareStack.add((next) => (args) => {
-  dynamoCalls++;
-  return next(args);
-}, { step: 'initialize', name: 'benchCallCounter' });
+db.middlewareStack.add(
+  (next) => (args) => {
+    dynamoCalls++;
+    return next(args);
+  },
+  { step: 'initialize', name: 'benchCallCounter' },
+);
 
 const table = platform.runtime.tableName('decisions');
 const store = new DecisionStore(db, table);
@@ -66,10 +75,13 @@ const bareDb = DynamoDBDocumentClient.from(
   new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: platform.config.endpoints.dynamodb })),
 );
 let bareCalls = 0;
-bareDb.middlewareStack.add((next) => (args) => {
-  bareCalls++;
-  return next(args);
-}, { step: 'initialize', name: 'benchBareCallCounter' });
+bareDb.middlewareStack.add(
+  (next) => (args) => {
+    bareCalls++;
+    return next(args);
+  },
+  { step: 'initialize', name: 'benchBareCallCounter' },
+);
 
 type Measured = LoadResult & { callsPerOp: number };
 
@@ -83,7 +95,11 @@ async function measuredPair(
   total: number,
 ): Promise<[Measured, Measured]> {
   const [endpointBefore, bareBefore] = [dynamoCalls, bareCalls];
-  const [e, b] = await runInterleaved([endpoint, bare], { concurrency: CONCURRENCY, total: total * 2, maxSeconds: 300 });
+  const [e, b] = await runInterleaved([endpoint, bare], {
+    concurrency: CONCURRENCY,
+    total: total * 2,
+    maxSeconds: 300,
+  });
   return [
     { ...e!, callsPerOp: (dynamoCalls - endpointBefore) / e!.requests },
     { ...b!, callsPerOp: (bareCalls - bareBefore) / b!.requests },
@@ -161,7 +177,9 @@ const crewRuns = await runLoad(
     const { correlation_id } = (await res.json()) as { correlation_id: string };
     let start = 0;
     for (let i = 0; i < 3000; i++) {
-      const poll = await fetch(`${platform.baseUrl}/api/events/${correlation_id}?start=${start}`, { headers: auth(userToken) });
+      const poll = await fetch(`${platform.baseUrl}/api/events/${correlation_id}?start=${start}`, {
+        headers: auth(userToken),
+      });
       const events = (await poll.json()) as { type: string }[];
       start += events.length;
       if (events.some((e) => e.type === 'run.completed')) {
@@ -215,7 +233,9 @@ async function seedRun(events: number): Promise<string> {
     async (b) => {
       await db.send(
         new BatchWriteCommand({
-          RequestItems: { [platform.runtime.tableName('events')]: batches[b]!.map((i) => ({ PutRequest: { Item: event(i) } })) },
+          RequestItems: {
+            [platform.runtime.tableName('events')]: batches[b]!.map((i) => ({ PutRequest: { Item: event(i) } })),
+          },
         }),
       );
       return true;

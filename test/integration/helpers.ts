@@ -55,7 +55,10 @@ export const slug = (prefix = 't') => `${prefix}-${randomUUID().slice(0, 8)}`;
 let keyStore: KeyStore | undefined;
 function keys(): KeyStore {
   keyStore ??= new KeyStore(
-    documentClient({ region: 'us-east-1', endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined } }),
+    documentClient({
+      region: 'us-east-1',
+      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    }),
     physicalTableName(inject('stage'), TABLES.keys),
   );
   return keyStore;
