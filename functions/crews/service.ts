@@ -55,22 +55,21 @@ const valueError = (loc: (string | number)[], input: unknown, error: string): Va
   ctx: { error },
 });
 
-/** The text fields of a step that may hold placeholders. */
-function renderedFields(step: Step): [string, string][] {
+/** The text fields of a step that may hold placeholders, each with its path in the step. */
+function renderedFields(step: Step): [string[], string][] {
+  const optional = (path: string[], text: string | undefined): [string[], string][] =>
+    text === undefined ? [] : [[path, text]];
   switch (step.kind) {
     case 'render':
-      return [['template', step.template]];
+      return [[['template'], step.template]];
     case 'http':
       return [
-        ['url', step.url],
-        ...(step.body !== undefined ? ([['body', step.body]] as [string, string][]) : []),
-        ...Object.entries(step.headers ?? {}).map(([name, value]): [string, string] => [`headers.${name}`, value]),
+        [['url'], step.url],
+        ...optional(['body'], step.body),
+        ...Object.entries(step.headers ?? {}).map(([name, value]): [string[], string] => [['headers', name], value]),
       ];
     case 'llm':
-      return [
-        ['prompt', step.prompt],
-        ...(step.system !== undefined ? ([['system', step.system]] as [string, string][]) : []),
-      ];
+      return [[['prompt'], step.prompt], ...optional(['system'], step.system)];
     case 'wait':
       return [];
   }
@@ -98,7 +97,7 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
     if (earlier.has(step.id))
       issues.push(valueError(['body', 'steps', i, 'id'], step.id, `duplicate step id '${step.id}'`));
     for (const [field, text] of renderedFields(step)) {
-      const loc = ['body', 'steps', i, ...field.split('.')];
+      const loc = ['body', 'steps', i, ...field];
       for (const ref of references(text)) {
         if (ref.kind === 'variable' && !names.has(ref.name)) {
           issues.push(valueError(loc, text, `reference to unknown variable '${ref.name}'`));

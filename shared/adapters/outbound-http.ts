@@ -49,9 +49,19 @@ export class OutboundHttp {
 
 /** Link-local (IPv4 169.254/16, IPv6 fe80::/10) and well-known metadata endpoints. */
 export function isForbiddenAddress(address: string): boolean {
-  const a = address.toLowerCase().replace(/^::ffff:/, '');
+  const a = unmapIpv4(address.toLowerCase());
   if (isIP(a) === 4) {
     return a.startsWith('169.254.') || a === '100.100.100.200' || a === '0.0.0.0';
   }
   return /^fe[89ab][0-9a-f]:/.test(a) || a === 'fd00:ec2::254' || a === '::';
+}
+
+/** `::ffff:169.254.169.254` and its hex form `::ffff:a9fe:a9fe` are IPv4 addresses. */
+function unmapIpv4(address: string): string {
+  const hex = /^(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
+  if (hex) {
+    const [hi, lo] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return address.replace(/^(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:(?=\d+\.)/, '');
 }

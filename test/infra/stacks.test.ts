@@ -58,10 +58,7 @@ beforeAll(() => {
 afterAll(() => rmSync(stubRoot, { recursive: true, force: true }));
 
 /** Synthesizes both stacks as app.ts does, with cdk.json's feature flags and no bundling. */
-function synthesize(
-  name: StageName,
-  options: { stage?: Partial<Stage>; workers?: readonly WorkerDefinition[] } = {},
-) {
+function synthesize(name: StageName, options: { stage?: Partial<Stage>; workers?: readonly WorkerDefinition[] } = {}) {
   const cdkJson = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'cdk.json'), 'utf8'));
   const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
   const stage = { ...stageNamed(name), ...options.stage };
@@ -77,8 +74,7 @@ function synthesize(
   return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
 }
 
-const resources = (t: Template, type: string) =>
-  Object.entries(t.findResources(type)) as [string, Resource][];
+const resources = (t: Template, type: string) => Object.entries(t.findResources(type)) as [string, Resource][];
 
 const single = <T>(items: T[], what: string): T => {
   expect(items, what).toHaveLength(1);
@@ -109,14 +105,19 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
   const queueIds = (def: QueueDefinition): [string, string] => {
     const queues = resources(stateful, 'AWS::SQS::Queue');
     const id = (queueName: string) =>
-      single(queues.filter(([, q]) => q.Properties.QueueName === queueName), queueName)[0];
+      single(
+        queues.filter(([, q]) => q.Properties.QueueName === queueName),
+        queueName,
+      )[0];
     return [id(physicalQueueName(name, def)), id(deadLetterQueueName(name, def))];
   };
 
   /** What the stateless stack holds for a stateful resource's attribute: a strong cross-stack import. */
   const imported = (logicalId: string, attribute: 'Arn' | 'Ref') => ({
     'Fn::ImportValue': expect.stringMatching(
-      new RegExp(`^Dpm-${name}-Stateful:ExportsOutput${attribute === 'Arn' ? `FnGetAtt${logicalId}Arn` : `Ref${logicalId}`}`),
+      new RegExp(
+        `^Dpm-${name}-Stateful:ExportsOutput${attribute === 'Arn' ? `FnGetAtt${logicalId}Arn` : `Ref${logicalId}`}`,
+      ),
     ),
   });
 
@@ -268,26 +269,29 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
-    it.each(queueDefs.map((q) => [q.id, q] as const))('alarms as soon as dead-letter queue %s holds a message', (_, def) => {
-      const [, dlqId] = queueIds(def);
-      const [, alarm] = single(
-        resources(stateful, 'AWS::CloudWatch::Alarm').filter(
-          ([, a]) => a.Properties.AlarmName === `${deadLetterQueueName(name, def)}-depth`,
-        ),
-        `alarm of ${def.id}`,
-      );
-      expect(alarm.Properties).toMatchObject({
-        Namespace: 'AWS/SQS',
-        MetricName: 'ApproximateNumberOfMessagesVisible',
-        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
-        Statistic: 'Maximum',
-        Period: 300,
-        EvaluationPeriods: 1,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        Threshold: 1,
-        TreatMissingData: 'notBreaching',
-      });
-    });
+    it.each(queueDefs.map((q) => [q.id, q] as const))(
+      'alarms as soon as dead-letter queue %s holds a message',
+      (_, def) => {
+        const [, dlqId] = queueIds(def);
+        const [, alarm] = single(
+          resources(stateful, 'AWS::CloudWatch::Alarm').filter(
+            ([, a]) => a.Properties.AlarmName === `${deadLetterQueueName(name, def)}-depth`,
+          ),
+          `alarm of ${def.id}`,
+        );
+        expect(alarm.Properties).toMatchObject({
+          Namespace: 'AWS/SQS',
+          MetricName: 'ApproximateNumberOfMessagesVisible',
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
+          Statistic: 'Maximum',
+          Period: 300,
+          EvaluationPeriods: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          Threshold: 1,
+          TreatMissingData: 'notBreaching',
+        });
+      },
+    );
 
     it('has exactly the crew-runs dead-letter alarm, at one message', () => {
       const alarms = resources(stateful, 'AWS::CloudWatch::Alarm');
@@ -470,7 +474,11 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         ]),
       );
       expect(routes['ANY /api/decisions/{proxy+}']).toBe(functionOf('decisions')[0]);
-      for (const route of ['ANY /api/crew-templates/{proxy+}', 'ANY /api/crew-runs/{proxy+}', 'ANY /api/events/{proxy+}']) {
+      for (const route of [
+        'ANY /api/crew-templates/{proxy+}',
+        'ANY /api/crew-runs/{proxy+}',
+        'ANY /api/events/{proxy+}',
+      ]) {
         expect(routes[route], route).toBe(functionOf('crews')[0]);
       }
       // Workers are reached through their queues only.
@@ -494,8 +502,14 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           if (declared === undefined) expect(granted, `${fn.name} on ${key}`).toEqual([]);
           else if (declared === 'read') {
             expect(granted.length, `${fn.name} reads ${key}`).toBeGreaterThan(0);
-            expect(granted.filter((a) => !DYNAMODB_READ_ACTIONS.has(a)), `${fn.name} on ${key}`).toEqual([]);
-          } else expect(granted, `${fn.name} writes ${key}`).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
+            expect(
+              granted.filter((a) => !DYNAMODB_READ_ACTIONS.has(a)),
+              `${fn.name} on ${key}`,
+            ).toEqual([]);
+          } else
+            expect(granted, `${fn.name} writes ${key}`).toEqual(
+              expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
+            );
         }
         const sends = statementsOf(fn.name).flatMap(actions).includes('sqs:SendMessage');
         const declaredSends = 'sendsTo' in fn ? ((fn as GroupDefinition).sendsTo ?? []) : [];
@@ -562,10 +576,16 @@ describe('workers', () => {
 
   it('get the LLM model and crew HTTP hosts from the stage record, but never an API key', () => {
     const { stateless } = synthesize('dev', {
-      stage: { llmBaseUrl: 'https://llm.example.com/v1', llmModel: 'model-x', crewHttpAllowedHosts: ['a.example.com', 'b.example.com'] },
+      stage: {
+        llmBaseUrl: 'https://llm.example.com/v1',
+        llmModel: 'model-x',
+        crewHttpAllowedHosts: ['a.example.com', 'b.example.com'],
+      },
     });
     const worker = single(
-      resources(stateless, 'AWS::Lambda::Function').filter(([, f]) => f.Properties.FunctionName === 'dpm-dev-crews-worker'),
+      resources(stateless, 'AWS::Lambda::Function').filter(
+        ([, f]) => f.Properties.FunctionName === 'dpm-dev-crews-worker',
+      ),
       'crews worker',
     )[1];
     const env = worker.Properties.Environment.Variables;
@@ -586,6 +606,10 @@ describe('stage record', () => {
   });
 
   it('turns point-in-time recovery off for dev only', () => {
-    expect(Object.entries(STAGES).filter(([, s]) => !s.pointInTimeRecovery).map(([n]) => n)).toEqual(['dev']);
+    expect(
+      Object.entries(STAGES)
+        .filter(([, s]) => !s.pointInTimeRecovery)
+        .map(([n]) => n),
+    ).toEqual(['dev']);
   });
 });

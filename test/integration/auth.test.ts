@@ -134,7 +134,11 @@ describe('Bearer tokens', () => {
 
   it('refuses a token signed by another key that claims the issuer key id', async () => {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-    const forged: JWK = { ...(await exportJWK(privateKey)), kid: inject('privateJwk').kid ?? 'test-key-1', alg: 'RS256' };
+    const forged: JWK = {
+      ...(await exportJWK(privateKey)),
+      kid: inject('privateJwk').kid ?? 'test-key-1',
+      alg: 'RS256',
+    };
     expectUnauthorized(await api(emptyKeyPath(), { token: await token(slug('mallory'), { key: forged }) }));
   });
 
@@ -154,7 +158,10 @@ describe('Bearer tokens', () => {
 
   it('refuses an HS256 token keyed with the issuer public key (algorithm confusion)', async () => {
     const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = inject('privateJwk');
-    const pem = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    const pem = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' }).export({
+      type: 'spki',
+      format: 'pem',
+    });
     const header = b64({ alg: 'HS256', typ: 'JWT', kid: inject('privateJwk').kid });
     const payload = b64(standardClaims(slug('mallory')));
     const signature = createHmac('sha256', pem).update(`${header}.${payload}`).digest('base64url');
@@ -215,7 +222,10 @@ describe('roles from token claims', () => {
     const path = await submittedVersion();
     const name = slug('appr');
     // token() always sends realm_access.roles; empty here, so the role comes only from `claims`
-    const res = await api(`${path}/approve`, { method: 'POST', token: await token(name, { roles: [], claims: claims() }) });
+    const res = await api(`${path}/approve`, {
+      method: 'POST',
+      token: await token(name, { roles: [], claims: claims() }),
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ status: 'approved', approved_by: name });
   });
@@ -256,7 +266,10 @@ describe('pre-shared keys', () => {
   });
 
   it('refuses an expired key', async () => {
-    const { secret } = await insertKey({ createdBy: slug('creator'), validUntil: new Date(Date.now() - 60_000).toISOString() });
+    const { secret } = await insertKey({
+      createdBy: slug('creator'),
+      validUntil: new Date(Date.now() - 60_000).toISOString(),
+    });
     expectUnauthorized(await api(emptyKeyPath(), { psk: secret }));
   });
 
@@ -326,7 +339,10 @@ describe('order of checks (401 → 403 → 422)', () => {
   });
 
   it('an approver Bearer session and an invalid path: 422 naming each bad parameter', async () => {
-    const res = await api(invalidPath, { method: 'POST', token: await token(slug('approver'), { roles: ['approver'] }) });
+    const res = await api(invalidPath, {
+      method: 'POST',
+      token: await token(slug('approver'), { roles: ['approver'] }),
+    });
     expect(res.status, res.text).toBe(422);
     expect(res.body.detail).toEqual(
       expect.arrayContaining([

@@ -96,7 +96,9 @@ describe('crew templates', () => {
     const viaPsk = await api('/api/crew-templates', { method: 'POST', psk: inject('adminPsk'), body: threeSteps });
     expect(viaPsk.status).toBe(201);
     const id = viaPsk.body.id;
-    expect((await api(`/api/crew-templates/${id}`, { method: 'PUT', token: alice, body: threeSteps })).status).toBe(403);
+    expect((await api(`/api/crew-templates/${id}`, { method: 'PUT', token: alice, body: threeSteps })).status).toBe(
+      403,
+    );
     expect((await api(`/api/crew-templates/${id}`, { method: 'DELETE', token: alice })).status).toBe(403);
     expect((await api(`/api/crew-templates/${id}`)).status).toBe(401);
   });
@@ -130,7 +132,13 @@ describe('crew templates', () => {
       body: { name: 'renamed', steps: [{ id: 'only', kind: 'render', template: 'x' }] },
     });
     expect(replaced.status).toBe(200);
-    expect(replaced.body).toMatchObject({ id: created.id, name: 'renamed', variables: [], description: null, created_at: created.created_at });
+    expect(replaced.body).toMatchObject({
+      id: created.id,
+      name: 'renamed',
+      variables: [],
+      description: null,
+      created_at: created.created_at,
+    });
     expect(Date.parse(replaced.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.created_at as string));
     expect((await api(`/api/crew-templates/${created.id}`, { token: alice })).body.name).toBe('renamed');
     const del = await api(`/api/crew-templates/${created.id}`, { method: 'DELETE', token: admin });
@@ -138,7 +146,11 @@ describe('crew templates', () => {
     expect(del.text).toBe('');
     expect((await api(`/api/crew-templates/${created.id}`, { token: alice })).status).toBe(404);
     expect((await api(`/api/crew-templates/${created.id}`, { method: 'DELETE', token: admin })).status).toBe(404);
-    const putMissing = await api(`/api/crew-templates/${created.id}`, { method: 'PUT', token: admin, body: threeSteps });
+    const putMissing = await api(`/api/crew-templates/${created.id}`, {
+      method: 'PUT',
+      token: admin,
+      body: threeSteps,
+    });
     expect(putMissing.status).toBe(404);
     expect(putMissing.body).toEqual({ error: expect.any(String), code: 404 });
   });
@@ -213,7 +225,13 @@ describe('crew templates', () => {
     const wait = await api('/api/crew-templates', {
       method: 'POST',
       token: admin,
-      body: { name: 'w', steps: [{ id: 'w', kind: 'wait', seconds: 61 }, { id: 'Bad Id', kind: 'render', template: '' }] },
+      body: {
+        name: 'w',
+        steps: [
+          { id: 'w', kind: 'wait', seconds: 61 },
+          { id: 'Bad Id', kind: 'render', template: '' },
+        ],
+      },
     });
     expect(wait.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual([
       [['body', 'steps', 0, 'seconds'], 'less_than_equal'],
@@ -234,8 +252,14 @@ describe('crew templates', () => {
         ctx: { discriminator: "'kind'", tag: 'shell', expected_tags: "'render', 'http', 'llm', 'wait'" },
       },
     ]);
-    const untagged = await api('/api/crew-templates', { method: 'POST', token: admin, body: { name: 'k', steps: [{ id: 'k' }] } });
-    expect(untagged.body.detail).toEqual([expect.objectContaining({ type: 'union_tag_not_found', loc: ['body', 'steps', 0] })]);
+    const untagged = await api('/api/crew-templates', {
+      method: 'POST',
+      token: admin,
+      body: { name: 'k', steps: [{ id: 'k' }] },
+    });
+    expect(untagged.body.detail).toEqual([
+      expect.objectContaining({ type: 'union_tag_not_found', loc: ['body', 'steps', 0] }),
+    ]);
   });
 });
 
@@ -244,7 +268,11 @@ describe('E2 run and E13 events', () => {
     const template = await createTemplate();
     const started = await run(template.id, { who: 'world' });
     expect(started.status).toBe(202);
-    expect(started.body).toEqual({ correlation_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'pending', message: expect.any(String) });
+    expect(started.body).toEqual({
+      correlation_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      status: 'pending',
+      message: expect.any(String),
+    });
     const id = started.body.correlation_id;
 
     const first = await api<Event[]>(`/api/events/${id}`, { token: alice });
@@ -265,7 +293,11 @@ describe('E2 run and E13 events', () => {
       ['run.completed', null],
     ]);
     expect(events.at(-1)!.data).toEqual({
-      outputs: { hello: 'Hello world x2 loud=false extra=', pause: null, echo: 'said: Hello world x2 loud=false extra=' },
+      outputs: {
+        hello: 'Hello world x2 loud=false extra=',
+        pause: null,
+        echo: 'said: Hello world x2 loud=false extra=',
+      },
     });
     for (const e of events) expect(e.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
@@ -298,13 +330,20 @@ describe('E2 run and E13 events', () => {
     const res = await run(template.id, { times: 1.5, loud: 'yes', stranger: 1 });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
-      { type: 'missing', loc: ['body', 'values', 'who'], msg: 'Field required', input: { times: 1.5, loud: 'yes', stranger: 1 } },
+      {
+        type: 'missing',
+        loc: ['body', 'values', 'who'],
+        msg: 'Field required',
+        input: { times: 1.5, loud: 'yes', stranger: 1 },
+      },
       expect.objectContaining({ type: 'int_from_float', loc: ['body', 'values', 'times'], input: 1.5 }),
       expect.objectContaining({ type: 'bool_type', loc: ['body', 'values', 'loud'], input: 'yes' }),
       expect.objectContaining({ type: 'extra_forbidden', loc: ['body', 'values', 'stranger'], input: 1 }),
     ]);
     const typed = await run(template.id, { who: 5 });
-    expect(typed.body.detail).toEqual([expect.objectContaining({ type: 'string_type', loc: ['body', 'values', 'who'] })]);
+    expect(typed.body.detail).toEqual([
+      expect.objectContaining({ type: 'string_type', loc: ['body', 'values', 'who'] }),
+    ]);
     const notObject = await run(template.id, ['x']);
     expect(notObject.body.detail).toEqual([expect.objectContaining({ type: 'dict_type', loc: ['body', 'values'] })]);
     const noBody = await api(`/api/crew-templates/${template.id}/run`, { method: 'POST', token: alice });
@@ -323,7 +362,13 @@ describe('E2 run and E13 events', () => {
     const negative = await api(`/api/events/${id}?start=-1`, { token: alice });
     expect(negative.status).toBe(422);
     expect(negative.body.detail).toEqual([
-      { type: 'greater_than_equal', loc: ['query', 'start'], msg: 'Input should be greater than or equal to 0', input: '-1', ctx: { ge: 0 } },
+      {
+        type: 'greater_than_equal',
+        loc: ['query', 'start'],
+        msg: 'Input should be greater than or equal to 0',
+        input: '-1',
+        ctx: { ge: 0 },
+      },
     ]);
     const word = await api(`/api/events/${id}?start=abc`, { token: alice });
     expect(word.body.detail[0]).toMatchObject({ type: 'int_parsing', loc: ['query', 'start'] });
@@ -339,12 +384,14 @@ describe('E2 run and E13 events', () => {
       },
     ]);
     const long = await api(`/api/events/${id}a`, { token: alice });
-    expect(long.body.detail).toEqual([expect.objectContaining({ type: 'string_too_long', loc: ['path', 'correlation_id'], ctx: { max_length: 36 } })]);
+    expect(long.body.detail).toEqual([
+      expect.objectContaining({ type: 'string_too_long', loc: ['path', 'correlation_id'], ctx: { max_length: 36 } }),
+    ]);
     expect((await api(`/api/crew-runs/${id}a`, { token: alice })).status).toBe(422);
     expect((await api(`/api/events/${id}?start=-1`)).status).toBe(401);
   });
 
-  it('answers 404 for an unknown run and 403 for someone else\'s, admins excepted', async () => {
+  it("answers 404 for an unknown run and 403 for someone else's, admins excepted", async () => {
     const unknown = '123e4567-e89b-42d3-a456-426614174999';
     expect((await api(`/api/events/${unknown}`, { token: alice })).status).toBe(404);
     expect((await api(`/api/crew-runs/${unknown}`, { token: alice })).status).toBe(404);
@@ -360,7 +407,9 @@ describe('E2 run and E13 events', () => {
 
   it('completes 20 concurrent runs with gap-free, unique indices', async () => {
     const template = await createTemplate();
-    const handles = await Promise.all(Array.from({ length: 20 }, (_, i) => run(template.id, { who: `p${i}`, times: i })));
+    const handles = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => run(template.id, { who: `p${i}`, times: i })),
+    );
     expect(handles.map((h) => h.status)).toEqual(Array(20).fill(202));
     const runs = await Promise.all(handles.map((h) => pollUntilDone(h.body.correlation_id, alice, 60_000)));
     runs.forEach((events, i) => {
@@ -371,7 +420,10 @@ describe('E2 run and E13 events', () => {
   });
 
   it('fails the run and answers 503 when the queue does not answer', async () => {
-    const db = documentClient({ region: 'us-east-1', endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined } });
+    const db = documentClient({
+      region: 'us-east-1',
+      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    });
     const stage = inject('stage');
     const sent: string[] = [];
     const service = new CrewService(
@@ -386,7 +438,9 @@ describe('E2 run and E13 events', () => {
       { eventsTtlDays: 30 },
     );
     const app = createCrewsApp({
-      authenticator: { authenticate: async () => ({ name: 'alice', roles: new Set<string>(), via: 'bearer' as const }) } as never,
+      authenticator: {
+        authenticate: async () => ({ name: 'alice', roles: new Set<string>(), via: 'bearer' as const }),
+      } as never,
       service,
     });
     const template = await createTemplate();

@@ -98,10 +98,14 @@ describe('POST /api/decisions/{workspace}/{key}/versions', () => {
   it('gives concurrent creations distinct consecutive numbers', async () => {
     const { ws, key } = await newKey();
     const results = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => api(`${base(ws, key)}/versions`, { method: 'POST', token: author, body: { content: i } })),
+      Array.from({ length: 12 }, (_, i) =>
+        api(`${base(ws, key)}/versions`, { method: 'POST', token: author, body: { content: i } }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(12).fill(201));
-    expect(results.map((r) => r.body.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(results.map((r) => r.body.version).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
   });
 
   it('accepts a pre-shared key and records its creator as author', async () => {
@@ -131,7 +135,12 @@ describe('POST /api/decisions/{workspace}/{key}/versions', () => {
       expect.arrayContaining([
         expect.objectContaining({ type: 'missing', loc: ['body', 'content'], msg: 'Field required' }),
         expect.objectContaining({ type: 'string_type', loc: ['body', 'notes'], input: 5 }),
-        expect.objectContaining({ type: 'greater_than_equal', loc: ['body', 'source_version'], ctx: { ge: 1 }, input: 0 }),
+        expect.objectContaining({
+          type: 'greater_than_equal',
+          loc: ['body', 'source_version'],
+          ctx: { ge: 1 },
+          input: 0,
+        }),
         expect.objectContaining({ type: 'string_type', loc: ['body', 'source_instance'] }),
         expect.objectContaining({ type: 'extra_forbidden', loc: ['body', 'colour'], input: 'red' }),
       ]),
@@ -149,18 +158,26 @@ describe('POST /api/decisions/{workspace}/{key}/versions', () => {
       token: author,
       body: { content: 1, source_version: 'seven' },
     });
-    expect(badVersion.body.detail).toEqual([expect.objectContaining({ type: 'int_type', loc: ['body', 'source_version'] })]);
+    expect(badVersion.body.detail).toEqual([
+      expect.objectContaining({ type: 'int_type', loc: ['body', 'source_version'] }),
+    ]);
     const fractional = await api(`${base(ws, key)}/versions`, {
       method: 'POST',
       token: author,
       body: { content: 1, source_version: 1.5 },
     });
-    expect(fractional.body.detail).toEqual([expect.objectContaining({ type: 'int_from_float', loc: ['body', 'source_version'] })]);
+    expect(fractional.body.detail).toEqual([
+      expect.objectContaining({ type: 'int_from_float', loc: ['body', 'source_version'] }),
+    ]);
   });
 
   it('answers json_invalid for malformed JSON and missing for an absent body', async () => {
     const { ws, key } = await newKey();
-    const malformed = await api(`${base(ws, key)}/versions`, { method: 'POST', token: author, rawBody: '{"content": 1,' });
+    const malformed = await api(`${base(ws, key)}/versions`, {
+      method: 'POST',
+      token: author,
+      rawBody: '{"content": 1,',
+    });
     expect(malformed.status).toBe(422);
     expect(malformed.body.detail).toEqual([
       expect.objectContaining({ type: 'json_invalid', loc: ['body', expect.any(Number)], msg: 'JSON decode error' }),
@@ -198,7 +215,11 @@ describe('POST /api/decisions/{workspace}/{key}/versions', () => {
 
   it('refuses a key that is a path, not a flat slug', async () => {
     const { ws } = await newKey();
-    const res = await api(`/api/decisions/${ws}/a%2Fb/versions`, { method: 'POST', token: author, body: { content: 1 } });
+    const res = await api(`/api/decisions/${ws}/a%2Fb/versions`, {
+      method: 'POST',
+      token: author,
+      body: { content: 1 },
+    });
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ type: 'string_pattern_mismatch', loc: ['path', 'key'], input: 'a/b' });
   });
@@ -245,9 +266,13 @@ describe('reading versions', () => {
     expect((await api(`${base(ws, key)}/versions`, { token: plainUser })).status).toBe(404);
     const bad = await api(`${base(ws, key)}/versions?limit=0`, { token: plainUser });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail).toEqual([expect.objectContaining({ type: 'greater_than_equal', loc: ['query', 'limit'], ctx: { ge: 1 } })]);
+    expect(bad.body.detail).toEqual([
+      expect.objectContaining({ type: 'greater_than_equal', loc: ['query', 'limit'], ctx: { ge: 1 } }),
+    ]);
     const tooMany = await api(`${base(ws, key)}/versions?limit=1001`, { token: plainUser });
-    expect(tooMany.body.detail).toEqual([expect.objectContaining({ type: 'less_than_equal', loc: ['query', 'limit'], ctx: { le: 1000 } })]);
+    expect(tooMany.body.detail).toEqual([
+      expect.objectContaining({ type: 'less_than_equal', loc: ['query', 'limit'], ctx: { le: 1000 } }),
+    ]);
     await createVersion(ws, key);
     const badCursor = await api(`${base(ws, key)}/versions?cursor=%25%25notacursor`, { token: plainUser });
     expect(badCursor.status).toBe(422);
@@ -304,13 +329,25 @@ describe('reading versions', () => {
   it('keeps the history of every transition, oldest first', async () => {
     const { ws, key } = await newKey();
     const v = await submitted(ws, key);
-    await api(`${base(ws, key)}/versions/${v}/reject`, { method: 'POST', token: approver, body: { notes: 'needs work' } });
+    await api(`${base(ws, key)}/versions/${v}/reject`, {
+      method: 'POST',
+      token: approver,
+      body: { notes: 'needs work' },
+    });
     await api(`${base(ws, key)}/versions/${v}/submit`, { method: 'POST', token: submitter, body: null });
     await api(`${base(ws, key)}/versions/${v}/approve`, { method: 'POST', token: approver2, body: { notes: 'ok' } });
     await api(`${base(ws, key)}/versions/${v}/retire`, { method: 'POST', token: approver });
     const history = await api(`${base(ws, key)}/versions/${v}/history`, { token: plainUser });
     expect(history.status).toBe(200);
-    expect(history.body.map((h: { action: string; from: string | null; to: string; by: string; notes: string | null }) => [h.action, h.from, h.to, h.by, h.notes])).toEqual([
+    expect(
+      history.body.map((h: { action: string; from: string | null; to: string; by: string; notes: string | null }) => [
+        h.action,
+        h.from,
+        h.to,
+        h.by,
+        h.notes,
+      ]),
+    ).toEqual([
       ['create', null, 'draft', 'alice', null],
       ['submit', 'draft', 'submitted', 'bob', null],
       ['reject', 'submitted', 'draft', 'carol', 'needs work'],
@@ -336,7 +373,11 @@ describe('submit', () => {
     expect(none.body).not.toHaveProperty('content');
     const nul = await api(`${base(ws, key)}/versions/2/submit`, { method: 'POST', token: submitter, body: null });
     expect(nul.status).toBe(200);
-    const notes = await api(`${base(ws, key)}/versions/3/submit`, { method: 'POST', token: author, body: { notes: 'please review' } });
+    const notes = await api(`${base(ws, key)}/versions/3/submit`, {
+      method: 'POST',
+      token: author,
+      body: { notes: 'please review' },
+    });
     expect(notes.status).toBe(200);
     expect(notes.body).toMatchObject({ submitted_by: 'alice', notes: 'please review' });
   });
@@ -347,8 +388,14 @@ describe('submit', () => {
     const again = await api(`${base(ws, key)}/versions/${v}/submit`, { method: 'POST', token: submitter });
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ error: expect.stringContaining('submitted'), code: 409 });
-    expect((await api(`${base(ws, key)}/versions/${v + 1}/submit`, { method: 'POST', token: submitter })).status).toBe(404);
-    const bad = await api(`${base(ws, key)}/versions/${v}/submit`, { method: 'POST', token: submitter, body: { notes: 1, extra: true } });
+    expect((await api(`${base(ws, key)}/versions/${v + 1}/submit`, { method: 'POST', token: submitter })).status).toBe(
+      404,
+    );
+    const bad = await api(`${base(ws, key)}/versions/${v}/submit`, {
+      method: 'POST',
+      token: submitter,
+      body: { notes: 1, extra: true },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.detail).toEqual([
       expect.objectContaining({ type: 'string_type', loc: ['body', 'notes'] }),
@@ -361,7 +408,11 @@ describe('submit', () => {
 
 describe('E1 approve', () => {
   const approve = (ws: string, key: string, v: number | string, t?: string, body?: unknown) =>
-    api(`${base(ws, key)}/versions/${v}/approve`, { method: 'POST', ...(t ? { token: t } : {}), ...(body !== undefined ? { body } : {}) });
+    api(`${base(ws, key)}/versions/${v}/approve`, {
+      method: 'POST',
+      ...(t ? { token: t } : {}),
+      ...(body !== undefined ? { body } : {}),
+    });
 
   it('approves a submitted version by a second person and records it', async () => {
     const { ws, key } = await newKey();
@@ -420,7 +471,11 @@ describe('E1 approve', () => {
     expect(abc.body.detail[0]).toMatchObject({ type: 'int_parsing', loc: ['path', 'version'] });
     const body = await approve(ws, key, 1, approver, { notes: ['x'] });
     expect(body.body.detail[0]).toMatchObject({ type: 'string_type', loc: ['body', 'notes'] });
-    const malformed = await api(`${base(ws, key)}/versions/1/approve`, { method: 'POST', token: approver, rawBody: '{notes' });
+    const malformed = await api(`${base(ws, key)}/versions/1/approve`, {
+      method: 'POST',
+      token: approver,
+      rawBody: '{notes',
+    });
     expect(malformed.body.detail[0]).toMatchObject({ type: 'json_invalid', loc: ['body', 1] });
   });
 
@@ -457,7 +512,9 @@ describe('E1 approve', () => {
   it('lets exactly one of many concurrent approvals win', async () => {
     const { ws, key } = await newKey();
     const v = await submitted(ws, key);
-    const approvers = await Promise.all(Array.from({ length: 10 }, (_, i) => token(`approver-${i}`, { roles: ['approver'] })));
+    const approvers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => token(`approver-${i}`, { roles: ['approver'] })),
+    );
     const results = await Promise.all(approvers.map((t) => approve(ws, key, v, t)));
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([200, ...Array(9).fill(409)]);
@@ -476,18 +533,26 @@ describe('reject and retire', () => {
     expect((await api(`${base(ws, key)}/versions/${v}/reject`, { method: 'POST', token: plainUser })).status).toBe(403);
     const { secret } = await insertKey({ createdBy: 'carol', roles: ['approver'] });
     expect((await api(`${base(ws, key)}/versions/${v}/reject`, { method: 'POST', psk: secret })).status).toBe(403);
-    const res = await api(`${base(ws, key)}/versions/${v}/reject`, { method: 'POST', token: approver, body: { notes: 'no' } });
+    const res = await api(`${base(ws, key)}/versions/${v}/reject`, {
+      method: 'POST',
+      token: approver,
+      body: { notes: 'no' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'draft', submitted_by: null, submitted_at: null, notes: 'no' });
     expect((await api(`${base(ws, key)}/versions/${v}/reject`, { method: 'POST', token: approver })).status).toBe(409);
-    expect((await api(`${base(ws, key)}/versions/${v + 1}/reject`, { method: 'POST', token: approver })).status).toBe(404);
+    expect((await api(`${base(ws, key)}/versions/${v + 1}/reject`, { method: 'POST', token: approver })).status).toBe(
+      404,
+    );
   });
 
   it('retires approved versions; approvers or admins, a pre-shared key will do', async () => {
     const { ws, key } = await newKey();
     const v1 = await approved(ws, key);
     const v2 = await approved(ws, key);
-    expect((await api(`${base(ws, key)}/versions/${v1}/retire`, { method: 'POST', token: plainUser })).status).toBe(403);
+    expect((await api(`${base(ws, key)}/versions/${v1}/retire`, { method: 'POST', token: plainUser })).status).toBe(
+      403,
+    );
     const admin = await api(`${base(ws, key)}/versions/${v1}/retire`, { method: 'POST', psk: inject('adminPsk') });
     expect(admin.status).toBe(200);
     expect(admin.body.status).toBe('retired');
@@ -495,7 +560,9 @@ describe('reject and retire', () => {
     expect((await api(`${base(ws, key)}/versions/${v2}/retire`, { method: 'POST', psk: secret })).status).toBe(200);
     expect((await api(`${base(ws, key)}/versions/${v2}/retire`, { method: 'POST', token: approver })).status).toBe(409);
     const draft = await createVersion(ws, key);
-    expect((await api(`${base(ws, key)}/versions/${draft.version}/retire`, { method: 'POST', token: approver })).status).toBe(409);
+    expect(
+      (await api(`${base(ws, key)}/versions/${draft.version}/retire`, { method: 'POST', token: approver })).status,
+    ).toBe(409);
   });
 });
 
@@ -518,7 +585,10 @@ describe('dependency outage', () => {
       const res = await fetch(url, { headers: { authorization: `Bearer ${plainUser}` } });
       expect(res.status).toBe(503);
       expect(await res.json()).toEqual({ error: expect.any(String), code: 503 });
-      const approveRes = await fetch(`${url}/approve`, { method: 'POST', headers: { authorization: `Bearer ${approver}` } });
+      const approveRes = await fetch(`${url}/approve`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${approver}` },
+      });
       expect(approveRes.status).toBe(503);
       const viaPsk = await fetch(url, { headers: { 'authorization-psk': 'whatever-key' } });
       expect(viaPsk.status).toBe(503);

@@ -57,11 +57,13 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.paths).length).toBeGreaterThan(0);
   });
 
-  it("has E1 with the exact FastAPI operationId and its error answers", async () => {
+  it('has E1 with the exact FastAPI operationId and its error answers', async () => {
     const doc = await openApi();
     const approve = doc.paths['/api/decisions/{workspace}/{key}/versions/{version}/approve']?.post;
     expect(approve?.operationId).toBe(E1_OPERATION_ID);
-    expect(Object.keys(approve?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '403', '404', '409', '422']));
+    expect(Object.keys(approve?.responses ?? {})).toEqual(
+      expect.arrayContaining(['200', '401', '403', '404', '409', '422']),
+    );
   });
 
   it('gives every operation a unique operationId built the FastAPI way', async () => {
@@ -71,7 +73,10 @@ describe('GET /openapi.json', () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const { path, method, op } of ops) {
       expect(op.operationId, `${method} ${path}`).toMatch(/^\w+$/);
-      expect(op.operationId!.endsWith(`${path.replaceAll(/\W/g, '_')}_${method}`), `${op.operationId} for ${method} ${path}`).toBe(true);
+      expect(
+        op.operationId!.endsWith(`${path.replaceAll(/\W/g, '_')}_${method}`),
+        `${op.operationId} for ${method} ${path}`,
+      ).toBe(true);
     }
   });
 
@@ -86,7 +91,9 @@ describe('GET /openapi.json', () => {
     expect(components.schemas.ErrorResponse?.properties).toEqual(
       expect.objectContaining({ error: expect.anything(), code: expect.anything() }),
     );
-    expect(components.schemas.HTTPValidationError?.properties).toEqual(expect.objectContaining({ detail: expect.anything() }));
+    expect(components.schemas.HTTPValidationError?.properties).toEqual(
+      expect.objectContaining({ detail: expect.anything() }),
+    );
   });
 });
 
@@ -112,7 +119,10 @@ describe('unknown routes and wrong methods', () => {
   });
 
   it('an unknown route answers 404 also to an authenticated caller', async () => {
-    expectErrorResponse(await api(`/api/decisions/${slug('ws')}/${slug('nothing')}`, { token: await token(slug('u')) }), 404);
+    expectErrorResponse(
+      await api(`/api/decisions/${slug('ws')}/${slug('nothing')}`, { token: await token(slug('u')) }),
+      404,
+    );
   });
 
   it('DELETE /api/health/ping answers 405 with Allow: GET', async () => {
@@ -203,13 +213,19 @@ function postOwnConnection(
 ): Promise<{ status: number; body: string; requestId: string | undefined }> {
   return new Promise((resolve, reject) => {
     let answered = false;
-    const req = request(new URL(`${baseUrl()}${path}`), { method: 'POST', agent: false, headers: { connection: 'close', ...headers } }, (res) => {
-      answered = true;
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, requestId: res.headers['x-request-id'] as string | undefined }));
-    });
+    const req = request(
+      new URL(`${baseUrl()}${path}`),
+      { method: 'POST', agent: false, headers: { connection: 'close', ...headers } },
+      (res) => {
+        answered = true;
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body, requestId: res.headers['x-request-id'] as string | undefined }),
+        );
+      },
+    );
     // writing may fail once the server has answered and closed: only an error before the answer counts
     req.on('error', (err) => {
       if (!answered) reject(err);
@@ -226,7 +242,11 @@ describe('request body size', () => {
     expect(Buffer.byteLength(body)).toBeGreaterThan(MIB);
     const answer = await postOwnConnection(
       path,
-      { authorization: `Bearer ${t}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+      {
+        authorization: `Bearer ${t}`,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      },
       (req) => req.end(body),
     );
     expect(answer.status, answer.body).toBe(413);

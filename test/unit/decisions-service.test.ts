@@ -63,7 +63,11 @@ describe('DecisionService.transition', () => {
   it('clears the submitter on reject and unpublishes on retire, with no four-eyes condition', async () => {
     const reject = fakeStore({ ok: true, item: item({ status: 'draft' }) });
     await new DecisionService(reject.store).transition('reject', 'ws', 'k', 1, undefined, caller('carol'));
-    expect(reject.writes[0]).toMatchObject({ from: 'submitted', to: 'draft', remove: ['submitted_by', 'submitted_at'] });
+    expect(reject.writes[0]).toMatchObject({
+      from: 'submitted',
+      to: 'draft',
+      remove: ['submitted_by', 'submitted_at'],
+    });
     expect(reject.writes[0]!.notEqual).toBeUndefined();
     const retire = fakeStore({ ok: true, item: item({ status: 'retired' }) });
     await new DecisionService(retire.store).transition('retire', 'ws', 'k', 1, null, caller('carol'));
@@ -72,7 +76,14 @@ describe('DecisionService.transition', () => {
 
   it('explains a refused write: missing → 404, wrong state → 409, else the four-eyes 403', async () => {
     const run = (current: VersionItem | undefined) =>
-      new DecisionService(fakeStore({ ok: false, current }).store).transition('approve', 'ws', 'k', 1, null, caller('alice'));
+      new DecisionService(fakeStore({ ok: false, current }).store).transition(
+        'approve',
+        'ws',
+        'k',
+        1,
+        null,
+        caller('alice'),
+      );
     await expect(run(undefined)).rejects.toBeInstanceOf(NotFound);
     await expect(run(item({ status: 'draft', created_by: 'alice' }))).rejects.toBeInstanceOf(Conflict);
     await expect(run(item({ status: 'approved' }))).rejects.toBeInstanceOf(Conflict);
@@ -89,15 +100,17 @@ describe('DecisionService.createVersion', () => {
     expect(out.content_sha).toBe('d3626ac30a87e6f7a6428233b3c68299976865fa5508e4267c5415c76af7a772');
     const again = await new DecisionService(store).createVersion('ws', 'k', { content: { a: 2, b: 1 } }, caller('bob'));
     expect(again.content_sha).toBe(out.content_sha);
-    expect(created[0]!.history).toEqual([expect.objectContaining({ action: 'create', from: null, to: 'draft', by: 'alice' })]);
+    expect(created[0]!.history).toEqual([
+      expect.objectContaining({ action: 'create', from: null, to: 'draft', by: 'alice' }),
+    ]);
   });
 
   it('refuses content too large for one item before reserving a version number', async () => {
     const { store, created } = fakeStore({ ok: false, current: undefined });
     const big = 'x'.repeat(MAX_CONTENT_BYTES);
-    await expect(new DecisionService(store).createVersion('ws', 'k', { content: big }, caller('alice'))).rejects.toBeInstanceOf(
-      PayloadTooLarge,
-    );
+    await expect(
+      new DecisionService(store).createVersion('ws', 'k', { content: big }, caller('alice')),
+    ).rejects.toBeInstanceOf(PayloadTooLarge);
     expect(created).toHaveLength(0);
   });
 });

@@ -38,20 +38,38 @@ function appWith(authenticate: () => Promise<Caller> = async () => alice) {
 
 /** DynamoDB's ValidationException is not a modelled class: the SDK builds it from the response. */
 const validationException = (message: string) =>
-  Object.assign(new Error(message), { name: 'ValidationException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+  Object.assign(new Error(message), {
+    name: 'ValidationException',
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400 },
+  });
 
 const sdkError = <T>(Ctor: new (opts: { message: string; $metadata: object }) => T, message: string): T =>
   new Ctor({ message, $metadata: { httpStatusCode: 400, requestId: 'AWS-REQ-1234' } });
 
 /** Dependency failures, each with text that must never reach the client. */
 const OUTAGES: [string, () => Error][] = [
-  ['ThrottlingException', () => sdkError(ThrottlingException, 'Rate of requests exceeds the allowed throughput (table arn:aws:dynamodb:secret)')],
+  [
+    'ThrottlingException',
+    () =>
+      sdkError(ThrottlingException, 'Rate of requests exceeds the allowed throughput (table arn:aws:dynamodb:secret)'),
+  ],
   [
     'ProvisionedThroughputExceededException',
-    () => sdkError(ProvisionedThroughputExceededException, 'The level of configured provisioned throughput for the table arn:aws:dynamodb:secret was exceeded'),
+    () =>
+      sdkError(
+        ProvisionedThroughputExceededException,
+        'The level of configured provisioned throughput for the table arn:aws:dynamodb:secret was exceeded',
+      ),
   ],
-  ['a network error', () => Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8000 secret'), { code: 'ECONNREFUSED' })],
-  ['ResourceNotFoundException', () => sdkError(ResourceNotFoundException, 'Requested resource not found: Table: secret-table not found')],
+  [
+    'a network error',
+    () => Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8000 secret'), { code: 'ECONNREFUSED' }),
+  ],
+  [
+    'ResourceNotFoundException',
+    () => sdkError(ResourceNotFoundException, 'Requested resource not found: Table: secret-table not found'),
+  ],
   ['InternalServerError', () => sdkError(InternalServerError, 'Internal server error secret')],
 ];
 
@@ -126,12 +144,16 @@ describe('an unexpected error answers 500 without internals', () => {
     const logged = vi.spyOn(logger, 'error');
     const failure = new Error('secret internals');
     ddbMock.on(QueryCommand).rejects(failure);
-    const { res } = await call(appWith(), '/api/decisions/ws/k/versions', { headers: { 'x-request-id': 'req-500-check' } });
+    const { res } = await call(appWith(), '/api/decisions/ws/k/versions', {
+      headers: { 'x-request-id': 'req-500-check' },
+    });
     expect(res.status).toBe(500);
     expect(res.headers.get('x-request-id')).toBe('req-500-check');
     expect(logged).toHaveBeenCalledWith(expect.any(String), expect.objectContaining({ request_id: 'req-500-check' }));
     const [, attributes] = logged.mock.calls[0]!;
-    expect(JSON.stringify(attributes, (_k, v: unknown) => (v instanceof Error ? v.message : v))).toContain('secret internals');
+    expect(JSON.stringify(attributes, (_k, v: unknown) => (v instanceof Error ? v.message : v))).toContain(
+      'secret internals',
+    );
   });
 
   it('a client-side SDK error that is not an outage is not reported as 503', async () => {
@@ -185,8 +207,14 @@ describe('isDependencyFailure', () => {
     ['ETIMEDOUT', Object.assign(new Error('x'), { code: 'ETIMEDOUT' })],
     ['a server fault', Object.assign(new Error('x'), { $fault: 'server' })],
     ['a retryable error', Object.assign(new Error('x'), { $retryable: { throttling: true } })],
-    ['a network error as the cause', new TypeError('fetch failed', { cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) })],
-    ['a network error inside an AggregateError', new AggregateError([new Error('a'), Object.assign(new Error('b'), { code: 'EHOSTUNREACH' })])],
+    [
+      'a network error as the cause',
+      new TypeError('fetch failed', { cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) }),
+    ],
+    [
+      'a network error inside an AggregateError',
+      new AggregateError([new Error('a'), Object.assign(new Error('b'), { code: 'EHOSTUNREACH' })]),
+    ],
   ])('true for %s', (_what, err) => {
     expect(isDependencyFailure(err)).toBe(true);
   });
@@ -223,11 +251,15 @@ describe('operationId (FastAPI style)', () => {
   it('turns every non-word character of the path into _ and lowercases the method', () => {
     expect(operationId('ping', '/api/health/ping', 'GET')).toBe('ping_api_health_ping_get');
     expect(operationId('openapi', '/openapi.json', 'get')).toBe('openapi_openapi_json_get');
-    expect(operationId('get_events', '/api/events/{correlation_id}', 'get')).toBe('get_events_api_events__correlation_id__get');
+    expect(operationId('get_events', '/api/events/{correlation_id}', 'get')).toBe(
+      'get_events_api_events__correlation_id__get',
+    );
     expect(operationId('create_psk', '/api/dataproduct/{dataproduct_id}/psk', 'post')).toBe(
       'create_psk_api_dataproduct__dataproduct_id__psk_post',
     );
-    expect(operationId('list_crew_templates', '/api/crew-templates', 'get')).toBe('list_crew_templates_api_crew_templates_get');
+    expect(operationId('list_crew_templates', '/api/crew-templates', 'get')).toBe(
+      'list_crew_templates_api_crew_templates_get',
+    );
   });
 
   it('differs by method for the same path', () => {

@@ -7,7 +7,8 @@ vi.hoisted(() => {
 
 import { generatedDocument, OPENAPI_FILE } from '../../functions/platform/generate-openapi.js';
 
-const STALE = 'functions/platform/openapi.json is out of date with the code: run `npm run openapi` and commit the result';
+const STALE =
+  'functions/platform/openapi.json is out of date with the code: run `npm run openapi` and commit the result';
 
 describe('the committed OpenAPI document', () => {
   const committedText = readFileSync(OPENAPI_FILE, 'utf8');
@@ -24,7 +25,10 @@ describe('the committed OpenAPI document', () => {
   });
 
   it("is an OpenAPI 3.1 document that contains E1's operation", () => {
-    const doc = JSON.parse(committedText) as { openapi: string; paths: Record<string, Record<string, { operationId?: string }>> };
+    const doc = JSON.parse(committedText) as {
+      openapi: string;
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/api/decisions/{workspace}/{key}/versions/{version}/approve']?.post?.operationId).toBe(
       'approve_version_api_decisions__workspace___key__versions__version__approve_post',

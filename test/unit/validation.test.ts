@@ -9,7 +9,8 @@ import { jsonInvalid, pydanticIssue, type Source, toValidationIssues } from '../
 /** Parses `raw` with `schema`, which must fail, and maps the failure the way the app does. */
 function detail(schema: z.ZodType, raw: unknown, source: Source = 'body'): ValidationIssue[] {
   const result = schema.safeParse(raw);
-  if (result.success) throw new Error(`expected ${JSON.stringify(raw)} to be refused, got ${JSON.stringify(result.data)}`);
+  if (result.success)
+    throw new Error(`expected ${JSON.stringify(raw)} to be refused, got ${JSON.stringify(result.data)}`);
   return toValidationIssues(result.error.issues, source, raw);
 }
 
@@ -137,31 +138,61 @@ describe('string constraints', () => {
 
   it('string_too_long with ctx max_length', () => {
     expect(detail(z.object({ s: z.string().max(3) }), { s: 'abcd' })).toEqual([
-      { type: 'string_too_long', loc: ['body', 's'], msg: 'String should have at most 3 characters', input: 'abcd', ctx: { max_length: 3 } },
+      {
+        type: 'string_too_long',
+        loc: ['body', 's'],
+        msg: 'String should have at most 3 characters',
+        input: 'abcd',
+        ctx: { max_length: 3 },
+      },
     ]);
   });
 
   it('string_too_short with ctx min_length, singular for one character', () => {
     expect(detail(z.object({ s: z.string().min(2) }), { s: 'a' })).toEqual([
-      { type: 'string_too_short', loc: ['body', 's'], msg: 'String should have at least 2 characters', input: 'a', ctx: { min_length: 2 } },
+      {
+        type: 'string_too_short',
+        loc: ['body', 's'],
+        msg: 'String should have at least 2 characters',
+        input: 'a',
+        ctx: { min_length: 2 },
+      },
     ]);
     expect(detail(z.object({ s: z.string().min(1) }), { s: '' })).toEqual([
-      { type: 'string_too_short', loc: ['body', 's'], msg: 'String should have at least 1 character', input: '', ctx: { min_length: 1 } },
+      {
+        type: 'string_too_short',
+        loc: ['body', 's'],
+        msg: 'String should have at least 1 character',
+        input: '',
+        ctx: { min_length: 1 },
+      },
     ]);
   });
 
   it('a string of exactly 36 characters passes length(36)-style bounds, 35 and 37 do not', () => {
     const schema = z.object({ id: z.string().min(36).max(36) });
     expect(schema.safeParse({ id: 'x'.repeat(36) }).success).toBe(true);
-    expect(detail(schema, { id: 'x'.repeat(35) }, 'path')[0]).toMatchObject({ type: 'string_too_short', ctx: { min_length: 36 } });
-    expect(detail(schema, { id: 'x'.repeat(37) }, 'path')[0]).toMatchObject({ type: 'string_too_long', ctx: { max_length: 36 } });
+    expect(detail(schema, { id: 'x'.repeat(35) }, 'path')[0]).toMatchObject({
+      type: 'string_too_short',
+      ctx: { min_length: 36 },
+    });
+    expect(detail(schema, { id: 'x'.repeat(37) }, 'path')[0]).toMatchObject({
+      type: 'string_too_long',
+      ctx: { max_length: 36 },
+    });
   });
 });
 
 describe('numeric bounds', () => {
   it('greater_than_equal with ctx ge', () => {
     expect(detail(z.object({ n: integer().min(1) }), { n: 0 })).toEqual([
-      { type: 'greater_than_equal', loc: ['body', 'n'], msg: 'Input should be greater than or equal to 1', input: 0, ctx: { ge: 1 } },
+      {
+        type: 'greater_than_equal',
+        loc: ['body', 'n'],
+        msg: 'Input should be greater than or equal to 1',
+        input: 0,
+        ctx: { ge: 1 },
+      },
     ]);
   });
 
@@ -179,7 +210,13 @@ describe('numeric bounds', () => {
 
   it('bounds on a path/query integer report the string that was sent', () => {
     expect(detail(PageQuery, { limit: '0' }, 'query')).toEqual([
-      { type: 'greater_than_equal', loc: ['query', 'limit'], msg: 'Input should be greater than or equal to 1', input: '0', ctx: { ge: 1 } },
+      {
+        type: 'greater_than_equal',
+        loc: ['query', 'limit'],
+        msg: 'Input should be greater than or equal to 1',
+        input: '0',
+        ctx: { ge: 1 },
+      },
     ]);
     expect(detail(PageQuery, { limit: '1001' }, 'query')).toEqual([
       {
@@ -196,7 +233,13 @@ describe('numeric bounds', () => {
 describe('choices', () => {
   it("enum with ctx expected `'a', 'b' or 'c'`", () => {
     expect(detail(z.object({ format: z.enum(['a', 'b', 'c']) }), { format: 'd' })).toEqual([
-      { type: 'enum', loc: ['body', 'format'], msg: "Input should be 'a', 'b' or 'c'", input: 'd', ctx: { expected: "'a', 'b' or 'c'" } },
+      {
+        type: 'enum',
+        loc: ['body', 'format'],
+        msg: "Input should be 'a', 'b' or 'c'",
+        input: 'd',
+        ctx: { expected: "'a', 'b' or 'c'" },
+      },
     ]);
   });
 
@@ -207,7 +250,13 @@ describe('choices', () => {
 
   it('literal_error', () => {
     expect(detail(z.object({ conn_type: z.literal('generic') }), { conn_type: 'ssh' })).toEqual([
-      { type: 'literal_error', loc: ['body', 'conn_type'], msg: "Input should be 'generic'", input: 'ssh', ctx: { expected: "'generic'" } },
+      {
+        type: 'literal_error',
+        loc: ['body', 'conn_type'],
+        msg: "Input should be 'generic'",
+        input: 'ssh',
+        ctx: { expected: "'generic'" },
+      },
     ]);
   });
 });
@@ -259,7 +308,9 @@ describe('rules and several failures', () => {
     const schema = z.object({
       d: z.string().refine(() => false, { params: pydanticIssue('unknown_domain', 'No such domain', { domain: 'x' }) }),
     });
-    expect(detail(schema, { d: 'x' })).toEqual([{ type: 'unknown_domain', loc: ['body', 'd'], msg: 'No such domain', input: 'x', ctx: { domain: 'x' } }]);
+    expect(detail(schema, { d: 'x' })).toEqual([
+      { type: 'unknown_domain', loc: ['body', 'd'], msg: 'No such domain', input: 'x', ctx: { domain: 'x' } },
+    ]);
   });
 
   it('keeps only the first issue for one loc', () => {
@@ -314,7 +365,13 @@ describe('intParam (path and query integers)', () => {
 
   it('checks the bounds after parsing', () => {
     expect(detail(version, { version: '-3' }, 'path')).toEqual([
-      { type: 'greater_than_equal', loc: ['path', 'version'], msg: 'Input should be greater than or equal to 1', input: '-3', ctx: { ge: 1 } },
+      {
+        type: 'greater_than_equal',
+        loc: ['path', 'version'],
+        msg: 'Input should be greater than or equal to 1',
+        input: '-3',
+        ctx: { ge: 1 },
+      },
     ]);
   });
 

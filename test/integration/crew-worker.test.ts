@@ -1,0 +1,712 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CrewRunner, type StepRunner } from '../../functions/crews/runner.js';
+import type { CrewEvent, Step } from '../../functions/crews/schemas.js';
+import { StepExecutor } from '../../functions/crews/steps.js';
+import { type RunItem, RunStore, type RunUpdate } from '../../functions/crews/store.js';
+import { createWorkerHandler, type SqsHandler } from '../../functions/crews/worker.js';
+import { physicalTableName, TABLES } from '../../infra/tables.js';
+import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
+import { documentClient } from '../../shared/aws/clients.js';
+import { api, slug, token } from './helpers.js';
+
+// ---------------------------------------------------------------------------------------
+// The suite's DynamoDB Local, and runs inserted directly (no SQS message), so that only
+// the handlers these tests build ever execute them.
+// ---------------------------------------------------------------------------------------
+
+const db = () =>
+  documentClient({
+    region: 'us-east-1',
+    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+  });
+const runsTable = () => physicalTableName(inject('stage'), TABLES.crewRuns);
+const eventsTable = () => physicalTableName(inject('stage'), TABLES.events);
+
+let store: RunStore;
+
+/** A store that dies once, around the first event `crashAt` picks. */
+class CrashingStore extends RunStore {
+  crashed = false;
+  constructor(private readonly crashAt: (event: CrewEvent) => 'after-write' | 'before-write' | undefined) {
+    super(db(), runsTable(), eventsTable());
+  }
+
+  override async append(
+    run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
+    event: CrewEvent,
+    update?: RunUpdate,
+  ): Promise<boolean> {
+    const when = this.crashed ? undefined : this.crashAt(event);
+    if (when === 'before-write') {
+      this.crashed = true;
+      throw new Error(`injected crash before writing ${event.type}`);
+    }
+    const ok = await super.append(run, event, update);
+    if (ok && when === 'after-write') {
+      this.crashed = true;
+      throw new Error(`injected crash after writing ${event.type}`);
+    }
+    return ok;
+  }
+}
+
+/** Counts how often each step is executed, across every delivery that shares it. */
+function counting(inner: StepRunner) {
+  const counts: Record<string, number> = {};
+  const runner: StepRunner = {
+    execute: (step, ctx) => {
+      counts[step.id] = (counts[step.id] ?? 0) + 1;
+      return inner.execute(step, ctx);
+    },
+  };
+  return { runner, counts };
+}
+
+const executor = (allowedHosts: string[] = ['127.0.0.1']) =>
+  new StepExecutor(new OutboundHttp(allowedHosts), undefined);
+
+async function insertRun(steps: unknown, values: Record<string, unknown> = {}): Promise<string> {
+  const id = randomUUID();
+  const at = new Date().toISOString();
+  const run = {
+    correlation_id: id,
+    template_id: randomUUID(),
+    status: 'pending',
+    values,
+    created_by: 'worker-test',
+    created_at: at,
+    started_at: null,
+    finished_at: null,
+    event_count: 1,
+    error: null,
+    steps,
+    expires_at: Math.floor(Date.now() / 1000) + 86_400,
+  } as RunItem;
+  await store.create(run, {
+    index: 0,
+    correlation_id: id,
+    type: 'run.queued',
+    timestamp: at,
+    message: 'queued by the worker test',
+    data: { template_id: run.template_id, values },
+  });
+  return id;
+}
+
+let messageNo = 0;
+function sqsRecord(body: string, receiveCount = 1): SQSRecord {
+  const now = String(Date.now());
+  return {
+    messageId: `msg-${++messageNo}-${randomUUID()}`,
+    receiptHandle: `rh-${randomUUID()}`,
+    body,
+    attributes: {
+      ApproximateReceiveCount: String(receiveCount),
+      SentTimestamp: now,
+      SenderId: 'worker-test',
+      ApproximateFirstReceiveTimestamp: now,
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:worker-test',
+    awsRegion: 'us-east-1',
+  };
+}
+const runMessage = (id: string) => sqsRecord(JSON.stringify({ correlation_id: id }));
+
+/**
+ * One Lambda invocation with these records; answers the message ids to be delivered
+ * again (a batch where every record failed makes Powertools throw: all of them).
+ */
+async function deliver(handler: SqsHandler, records: SQSRecord[]): Promise<string[]> {
+  try {
+    const res = await handler({ Records: records });
+    return res.batchItemFailures.map((f) => f.itemIdentifier);
+  } catch (err) {
+    if (err instanceof FullBatchFailureError) return records.map((r) => r.messageId);
+    throw err;
+  }
+}
+
+const workerFor = (runs: RunStore, steps: StepRunner) => createWorkerHandler(new CrewRunner(runs, steps));
+
+/**
+ * The event-log invariants of API.md §4 for a finished run: indices 0..n-1 without gap or
+ * duplicate, one run.queued then one run.started, per executed step one step.started
+ * followed by one step.completed / step.failed, one terminal event and it is last, and
+ * the run's event_count equal to the number of events.
+ */
+async function finishedLog(id: string, stepIds: string[], outcome: 'succeeded' | 'failed') {
+  const events = await store.allEvents(id);
+  const run = await store.get(id);
+  expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
+  expect(events.every((e) => e.correlation_id === id)).toBe(true);
+  expect(events[0]!.type).toBe('run.queued');
+  expect(events[1]!.type).toBe('run.started');
+  expect(events.filter((e) => e.type === 'run.started')).toHaveLength(1);
+  const terminal = events.filter((e) => e.type === 'run.completed' || e.type === 'run.failed');
+  expect(terminal).toHaveLength(1);
+  expect(events.at(-1)).toEqual(terminal[0]);
+  expect(terminal[0]!.type).toBe(outcome === 'succeeded' ? 'run.completed' : 'run.failed');
+  for (const stepId of stepIds) {
+    const mine = events.filter((e) => e.step_id === stepId);
+    expect(
+      mine.filter((e) => e.type === 'step.started'),
+      `step.started of ${stepId}`,
+    ).toHaveLength(1);
+    expect(
+      mine.filter((e) => e.type === 'step.completed' || e.type === 'step.failed'),
+      `end of ${stepId}`,
+    ).toHaveLength(1);
+    expect(mine[0]!.type).toBe('step.started');
+  }
+  // Steps run in their declared order.
+  const started = events.filter((e) => e.type === 'step.started').map((e) => e.step_id);
+  expect(started).toEqual(stepIds.slice(0, started.length));
+  expect(run!.status).toBe(outcome);
+  expect(run!.event_count).toBe(events.length);
+  expect(run!.started_at).toEqual(expect.any(String));
+  expect(run!.finished_at).toEqual(expect.any(String));
+  return { events, run: run!, terminal: terminal[0]! };
+}
+
+/** Three render steps, each using the one before. */
+const chain: Step[] = [
+  { id: 'a', kind: 'render', template: 'A={{x}}' },
+  { id: 'b', kind: 'render', template: 'B={{steps.a.output}}' },
+  { id: 'c', kind: 'render', template: 'C={{steps.b.output}}' },
+];
+const chainOutputs = { a: 'A=X', b: 'B=A=X', c: 'C=B=A=X' };
+
+// ---------------------------------------------------------------------------------------
+// A local HTTP server for http steps (127.0.0.1 is an allowed host).
+// ---------------------------------------------------------------------------------------
+
+interface Hit {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+let server: Server;
+let port: number;
+const hits: Hit[] = [];
+const hitsFor = (part: string) => hits.filter((h) => h.url.includes(part));
+
+beforeAll(async () => {
+  store = new RunStore(db(), runsTable(), eventsTable());
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const url = req.url ?? '';
+      hits.push({ method: req.method ?? '', url, headers: req.headers, body });
+      if (url.startsWith('/echo/')) {
+        res.setHeader('content-type', 'application/json; charset=utf-8');
+        res.end(JSON.stringify({ received: { method: req.method, url, body } }));
+      } else if (url.startsWith('/text/')) {
+        res.setHeader('content-type', 'text/plain');
+        res.end('plain text');
+      } else if (url.startsWith('/fail/')) {
+        res.statusCode = 500;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ error: 'boom' }));
+      } else if (url.startsWith('/redirect/')) {
+        res.statusCode = 302;
+        res.setHeader('location', url.replace('/redirect/', '/target/'));
+        res.end();
+      } else {
+        res.end('target');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+// ---------------------------------------------------------------------------------------
+
+describe('crew worker: duplicate deliveries', () => {
+  it('a message delivered twice in a row runs the crew once and the second delivery writes nothing', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const { runner, counts } = counting(executor());
+    const handler = workerFor(store, runner);
+    const message = runMessage(id);
+
+    expect(await deliver(handler, [message])).toEqual([]);
+    const first = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(first.events.map((e) => [e.type, e.step_id])).toEqual([
+      ['run.queued', undefined],
+      ['run.started', undefined],
+      ['step.started', 'a'],
+      ['step.completed', 'a'],
+      ['step.started', 'b'],
+      ['step.completed', 'b'],
+      ['step.started', 'c'],
+      ['step.completed', 'c'],
+      ['run.completed', undefined],
+    ]);
+    expect(first.events.filter((e) => e.type === 'step.completed').map((e) => e.data)).toEqual([
+      { output: 'A=X' },
+      { output: 'B=A=X' },
+      { output: 'C=B=A=X' },
+    ]);
+    expect(first.terminal.data).toEqual({ outputs: chainOutputs });
+
+    expect(await deliver(handler, [message])).toEqual([]);
+    const second = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(second.events).toEqual(first.events);
+    expect(second.run).toEqual(first.run);
+    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
+  });
+
+  it('concurrent deliveries of the same message (separate workers) leave one valid event log', async () => {
+    const steps: Step[] = [
+      { id: 'a', kind: 'render', template: 'A={{x}}' },
+      { id: 'pause', kind: 'wait', seconds: 0.05 },
+      { id: 'b', kind: 'render', template: 'B={{steps.a.output}}' },
+      { id: 'c', kind: 'render', template: 'C={{steps.b.output}}' },
+    ];
+    const id = await insertRun(steps, { x: 'X' });
+    const message = runMessage(id);
+    // Each handler is its own Lambda instance (a BatchProcessor is not shared).
+    const handlers = Array.from({ length: 4 }, () => workerFor(store, executor()));
+    const failures = await Promise.all(handlers.map((h) => deliver(h, [message])));
+    expect(failures).toEqual([[], [], [], []]);
+
+    const { terminal } = await finishedLog(id, ['a', 'pause', 'b', 'c'], 'succeeded');
+    expect(terminal.data).toEqual({ outputs: { a: 'A=X', pause: null, b: 'B=A=X', c: 'C=B=A=X' } });
+  });
+
+  it('two concurrent deliveries, repeated on several runs, never duplicate or skip an index', async () => {
+    const ids = await Promise.all(Array.from({ length: 5 }, () => insertRun(chain, { x: 'X' })));
+    await Promise.all(
+      ids.map(async (id) => {
+        const message = runMessage(id);
+        const results = await Promise.all([
+          deliver(workerFor(store, executor()), [message]),
+          deliver(workerFor(store, executor()), [message]),
+        ]);
+        expect(results).toEqual([[], []]);
+      }),
+    );
+    for (const id of ids) {
+      const { terminal, events } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+      expect(events).toHaveLength(9);
+      expect(terminal.data).toEqual({ outputs: chainOutputs });
+    }
+  });
+});
+
+describe('crew worker: a delivery that dies half way', () => {
+  it.each([0, 1, 2])('crash right after step.completed of step %i: the redelivery resumes after it', async (k) => {
+    const crashStep = chain[k]!.id;
+    const id = await insertRun(chain, { x: 'X' });
+    const { runner, counts } = counting(executor());
+    const crashing = new CrashingStore((e) =>
+      e.type === 'step.completed' && e.step_id === crashStep ? 'after-write' : undefined,
+    );
+
+    const message = runMessage(id);
+    const bystander = runMessage(randomUUID()); // an unknown run: acknowledged
+    expect(await deliver(workerFor(crashing, runner), [message, bystander])).toEqual([message.messageId]);
+    expect(crashing.crashed).toBe(true);
+
+    const half = await store.allEvents(id);
+    expect(half.at(-1)).toMatchObject({ type: 'step.completed', step_id: crashStep });
+    expect(half).toHaveLength(4 + 2 * k);
+    const halfRun = await store.get(id);
+    expect(halfRun).toMatchObject({ status: 'running', event_count: half.length, finished_at: null });
+
+    expect(
+      await deliver(workerFor(store, runner), [
+        { ...message, attributes: { ...message.attributes, ApproximateReceiveCount: '2' } },
+      ]),
+    ).toEqual([]);
+    const { events, terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(events).toHaveLength(9);
+    expect(events.slice(0, half.length)).toEqual(half);
+    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
+    // The outputs of steps finished before the crash come from the log.
+    expect(terminal.data).toEqual({ outputs: chainOutputs });
+  });
+
+  it('crash right after step.started (before the step ran): the step runs once, with one step.started', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const { runner, counts } = counting(executor());
+    const crashing = new CrashingStore((e) =>
+      e.type === 'step.started' && e.step_id === 'b' ? 'after-write' : undefined,
+    );
+    const message = runMessage(id);
+    const bystander = runMessage(randomUUID());
+
+    expect(await deliver(workerFor(crashing, runner), [bystander, message])).toEqual([message.messageId]);
+    const half = await store.allEvents(id);
+    expect(half.at(-1)).toMatchObject({ type: 'step.started', step_id: 'b' });
+    expect(counts).toEqual({ a: 1 });
+
+    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
+    const { events, terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(events).toHaveLength(9);
+    expect(events.slice(0, half.length)).toEqual(half);
+    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
+    expect(terminal.data).toEqual({ outputs: chainOutputs });
+  });
+
+  it('crash after a step ran but before its step.completed was written: the step is executed again, not started again', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const { runner, counts } = counting(executor());
+    const crashing = new CrashingStore((e) =>
+      e.type === 'step.completed' && e.step_id === 'b' ? 'before-write' : undefined,
+    );
+    const message = runMessage(id);
+
+    expect(await deliver(workerFor(crashing, runner), [message, runMessage(randomUUID())])).toEqual([
+      message.messageId,
+    ]);
+    const half = await store.allEvents(id);
+    expect(half.at(-1)).toMatchObject({ type: 'step.started', step_id: 'b' });
+    expect(counts).toEqual({ a: 1, b: 1 });
+
+    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
+    const { events, terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(events).toHaveLength(9);
+    expect(events.filter((e) => e.type === 'step.started' && e.step_id === 'b')).toHaveLength(1);
+    expect(counts).toEqual({ a: 1, b: 2, c: 1 });
+    expect(terminal.data).toEqual({ outputs: chainOutputs });
+  });
+
+  it('crash right after run.started: the redelivery does not start the run again', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const { runner, counts } = counting(executor());
+    const crashing = new CrashingStore((e) => (e.type === 'run.started' ? 'after-write' : undefined));
+    const message = runMessage(id);
+
+    expect(await deliver(workerFor(crashing, runner), [message, runMessage(randomUUID())])).toEqual([
+      message.messageId,
+    ]);
+    expect((await store.get(id))!.status).toBe('running');
+    expect(counts).toEqual({});
+
+    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
+    const { events } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(events).toHaveLength(9);
+    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
+  });
+
+  it('crash before run.completed was written: the redelivery completes the run without executing any step', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const { runner, counts } = counting(executor());
+    const crashing = new CrashingStore((e) => (e.type === 'run.completed' ? 'before-write' : undefined));
+    const message = runMessage(id);
+
+    expect(await deliver(workerFor(crashing, runner), [message, runMessage(randomUUID())])).toEqual([
+      message.messageId,
+    ]);
+    expect(await store.allEvents(id)).toHaveLength(8);
+
+    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
+    const { terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(terminal).toMatchObject({ index: 8, data: { outputs: chainOutputs } });
+    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
+  });
+});
+
+describe('crew worker: a failing step', () => {
+  it('a host outside the allow-list fails the step and the run; the message is acknowledged', async () => {
+    const steps: Step[] = [
+      { id: 'a', kind: 'render', template: 'ok' },
+      { id: 'call', kind: 'http', method: 'GET', url: 'http://not-allowed.example/{{x}}' },
+      { id: 'never', kind: 'render', template: 'unreachable' },
+    ];
+    const id = await insertRun(steps, { x: 'y' });
+    const { runner, counts } = counting(executor(['127.0.0.1']));
+    const handler = workerFor(store, runner);
+    const message = runMessage(id);
+
+    expect(await deliver(handler, [message])).toEqual([]);
+    const { events, run, terminal } = await finishedLog(id, ['a', 'call'], 'failed');
+    expect(events.map((e) => [e.type, e.step_id])).toEqual([
+      ['run.queued', undefined],
+      ['run.started', undefined],
+      ['step.started', 'a'],
+      ['step.completed', 'a'],
+      ['step.started', 'call'],
+      ['step.failed', 'call'],
+      ['run.failed', undefined],
+    ]);
+    const failed = events[5]!;
+    expect(failed.data).toEqual({
+      error: expect.stringMatching(/not-allowed\.example.*not in CREW_HTTP_ALLOWED_HOSTS/),
+    });
+    expect(terminal.data).toEqual({ error: failed.data!.error });
+    expect(run.error).toBe(failed.data!.error);
+    expect(counts).toEqual({ a: 1, call: 1 });
+
+    // Delivered again: nothing more is written and nothing re-executed.
+    expect(await deliver(handler, [message])).toEqual([]);
+    expect(await store.allEvents(id)).toEqual(events);
+    expect(counts).toEqual({ a: 1, call: 1 });
+  });
+
+  it('a 500 from the called server fails the step with the status', async () => {
+    const tag = slug('fail');
+    const steps: Step[] = [
+      { id: 'call', kind: 'http', method: 'POST', url: `http://127.0.0.1:${port}/fail/{{tag}}`, body: 'x' },
+    ];
+    const id = await insertRun(steps, { tag });
+    expect(await deliver(workerFor(store, executor()), [runMessage(id)])).toEqual([]);
+
+    const { events, run } = await finishedLog(id, ['call'], 'failed');
+    const failed = events.find((e) => e.type === 'step.failed')!;
+    expect(failed).toMatchObject({
+      step_id: 'call',
+      data: { error: `HTTP 500 from http://127.0.0.1:${port}/fail/${tag}` },
+    });
+    expect(run.error).toBe(`HTTP 500 from http://127.0.0.1:${port}/fail/${tag}`);
+    expect(hitsFor(tag)).toHaveLength(1);
+  });
+
+  it('a run whose step.failed was written but not its run.failed is finished on redelivery without re-executing', async () => {
+    const steps: Step[] = [{ id: 'call', kind: 'http', method: 'GET', url: 'http://nowhere.example/' }];
+    const id = await insertRun(steps);
+    const { runner, counts } = counting(executor());
+    const crashing = new CrashingStore((e) => (e.type === 'run.failed' ? 'before-write' : undefined));
+    const message = runMessage(id);
+    expect(await deliver(workerFor(crashing, runner), [message, runMessage(randomUUID())])).toEqual([
+      message.messageId,
+    ]);
+    expect((await store.allEvents(id)).at(-1)!.type).toBe('step.failed');
+
+    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
+    const { run } = await finishedLog(id, ['call'], 'failed');
+    expect(run.error).toMatch(/not in CREW_HTTP_ALLOWED_HOSTS/);
+    expect(counts).toEqual({ call: 1 });
+  });
+});
+
+describe('crew worker: messages it cannot use', () => {
+  it('acknowledges a message for an unknown run without writing anything', async () => {
+    const id = randomUUID();
+    expect(await deliver(workerFor(store, executor()), [runMessage(id)])).toEqual([]);
+    expect(await store.get(id)).toBeUndefined();
+    expect(await store.allEvents(id)).toEqual([]);
+  });
+
+  it('reports malformed bodies as batch item failures, and only them', async () => {
+    const malformed = [
+      sqsRecord('not json'),
+      sqsRecord('{}'),
+      sqsRecord(JSON.stringify({ correlation_id: 42 })),
+      sqsRecord(JSON.stringify({ correlation_id: 'too-short' })),
+      sqsRecord(''),
+    ];
+    const id = await insertRun([{ id: 'a', kind: 'render', template: 'fine' }]);
+    const good = runMessage(id);
+    const failures = await deliver(workerFor(store, executor()), [malformed[0]!, good, ...malformed.slice(1)]);
+    expect(failures.sort()).toEqual(malformed.map((m) => m.messageId).sort());
+    await finishedLog(id, ['a'], 'succeeded');
+  });
+
+  it('a malformed body alone fails the whole invocation', async () => {
+    const bad = sqsRecord('{"correlation_id":');
+    expect(await deliver(workerFor(store, executor()), [bad])).toEqual([bad.messageId]);
+  });
+});
+
+describe('crew worker: http steps', () => {
+  it('calls the rendered url with rendered headers and body; outputs {status, body} with JSON parsed', async () => {
+    const user = slug('ada');
+    const steps: Step[] = [
+      { id: 'tok', kind: 'render', template: 'secret-{{user}}' },
+      {
+        id: 'call',
+        kind: 'http',
+        method: 'POST',
+        url: `http://127.0.0.1:${port}/echo/{{user}}?n={{n}}`,
+        headers: { 'X-Token': '{{steps.tok.output}}', 'Content-Type': 'application/json' },
+        body: '{"user":"{{user}}","n":{{n}},"opts":{{opts}}}',
+      },
+      { id: 'plain', kind: 'http', method: 'GET', url: `http://127.0.0.1:${port}/text/{{user}}` },
+      { id: 'use', kind: 'render', template: 'got {{steps.call.output}}' },
+    ];
+    const id = await insertRun(steps, { user, n: 5, opts: { deep: [true] } });
+    expect(await deliver(workerFor(store, executor()), [runMessage(id)])).toEqual([]);
+    const { terminal } = await finishedLog(id, ['tok', 'call', 'plain', 'use'], 'succeeded');
+
+    const seen = hitsFor(user);
+    expect(seen).toHaveLength(2);
+    const post = seen.find((h) => h.method === 'POST')!;
+    expect(post.url).toBe(`/echo/${user}?n=5`);
+    expect(post.headers['x-token']).toBe(`secret-${user}`);
+    expect(post.headers['content-type']).toBe('application/json');
+    expect(post.body).toBe(`{"user":"${user}","n":5,"opts":{"deep":[true]}}`);
+    const get = seen.find((h) => h.method === 'GET')!;
+    expect(get.url).toBe(`/text/${user}`);
+    expect(get.body).toBe('');
+
+    const callOutput = {
+      status: 200,
+      body: { received: { method: 'POST', url: `/echo/${user}?n=5`, body: post.body } },
+    };
+    const outputs = (terminal.data as { outputs: Record<string, unknown> }).outputs;
+    expect(outputs.call).toEqual(callOutput);
+    expect(outputs.plain).toEqual({ status: 200, body: 'plain text' });
+    expect(outputs.use).toBe(`got ${JSON.stringify(callOutput)}`);
+  });
+
+  it('does not follow a redirect: a 302 fails the step and the target is never called', async () => {
+    const tag = slug('redir');
+    const steps: Step[] = [
+      { id: 'call', kind: 'http', method: 'GET', url: `http://127.0.0.1:${port}/redirect/${tag}` },
+    ];
+    const id = await insertRun(steps);
+    expect(await deliver(workerFor(store, executor()), [runMessage(id)])).toEqual([]);
+    const { events } = await finishedLog(id, ['call'], 'failed');
+    expect(events.find((e) => e.type === 'step.failed')!.data).toEqual({
+      error: `HTTP 302 from http://127.0.0.1:${port}/redirect/${tag}`,
+    });
+    expect(hitsFor(tag).map((h) => h.url)).toEqual([`/redirect/${tag}`]);
+  });
+
+  it('refuses the metadata address 169.254.169.254 even when it is on the allow-list', async () => {
+    const steps: Step[] = [
+      { id: 'meta', kind: 'http', method: 'GET', url: 'http://169.254.169.254/latest/meta-data/' },
+    ];
+    const id = await insertRun(steps);
+    expect(await deliver(workerFor(store, executor(['169.254.169.254', '127.0.0.1'])), [runMessage(id)])).toEqual([]);
+    const { events, run } = await finishedLog(id, ['meta'], 'failed');
+    expect(events.find((e) => e.type === 'step.failed')!.data).toEqual({
+      error: expect.stringMatching(/169\.254\.169\.254.*link-local or metadata/),
+    });
+    expect(run.error).toMatch(/link-local or metadata/);
+  });
+});
+
+describe('crew runs through the platform', () => {
+  it('a poison message is retried, dead-lettered, and its run ends with run.failed (abandoned)', async () => {
+    const id = await insertRun(42);
+    const sqs = new SQSClient({
+      region: 'us-east-1',
+      endpoint: inject('sqsEndpoint'),
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: inject('crewRunQueueUrl'),
+        MessageBody: JSON.stringify({ correlation_id: id }),
+      }),
+    );
+    sqs.destroy();
+
+    const admin = { psk: inject('adminPsk') };
+    let run: { status: string; error: string | null; event_count: number } | undefined;
+    const deadline = Date.now() + 50_000;
+    while (Date.now() < deadline) {
+      const res = await api(`/api/crew-runs/${id}`, admin);
+      expect(res.status).toBe(200);
+      run = res.body;
+      if (run!.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(run?.status).toBe('failed');
+    expect(run!.error).toMatch(/abandoned/i);
+
+    const events = await api<CrewEvent[]>(`/api/events/${id}?start=0`, admin);
+    expect(events.status).toBe(200);
+    expect(events.body.map((e) => e.index)).toEqual(events.body.map((_, i) => i));
+    expect(events.body.map((e) => e.type)).toEqual(['run.queued', 'run.started', 'run.failed']);
+    expect(events.body.at(-1)!.data).toEqual({ error: run!.error });
+    expect(run!.event_count).toBe(events.body.length);
+  }, 60_000);
+
+  async function runOverHttp(prompt: string, system?: string) {
+    const admin = { psk: inject('adminPsk') };
+    const created = await api('/api/crew-templates', {
+      method: 'POST',
+      ...admin,
+      body: {
+        name: slug('llm-crew'),
+        variables: [
+          { name: 'topic', required: true },
+          { name: 'tone', default: 'formal' },
+        ],
+        steps: [
+          { id: 'intro', kind: 'render', template: 'about {{topic}}' },
+          { id: 'ask', kind: 'llm', prompt, ...(system !== undefined ? { system } : {}) },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    const user = await token(slug('crew-user'));
+    const started = await api(`/api/crew-templates/${created.body.id}/run`, {
+      method: 'POST',
+      token: user,
+      body: { values: { topic: 'owls' } },
+    });
+    expect(started.status).toBe(202);
+    const id = started.body.correlation_id as string;
+    let events: CrewEvent[] = [];
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const res = await api<CrewEvent[]>(`/api/events/${id}?start=0`, { token: user });
+      expect(res.status).toBe(200);
+      events = res.body;
+      if (events.some((e) => e.type === 'run.completed' || e.type === 'run.failed')) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
+    const run = await api(`/api/crew-runs/${id}`, { token: user });
+    expect(run.status).toBe(200);
+    return { events, run: run.body };
+  }
+
+  it('an llm step sends the rendered prompt and system to the configured model and outputs its reply', async () => {
+    const { events, run } = await runOverHttp('Write {{steps.intro.output}}', 'Be {{tone}}');
+    expect(events.map((e) => [e.type, e.step_id])).toEqual([
+      ['run.queued', undefined],
+      ['run.started', undefined],
+      ['step.started', 'intro'],
+      ['step.completed', 'intro'],
+      ['step.started', 'ask'],
+      ['step.completed', 'ask'],
+      ['run.completed', undefined],
+    ]);
+    // The fake model answers "[<model>](<system>) <last user message>".
+    const reply = '[test-model](Be formal) Write about owls';
+    expect(inject('llmModel')).toBe('test-model');
+    expect(events[5]!.data).toEqual({ output: reply });
+    expect(events[6]!.data).toEqual({ outputs: { intro: 'about owls', ask: reply } });
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      event_count: 7,
+      error: null,
+      values: { topic: 'owls', tone: 'formal' },
+    });
+  });
+
+  it('an llm step whose model call fails ends in step.failed with the model error, then run.failed', async () => {
+    const { events, run } = await runOverHttp('Please FAIL on {{topic}}');
+    expect(events.map((e) => [e.type, e.step_id])).toEqual([
+      ['run.queued', undefined],
+      ['run.started', undefined],
+      ['step.started', 'intro'],
+      ['step.completed', 'intro'],
+      ['step.started', 'ask'],
+      ['step.failed', 'ask'],
+      ['run.failed', undefined],
+    ]);
+    expect(events[5]!.data).toEqual({ error: expect.stringMatching(/500.*model overloaded/) });
+    expect(events[6]!.data).toEqual({ error: events[5]!.data!.error });
+    expect(run).toMatchObject({ status: 'failed', error: events[5]!.data!.error, event_count: 7 });
+  });
+});

@@ -1,0 +1,597 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { isForbiddenAddress, OutboundHttp } from '../../shared/adapters/outbound-http.js';
+import { ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import type { ChatModel } from '../../shared/ports/llm.js';
+import { type Step, TemplateRequest, type Variable } from '../../functions/crews/schemas.js';
+import { declarationIssues, resolveValues } from '../../functions/crews/service.js';
+import { MAX_OUTPUT_CHARS, StepExecutor } from '../../functions/crews/steps.js';
+import { references, render } from '../../functions/crews/templating.js';
+
+/** A template request as the HTTP layer hands it over (zod defaults filled in). */
+const declaration = (body: { variables?: unknown[]; steps: unknown[] }) =>
+  TemplateRequest.parse({ name: 'unit', ...body });
+
+const renderStep = (id: string, template: string) => ({ id, kind: 'render', template });
+
+/** The issues of resolveValues, or [] when it accepted the values. */
+function valueIssues(variables: Variable[], values: Record<string, unknown>): ValidationIssue[] {
+  try {
+    resolveValues(variables, values);
+    return [];
+  } catch (err) {
+    expect(err).toBeInstanceOf(ValidationFailed);
+    return (err as ValidationFailed).detail;
+  }
+}
+
+const variable = (name: string, type: Variable['type'], over: Partial<Variable> = {}): Variable => ({
+  name,
+  type,
+  required: false,
+  ...over,
+});
+
+describe('references()', () => {
+  it('finds variables, step outputs and invalid placeholders, in order', () => {
+    expect(references('Hi {{name}}, see {{ steps.fetch-1.output }} and {{a b}} then {{_x9}}')).toEqual([
+      { kind: 'variable', name: 'name' },
+      { kind: 'step', id: 'fetch-1' },
+      { kind: 'invalid', text: 'a b' },
+      { kind: 'variable', name: '_x9' },
+    ]);
+  });
+
+  it('treats malformed step references and empty placeholders as invalid', () => {
+    expect(references('{{steps.A.output}}')).toEqual([{ kind: 'invalid', text: 'steps.A.output' }]);
+    expect(references('{{steps.a}}')).toEqual([{ kind: 'invalid', text: 'steps.a' }]);
+    expect(references('{{steps.a.result}}')).toEqual([{ kind: 'invalid', text: 'steps.a.result' }]);
+    expect(references('{{9lives}}')).toEqual([{ kind: 'invalid', text: '9lives' }]);
+    expect(references('{{}}')).toEqual([{ kind: 'invalid', text: '' }]);
+  });
+
+  it('finds nothing in text without placeholders', () => {
+    expect(references('plain {text} with { braces } and }} {{')).toEqual([]);
+  });
+});
+
+describe('render()', () => {
+  const ctx = {
+    values: { name: 'Ada', n: 3, flag: false, nothing: null, obj: { a: [1, 'x'] }, list: [1, 2] },
+    outputs: { first: 'one', json: { status: 200, body: { ok: true } }, empty: null },
+  };
+
+  it('replaces variables and earlier step outputs', () => {
+    expect(render('Hello {{name}} / {{ name }} -> {{steps.first.output}}', ctx)).toBe('Hello Ada / Ada -> one');
+  });
+
+  it('renders null as nothing and other non-strings as JSON', () => {
+    expect(render('[{{nothing}}][{{steps.empty.output}}]', ctx)).toBe('[][]');
+    expect(render('{{n}} {{flag}} {{obj}} {{list}}', ctx)).toBe('3 false {"a":[1,"x"]} [1,2]');
+    expect(render('{{steps.json.output}}', ctx)).toBe('{"status":200,"body":{"ok":true}}');
+  });
+
+  it('leaves unknown placeholders as they are', () => {
+    expect(render('{{unknown}} {{steps.nope.output}} {{a b}} {{constructor}} {{toString}}', ctx)).toBe(
+      '{{unknown}} {{steps.nope.output}} {{a b}} {{constructor}} {{toString}}',
+    );
+  });
+
+  it('does not render placeholders that come from a value, nor interpret $ patterns', () => {
+    const c = { values: { x: '{{y}}', y: 'Y', d: "$& $1 $$ $'" }, outputs: {} };
+    expect(render('{{x}}|{{d}}', c)).toBe("{{y}}|$& $1 $$ $'");
+  });
+
+  it('property: with only variable placeholders and string values, equals manual substitution', () => {
+    const names = ['a', 'b_1', 'Name', '_x'] as const;
+    const literal = fc.string({ maxLength: 12 }).filter((s) => !s.includes('{') && !s.includes('}'));
+    const segment = fc.oneof(
+      literal.map((text) => ({ text })),
+      fc.record({ name: fc.constantFrom(...names), spaces: fc.boolean() }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(segment, { maxLength: 12 }),
+        fc.record({ a: fc.string(), b_1: fc.string(), Name: fc.string(), _x: fc.string() }),
+        (segments, values) => {
+          const template = segments
+            .map((s) => ('text' in s ? s.text : s.spaces ? `{{ ${s.name} }}` : `{{${s.name}}}`))
+            .join('');
+          const expected = segments.map((s) => ('text' in s ? s.text : values[s.name])).join('');
+          expect(render(template, { values, outputs: {} })).toBe(expected);
+        },
+      ),
+    );
+  });
+});
+
+describe('declarationIssues()', () => {
+  it('accepts a valid declaration', () => {
+    const req = declaration({
+      variables: [
+        { name: 'topic', required: true },
+        { name: 'n', type: 'integer', default: 2 },
+      ],
+      steps: [
+        renderStep('a', 'About {{topic}} x{{n}}'),
+        {
+          id: 'b',
+          kind: 'http',
+          method: 'POST',
+          url: 'http://h/{{topic}}',
+          headers: { 'X-A': '{{steps.a.output}}' },
+          body: '{{n}}',
+        },
+        { id: 'c', kind: 'llm', prompt: '{{steps.b.output}}', system: '{{topic}}' },
+        { id: 'd', kind: 'wait', seconds: 0 },
+      ],
+    });
+    expect(declarationIssues(req)).toEqual([]);
+  });
+
+  it('reports a duplicate variable name at the second occurrence', () => {
+    const req = declaration({
+      variables: [{ name: 'x' }, { name: 'x', type: 'integer' }],
+      steps: [renderStep('a', 'hi')],
+    });
+    expect(declarationIssues(req)).toEqual([
+      {
+        type: 'value_error',
+        loc: ['body', 'variables', 1, 'name'],
+        msg: "Value error, duplicate variable name 'x'",
+        input: 'x',
+        ctx: { error: "duplicate variable name 'x'" },
+      },
+    ]);
+  });
+
+  it.each([
+    ['string', 5, 'string_type'],
+    ['integer', 1.5, 'int_from_float'],
+    ['integer', '1', 'int_type'],
+    ['integer', true, 'int_type'],
+    ['number', '1.5', 'float_type'],
+    ['boolean', 'true', 'bool_type'],
+    ['boolean', 0, 'bool_type'],
+    ['object', [1], 'dict_type'],
+    ['object', null, 'dict_type'],
+    ['array', { a: 1 }, 'list_type'],
+    ['array', 'x', 'list_type'],
+  ] as const)('reports a %s default %j as %s', (type, value, expected) => {
+    const req = declaration({
+      variables: [
+        { name: 'ok', type: 'string', default: 'fine' },
+        { name: 'v', type, default: value },
+      ],
+      steps: [renderStep('a', 'x')],
+    });
+    const issues = declarationIssues(req);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({ type: expected, loc: ['body', 'variables', 1, 'default'], input: value });
+    expect(issues[0]!.msg).toEqual(expect.any(String));
+  });
+
+  it.each([
+    ['string', 'text'],
+    ['integer', 7],
+    ['integer', 2.0],
+    ['number', 1.25],
+    ['number', 3],
+    ['boolean', false],
+    ['object', {}],
+    ['array', []],
+  ] as const)('accepts a %s default %j', (type, value) => {
+    const req = declaration({ variables: [{ name: 'v', type, default: value }], steps: [renderStep('a', 'x')] });
+    expect(declarationIssues(req)).toEqual([]);
+  });
+
+  it('reports a duplicate step id at the second occurrence', () => {
+    const req = declaration({ steps: [renderStep('a', 'x'), renderStep('b', 'y'), renderStep('a', 'z')] });
+    expect(declarationIssues(req)).toEqual([
+      {
+        type: 'value_error',
+        loc: ['body', 'steps', 2, 'id'],
+        msg: "Value error, duplicate step id 'a'",
+        input: 'a',
+        ctx: { error: "duplicate step id 'a'" },
+      },
+    ]);
+  });
+
+  it('reports a reference to an unknown variable with the field it is in', () => {
+    const req = declaration({
+      variables: [{ name: 'known' }],
+      steps: [renderStep('a', 'x'), renderStep('b', '{{known}} {{ghost}}')],
+    });
+    expect(declarationIssues(req)).toEqual([
+      {
+        type: 'value_error',
+        loc: ['body', 'steps', 1, 'template'],
+        msg: "Value error, reference to unknown variable 'ghost'",
+        input: '{{known}} {{ghost}}',
+        ctx: { error: "reference to unknown variable 'ghost'" },
+      },
+    ]);
+  });
+
+  it('reports a reference to a later step, to the step itself, and to an unknown step', () => {
+    const req = declaration({
+      steps: [
+        renderStep('a', '{{steps.b.output}}'),
+        renderStep('b', '{{steps.b.output}}'),
+        renderStep('c', '{{steps.zz.output}}'),
+      ],
+    });
+    const issues = declarationIssues(req);
+    expect(issues).toHaveLength(3);
+    expect(issues[0]).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'steps', 0, 'template'],
+      input: '{{steps.b.output}}',
+      ctx: { error: "reference to a later step 'b'" },
+    });
+    expect(issues[1]).toMatchObject({ type: 'value_error', loc: ['body', 'steps', 1, 'template'] });
+    expect(issues[2]).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'steps', 2, 'template'],
+      input: '{{steps.zz.output}}',
+      ctx: { error: "reference to an unknown step 'zz'" },
+    });
+  });
+
+  it('reports an invalid placeholder', () => {
+    const req = declaration({ steps: [renderStep('a', 'ok'), renderStep('b', 'x {{ not valid }}')] });
+    expect(declarationIssues(req)).toEqual([
+      {
+        type: 'value_error',
+        loc: ['body', 'steps', 1, 'template'],
+        msg: "Value error, unknown placeholder '{{not valid}}'",
+        input: 'x {{ not valid }}',
+        ctx: { error: "unknown placeholder '{{not valid}}'" },
+      },
+    ]);
+  });
+
+  it('checks every rendered field of http and llm steps with its own loc', () => {
+    const req = declaration({
+      steps: [
+        renderStep('a', 'x'),
+        {
+          id: 'h',
+          kind: 'http',
+          method: 'POST',
+          url: 'http://x/{{u}}',
+          headers: { 'X-Token': '{{t}}' },
+          body: '{{b}}',
+        },
+        { id: 'l', kind: 'llm', prompt: '{{p}}', system: '{{s}}' },
+      ],
+    });
+    const locs = declarationIssues(req).map((i) => i.loc);
+    expect(locs).toEqual(
+      expect.arrayContaining([
+        ['body', 'steps', 1, 'url'],
+        ['body', 'steps', 1, 'body'],
+        ['body', 'steps', 1, 'headers', 'X-Token'],
+        ['body', 'steps', 2, 'prompt'],
+        ['body', 'steps', 2, 'system'],
+      ]),
+    );
+    expect(locs).toHaveLength(5);
+  });
+
+  // A dot is a valid HTTP token character: the header name stays one loc element.
+  it('keeps a header name containing a dot as one loc element', () => {
+    const req = declaration({
+      steps: [{ id: 'h', kind: 'http', method: 'GET', url: 'http://x/', headers: { 'X.Trace': '{{ghost}}' } }],
+    });
+    expect(declarationIssues(req).map((i) => i.loc)).toEqual([['body', 'steps', 0, 'headers', 'X.Trace']]);
+  });
+
+  it('lists every problem of one declaration together', () => {
+    const req = declaration({
+      variables: [{ name: 'x', type: 'integer', default: 'no' }, { name: 'x' }],
+      steps: [renderStep('a', '{{y}}'), renderStep('a', '{{steps.q.output}}')],
+    });
+    expect(declarationIssues(req).map((i) => [i.type, i.loc])).toEqual([
+      ['int_type', ['body', 'variables', 0, 'default']],
+      ['value_error', ['body', 'variables', 1, 'name']],
+      ['value_error', ['body', 'steps', 0, 'template']],
+      ['value_error', ['body', 'steps', 1, 'id']],
+      ['value_error', ['body', 'steps', 1, 'template']],
+    ]);
+  });
+});
+
+describe('resolveValues()', () => {
+  it('fills defaults, keeps given values and sets optional variables without default to null', () => {
+    const vars = [
+      variable('name', 'string', { required: true }),
+      variable('count', 'integer', { default: 3 }),
+      variable('ratio', 'number', { default: 0.5 }),
+      variable('on', 'boolean', { required: true, default: true }),
+      variable('opts', 'object'),
+      variable('tags', 'array', { default: ['a'] }),
+    ];
+    expect(resolveValues(vars, { name: 'x', ratio: 2 })).toEqual({
+      name: 'x',
+      count: 3,
+      ratio: 2,
+      on: true,
+      opts: null,
+      tags: ['a'],
+    });
+  });
+
+  it('reports a missing required variable at body.values.<name> with the values object as input', () => {
+    const values = { other: 'v' };
+    expect(valueIssues([variable('need', 'string', { required: true }), variable('other', 'string')], values)).toEqual([
+      { type: 'missing', loc: ['body', 'values', 'need'], msg: 'Field required', input: values },
+    ]);
+  });
+
+  it('reports an unknown name as extra_forbidden', () => {
+    expect(valueIssues([variable('a', 'string')], { a: 'x', zzz: 5 })).toEqual([
+      { type: 'extra_forbidden', loc: ['body', 'values', 'zzz'], msg: 'Extra inputs are not permitted', input: 5 },
+    ]);
+  });
+
+  it.each([
+    ['string', 5, 'string_type'],
+    ['string', null, 'string_type'],
+    ['integer', 2.5, 'int_from_float'],
+    ['integer', '2', 'int_type'],
+    ['integer', false, 'int_type'],
+    ['number', '2.5', 'float_type'],
+    ['boolean', 'yes', 'bool_type'],
+    ['boolean', 1, 'bool_type'],
+    ['object', [], 'dict_type'],
+    ['object', 'x', 'dict_type'],
+    ['array', {}, 'list_type'],
+    ['array', 'a,b', 'list_type'],
+  ] as const)('reports a %s given %j as %s', (type, value, expected) => {
+    const issues = valueIssues([variable('v', type)], { v: value });
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({ type: expected, loc: ['body', 'values', 'v'], input: value });
+  });
+
+  it.each([
+    ['string', ''],
+    ['integer', -4],
+    ['number', 2.5],
+    ['number', 7],
+    ['boolean', true],
+    ['object', { a: { b: 1 } }],
+    ['array', [1, 'x']],
+  ] as const)('accepts a %s given %j', (type, value) => {
+    expect(resolveValues([variable('v', type)], { v: value })).toEqual({ v: value });
+  });
+
+  it('lists all problems together', () => {
+    const values = { i: 1.5, b: 'no', extra1: 1, extra2: 2 };
+    const issues = valueIssues(
+      [variable('i', 'integer'), variable('b', 'boolean'), variable('req', 'string', { required: true })],
+      values,
+    );
+    expect(issues.map((i) => [i.type, i.loc])).toEqual(
+      expect.arrayContaining([
+        ['int_from_float', ['body', 'values', 'i']],
+        ['bool_type', ['body', 'values', 'b']],
+        ['missing', ['body', 'values', 'req']],
+        ['extra_forbidden', ['body', 'values', 'extra1']],
+        ['extra_forbidden', ['body', 'values', 'extra2']],
+      ]),
+    );
+    expect(issues).toHaveLength(5);
+  });
+});
+
+describe('isForbiddenAddress()', () => {
+  it.each([
+    '169.254.169.254',
+    '169.254.0.1',
+    'fe80::1',
+    'FE80::abcd',
+    'febf::1',
+    '::ffff:169.254.169.254',
+    'fd00:ec2::254',
+    '100.100.100.200',
+  ])('refuses %s', (address) => {
+    expect(isForbiddenAddress(address)).toBe(true);
+  });
+
+  it.each(['127.0.0.1', '10.0.0.1', '192.168.1.1', '8.8.8.8', '::1', '2001:db8::1', 'fec0::1', '169.255.0.1'])(
+    'allows %s',
+    (address) => {
+      expect(isForbiddenAddress(address)).toBe(false);
+    },
+  );
+
+  // WHATWG URL parsing writes `http://[::ffff:169.254.169.254]/` as host `[::ffff:a9fe:a9fe]`.
+  it('refuses the IPv4-mapped metadata address in hex notation', () => {
+    expect(new URL('http://[::ffff:169.254.169.254]/').hostname).toBe('[::ffff:a9fe:a9fe]');
+    expect(isForbiddenAddress('::ffff:a9fe:a9fe')).toBe(true);
+  });
+});
+
+describe('OutboundHttp', () => {
+  let server: Server;
+  let port: number;
+  const hits: IncomingMessage[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hits.push(req);
+      res.end('hit');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterEach(() => vi.restoreAllMocks());
+
+  it('refuses a host that is not in the allow-list without any network call', async () => {
+    const fetchSpy = vi.spyOn(globalThis, 'fetch');
+    const http = new OutboundHttp(['example.com', 'localhost']);
+    const before = hits.length;
+    await expect(
+      http.request({ method: 'GET', url: `http://127.0.0.1:${port}/x` }, AbortSignal.timeout(5000)),
+    ).rejects.toThrow(/not in CREW_HTTP_ALLOWED_HOSTS/);
+    expect(fetchSpy).not.toHaveBeenCalled();
+    expect(hits.length).toBe(before);
+  });
+
+  it('refuses an allowed metadata address without any network call', async () => {
+    const fetchSpy = vi.spyOn(globalThis, 'fetch');
+    const http = new OutboundHttp(['169.254.169.254', '100.100.100.200']);
+    await expect(
+      http.request({ method: 'GET', url: 'http://169.254.169.254/latest/meta-data/' }, AbortSignal.timeout(5000)),
+    ).rejects.toThrow(/link-local or metadata/);
+    await expect(
+      http.request({ method: 'GET', url: 'http://100.100.100.200/' }, AbortSignal.timeout(5000)),
+    ).rejects.toThrow(/link-local or metadata/);
+    expect(fetchSpy).not.toHaveBeenCalled();
+  });
+
+  it('refuses URLs that are not http(s)', async () => {
+    const http = new OutboundHttp(['127.0.0.1']);
+    await expect(http.request({ method: 'GET', url: 'file:///etc/passwd' }, AbortSignal.timeout(5000))).rejects.toThrow(
+      /only http and https/,
+    );
+    await expect(http.request({ method: 'GET', url: 'not a url' }, AbortSignal.timeout(5000))).rejects.toThrow(
+      /not a URL/,
+    );
+  });
+
+  it('calls an allowed host', async () => {
+    const http = new OutboundHttp(['127.0.0.1']);
+    const res = await http.request({ method: 'GET', url: `http://127.0.0.1:${port}/ok` }, AbortSignal.timeout(5000));
+    expect(res).toEqual({ status: 200, body: 'hit' });
+  });
+});
+
+describe('StepExecutor', () => {
+  const noHttp = {
+    request: async () => {
+      throw new Error('no network in this test');
+    },
+  } as unknown as OutboundHttp;
+  const ctx = { values: { who: 'Ada', tone: 'calm' }, outputs: { prev: { n: 1 } } };
+  const llmStep = (over: Partial<Extract<Step, { kind: 'llm' }>> = {}): Step => ({
+    id: 'ask',
+    kind: 'llm',
+    prompt: 'Hi {{who}} {{steps.prev.output}}',
+    system: 'Be {{tone}}',
+    ...over,
+  });
+
+  function fakeModel(reply: (req: { system?: string; prompt: string }) => string | Promise<string>) {
+    const requests: { system?: string; prompt: string }[] = [];
+    const model: ChatModel = {
+      complete: async (req) => {
+        requests.push(req);
+        return reply(req);
+      },
+    };
+    return { model, requests };
+  }
+
+  it('fails an llm step with a message naming LLM_BASE_URL when no model is configured', async () => {
+    const outcome = await new StepExecutor(noHttp, undefined).execute(llmStep(), ctx);
+    expect(outcome.ok).toBe(false);
+    expect(outcome.ok ? '' : outcome.error).toMatch(/LLM_BASE_URL/);
+  });
+
+  it('sends the rendered prompt and system to the model and outputs its reply', async () => {
+    const { model, requests } = fakeModel((r) => `reply to ${r.prompt}`);
+    const outcome = await new StepExecutor(noHttp, model).execute(llmStep(), ctx);
+    expect(outcome).toEqual({ ok: true, output: 'reply to Hi Ada {"n":1}' });
+    expect(requests).toEqual([{ prompt: 'Hi Ada {"n":1}', system: 'Be calm' }]);
+  });
+
+  it('sends no system message when the step has none', async () => {
+    const { model, requests } = fakeModel(() => 'ok');
+    const { system: _s, ...withoutSystem } = llmStep() as Extract<Step, { kind: 'llm' }>;
+    await new StepExecutor(noHttp, model).execute(withoutSystem, ctx);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).not.toHaveProperty('system');
+  });
+
+  it('turns a model error into a failed outcome, and a timeout into "timed out"', async () => {
+    const failing = fakeModel(() => {
+      throw new Error('model endpoint answered 500: overloaded');
+    });
+    expect(await new StepExecutor(noHttp, failing.model).execute(llmStep(), ctx)).toEqual({
+      ok: false,
+      error: 'model endpoint answered 500: overloaded',
+    });
+    const slow = fakeModel(() => {
+      throw Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' });
+    });
+    expect(await new StepExecutor(noHttp, slow.model).execute(llmStep(), ctx)).toEqual({
+      ok: false,
+      error: 'timed out',
+    });
+  });
+
+  it('truncates outputs over 16 KiB and keeps outputs of exactly 16 KiB', async () => {
+    expect(MAX_OUTPUT_CHARS).toBe(16 * 1024);
+    const long = fakeModel(() => 'x'.repeat(MAX_OUTPUT_CHARS + 1000));
+    const outcome = await new StepExecutor(noHttp, long.model).execute(llmStep(), ctx);
+    expect(outcome.ok).toBe(true);
+    const output = (outcome as { output: unknown }).output as string;
+    expect(output.startsWith('x'.repeat(MAX_OUTPUT_CHARS))).toBe(true);
+    expect(output.slice(MAX_OUTPUT_CHARS)).toBe('…[truncated 1000 characters]');
+
+    const exact = fakeModel(() => 'y'.repeat(MAX_OUTPUT_CHARS));
+    expect(await new StepExecutor(noHttp, exact.model).execute(llmStep(), ctx)).toEqual({
+      ok: true,
+      output: 'y'.repeat(MAX_OUTPUT_CHARS),
+    });
+
+    const rendered = await new StepExecutor(noHttp, undefined).execute(
+      { id: 'r', kind: 'render', template: '{{who}}' },
+      { values: { who: 'z'.repeat(20_000) }, outputs: {} },
+    );
+    expect(rendered.ok && (rendered.output as string).length).toBe(
+      MAX_OUTPUT_CHARS + '…[truncated 3616 characters]'.length,
+    );
+  });
+
+  it('renders a render step and outputs null for a wait step', async () => {
+    const executor = new StepExecutor(noHttp, undefined);
+    expect(await executor.execute({ id: 'r', kind: 'render', template: '{{who}}!' }, ctx)).toEqual({
+      ok: true,
+      output: 'Ada!',
+    });
+    expect(await executor.execute({ id: 'w', kind: 'wait', seconds: 0 }, ctx)).toEqual({ ok: true, output: null });
+  });
+
+  it('renders an http step and fails it on a non-2xx status', async () => {
+    const calls: unknown[] = [];
+    let status = 200;
+    const http = {
+      request: async (req: unknown) => {
+        calls.push(req);
+        return { status, body: { ok: status === 200 } };
+      },
+    } as unknown as OutboundHttp;
+    const step: Step = {
+      id: 'h',
+      kind: 'http',
+      method: 'POST',
+      url: 'http://api.test/{{who}}',
+      headers: { 'X-Tone': '{{tone}}' },
+      body: '{"p":{{steps.prev.output}}}',
+    };
+    const executor = new StepExecutor(http, undefined);
+    expect(await executor.execute(step, ctx)).toEqual({ ok: true, output: { status: 200, body: { ok: true } } });
+    expect(calls).toEqual([
+      { method: 'POST', url: 'http://api.test/Ada', headers: { 'X-Tone': 'calm' }, body: '{"p":{"n":1}}' },
+    ]);
+    status = 503;
+    expect(await executor.execute(step, ctx)).toEqual({ ok: false, error: 'HTTP 503 from http://api.test/Ada' });
+  });
+});
