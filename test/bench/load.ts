@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { Worker } from 'node:worker_threads';
 
 /** Latency figures of one measured run. */
 export interface LoadResult {
@@ -12,66 +12,63 @@ export interface LoadResult {
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
+function summarize(latencies: number[], errors: number, elapsedSeconds: number): LoadResult {
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    errors,
+    rps: latencies.length / elapsedSeconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
 /**
  * Runs `op` from `concurrency` workers until `total` operations are done (or the time
- * limit passes), timing each with performance.now(). The same loop drives both the HTTP
- * endpoints and the bare store calls, so their figures compare like with like.
+ * limit passes), timing each with performance.now(). Used for the bare store calls, in
+ * the process that hosts the service, where a handler would make them.
  */
 export async function runLoad(
   op: (i: number) => Promise<boolean>,
   options: { concurrency: number; total: number; maxSeconds?: number },
 ): Promise<LoadResult> {
-  return (await runInterleaved([op], options))[0]!;
-}
-
-/**
- * Like runLoad, but alternates between `ops` (operation i runs ops[i % n]) and reports
- * each separately: what both see of the machine's load is the same, so they compare fairly.
- */
-export async function runInterleaved(
-  ops: readonly ((i: number) => Promise<boolean>)[],
-  options: { concurrency: number; total: number; maxSeconds?: number },
-): Promise<LoadResult[]> {
-  const latencies = ops.map(() => [] as number[]);
-  const errors = ops.map(() => 0);
+  const latencies: number[] = [];
+  let errors = 0;
   let next = 0;
   const deadline = Date.now() + (options.maxSeconds ?? 60) * 1000;
   const started = performance.now();
   const worker = async () => {
     while (next < options.total && Date.now() < deadline) {
       const i = next++;
-      const k = i % ops.length;
       const t0 = performance.now();
-      const ok = await ops[k]!(i).catch(() => false);
-      latencies[k]!.push(performance.now() - t0);
-      if (!ok) errors[k]!++;
+      const ok = await op(i).catch(() => false);
+      latencies.push(performance.now() - t0);
+      if (!ok) errors++;
     }
   };
   await Promise.all(Array.from({ length: options.concurrency }, worker));
-  const elapsed = (performance.now() - started) / 1000;
-  return latencies.map((l, k) => {
-    l.sort((a, b) => a - b);
-    return {
-      requests: l.length,
-      errors: errors[k]!,
-      rps: l.length / elapsed,
-      p50: percentile(l, 50),
-      p99: percentile(l, 99),
-    };
-  });
+  return summarize(latencies, errors, (performance.now() - started) / 1000);
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+export interface HttpLoad {
+  /** `{i}` in the URL is replaced by firstIndex, firstIndex + 1, ... */
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  expectStatus: number;
+  concurrency: number;
+  total: number;
+  firstIndex?: number;
+}
 
-/** One HTTP request over a keep-alive connection; resolves with the status code. */
-export function httpCall(url: string, method: string, headers: Record<string, string>, body?: string): Promise<number> {
+/** HTTP load from a worker thread (test/bench/http-worker.mjs), off the server's event loop. */
+export function runHttpLoad(load: HttpLoad): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    if (body !== undefined) req.write(body);
-    req.end();
+    const worker = new Worker(new URL('./http-worker.mjs', import.meta.url), { workerData: load });
+    worker.once('message', (m: { latencies: number[]; errors: number; elapsed: number }) =>
+      resolve(summarize(m.latencies, m.errors, m.elapsed)),
+    );
+    worker.once('error', reject);
   });
 }
