@@ -4,7 +4,11 @@ import type { ServiceApp } from '../shared/http/app.js';
 import { mergeDocuments } from '../shared/http/openapi.js';
 import type { Runtime } from '../shared/runtime.js';
 import { crewsApp } from './crews/app.js';
+import { dataSharesApp } from './data-shares/app.js';
+import { dataproductApp } from './dataproduct/app.js';
 import { decisionsApp } from './decisions/app.js';
+import { finetuneApp } from './finetune/app.js';
+import { mcpsApp } from './mcps/app.js';
 import { createPlatformApp } from './platform/app.js';
 
 export const API_INFO = {
@@ -24,6 +28,10 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
       createPlatformApp({ version: pkg.version, buildNumber: runtime.config.buildNumber, document: documentOfAll }),
     decisions: () => decisionsApp(runtime),
     crews: () => crewsApp(runtime),
+    dataproduct: () => dataproductApp(runtime),
+    'data-shares': () => dataSharesApp(runtime),
+    mcps: () => mcpsApp(runtime),
+    finetune: () => finetuneApp(runtime),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

@@ -1,4 +1,4 @@
-import type { QueueKey, TableKey } from './tables.js';
+import type { BucketKey, QueueKey, TableKey } from './tables.js';
 
 /**
  * Endpoint groups: one Lambda each on AWS, one sub-app each locally. The path prefixes
@@ -16,6 +16,10 @@ export interface GroupDefinition {
   readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
   /** Queues the group's Lambda sends to. */
   readonly sendsTo?: readonly QueueKey[];
+  /** Buckets the group's Lambda uses, and how. */
+  readonly buckets?: Partial<Record<BucketKey, 'read' | 'readWrite'>>;
+  /** The group encrypts or decrypts secrets with the stage's KMS key. */
+  readonly usesKms?: boolean;
 }
 
 export const GROUPS = [
@@ -39,6 +43,32 @@ export const GROUPS = [
     prefixes: ['/api/crew-templates', '/api/crew-runs', '/api/events'],
     tables: { crewTemplates: 'readWrite', crewRuns: 'readWrite', events: 'readWrite', keys: 'read' },
     sendsTo: ['crewRuns'],
+  },
+  {
+    name: 'dataproduct',
+    entry: 'functions/dataproduct/handler.ts',
+    prefixes: ['/api/dataproduct'],
+    tables: { keys: 'readWrite' },
+  },
+  {
+    name: 'data-shares',
+    entry: 'functions/data-shares/handler.ts',
+    prefixes: ['/api/data_shares'],
+    tables: { dataShares: 'readWrite', idpClients: 'readWrite', keys: 'read' },
+    usesKms: true,
+  },
+  {
+    name: 'mcps',
+    entry: 'functions/mcps/handler.ts',
+    prefixes: ['/api/mcps'],
+    tables: { mcpServers: 'readWrite', keys: 'read' },
+  },
+  {
+    name: 'finetune',
+    entry: 'functions/finetune/handler.ts',
+    prefixes: ['/api/finetune'],
+    tables: { finetuneJobs: 'readWrite', keys: 'read' },
+    buckets: { artifacts: 'readWrite' },
   },
 ] as const satisfies readonly GroupDefinition[];
 

@@ -34,6 +34,12 @@ export interface QueueDefinition {
 const S = (name: string): KeyAttribute => ({ name, type: 'S' });
 const N = (name: string): KeyAttribute => ({ name, type: 'N' });
 
+/**
+ * Every item of a listable table carries `list_pk` (one value per table) and
+ * `created_key` (`<created_at>#<id>`): listing everything, oldest first, is one Query.
+ */
+const BY_CREATED: IndexDefinition = { name: 'by_created', partitionKey: S('list_pk'), sortKey: S('created_key') };
+
 export const TABLES = {
   /** Decision versions (`D#<workspace>#<key>` / `V#<version>`) and their per-key counter. */
   decisions: {
@@ -50,13 +56,14 @@ export const TABLES = {
     indexes: [
       { name: 'by_psk', partitionKey: S('psk') },
       { name: 'by_creator', partitionKey: S('created_by'), sortKey: S('created_at') },
+      BY_CREATED,
     ],
   },
   /** Crew templates; every item carries `list_pk = "template"` so listing is one Query. */
   crewTemplates: {
     id: 'crew-templates',
     partitionKey: S('id'),
-    indexes: [{ name: 'by_created', partitionKey: S('list_pk'), sortKey: S('created_key') }],
+    indexes: [BY_CREATED],
   },
   /** Crew runs, with the template's steps as they were when the run started. */
   crewRuns: {
@@ -74,7 +81,37 @@ export const TABLES = {
     indexes: [],
     ttlAttribute: 'expires_at',
   },
+  /** Data shares: the registry of shared identity-provider clients, by name. */
+  dataShares: {
+    id: 'data-shares',
+    partitionKey: S('name'),
+    indexes: [{ name: 'by_owner', partitionKey: S('owner'), sortKey: S('created_at') }, BY_CREATED],
+  },
+  /** The built-in identity provider's confidential clients (secrets encrypted). */
+  idpClients: {
+    id: 'idp-clients',
+    partitionKey: S('client_id'),
+    indexes: [],
+  },
+  mcpServers: {
+    id: 'mcp-servers',
+    partitionKey: S('id'),
+    indexes: [BY_CREATED],
+  },
+  finetuneJobs: {
+    id: 'finetune-jobs',
+    partitionKey: S('id'),
+    indexes: [{ name: 'by_owner', partitionKey: S('owner'), sortKey: S('created_at') }, BY_CREATED],
+  },
 } as const satisfies Record<string, TableDefinition>;
+
+/** Object storage: the local platform creates `dpm-<stage>-<id>`; on AWS CDK names it. */
+export const BUCKETS = {
+  /** Artifacts of jobs (fine-tuning datasets under `finetune/<job id>/`). */
+  artifacts: { id: 'artifacts' },
+} as const satisfies Record<string, { id: string }>;
+
+export type BucketKey = keyof typeof BUCKETS;
 
 export const QUEUES = {
   crewRuns: {

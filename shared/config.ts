@@ -37,6 +37,12 @@ const EnvSchema = z.object({
   SQS_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
   CREW_RUN_QUEUE_URL: optionalUrl,
+  ARTIFACTS_BUCKET: optionalText,
+  KMS_KEY_ID: optionalText,
+  KEYCLOAK_URL: optionalUrl,
+  KEYCLOAK_REALM: optionalText,
+  KEYCLOAK_ADMIN_CLIENT_ID: optionalText,
+  KEYCLOAK_ADMIN_CLIENT_SECRET: optionalText,
   EVENTS_TTL_DAYS: z.coerce.number({ error: 'must be a number of days' }).int().min(1).max(3650).default(30),
   METASTORE: adapter(['builtin', 'trino'] as const),
   CATALOG: adapter(['builtin', 'datahub'] as const),
@@ -69,6 +75,12 @@ export interface Config {
     readonly s3: string | undefined;
   };
   readonly crewRunQueueUrl: string | undefined;
+  readonly artifactsBucket: string | undefined;
+  /** Wraps the data keys of encrypted secrets on AWS; locally a key file under dataDir does. */
+  readonly kmsKeyId: string | undefined;
+  readonly keycloak:
+    | { readonly url: string; readonly realm: string; readonly clientId: string; readonly clientSecret: string }
+    | undefined;
   readonly eventsTtlDays: number;
   readonly adapters: {
     readonly metastore: 'builtin' | 'trino';
@@ -97,6 +109,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${String(issue.path[0])} ${issue.message}`);
   }
   const e = parsed.data;
+  let keycloak: Config['keycloak'];
+  if (e.IDP === 'keycloak') {
+    const needed = [
+      'KEYCLOAK_URL',
+      'KEYCLOAK_REALM',
+      'KEYCLOAK_ADMIN_CLIENT_ID',
+      'KEYCLOAK_ADMIN_CLIENT_SECRET',
+    ] as const;
+    const missing = needed.find((name) => !e[name]);
+    if (missing) throw new ConfigError(`invalid configuration: ${missing} is required when IDP=keycloak`);
+    keycloak = {
+      url: e.KEYCLOAK_URL!,
+      realm: e.KEYCLOAK_REALM!,
+      clientId: e.KEYCLOAK_ADMIN_CLIENT_ID!,
+      clientSecret: e.KEYCLOAK_ADMIN_CLIENT_SECRET!,
+    };
+  }
   return {
     stage: e.STAGE,
     region: e.AWS_REGION,
@@ -107,6 +136,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     auth: { issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, jwksUrl: e.AUTH_JWKS_URL },
     endpoints: { dynamodb: e.DYNAMODB_ENDPOINT, sqs: e.SQS_ENDPOINT, s3: e.S3_ENDPOINT },
     crewRunQueueUrl: e.CREW_RUN_QUEUE_URL,
+    artifactsBucket: e.ARTIFACTS_BUCKET,
+    kmsKeyId: e.KMS_KEY_ID,
+    keycloak,
     eventsTtlDays: e.EVENTS_TTL_DAYS,
     adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
     llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY },

@@ -9,6 +9,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../../shared/aws/errors.js';
+import { listAll, listAttributes, withoutListAttributes } from '../../shared/aws/listing.js';
 import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step } from './schemas.js';
 
@@ -25,7 +26,7 @@ export class TemplateStore {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...template, list_pk: LIST_PK, created_key: `${template.created_at}#${template.id}` },
+        Item: { ...template, ...listAttributes(LIST_PK, template.created_at, template.id) },
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
@@ -38,24 +39,8 @@ export class TemplateStore {
 
   /** Oldest first. */
   async list(limit: number, cursor: string | undefined): Promise<Page<CrewTemplate>> {
-    const out = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'by_created',
-        KeyConditionExpression: 'list_pk = :pk',
-        ExpressionAttributeValues: { ':pk': LIST_PK },
-        Limit: limit,
-        ExclusiveStartKey: decodeCursor(
-          cursor,
-          (k) =>
-            k.list_pk === LIST_PK &&
-            typeof k.created_key === 'string' &&
-            typeof k.id === 'string' &&
-            Object.keys(k).length === 3,
-        ),
-      }),
-    );
-    return { items: (out.Items ?? []).map(strip), nextCursor: encodeCursor(out.LastEvaluatedKey) };
+    const page = await listAll({ db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor }, LIST_PK);
+    return { items: page.items.map(strip), nextCursor: page.nextCursor };
   }
 
   /** Replaces an existing template; false when there is none. */
@@ -64,7 +49,7 @@ export class TemplateStore {
       this.db.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...template, list_pk: LIST_PK, created_key: `${template.created_at}#${template.id}` },
+          Item: { ...template, ...listAttributes(LIST_PK, template.created_at, template.id) },
           ConditionExpression: 'attribute_exists(id)',
         }),
       ),
@@ -81,10 +66,7 @@ export class TemplateStore {
   }
 }
 
-function strip(item: Record<string, unknown>): CrewTemplate {
-  const { list_pk: _pk, created_key: _key, ...template } = item;
-  return template as CrewTemplate;
-}
+const strip = (item: Record<string, unknown>) => withoutListAttributes<CrewTemplate>(item);
 
 /** A run as stored: its public record plus the steps it executes (a snapshot). */
 export interface RunItem extends CrewRun {

@@ -7,12 +7,13 @@ import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler, crewRunner } from '../../functions/crews/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
 import { emulatorOptions } from '../../shared/aws/clients.js';
+import { s3Client } from '../../shared/aws/s3.js';
 import { sqsClient } from '../../shared/aws/sqs.js';
 import type { Config } from '../../shared/config.js';
 import { createRuntime, type Runtime } from '../../shared/runtime.js';
 import { groupForPath, type GroupName } from '../groups.js';
 import { type RunningEmulator, StartupError, startDynamoDb, startSqs } from './emulators.js';
-import { ensureQueues, ensureTables, type QueueUrls } from './provision.js';
+import { ensureBuckets, ensureQueues, ensureTables, type QueueUrls } from './provision.js';
 import { startQueuePoller } from './queue-poller.js';
 
 export interface RunningPlatform {
@@ -49,13 +50,20 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       config.endpoints.dynamodb ??
       (await startDynamoDb(options.inMemory ? {} : { dataDir: config.dataDir }).then(track)).endpoint;
     const sqs = config.endpoints.sqs ?? (await startSqs().then(track)).endpoint;
-    const withEndpoints: Config = { ...config, endpoints: { ...config.endpoints, dynamodb, sqs } };
+    // fauxqs serves S3 on the same endpoint as SQS.
+    const s3 = config.endpoints.s3 ?? (config.endpoints.sqs ? undefined : sqs);
+    const withEndpoints: Config = { ...config, endpoints: { ...config.endpoints, dynamodb, sqs, s3 } };
 
     const admin = new DynamoDBClient(emulatorOptions({ region: config.region, endpoint: dynamodb }));
     await ensureTables(admin, config.stage);
     admin.destroy();
     const queues = await ensureQueues(sqsClient(withEndpoints), config.stage);
-    const effective: Config = { ...withEndpoints, crewRunQueueUrl: config.crewRunQueueUrl ?? queues.crewRuns.url };
+    const buckets = await ensureBuckets(s3Client(withEndpoints), config.stage);
+    const effective: Config = {
+      ...withEndpoints,
+      crewRunQueueUrl: config.crewRunQueueUrl ?? queues.crewRuns.url,
+      artifactsBucket: config.artifactsBucket ?? buckets.artifacts,
+    };
 
     const runtime = createRuntime(effective);
     let generatedAdminKey: string | undefined;

@@ -6,8 +6,11 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
+import { BucketAlreadyOwnedByYou, CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
+  BUCKETS,
+  type BucketKey,
   deadLetterQueueName,
   physicalQueueName,
   physicalTableName,
@@ -97,4 +100,22 @@ export async function ensureQueues(client: SQSClient, stage: string): Promise<Re
     urls[key] = { url: queue.QueueUrl!, deadLetterUrl: dlq.QueueUrl! };
   }
   return urls;
+}
+
+export const localBucketName = (stage: string, key: BucketKey) => `dpm-${stage}-${BUCKETS[key].id}`;
+
+/** Creates every bucket of infra/tables.ts that is missing; returns their names. */
+export async function ensureBuckets(client: S3Client, stage: string): Promise<Record<BucketKey, string>> {
+  const names = {} as Record<BucketKey, string>;
+  for (const key of Object.keys(BUCKETS) as BucketKey[]) {
+    const name = localBucketName(stage, key);
+    try {
+      await client.send(new CreateBucketCommand({ Bucket: name }));
+    } catch (err) {
+      if (!(err instanceof BucketAlreadyOwnedByYou) && (err as { name?: string }).name !== 'BucketAlreadyExists')
+        throw err;
+    }
+    names[key] = name;
+  }
+  return names;
 }

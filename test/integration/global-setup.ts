@@ -15,6 +15,9 @@ declare module 'vitest' {
     sqsEndpoint: string;
     stage: string;
     crewRunQueueUrl: string;
+    s3Endpoint: string;
+    artifactsBucket: string;
+    dataDir: string;
     llmBaseUrl: string;
     llmModel: string;
   }
@@ -31,7 +34,13 @@ export default async function setup(project: TestProject) {
   const { startFakeModel } = await import('../support/openai-server.js');
   const model = await startFakeModel();
   const idp = await startTestIssuer();
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  // The local secret key file (and nothing else: DynamoDB stays in memory) lives here.
+  const dataDir = mkdtempSync(join(tmpdir(), 'dpm-test-'));
   const config = loadConfig({
+    DPM_DATA_DIR: dataDir,
     STAGE: 'test',
     PORT: '0',
     HOST: '127.0.0.1',
@@ -54,6 +63,9 @@ export default async function setup(project: TestProject) {
   project.provide('sqsEndpoint', platform.config.endpoints.sqs!);
   project.provide('stage', config.stage);
   project.provide('crewRunQueueUrl', platform.config.crewRunQueueUrl!);
+  project.provide('s3Endpoint', platform.config.endpoints.s3!);
+  project.provide('artifactsBucket', platform.config.artifactsBucket!);
+  project.provide('dataDir', dataDir);
   project.provide('llmBaseUrl', model.baseUrl);
   project.provide('llmModel', 'test-model');
   return async () => {
