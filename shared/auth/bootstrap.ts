@@ -14,7 +14,7 @@ function adminKeyRecord(secret: string): KeyRecord {
     roles: ['admin'],
     created_by: 'admin',
     created_at: nowIso(),
-    valid_until: '9999-12-31T23:59:59.999Z',
+    valid_until_ms: Date.parse('9999-12-31T23:59:59.999Z'),
   };
 }
 

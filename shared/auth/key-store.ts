@@ -5,7 +5,9 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { conditionally } from '../aws/errors.js';
+import { conditionally, isConditionFailed } from '../aws/errors.js';
+import { listAll, listAttributes, listOwned, withoutListAttributes } from '../aws/listing.js';
+import type { Page } from '../aws/pagination.js';
 
 /** A pre-shared key as stored: the secret itself never is, only its SHA-256 hash. */
 export interface KeyRecord {
@@ -17,9 +19,12 @@ export interface KeyRecord {
   roles: string[];
   created_by: string;
   created_at: string;
-  valid_until: string;
+  /** Expiry in epoch milliseconds: a number, so extensions can be added atomically. */
+  valid_until_ms: number;
   deleted_at?: string;
 }
+
+const LIST_PK = 'key';
 
 /** DynamoDB repository for the keys table (see TABLES.keys). */
 export class KeyStore {
@@ -30,7 +35,7 @@ export class KeyStore {
 
   async getByHash(keyHash: string): Promise<KeyRecord | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { key_hash: keyHash } }));
-    return out.Item as KeyRecord | undefined;
+    return out.Item ? withoutListAttributes<KeyRecord>(out.Item) : undefined;
   }
 
   /** Stores a new key; false when a key with that hash exists already. */
@@ -39,7 +44,7 @@ export class KeyStore {
       this.db.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: record,
+          Item: { ...record, ...listAttributes(LIST_PK, record.created_at, record.key_hash) },
           ConditionExpression: 'attribute_not_exists(key_hash)',
         }),
       ),
@@ -55,7 +60,16 @@ export class KeyStore {
         ExpressionAttributeValues: { ':psk': psk },
       }),
     );
-    return (out.Items ?? []) as KeyRecord[];
+    return (out.Items ?? []).map((i) => withoutListAttributes<KeyRecord>(i));
+  }
+
+  /** Keys made by `createdBy` (or every key), oldest first. */
+  async list(createdBy: string | undefined, limit: number, cursor: string | undefined): Promise<Page<KeyRecord>> {
+    const page = { db: this.db, tableName: this.tableName, tableKeys: ['key_hash'], limit, cursor };
+    const out = createdBy
+      ? await listOwned(page, { name: 'by_creator', ownerAttribute: 'created_by' }, createdBy)
+      : await listAll(page, LIST_PK);
+    return { items: out.items.map((i) => withoutListAttributes<KeyRecord>(i)), nextCursor: out.nextCursor };
   }
 
   /** Marks a key deleted unless it already is; false when it was. */
@@ -71,5 +85,49 @@ export class KeyStore {
         }),
       ),
     );
+  }
+
+  /**
+   * Adds `addMs` to a live (not deleted, not expired at `nowMs`) key's expiry in one
+   * atomic update, so concurrent extensions all count. Undefined when the key is not live.
+   */
+  async addToExpiry(keyHash: string, addMs: number, nowMs: number): Promise<KeyRecord | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { key_hash: keyHash },
+          UpdateExpression: 'ADD valid_until_ms :add',
+          ConditionExpression:
+            'attribute_exists(key_hash) AND attribute_not_exists(deleted_at) AND valid_until_ms >= :now',
+          ExpressionAttributeValues: { ':add': addMs, ':now': nowMs },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return withoutListAttributes<KeyRecord>(out.Attributes ?? {});
+    } catch (err) {
+      if (isConditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Sets an expired key's expiry, if it is still `expectedMs` (compare-and-set). */
+  async replaceExpiry(keyHash: string, expectedMs: number, newMs: number): Promise<KeyRecord | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { key_hash: keyHash },
+          UpdateExpression: 'SET valid_until_ms = :new',
+          ConditionExpression: 'attribute_not_exists(deleted_at) AND valid_until_ms = :expected',
+          ExpressionAttributeValues: { ':new': newMs, ':expected': expectedMs },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return withoutListAttributes<KeyRecord>(out.Attributes ?? {});
+    } catch (err) {
+      if (isConditionFailed(err)) return undefined;
+      throw err;
+    }
   }
 }

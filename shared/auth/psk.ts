@@ -24,7 +24,7 @@ export class PskVerifier {
     const record = await this.lookup(hash);
     if (!record) throw new Unauthorized('Invalid pre-shared key');
     if (record.deleted_at) throw new Unauthorized('Pre-shared key has been deleted');
-    if (Date.parse(record.valid_until) <= Date.now()) throw new Unauthorized('Pre-shared key has expired');
+    if (record.valid_until_ms <= Date.now()) throw new Unauthorized('Pre-shared key has expired');
     return { name: record.created_by, roles: new Set(record.roles), via: 'psk', pskId: record.psk };
   }
 

@@ -18,6 +18,7 @@ declare module 'vitest' {
     s3Endpoint: string;
     artifactsBucket: string;
     dataDir: string;
+    logFile: string;
     llmBaseUrl: string;
     llmModel: string;
   }
@@ -26,7 +27,27 @@ declare module 'vitest' {
 /** Starts the local platform once for the integration suite: DynamoDB Local (in memory) and fauxqs. */
 export default async function setup(project: TestProject) {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+  const { appendFileSync, mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  // The local secret key file (and the service log, nothing else: DynamoDB stays in
+  // memory) lives here.
+  const dataDir = mkdtempSync(join(tmpdir(), 'dpm-test-'));
+  const logFile = join(dataDir, 'service.log');
+  // The service's structured logs go to a file that tests can search (for leaked
+  // secrets, request ids), not to the test report.
+  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream);
+    stream.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      if (text.startsWith('{"level":')) {
+        appendFileSync(logFile, text);
+        return true;
+      }
+      return write(chunk, ...rest);
+    }) as typeof stream.write;
+  }
   // Imported after the log level is set: the logger reads it when it is created.
   const { startPlatform } = await import('../../infra/local/platform.js');
   const { loadConfig } = await import('../../shared/config.js');
@@ -34,11 +55,6 @@ export default async function setup(project: TestProject) {
   const { startFakeModel } = await import('../support/openai-server.js');
   const model = await startFakeModel();
   const idp = await startTestIssuer();
-  const { mkdtempSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  // The local secret key file (and nothing else: DynamoDB stays in memory) lives here.
-  const dataDir = mkdtempSync(join(tmpdir(), 'dpm-test-'));
   const config = loadConfig({
     DPM_DATA_DIR: dataDir,
     STAGE: 'test',
@@ -66,6 +82,7 @@ export default async function setup(project: TestProject) {
   project.provide('s3Endpoint', platform.config.endpoints.s3!);
   project.provide('artifactsBucket', platform.config.artifactsBucket!);
   project.provide('dataDir', dataDir);
+  project.provide('logFile', logFile);
   project.provide('llmBaseUrl', model.baseUrl);
   project.provide('llmModel', 'test-model');
   return async () => {

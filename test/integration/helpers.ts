@@ -84,7 +84,7 @@ export async function insertKey(options: {
     roles: options.roles ?? [],
     created_by: options.createdBy,
     created_at: new Date().toISOString(),
-    valid_until: options.validUntil ?? new Date(Date.now() + 86_400_000).toISOString(),
+    valid_until_ms: options.validUntil ? Date.parse(options.validUntil) : Date.now() + 86_400_000,
     ...(options.deletedAt ? { deleted_at: options.deletedAt } : {}),
   });
   return { secret, hash };

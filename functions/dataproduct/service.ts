@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import type { PskVerifier } from '../../shared/auth/psk.js';
+import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import type { KeyRecord, KeyStore } from '../../shared/auth/key-store.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import { randomSecret, sha256Hex } from '../../shared/crypto.js';
+import { Forbidden, NotFound } from '../../shared/http/errors.js';
+import { nowIso } from '../../shared/time.js';
+import type { CreateKeyRequest, CreatedKey, ExtendedKey, KeyInfo } from './schemas.js';
+
+const DAY_MS = 86_400_000;
+/** Compare-and-set rounds for extending an expired key before giving up. */
+const MAX_ATTEMPTS = 50;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const toInfo = (r: KeyRecord): KeyInfo => ({
+  psk: r.psk,
+  dataproduct_id: r.dataproduct_id,
+  description: r.description,
+  valid_until: iso(r.valid_until_ms),
+  created_by: r.created_by,
+  created_at: r.created_at,
+  deleted_at: r.deleted_at ?? null,
+});
+
+/** Pre-shared keys (§8): made for a data product, listed, deleted, extended (E7). */
+export class KeyService {
+  constructor(
+    private readonly keys: KeyStore,
+    private readonly verifier: PskVerifier,
+  ) {}
+
+  /** A new key acting as its creator, with the creator's roles; the secret is returned once. */
+  async create(dataproductId: string, req: CreateKeyRequest, caller: Caller): Promise<CreatedKey> {
+    const secret = `dpm_${randomSecret()}`;
+    const record: KeyRecord = {
+      key_hash: sha256Hex(secret),
+      psk: randomUUID(),
+      dataproduct_id: dataproductId,
+      description: req.description,
+      roles: [...caller.roles].sort(),
+      created_by: caller.name,
+      created_at: nowIso(),
+      valid_until_ms: Date.now() + req.validity_days * DAY_MS,
+    };
+    await this.keys.createIfAbsent(record);
+    const { deleted_at: _none, ...info } = toInfo(record);
+    return { ...info, key: secret };
+  }
+
+  /** The caller's own keys (an admin's: everyone's); deleted ones only when asked. */
+  async list(
+    caller: Caller,
+    includeDeleted: boolean,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<KeyInfo>> {
+    const page = await this.keys.list(isAdmin(caller) ? undefined : caller.name, limit, cursor);
+    return {
+      items: page.items.filter((k) => includeDeleted || !k.deleted_at).map(toInfo),
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  /** Deletes a key; it stops authenticating at once here, and within seconds everywhere. */
+  async delete(pskId: string, caller: Caller): Promise<void> {
+    const record = await this.live(pskId, caller);
+    if (!(await this.keys.markDeleted(record.key_hash, nowIso()))) throw new NotFound(`No pre-shared key ${pskId}`);
+    this.verifier.forget(record.key_hash);
+  }
+
+  /**
+   * E7: new valid_until = max(old valid_until, now) + days. A live key is extended with
+   * one atomic ADD (concurrent extensions all count); an expired one by compare-and-set
+   * from now, retried if another extension got there first.
+   */
+  async extend(pskId: string, days: number, caller: Caller): Promise<ExtendedKey> {
+    let record = await this.live(pskId, caller);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const now = Date.now();
+      const extended =
+        record.valid_until_ms >= now
+          ? await this.keys.addToExpiry(record.key_hash, days * DAY_MS, now)
+          : await this.keys.replaceExpiry(record.key_hash, record.valid_until_ms, now + days * DAY_MS);
+      if (extended) {
+        this.verifier.forget(record.key_hash);
+        return { psk: extended.psk, description: extended.description, valid_until: iso(extended.valid_until_ms) };
+      }
+      const current = await this.keys.getByHash(record.key_hash);
+      if (!current || current.deleted_at) throw new NotFound(`No pre-shared key ${pskId}`);
+      record = current;
+    }
+    throw new Error(`extending pre-shared key ${pskId}: too many concurrent changes`);
+  }
+
+  /** The key, if it exists and is not deleted (404), and the caller made it or is an admin (403). */
+  private async live(pskId: string, caller: Caller): Promise<KeyRecord> {
+    const record = (await this.keys.findByPskId(pskId)).find((k) => !k.deleted_at);
+    if (!record) throw new NotFound(`No pre-shared key ${pskId}`);
+    if (record.created_by !== caller.name && !isAdmin(caller)) {
+      throw new Forbidden("Only the key's creator or an admin may change it");
+    }
+    return record;
+  }
+}
