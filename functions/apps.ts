@@ -9,6 +9,7 @@ import { dataproductApp } from './dataproduct/app.js';
 import { decisionsApp } from './decisions/app.js';
 import { finetuneApp } from './finetune/app.js';
 import { mcpsApp } from './mcps/app.js';
+import { migrationApp } from './migration/app.js';
 import { createPlatformApp } from './platform/app.js';
 
 export const API_INFO = {
@@ -32,6 +33,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
     'data-shares': () => dataSharesApp(runtime),
     mcps: () => mcpsApp(runtime),
     finetune: () => finetuneApp(runtime),
+    migration: () => migrationApp(runtime),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

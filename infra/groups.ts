@@ -70,6 +70,13 @@ export const GROUPS = [
     tables: { finetuneJobs: 'readWrite', keys: 'read' },
     buckets: { artifacts: 'readWrite' },
   },
+  {
+    name: 'migration',
+    entry: 'functions/migration/handler.ts',
+    prefixes: ['/api/migration'],
+    tables: { migrationConfig: 'readWrite', migrationConnections: 'readWrite', keys: 'read' },
+    usesKms: true,
+  },
 ] as const satisfies readonly GroupDefinition[];
 
 /** Queue consumers: Lambdas with an SQS event source (partial batch responses). */

@@ -103,6 +103,18 @@ export const TABLES = {
     partitionKey: S('id'),
     indexes: [{ name: 'by_owner', partitionKey: S('owner'), sortKey: S('created_at') }, BY_CREATED],
   },
+  /** The migration infrastructure configuration: one item (`id = "current"`). */
+  migrationConfig: {
+    id: 'migration-config',
+    partitionKey: S('id'),
+    indexes: [],
+  },
+  /** Workflow connections of the migration DAGs (passwords encrypted). */
+  migrationConnections: {
+    id: 'migration-connections',
+    partitionKey: S('conn_id'),
+    indexes: [BY_CREATED],
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 /** Object storage: the local platform creates `dpm-<stage>-<id>`; on AWS CDK names it. */

@@ -274,6 +274,31 @@ await pollFrom(longRun, 9_990, 500)();
 const e13Long = await counted(pollFrom(longRun, 9_990, GET_REQUESTS / 2), endpointCalls);
 const e13Short = await counted(pollFrom(shortRun, 0, GET_REQUESTS / 2), endpointCalls);
 
+// GET /api/mcps/{id} with a pre-shared key vs. a Bearer token vs. the bare GetItem:
+// key lookups are cached, so steady state should cost about one DynamoDB call.
+const mcpRes = await fetch(`${platform.baseUrl}/api/mcps`, {
+  method: 'POST',
+  headers: { ...auth(adminToken), ...json },
+  body: JSON.stringify({ name: 'bench server', command: 'npx', args: ['-y', 'bench-mcp'], env: { MODE: 'bench' } }),
+});
+const mcpId = ((await mcpRes.json()) as { id: string }).id;
+const pskRes = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
+  method: 'POST',
+  headers: { ...auth(userToken), ...json },
+  body: JSON.stringify({ description: 'bench key' }),
+});
+const benchPsk = ((await pskRes.json()) as { key: string }).key;
+const mcpViaHttp = (headers: Record<string, string>, total: number) =>
+  httpLoad({ url: `${platform.baseUrl}/api/mcps/${mcpId}`, method: 'GET', headers, expectStatus: 200, total });
+const mcpTable = platform.runtime.tableName('mcpServers');
+const mcpBareCall = async () =>
+  Boolean((await bareDb.send(new GetCommand({ TableName: mcpTable, Key: { id: mcpId } }))).Item);
+await mcpViaHttp({ 'authorization-psk': benchPsk }, 500)();
+await mcpViaHttp(auth(userToken), 500)();
+const mcpPsk = await counted(mcpViaHttp({ 'authorization-psk': benchPsk }, GET_REQUESTS), endpointCalls);
+const mcpBearer = await counted(mcpViaHttp(auth(userToken), GET_REQUESTS), endpointCalls);
+const mcpBare = await counted(bareLoad(mcpBareCall, GET_REQUESTS), bareCallCount);
+
 await platform.stop();
 await idp.stop();
 
@@ -329,6 +354,16 @@ const lines = [
   row('start=0 of a 10-event run', e13Short),
   '',
   `E13 cost vs. run length (p50 long / p50 short; target ≤ 1.2): **${ratio(e13Long.p50, e13Short.p50)}**.`,
+  '',
+  '## Pre-shared key vs. Bearer token',
+  '',
+  '| measurement | requests | errors | req/s | p50 ms | p99 ms | DynamoDB calls / request |',
+  '|---|---|---|---|---|---|---|',
+  row('GET /api/mcps/{id} with Authorization-PSK', mcpPsk),
+  row('GET /api/mcps/{id} with a Bearer token', mcpBearer),
+  row('bare GetItem', mcpBare),
+  '',
+  `Key lookups are cached for 3 s per process: **${mcpPsk.callsPerOp.toFixed(2)}** DynamoDB calls per PSK request in steady state (target ≤ 1.1).`,
   '',
   '## Lambda bundles (esbuild, minified, AWS SDK bundled, ESM, node22)',
   '',
