@@ -137,7 +137,7 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         access: 'user',
         request: { params: RunParams },
         success: { status: 200, description: 'The run', schema: CrewRun },
-        errors: [404],
+        errors: [403, 404],
       },
       async (c, { params, caller }) => c.json(await service.getRun(params.correlation_id, caller), 200),
     )
@@ -155,7 +155,7 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
           description: 'Events with index ≥ start, ascending, at most 1000',
           schema: z.array(CrewEvent),
         },
-        errors: [404],
+        errors: [403, 404],
       },
       async (c, { params, query, caller }) =>
         c.json(await service.events(params.correlation_id, query.start ?? query.start_index ?? 0, caller), 200),

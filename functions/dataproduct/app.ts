@@ -69,7 +69,7 @@ export function createDataproductApp({ authenticator, service }: DataproductDeps
         access: 'user',
         request: { params: KeyParams },
         success: { status: 204, description: 'Deleted' },
-        errors: [404],
+        errors: [403, 404],
       },
       async (c, { params, caller }) => {
         await service.delete(params.psk_id, caller);
@@ -86,7 +86,7 @@ export function createDataproductApp({ authenticator, service }: DataproductDeps
         access: 'user',
         request: { params: KeyParams, body: ExtendKeyRequest, bodyRequired: true },
         success: { status: 200, description: 'The new validity', schema: ExtendedKey },
-        errors: [404],
+        errors: [403, 404],
       },
       async (c, { params, body, caller }) =>
         c.json(await service.extend(params.psk_id, body.validity_days, caller), 200),

@@ -1,7 +1,93 @@
+import { z } from '@hono/zod-openapi';
+import type { Authenticator } from '../../shared/auth/authenticator.js';
+import { s3Client } from '../../shared/aws/s3.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
 import type { Runtime } from '../../shared/runtime.js';
+import { ArtifactStore } from './artifacts.js';
+import { CreateDatasetRequest, FinetuneJob, JobDeleted, JobParams } from './schemas.js';
+import { FinetuneService } from './service.js';
+import { FinetuneJobStore } from './store.js';
+
+export interface FinetuneDeps {
+  readonly authenticator: Authenticator;
+  readonly service: FinetuneService;
+}
+
+const TAGS = ['fine-tuning datasets'];
+const BASE = '/api/finetune/datasets';
+
+export function createFinetuneApp({ authenticator, service }: FinetuneDeps): ServiceApp {
+  return createServiceApp(authenticator)
+    .endpoint(
+      {
+        name: 'create_dataset',
+        method: 'post',
+        path: BASE,
+        summary: 'Start a fine-tuning dataset job',
+        tags: TAGS,
+        access: 'user',
+        request: { body: CreateDatasetRequest, bodyRequired: true },
+        success: { status: 201, description: 'The new job, pending', schema: FinetuneJob },
+      },
+      async (c, { body, caller }) => c.json(await service.create(body, caller), 201),
+    )
+    .endpoint(
+      {
+        name: 'list_datasets',
+        method: 'get',
+        path: BASE,
+        summary: "List the caller's fine-tuning dataset jobs (an admin's list holds all), oldest first",
+        tags: TAGS,
+        access: 'user',
+        request: { query: PageQuery },
+        success: { status: 200, description: 'Jobs; more in `X-Next-Cursor`', schema: z.array(FinetuneJob) },
+      },
+      async (c, { query, caller }) => {
+        const page = await service.list(caller, query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
+        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
+        return c.json(page.items, 200);
+      },
+    )
+    .endpoint(
+      {
+        name: 'get_dataset',
+        method: 'get',
+        path: `${BASE}/{job_id}`,
+        summary: 'Read a fine-tuning dataset job (its owner or an admin)',
+        tags: TAGS,
+        access: 'user',
+        request: { params: JobParams },
+        success: { status: 200, description: 'The job', schema: FinetuneJob },
+        errors: [403, 404],
+      },
+      async (c, { params, caller }) => c.json(await service.get(params.job_id, caller), 200),
+    )
+    .endpoint(
+      {
+        name: 'delete_dataset',
+        method: 'delete',
+        path: `${BASE}/{job_id}`,
+        summary: 'Delete a fine-tuning dataset job and its stored artifacts (E11; its owner or an admin)',
+        tags: TAGS,
+        access: 'user',
+        request: { params: JobParams },
+        success: { status: 200, description: 'Deleted', schema: JobDeleted },
+        errors: [403, 404],
+      },
+      async (c, { params, caller }) => c.json(await service.delete(params.job_id, caller), 200),
+    );
+}
+
+/** The service wired to DynamoDB and the artifacts bucket. */
+export function finetuneService(runtime: Runtime): FinetuneService {
+  return new FinetuneService(
+    new FinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
+    new ArtifactStore(s3Client(runtime.config), runtime.config.artifactsBucket),
+  );
+}
 
 /** The composition root used by the Lambda handler and the local platform. */
 export function finetuneApp(runtime: Runtime): ServiceApp {
-  return createServiceApp(runtime.authenticator);
+  return createFinetuneApp({ authenticator: runtime.authenticator, service: finetuneService(runtime) });
 }

@@ -1,7 +1,104 @@
+import { z } from '@hono/zod-openapi';
+import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
 import type { Runtime } from '../../shared/runtime.js';
+import { McpServer, McpServerParams, McpServerRequest } from './schemas.js';
+import { McpServerService } from './service.js';
+import { McpServerStore } from './store.js';
+
+export interface McpsDeps {
+  readonly authenticator: Authenticator;
+  readonly service: McpServerService;
+}
+
+const TAGS = ['mcp servers'];
+
+export function createMcpsApp({ authenticator, service }: McpsDeps): ServiceApp {
+  return createServiceApp(authenticator)
+    .endpoint(
+      {
+        name: 'create_mcp_server',
+        method: 'post',
+        path: '/api/mcps',
+        summary: 'Register an MCP server configuration',
+        tags: TAGS,
+        access: { anyRole: ['admin'] },
+        request: { body: McpServerRequest, bodyRequired: true },
+        success: { status: 201, description: 'The new server configuration', schema: McpServer },
+      },
+      async (c, { body }) => c.json(await service.create(body), 201),
+    )
+    .endpoint(
+      {
+        name: 'list_mcp_servers',
+        method: 'get',
+        path: '/api/mcps',
+        summary: 'List MCP server configurations, oldest first',
+        tags: TAGS,
+        access: 'user',
+        request: { query: PageQuery },
+        success: { status: 200, description: 'Servers; more in `X-Next-Cursor`', schema: z.array(McpServer) },
+      },
+      async (c, { query }) => {
+        const page = await service.list(query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
+        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
+        return c.json(page.items, 200);
+      },
+    )
+    .endpoint(
+      {
+        name: 'get_mcp_server',
+        method: 'get',
+        path: '/api/mcps/{server_id}',
+        summary: 'Read one MCP server configuration (E9)',
+        tags: TAGS,
+        access: 'user',
+        request: { params: McpServerParams },
+        success: { status: 200, description: 'The server configuration', schema: McpServer },
+        errors: [404],
+      },
+      async (c, { params }) => c.json(await service.get(params.server_id), 200),
+    )
+    .endpoint(
+      {
+        name: 'update_mcp_server',
+        method: 'put',
+        path: '/api/mcps/{server_id}',
+        summary: 'Replace an MCP server configuration as a whole',
+        tags: TAGS,
+        access: { anyRole: ['admin'] },
+        request: { params: McpServerParams, body: McpServerRequest, bodyRequired: true },
+        success: { status: 200, description: 'The server configuration', schema: McpServer },
+        errors: [404],
+      },
+      async (c, { params, body }) => c.json(await service.replace(params.server_id, body), 200),
+    )
+    .endpoint(
+      {
+        name: 'delete_mcp_server',
+        method: 'delete',
+        path: '/api/mcps/{server_id}',
+        summary: 'Delete an MCP server configuration',
+        tags: TAGS,
+        access: { anyRole: ['admin'] },
+        request: { params: McpServerParams },
+        success: { status: 204, description: 'Deleted' },
+        errors: [404],
+      },
+      async (c, { params }) => {
+        await service.delete(params.server_id);
+        return c.body(null, 204);
+      },
+    );
+}
+
+/** The service wired to DynamoDB. */
+export function mcpService(runtime: Runtime): McpServerService {
+  return new McpServerService(new McpServerStore(runtime.db, runtime.tableName('mcpServers')));
+}
 
 /** The composition root used by the Lambda handler and the local platform. */
 export function mcpsApp(runtime: Runtime): ServiceApp {
-  return createServiceApp(runtime.authenticator);
+  return createMcpsApp({ authenticator: runtime.authenticator, service: mcpService(runtime) });
 }

@@ -20,6 +20,7 @@ const UNAVAILABLE = new Set([
   'ResourceNotFoundException',
   'AWS.SimpleQueueService.NonExistentQueue',
   'QueueDoesNotExist',
+  'NoSuchBucket',
 ]);
 
 const NETWORK_CODES = new Set([

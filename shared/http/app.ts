@@ -62,7 +62,7 @@ export interface EndpointSpec<R extends RequestSpec, A extends Access> {
   readonly request?: R;
   readonly success: { readonly status: number; readonly description: string; readonly schema?: z.ZodType };
   /** Error statuses beyond those implied by access and validation (401, 403, 422, 503). */
-  readonly errors?: readonly (404 | 409 | 413)[];
+  readonly errors?: readonly (403 | 404 | 409 | 413)[];
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {

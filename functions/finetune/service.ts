@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import { Forbidden, NotFound } from '../../shared/http/errors.js';
+import { logger } from '../../shared/logger.js';
+import { nowIso } from '../../shared/time.js';
+import type { CreateDatasetRequest, FinetuneJob, JobDeleted } from './schemas.js';
+import type { FinetuneJobStore } from './store.js';
+
+/** Where a job's artifacts (its manifest, the built dataset) are kept. */
+export interface JobArtifacts {
+  writeManifest(job: FinetuneJob): Promise<void>;
+  /** Removes every artifact of the job; removing none is fine. */
+  deleteAll(jobId: string): Promise<number>;
+}
+
+/** Fine-tuning dataset jobs (API.md §11, E11). */
+export class FinetuneService {
+  constructor(
+    private readonly jobs: FinetuneJobStore,
+    private readonly artifacts: JobArtifacts,
+  ) {}
+
+  async create(req: CreateDatasetRequest, caller: Caller): Promise<FinetuneJob> {
+    const job: FinetuneJob = {
+      id: randomUUID(),
+      name: req.name,
+      owner: caller.name,
+      status: 'pending',
+      format: req.format,
+      source_documents: req.source_documents,
+      created_at: nowIso(),
+    };
+    // The manifest first: a stored job always has one, and a failed write leaves no job.
+    await this.artifacts.writeManifest(job);
+    try {
+      await this.jobs.create(job);
+    } catch (err) {
+      await this.artifacts
+        .deleteAll(job.id)
+        .catch((cleanup: unknown) => logger.warn('orphaned fine-tuning manifest', { job_id: job.id, error: cleanup }));
+      throw err;
+    }
+    return job;
+  }
+
+  /** The caller's own jobs; an admin's list holds every job. Oldest first. */
+  list(caller: Caller, limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>> {
+    return isAdmin(caller) ? this.jobs.listAll(limit, cursor) : this.jobs.listOwned(caller.name, limit, cursor);
+  }
+
+  async get(id: string, caller: Caller): Promise<FinetuneJob> {
+    const job = await this.jobs.get(id);
+    if (!job) throw new NotFound(`No fine-tuning job ${id}`);
+    if (job.owner !== caller.name && !isAdmin(caller))
+      throw new Forbidden("Only the job's owner or an admin may access it");
+    return job;
+  }
+
+  /**
+   * E11: the artifacts go first, then the record. If the artifact store fails, the
+   * record stays, so the job is still visible and a retry can finish the deletion.
+   */
+  async delete(id: string, caller: Caller): Promise<JobDeleted> {
+    const job = await this.get(id, caller);
+    await this.artifacts.deleteAll(job.id);
+    if (!(await this.jobs.delete(job.id))) throw new NotFound(`No fine-tuning job ${id}`);
+    return { id: job.id, deleted: true };
+  }
+}

@@ -1,0 +1,58 @@
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { conditionally } from '../../shared/aws/errors.js';
+import { listAll, listAttributes, listOwned, withoutListAttributes } from '../../shared/aws/listing.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import type { FinetuneJob } from './schemas.js';
+
+const LIST_PK = 'finetune-job';
+const BY_OWNER = { name: 'by_owner', ownerAttribute: 'owner' };
+
+/** DynamoDB repository for fine-tuning dataset jobs (TABLES.finetuneJobs). */
+export class FinetuneJobStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(job: FinetuneJob): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...job, ...listAttributes(LIST_PK, job.created_at, job.id) },
+        ConditionExpression: 'attribute_not_exists(id)',
+      }),
+    );
+  }
+
+  async get(id: string): Promise<FinetuneJob | undefined> {
+    const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
+    return out.Item ? strip(out.Item) : undefined;
+  }
+
+  /** One owner's jobs, oldest first. */
+  async listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>> {
+    const page = await listOwned(
+      { db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor },
+      BY_OWNER,
+      owner,
+    );
+    return { items: page.items.map(strip), nextCursor: page.nextCursor };
+  }
+
+  /** Every job, oldest first. */
+  async listAll(limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>> {
+    const page = await listAll({ db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor }, LIST_PK);
+    return { items: page.items.map(strip), nextCursor: page.nextCursor };
+  }
+
+  /** Deletes a job; false when there was none (never was, or already deleted). */
+  async delete(id: string): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
+      ),
+    );
+  }
+}
+
+const strip = (item: Record<string, unknown>) => withoutListAttributes<FinetuneJob>(item);

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import type { Page } from '../../shared/aws/pagination.js';
+import { NotFound, ValidationFailed } from '../../shared/http/errors.js';
+import { nowIso } from '../../shared/time.js';
+import { MAX_SERVER_BYTES, type McpServer, type McpServerRequest } from './schemas.js';
+import type { McpServerStore } from './store.js';
+
+/**
+ * The size rule across fields: a configuration must fit in one stored item. Measured as
+ * UTF-8 JSON, which is never smaller than what DynamoDB counts for the same fields.
+ */
+export function checkSize(req: McpServerRequest): void {
+  const bytes = Buffer.byteLength(JSON.stringify(req), 'utf8');
+  if (bytes <= MAX_SERVER_BYTES) return;
+  const error = `the configuration is ${bytes} bytes as JSON; at most ${MAX_SERVER_BYTES} are allowed`;
+  throw new ValidationFailed([
+    { type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input: req, ctx: { error } },
+  ]);
+}
+
+/** MCP server configurations (E9): admins write them, any user reads them. */
+export class McpServerService {
+  constructor(private readonly servers: McpServerStore) {}
+
+  async create(req: McpServerRequest): Promise<McpServer> {
+    checkSize(req);
+    const at = nowIso();
+    const server: McpServer = {
+      id: randomUUID(),
+      name: req.name,
+      command: req.command,
+      args: req.args,
+      enabled: req.enabled,
+      env: req.env,
+      created_at: at,
+      updated_at: at,
+    };
+    await this.servers.create(server);
+    return server;
+  }
+
+  list(limit: number, cursor: string | undefined): Promise<Page<McpServer>> {
+    return this.servers.list(limit, cursor);
+  }
+
+  async get(id: string): Promise<McpServer> {
+    const server = await this.servers.get(id);
+    if (!server) throw new NotFound(`No MCP server ${id}`);
+    return server;
+  }
+
+  /** Whole replacement: every field from the request; id and created_at are kept. */
+  async replace(id: string, req: McpServerRequest): Promise<McpServer> {
+    checkSize(req);
+    const server = await this.servers.replace(id, {
+      name: req.name,
+      command: req.command,
+      args: req.args,
+      enabled: req.enabled,
+      env: req.env,
+      updated_at: nowIso(),
+    });
+    if (!server) throw new NotFound(`No MCP server ${id}`);
+    return server;
+  }
+
+  async delete(id: string): Promise<void> {
+    if (!(await this.servers.delete(id))) throw new NotFound(`No MCP server ${id}`);
+  }
+}
