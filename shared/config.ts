@@ -39,6 +39,9 @@ const EnvSchema = z.object({
   CREW_RUN_QUEUE_URL: optionalUrl,
   ARTIFACTS_BUCKET: optionalText,
   KMS_KEY_ID: optionalText,
+  AIRFLOW_BASE_URL: optionalUrl,
+  AIRFLOW_USERNAME: optionalText,
+  AIRFLOW_PASSWORD: optionalText,
   KEYCLOAK_URL: optionalUrl,
   KEYCLOAK_REALM: optionalText,
   KEYCLOAK_ADMIN_CLIENT_ID: optionalText,
@@ -81,6 +84,8 @@ export interface Config {
   readonly keycloak:
     | { readonly url: string; readonly realm: string; readonly clientId: string; readonly clientSecret: string }
     | undefined;
+  /** Set when WORKFLOW=airflow. */
+  readonly airflow: { readonly baseUrl: string; readonly username: string; readonly password: string } | undefined;
   readonly eventsTtlDays: number;
   readonly adapters: {
     readonly metastore: 'builtin' | 'trino';
@@ -126,6 +131,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       clientSecret: e.KEYCLOAK_ADMIN_CLIENT_SECRET!,
     };
   }
+  let airflow: Config['airflow'];
+  if (e.WORKFLOW === 'airflow') {
+    const needed = ['AIRFLOW_BASE_URL', 'AIRFLOW_USERNAME', 'AIRFLOW_PASSWORD'] as const;
+    const missing = needed.find((name) => !e[name]);
+    if (missing) throw new ConfigError(`invalid configuration: ${missing} is required when WORKFLOW=airflow`);
+    airflow = { baseUrl: e.AIRFLOW_BASE_URL!, username: e.AIRFLOW_USERNAME!, password: e.AIRFLOW_PASSWORD! };
+  }
   return {
     stage: e.STAGE,
     region: e.AWS_REGION,
@@ -139,6 +151,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     artifactsBucket: e.ARTIFACTS_BUCKET,
     kmsKeyId: e.KMS_KEY_ID,
     keycloak,
+    airflow,
     eventsTtlDays: e.EVENTS_TTL_DAYS,
     adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
     llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY },
