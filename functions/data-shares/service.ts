@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import { Conflict, Forbidden, NotFound } from '../../shared/http/errors.js';
+import { logger } from '../../shared/logger.js';
+import type { IdentityProvider, IdpClient } from '../../shared/ports/idp.js';
+import type { CreateShareRequest, SharedClient } from './schemas.js';
+import type { DataShareStore, ShareItem } from './store.js';
+
+/**
+ * A reservation older than this belongs to a creation that died half way; a new creation
+ * of the same name may take it over. Far above any identity-provider timeout.
+ */
+export const STALE_RESERVATION_MS = 5 * 60_000;
+
+/** The response for a share: the registry's fields, the client's current state when read. */
+function toShared(item: ShareItem, client: IdpClient | undefined, secret: string | null): SharedClient {
+  return {
+    id: client?.id ?? item.idp_id ?? '',
+    client_id: item.client_id,
+    name: item.name,
+    enabled: client?.enabled ?? item.enabled ?? false,
+    service_accounts_enabled: client?.service_accounts_enabled ?? item.service_accounts_enabled ?? false,
+    secret,
+    owner: item.owner,
+    description: item.description ?? null,
+    tables: item.tables ?? [],
+    created_at: item.created_at,
+  };
+}
+
+/**
+ * Data shares (E8): each is a confidential identity-provider client with a service
+ * account, whose client id is the share's name, registered with its owner.
+ */
+export class DataShareService {
+  constructor(
+    private readonly store: DataShareStore,
+    private readonly idp: IdentityProvider,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Reserves the name first (one conditional put, so of concurrent creations exactly one
+   * wins), then creates the client. If the identity provider fails, the reservation is
+   * given back, so the name can be tried again.
+   */
+  async create(req: CreateShareRequest, caller: Caller): Promise<SharedClient> {
+    const reservation = randomUUID();
+    const share = {
+      name: req.name,
+      owner: caller.name,
+      description: req.description ?? null,
+      tables: req.tables ?? [],
+      created_at: new Date(this.now()).toISOString(),
+      client_id: req.name,
+    };
+    const staleBefore = new Date(this.now() - STALE_RESERVATION_MS).toISOString();
+    if (!(await this.store.reserve(share, reservation, staleBefore)))
+      throw new Conflict(`The data share name '${req.name}' is taken`);
+
+    let client: IdpClient;
+    try {
+      client = await this.idp.createClient({ clientId: req.name, name: req.name, description: share.description });
+    } catch (err) {
+      await this.giveBack(req.name, reservation);
+      throw err;
+    }
+    let item: ShareItem | undefined;
+    try {
+      item = await this.store.complete(req.name, reservation, {
+        idp_id: client.id,
+        enabled: client.enabled,
+        service_accounts_enabled: client.service_accounts_enabled,
+      });
+    } catch (err) {
+      // Unregistered, the client would block the name for good: remove it again.
+      await this.idp.deleteClient(req.name).catch(() => undefined);
+      await this.giveBack(req.name, reservation);
+      throw err;
+    }
+    if (!item) throw new Conflict(`The data share name '${req.name}' is taken`);
+    logger.info('data share created', { share: req.name, owner: caller.name, client_uuid: client.id });
+    return toShared(item, client, client.secret);
+  }
+
+  /** Own shares, or every share for an admin; never with a secret. */
+  async list(caller: Caller, limit: number, cursor: string | undefined): Promise<Page<SharedClient>> {
+    const page = isAdmin(caller)
+      ? await this.store.list(limit, cursor)
+      : await this.store.listOwned(caller.name, limit, cursor);
+    return { items: page.items.map((item) => toShared(item, undefined, null)), nextCursor: page.nextCursor };
+  }
+
+  /** E8: the share with its client's secret (null when the identity provider will not reveal it). */
+  async get(name: string, caller: Caller): Promise<SharedClient> {
+    const item = await this.load(name, caller);
+    const client = await this.idp.getClient(item.client_id);
+    if (!client) logger.warn('the client of a data share is missing in the identity provider', { share: name });
+    return toShared(item, client, client?.secret ?? null);
+  }
+
+  /** A new secret; the old one stops working. */
+  async rotateSecret(name: string, caller: Caller): Promise<SharedClient> {
+    const item = await this.load(name, caller);
+    const client = await this.idp.regenerateSecret(item.client_id);
+    if (!client) throw new Conflict(`The identity provider no longer has the client of data share '${name}'`);
+    logger.info('data share secret rotated', { share: name, by: caller.name });
+    return toShared(item, client, client.secret);
+  }
+
+  /** Removes the client first: if the identity provider fails, the share stays and can be deleted again. */
+  async delete(name: string, caller: Caller): Promise<void> {
+    const item = await this.load(name, caller);
+    await this.idp.deleteClient(item.client_id);
+    if (!(await this.store.delete(name))) throw new NotFound(`No data share '${name}'`);
+    logger.info('data share deleted', { share: name, by: caller.name });
+  }
+
+  /** 404 before 403: a share being created does not exist yet. */
+  private async load(name: string, caller: Caller): Promise<ShareItem> {
+    const item = await this.store.get(name);
+    if (!item || item.reservation !== undefined) throw new NotFound(`No data share '${name}'`);
+    if (item.owner !== caller.name && !isAdmin(caller))
+      throw new Forbidden("Only the data share's owner or an admin may do this");
+    return item;
+  }
+
+  private async giveBack(name: string, reservation: string): Promise<void> {
+    try {
+      await this.store.release(name, reservation);
+    } catch (err) {
+      // It turns stale and is taken over by the next creation of the name.
+      logger.error('could not release a data share reservation', { share: name, error: err as Error });
+    }
+  }
+}

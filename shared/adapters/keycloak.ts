@@ -1,0 +1,229 @@
+import { Conflict, Unavailable } from '../http/errors.js';
+import { logger } from '../logger.js';
+import type { IdentityProvider, IdpClient, NewIdpClient } from '../ports/idp.js';
+
+export interface KeycloakSettings {
+  /** The server's base URL (with `/auth` for Keycloak before 17). */
+  readonly url: string;
+  readonly realm: string;
+  /** A confidential client of `realm` whose service account may manage clients. */
+  readonly clientId: string;
+  readonly clientSecret: string;
+}
+
+export interface KeycloakOptions {
+  /** Per request (default 5 s): a slow Keycloak becomes a fast 503. */
+  readonly timeoutMs?: number;
+  readonly now?: () => number;
+}
+
+/** Keycloak's ClientRepresentation, the fields used here. */
+interface ClientRepresentation {
+  id?: string;
+  clientId?: string;
+  name?: string;
+  enabled?: boolean;
+  serviceAccountsEnabled?: boolean;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: unknown;
+}
+
+/** A token is renewed this long before it expires (at most half its lifetime). */
+const RENEW_BEFORE_MS = 30_000;
+
+/**
+ * Keycloak's admin REST API (`/admin/realms/{realm}/clients`, `.../client-secret`),
+ * authenticated with a client-credentials token of the admin client, cached until
+ * shortly before it expires. The client id of the port is Keycloak's `clientId`; the
+ * internal `id` is looked up with `GET /clients?clientId=`.
+ */
+export class KeycloakIdentityProvider implements IdentityProvider {
+  private readonly base: string;
+  private readonly timeoutMs: number;
+  private readonly now: () => number;
+  private token: { value: string; renewAt: number } | undefined;
+  private pendingToken: Promise<string> | undefined;
+
+  constructor(
+    private readonly settings: KeycloakSettings,
+    options: KeycloakOptions = {},
+  ) {
+    this.base = settings.url.replace(/\/+$/, '');
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  async createClient(client: NewIdpClient): Promise<IdpClient> {
+    const representation = {
+      clientId: client.clientId,
+      name: client.name,
+      ...(client.description ? { description: client.description } : {}),
+      enabled: true,
+      protocol: 'openid-connect',
+      publicClient: false,
+      clientAuthenticatorType: 'client-secret',
+      serviceAccountsEnabled: true,
+      standardFlowEnabled: false,
+      implicitFlowEnabled: false,
+      directAccessGrantsEnabled: false,
+    };
+    const res = await this.admin('POST', '/clients', representation);
+    if (res.status === 409) throw new Conflict(`Client ${client.clientId} already exists in Keycloak`);
+    if (res.status !== 201) throw unexpected('POST /clients', res);
+    // Location: .../clients/{id}
+    const id = res.headers.get('location')?.split('/').pop() || (await this.find(client.clientId))?.id;
+    if (!id) throw unexpected('POST /clients (no Location)', res);
+    const created = await this.admin('GET', `/clients/${encodeURIComponent(id)}`);
+    if (created.status !== 200) throw unexpected('GET /clients/{id}', created);
+    return toClient(created.body as ClientRepresentation, id, await this.readSecret(id));
+  }
+
+  async getClient(clientId: string): Promise<IdpClient | undefined> {
+    const rep = await this.find(clientId);
+    if (!rep?.id) return undefined;
+    return toClient(rep, rep.id, await this.readSecret(rep.id));
+  }
+
+  async regenerateSecret(clientId: string): Promise<IdpClient | undefined> {
+    const rep = await this.find(clientId);
+    if (!rep?.id) return undefined;
+    const res = await this.admin('POST', `/clients/${encodeURIComponent(rep.id)}/client-secret`);
+    if (res.status === 404) return undefined;
+    if (res.status !== 200) throw unexpected('POST /clients/{id}/client-secret', res);
+    return toClient(rep, rep.id, secretOf(res.body));
+  }
+
+  async deleteClient(clientId: string): Promise<boolean> {
+    const rep = await this.find(clientId);
+    if (!rep?.id) return false;
+    const res = await this.admin('DELETE', `/clients/${encodeURIComponent(rep.id)}`);
+    if (res.status === 404) return false;
+    if (res.status !== 204 && res.status !== 200) throw unexpected('DELETE /clients/{id}', res);
+    return true;
+  }
+
+  /** The client with exactly this clientId (the query matches exactly unless `search=true`). */
+  private async find(clientId: string): Promise<ClientRepresentation | undefined> {
+    const res = await this.admin('GET', `/clients?clientId=${encodeURIComponent(clientId)}`);
+    if (res.status !== 200 || !Array.isArray(res.body)) throw unexpected('GET /clients?clientId=', res);
+    return (res.body as ClientRepresentation[]).find((c) => c.clientId === clientId);
+  }
+
+  /** The client's secret; one Keycloak will not show (403, 404, no value) is null, not an error. */
+  private async readSecret(id: string): Promise<string | null> {
+    const res = await this.admin('GET', `/clients/${encodeURIComponent(id)}/client-secret`);
+    if (res.status === 200) return secretOf(res.body);
+    logger.info('Keycloak did not reveal a client secret', { client_uuid: id, status: res.status });
+    return null;
+  }
+
+  /** One admin call; an expired or revoked token is renewed once. 5xx and no answer are `Unavailable`. */
+  private async admin(method: string, path: string, body?: unknown): Promise<Answer> {
+    const url = `${this.base}/admin/realms/${encodeURIComponent(this.settings.realm)}${path}`;
+    for (let attempt = 0; ; attempt++) {
+      const token = await this.accessToken();
+      const res = await this.call(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json',
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      if (res.status === 401 && attempt === 0) {
+        if (this.token?.value === token) this.token = undefined;
+        continue;
+      }
+      if (res.status >= 500) throw unexpected(`${method} ${path.split('?')[0]}`, res);
+      if (res.status === 401) throw unexpected(`${method} ${path.split('?')[0]} (token refused)`, res);
+      return res;
+    }
+  }
+
+  /** The admin client's token: cached, and fetched once however many calls wait for it. */
+  private async accessToken(): Promise<string> {
+    if (this.token && this.now() < this.token.renewAt) return this.token.value;
+    this.pendingToken ??= this.fetchToken().finally(() => {
+      this.pendingToken = undefined;
+    });
+    return this.pendingToken;
+  }
+
+  private async fetchToken(): Promise<string> {
+    const url = `${this.base}/realms/${encodeURIComponent(this.settings.realm)}/protocol/openid-connect/token`;
+    const res = await this.call(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: this.settings.clientId,
+        client_secret: this.settings.clientSecret,
+      }).toString(),
+    });
+    const answer = res.body as { access_token?: unknown; expires_in?: unknown; error?: unknown } | undefined;
+    if (res.status !== 200 || typeof answer?.access_token !== 'string') {
+      // A refused admin client is a broken dependency for the caller; the log says which.
+      logger.error('Keycloak refused the admin client credentials', {
+        client_id: this.settings.clientId,
+        status: res.status,
+        error: typeof answer?.error === 'string' ? answer.error : undefined,
+      });
+      throw new Unavailable('The identity provider did not issue an admin token');
+    }
+    const lifetimeMs = (typeof answer.expires_in === 'number' ? answer.expires_in : 60) * 1000;
+    const renewAt = this.now() + lifetimeMs - Math.min(RENEW_BEFORE_MS, lifetimeMs / 2);
+    this.token = { value: answer.access_token, renewAt };
+    return answer.access_token;
+  }
+
+  private async call(url: string, init: RequestInit): Promise<Answer> {
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
+      text = await res.text();
+    } catch (err) {
+      logger.warn('Keycloak did not answer', { url: new URL(url).pathname, error: reason(err) });
+      throw new Unavailable('The identity provider did not answer');
+    }
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, headers: res.headers, body };
+  }
+}
+
+function unexpected(what: string, res: Answer): Unavailable {
+  logger.warn('unexpected answer from Keycloak', { call: what, status: res.status });
+  return new Unavailable(
+    res.status >= 500 ? 'The identity provider failed' : 'The identity provider refused an administrative call',
+  );
+}
+
+const reason = (err: unknown): string => {
+  const e = err as { name?: string; message?: string; cause?: { code?: string } };
+  return [e.name, e.cause?.code ?? e.message].filter(Boolean).join(': ');
+};
+
+/** A CredentialRepresentation's value. */
+function secretOf(body: unknown): string | null {
+  const value = (body as { value?: unknown } | undefined)?.value;
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+const toClient = (rep: ClientRepresentation, id: string, secret: string | null): IdpClient => ({
+  id,
+  client_id: rep.clientId ?? '',
+  name: rep.name ?? rep.clientId ?? '',
+  enabled: rep.enabled ?? true,
+  service_accounts_enabled: rep.serviceAccountsEnabled ?? false,
+  secret,
+});
