@@ -46,6 +46,7 @@ const EnvSchema = z.object({
   KEYCLOAK_REALM: optionalText,
   KEYCLOAK_ADMIN_CLIENT_ID: optionalText,
   KEYCLOAK_ADMIN_CLIENT_SECRET: optionalText,
+  KEYCLOAK_ADMIN_CLIENT_SECRET_ARN: optionalText,
   EVENTS_TTL_DAYS: z.coerce.number({ error: 'must be a number of days' }).int().min(1).max(3650).default(30),
   METASTORE: adapter(['builtin', 'trino'] as const),
   CATALOG: adapter(['builtin', 'datahub'] as const),
@@ -82,7 +83,13 @@ export interface Config {
   /** Wraps the data keys of encrypted secrets on AWS; locally a key file under dataDir does. */
   readonly kmsKeyId: string | undefined;
   readonly keycloak:
-    | { readonly url: string; readonly realm: string; readonly clientId: string; readonly clientSecret: string }
+    | {
+        readonly url: string;
+        readonly realm: string;
+        readonly clientId: string;
+        /** The admin client's secret itself (local), or the Secrets Manager ARN holding it (AWS). */
+        readonly clientSecret: { readonly value: string } | { readonly arn: string };
+      }
     | undefined;
   /** Set when WORKFLOW=airflow. */
   readonly airflow: { readonly baseUrl: string; readonly username: string; readonly password: string } | undefined;
@@ -116,19 +123,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   let keycloak: Config['keycloak'];
   if (e.IDP === 'keycloak') {
-    const needed = [
-      'KEYCLOAK_URL',
-      'KEYCLOAK_REALM',
-      'KEYCLOAK_ADMIN_CLIENT_ID',
-      'KEYCLOAK_ADMIN_CLIENT_SECRET',
-    ] as const;
+    const needed = ['KEYCLOAK_URL', 'KEYCLOAK_REALM', 'KEYCLOAK_ADMIN_CLIENT_ID'] as const;
     const missing = needed.find((name) => !e[name]);
     if (missing) throw new ConfigError(`invalid configuration: ${missing} is required when IDP=keycloak`);
+    const secret = e.KEYCLOAK_ADMIN_CLIENT_SECRET;
+    const secretArn = e.KEYCLOAK_ADMIN_CLIENT_SECRET_ARN;
+    if (!secret && !secretArn) {
+      throw new ConfigError(
+        'invalid configuration: KEYCLOAK_ADMIN_CLIENT_SECRET (or KEYCLOAK_ADMIN_CLIENT_SECRET_ARN) is required when IDP=keycloak',
+      );
+    }
     keycloak = {
       url: e.KEYCLOAK_URL!,
       realm: e.KEYCLOAK_REALM!,
       clientId: e.KEYCLOAK_ADMIN_CLIENT_ID!,
-      clientSecret: e.KEYCLOAK_ADMIN_CLIENT_SECRET!,
+      clientSecret: secret ? { value: secret } : { arn: secretArn! },
     };
   }
   let airflow: Config['airflow'];

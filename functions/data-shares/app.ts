@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { BuiltinIdentityProvider } from '../../shared/adapters/builtin-idp.js';
 import { KeycloakIdentityProvider } from '../../shared/adapters/keycloak.js';
+import { secretValue } from '../../shared/aws/secrets-manager.js';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { secretBox } from '../../shared/aws/kms.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
@@ -107,7 +108,11 @@ export function identityProvider(runtime: Runtime): IdentityProvider {
   const { config } = runtime;
   if (config.adapters.idp === 'keycloak') {
     if (!config.keycloak) throw new Error('IDP=keycloak needs the KEYCLOAK_* settings');
-    return new KeycloakIdentityProvider(config.keycloak);
+    const { clientSecret, ...settings } = config.keycloak;
+    return new KeycloakIdentityProvider({
+      ...settings,
+      clientSecret: 'value' in clientSecret ? clientSecret.value : () => secretValue(config.region, clientSecret.arn),
+    });
   }
   return new BuiltinIdentityProvider(runtime.db, runtime.tableName('idpClients'), secretBox(config));
 }

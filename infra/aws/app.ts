@@ -14,6 +14,9 @@ new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
   tables: stateful.tables,
   queues: stateful.queues,
   deadLetterQueues: stateful.deadLetterQueues,
+  buckets: stateful.buckets,
+  key: stateful.key,
+  keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
   buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
 });
 

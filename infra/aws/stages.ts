@@ -7,7 +7,7 @@ export interface StageSettings {
   readonly account?: string;
   readonly region?: string;
   readonly pointInTimeRecovery: boolean;
-  /** Applied to tables, the KMS key and log groups. */
+  /** Applied to tables, buckets, the KMS key, secrets and log groups; DESTROY also empties buckets. */
   readonly removalPolicy: RemovalPolicy;
   readonly logRetentionDays: RetentionDays;
   readonly lambdaMemoryMb: number;
@@ -23,6 +23,12 @@ export interface StageSettings {
   readonly llmBaseUrl?: string;
   /** Model the crew worker asks for; its API key comes from Secrets Manager, never from here. */
   readonly llmModel?: string;
+  /** Identity provider of data shares; unset means the service's default (builtin). */
+  readonly idp?: 'builtin' | 'keycloak';
+  /** Required when idp is keycloak. The admin client's secret lives in Secrets Manager, never here. */
+  readonly keycloakUrl?: string;
+  readonly keycloakRealm?: string;
+  readonly keycloakAdminClientId?: string;
 }
 
 export type StageName = 'dev' | 'staging' | 'prod';
@@ -70,4 +76,20 @@ export function stageNamed(name: string): Stage {
     throw new Error(`unknown stage "${name}"; known stages: ${Object.keys(STAGES).join(', ')}`);
   }
   return { ...STAGES[name as StageName], name: name as StageName };
+}
+
+/** Where a Keycloak stage keeps its admin client's secret (set the value after the first deploy). */
+export const keycloakAdminClientSecretName = (stage: StageName): string => `dpm/${stage}/keycloak-admin-client-secret`;
+
+/** The settings the Keycloak adapter needs besides the secret; a keycloak stage missing one fails the synth. */
+export function keycloakSettings(stage: Stage): { url: string; realm: string; adminClientId: string } | undefined {
+  if (stage.idp !== 'keycloak') return undefined;
+  const settings = { url: stage.keycloakUrl, realm: stage.keycloakRealm, adminClientId: stage.keycloakAdminClientId };
+  const missing = Object.entries({
+    keycloakUrl: settings.url,
+    keycloakRealm: settings.realm,
+    keycloakAdminClientId: settings.adminClientId,
+  }).find(([, value]) => !value);
+  if (missing) throw new Error(`stage "${stage.name}" uses keycloak but has no ${missing[0]}`);
+  return settings as { url: string; realm: string; adminClientId: string };
 }

@@ -1,4 +1,4 @@
-import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AttributeType,
@@ -9,20 +9,24 @@ import {
   type Attribute,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import {
+  BUCKETS,
   QUEUES,
   TABLES,
   deadLetterQueueName,
   physicalQueueName,
   physicalTableName,
+  type BucketKey,
   type KeyAttribute,
   type QueueKey,
   type TableDefinition,
   type TableKey,
 } from '../tables.js';
-import type { Stage } from './stages.js';
+import { keycloakAdminClientSecretName, type Stage } from './stages.js';
 
 export interface StatefulStackProps extends StackProps {
   readonly stage: Stage;
@@ -32,13 +36,16 @@ const ATTRIBUTE_TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as 
 
 const attribute = (a: KeyAttribute): Attribute => ({ name: a.name, type: ATTRIBUTE_TYPES[a.type] });
 
-/** Data that outlives deployments: tables, queues, the key that encrypts them, and DLQ alarms. */
+/** Data that outlives deployments: tables, queues, buckets, the key that encrypts them, DLQ alarms, secrets. */
 export class StatefulStack extends Stack {
   readonly key: Key;
   readonly tables: Readonly<Record<TableKey, Table>>;
   readonly queues: Readonly<Record<QueueKey, Queue>>;
   readonly deadLetterQueues: Readonly<Record<QueueKey, Queue>>;
   readonly deadLetterAlarms: Readonly<Record<QueueKey, Alarm>>;
+  readonly buckets: Readonly<Record<BucketKey, Bucket>>;
+  /** Only on stages whose identity provider is Keycloak. */
+  readonly keycloakAdminClientSecret: Secret | undefined;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -46,7 +53,7 @@ export class StatefulStack extends Stack {
 
     this.key = new Key(this, 'Key', {
       alias: `alias/dpm-${stage.name}`,
-      description: `dpm ${stage.name}: tables and queues`,
+      description: `dpm ${stage.name}: tables, queues, buckets and sealed secrets`,
       enableKeyRotation: true,
       removalPolicy: stage.removalPolicy,
     });
@@ -118,5 +125,39 @@ export class StatefulStack extends Stack {
     this.queues = queues;
     this.deadLetterQueues = deadLetterQueues;
     this.deadLetterAlarms = deadLetterAlarms;
+
+    // CDK names buckets: their names are global. The one emptying Lambda (autoDeleteObjects, a
+    // custom resource in this stack) exists only where the stage destroys, since CloudFormation
+    // cannot delete a bucket that still holds objects.
+    const destroys = stage.removalPolicy === RemovalPolicy.DESTROY;
+    const buckets = {} as Record<BucketKey, Bucket>;
+    for (const key of Object.keys(BUCKETS) as BucketKey[]) {
+      buckets[key] = new Bucket(this, `${key}Bucket`, {
+        encryption: BucketEncryption.KMS,
+        encryptionKey: this.key,
+        bucketKeyEnabled: true,
+        blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+        enforceSSL: true,
+        versioned: false,
+        lifecycleRules: [
+          { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+        ],
+        removalPolicy: stage.removalPolicy,
+        autoDeleteObjects: destroys,
+      });
+    }
+    this.buckets = buckets;
+
+    // Created with a generated placeholder: put the real value after the first deploy
+    // (`aws secretsmanager put-secret-value`). Encrypted by Secrets Manager's own key, so
+    // secretsmanager:GetSecretValue alone reads it.
+    this.keycloakAdminClientSecret =
+      stage.idp === 'keycloak'
+        ? new Secret(this, 'KeycloakAdminClientSecret', {
+            secretName: keycloakAdminClientSecretName(stage.name),
+            description: `dpm ${stage.name}: secret of the Keycloak admin client used by data shares`,
+            removalPolicy: stage.removalPolicy,
+          })
+        : undefined;
   }
 }

@@ -3,21 +3,29 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { GROUPS, WORKERS, type GroupDefinition, type GroupName, type WorkerDefinition } from '../groups.js';
-import { QUEUES, type QueueKey, type TableKey } from '../tables.js';
+import { QUEUES, type BucketKey, type QueueKey, type TableKey } from '../tables.js';
 import { ServiceFunction } from './service-function.js';
-import type { Stage } from './stages.js';
+import { keycloakSettings, type Stage } from './stages.js';
 
 export interface StatelessStackProps extends StackProps {
   readonly stage: Stage;
   readonly tables: Readonly<Record<TableKey, ITable>>;
   readonly queues: Readonly<Record<QueueKey, IQueue>>;
   readonly deadLetterQueues: Readonly<Record<QueueKey, IQueue>>;
+  readonly buckets: Readonly<Record<BucketKey, IBucket>>;
+  /** The stage key: groups with `usesKms` seal and open secrets with it. */
+  readonly key: IKey;
+  /** Required when the stage's identity provider is Keycloak (the stateful stack creates it). */
+  readonly keycloakAdminClientSecret?: ISecret;
   /** Where group and worker entries resolve from; defaults to the repository root. */
   readonly projectRoot?: string;
   /** Queue consumers; defaults to `WORKERS` (tests pass others to exercise the checks). */
@@ -28,6 +36,12 @@ export interface StatelessStackProps extends StackProps {
 
 /** The variable through which a sending group learns each queue's URL (read by shared/config.ts). */
 const QUEUE_URL_VARIABLE: Record<QueueKey, string> = { crewRuns: 'CREW_RUN_QUEUE_URL' };
+
+/** The variable through which a group learns each bucket's (CDK-generated) name. */
+const BUCKET_NAME_VARIABLE: Record<BucketKey, string> = { artifacts: 'ARTIFACTS_BUCKET' };
+
+/** Groups that talk to the identity provider (IDP, KEYCLOAK_*): the data-shares adapter. */
+const IDP_GROUPS: readonly GroupName[] = ['data-shares'];
 
 /** Serves `$default`, so unknown paths get the service's JSON 404 rather than API Gateway's. */
 const FALLBACK_GROUP: GroupName = 'platform';
@@ -44,6 +58,10 @@ export class StatelessStack extends Stack {
     const workers: readonly WorkerDefinition[] = props.workers ?? WORKERS;
     // Before any construct: a misfit fails the synth with one line, not a half-built tree.
     for (const worker of workers) assertFitsVisibilityTimeout(worker);
+    const keycloak = keycloakSettings(stage);
+    if (keycloak && !props.keycloakAdminClientSecret) {
+      throw new Error(`stage "${stage.name}" uses keycloak but no admin client secret was passed`);
+    }
 
     const sharedEnvironment = definedOnly({
       AUTH_ISSUER: stage.authIssuer,
@@ -56,6 +74,14 @@ export class StatelessStack extends Stack {
       LLM_MODEL: stage.llmModel,
       // LLM_API_KEY is deliberately absent: it will come from Secrets Manager, never plain env.
     });
+    // The admin client's secret stays in Secrets Manager: only its ARN is in the environment.
+    const idpEnvironment = definedOnly({
+      IDP: stage.idp,
+      KEYCLOAK_URL: keycloak?.url,
+      KEYCLOAK_REALM: keycloak?.realm,
+      KEYCLOAK_ADMIN_CLIENT_ID: keycloak?.adminClientId,
+      KEYCLOAK_ADMIN_CLIENT_SECRET_ARN: keycloak && props.keycloakAdminClientSecret?.secretArn,
+    });
 
     const functions = new Map<string, ServiceFunction>();
     const integrations = new Map<string, HttpLambdaIntegration>();
@@ -63,16 +89,43 @@ export class StatelessStack extends Stack {
       const queueEnvironment = Object.fromEntries(
         (group.sendsTo ?? []).map((key) => [QUEUE_URL_VARIABLE[key], props.queues[key].queueUrl]),
       );
+      const bucketEnvironment = Object.fromEntries(
+        (Object.keys(group.buckets ?? {}) as BucketKey[]).map((key) => [
+          BUCKET_NAME_VARIABLE[key],
+          props.buckets[key].bucketName,
+        ]),
+      );
+      const usesIdp = IDP_GROUPS.includes(group.name as GroupName);
       const fn = new ServiceFunction(this, constructId(group.name), {
         stage,
         name: group.name,
         entry: group.entry,
         projectRoot: props.projectRoot,
-        environment: { ...sharedEnvironment, ...queueEnvironment },
+        environment: {
+          ...sharedEnvironment,
+          ...queueEnvironment,
+          ...bucketEnvironment,
+          ...(group.usesKms && { KMS_KEY_ID: props.key.keyArn }),
+          ...(usesIdp && idpEnvironment),
+        },
       });
       // Least privilege: exactly what the group declares; the grants add the KMS actions they need.
       grantTables(props.tables, group.tables, fn);
       for (const key of group.sendsTo ?? []) props.queues[key].grantSendMessages(fn);
+      // Read/ReadWrite add the bucket key's decrypt (and encrypt) grants; readWrite covers delete.
+      grantBuckets(props.buckets, group.buckets ?? {}, fn);
+      // Envelope encryption (shared/aws/kms.ts): exactly these two, not grantEncryptDecrypt. The
+      // key also encrypts the tables, so any table grant already brings broader KMS actions on it
+      // (merged into one statement); this grant keeps the need explicit should the keys ever split.
+      if (group.usesKms) props.key.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+      if (usesIdp && keycloak) {
+        fn.grantPrincipal.addToPrincipalPolicy(
+          new PolicyStatement({
+            actions: ['secretsmanager:GetSecretValue'],
+            resources: [props.keycloakAdminClientSecret!.secretArn],
+          }),
+        );
+      }
 
       functions.set(group.name, fn);
       integrations.set(group.name, new HttpLambdaIntegration(`${constructId(group.name)}Integration`, fn.lambda));
@@ -157,6 +210,17 @@ function grantTables(
   for (const [key, access] of Object.entries(declared) as [TableKey, 'read' | 'readWrite'][]) {
     if (access === 'readWrite') tables[key].grantReadWriteData(grantee);
     else tables[key].grantReadData(grantee);
+  }
+}
+
+function grantBuckets(
+  buckets: Readonly<Record<BucketKey, IBucket>>,
+  declared: Partial<Record<BucketKey, 'read' | 'readWrite'>>,
+  grantee: IGrantable,
+): void {
+  for (const [key, access] of Object.entries(declared) as [BucketKey, 'read' | 'readWrite'][]) {
+    if (access === 'readWrite') buckets[key].grantReadWrite(grantee);
+    else buckets[key].grantRead(grantee);
   }
 }
 

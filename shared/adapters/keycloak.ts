@@ -8,7 +8,8 @@ export interface KeycloakSettings {
   readonly realm: string;
   /** A confidential client of `realm` whose service account may manage clients. */
   readonly clientId: string;
-  readonly clientSecret: string;
+  /** The admin client's secret, or how to read it (e.g. from Secrets Manager). */
+  readonly clientSecret: string | (() => Promise<string>);
 }
 
 export interface KeycloakOptions {
@@ -162,7 +163,10 @@ export class KeycloakIdentityProvider implements IdentityProvider {
       body: new URLSearchParams({
         grant_type: 'client_credentials',
         client_id: this.settings.clientId,
-        client_secret: this.settings.clientSecret,
+        client_secret:
+          typeof this.settings.clientSecret === 'string'
+            ? this.settings.clientSecret
+            : await this.settings.clientSecret(),
       }).toString(),
     });
     const answer = res.body as { access_token?: unknown; expires_in?: unknown; error?: unknown } | undefined;

@@ -6,17 +6,25 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUPS, WORKERS, type GroupDefinition, type WorkerDefinition } from '../../infra/groups.js';
 import {
+  BUCKETS,
   QUEUES,
   TABLES,
   deadLetterQueueName,
   physicalQueueName,
   physicalTableName,
+  type BucketKey,
   type QueueDefinition,
   type TableDefinition,
   type TableKey,
 } from '../../infra/tables.js';
 import { REPOSITORY_ROOT } from '../../infra/aws/service-function.js';
-import { STAGES, stageNamed, type Stage, type StageName } from '../../infra/aws/stages.js';
+import {
+  STAGES,
+  keycloakAdminClientSecretName,
+  stageNamed,
+  type Stage,
+  type StageName,
+} from '../../infra/aws/stages.js';
 import { StatefulStack } from '../../infra/aws/stateful-stack.js';
 import { StatelessStack } from '../../infra/aws/stateless-stack.js';
 
@@ -31,6 +39,9 @@ const functionDefs: readonly { name: string; entry: string; tables: WorkerDefini
   ...workers,
 ];
 const tableEntries = Object.entries(TABLES) as [TableKey, TableDefinition][];
+const bucketKeys = Object.keys(BUCKETS) as BucketKey[];
+/** The variable naming each bucket, as shared/config.ts reads it. */
+const BUCKET_VARIABLE: Record<BucketKey, string> = { artifacts: 'ARTIFACTS_BUCKET' };
 const queueDefs: readonly QueueDefinition[] = Object.values(QUEUES);
 
 const DYNAMODB_READ_ACTIONS = new Set([
@@ -68,6 +79,9 @@ function synthesize(name: StageName, options: { stage?: Partial<Stage>; workers?
     tables: stateful.tables,
     queues: stateful.queues,
     deadLetterQueues: stateful.deadLetterQueues,
+    buckets: stateful.buckets,
+    key: stateful.key,
+    keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
     projectRoot: stubRoot,
     ...(options.workers && { workers: options.workers }),
   });
@@ -83,13 +97,41 @@ const single = <T>(items: T[], what: string): T => {
 
 const actions = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
 
+const resourcesOf = (s: Statement): unknown[] => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
+
+/** Whether an IAM action pattern (`s3:GetObject*`) covers an action. */
+const covers = (pattern: string, action: string): boolean =>
+  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(action);
+
+/** Whether some Allow statement covers the action on a resource the predicate accepts. */
+const allows = (statements: Statement[], action: string, onResource: (r: unknown) => boolean): boolean =>
+  statements.some(
+    (s) => s.Effect === 'Allow' && actions(s).some((p) => covers(p, action)) && resourcesOf(s).some(onResource),
+  );
+
+/** The function named `dpm-<stage>-<fn>` in a stateless template. */
+const functionIn = (t: Template, stage: StageName, fn: string): [string, Resource] =>
+  single(
+    resources(t, 'AWS::Lambda::Function').filter(([, r]) => r.Properties.FunctionName === `dpm-${stage}-${fn}`),
+    `function of ${fn}`,
+  );
+
+/** The statements of every policy attached to the function's role. */
+const statementsIn = (t: Template, stage: StageName, fn: string): Statement[] => {
+  const roleId = functionIn(t, stage, fn)[1].Properties.Role['Fn::GetAtt'][0];
+  return resources(t, 'AWS::IAM::Policy')
+    .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+};
+
 describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
   const stage = STAGES[name];
   let stateful: Template;
   let stateless: Template;
+  // Synthesizing both stacks takes a few seconds, more on a busy machine.
   beforeAll(() => {
     ({ stateful, stateless } = synthesize(name));
-  });
+  }, 60_000);
 
   const tableNamed = (def: TableDefinition): [string, Resource] =>
     single(
@@ -122,21 +164,40 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
   });
 
   /** The function of a group or worker, by its physical name. */
-  const functionOf = (fn: string): [string, Resource] =>
-    single(
-      resources(stateless, 'AWS::Lambda::Function').filter(
-        ([, r]) => r.Properties.FunctionName === `dpm-${name}-${fn}`,
-      ),
-      `function of ${fn}`,
-    );
+  const functionOf = (fn: string): [string, Resource] => functionIn(stateless, name, fn);
 
   /** The statements of every policy attached to the function's role. */
-  const statementsOf = (fn: string): Statement[] => {
-    const roleId = functionOf(fn)[1].Properties.Role['Fn::GetAtt'][0];
-    return resources(stateless, 'AWS::IAM::Policy')
-      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
-      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
+  const statementsOf = (fn: string): Statement[] => statementsIn(stateless, name, fn);
+
+  /** The bucket of a BUCKETS entry: CDK names it, so it is found by its construct id. */
+  const bucketOf = (key: BucketKey): [string, Resource] =>
+    single(
+      resources(stateful, 'AWS::S3::Bucket').filter(([id]) => id.startsWith(`${key}Bucket`)),
+      `bucket ${key}`,
+    );
+
+  /** Whether a policy resource is the bucket's ARN, or the ARN of its objects (`<arn>/*`), imported. */
+  const isBucketArn = (key: BucketKey) => (r: unknown) =>
+    typeof (r as any)?.['Fn::ImportValue'] === 'string' &&
+    new RegExp(`^Dpm-${name}-Stateful:ExportsOutputFnGetAtt${bucketOf(key)[0]}Arn`).test((r as any)['Fn::ImportValue']);
+  const isObjectsArn = (key: BucketKey) => (r: unknown) => {
+    const parts = (r as any)?.['Fn::Join']?.[1];
+    return Array.isArray(parts) && parts.length === 2 && isBucketArn(key)(parts[0]) && parts[1] === '/*';
   };
+  const isKeyArn = (r: unknown) =>
+    typeof (r as any)?.['Fn::ImportValue'] === 'string' &&
+    new RegExp(`^Dpm-${name}-Stateful:ExportsOutputFnGetAtt${keyLogicalId()}Arn`).test((r as any)['Fn::ImportValue']);
+
+  /** The KMS actions a function's policies allow on the stage key. */
+  const kmsActionsOnKey = (fn: string): string[] =>
+    [
+      ...new Set(
+        statementsOf(fn)
+          .filter((s) => resourcesOf(s).some(isKeyArn))
+          .flatMap(actions)
+          .filter((a) => a.startsWith('kms:')),
+      ),
+    ].sort();
 
   /** Statements whose resources reference a stateful resource (a cross-stack import names its logical id). */
   const statementsOnId = (fn: string, logicalId: string) =>
@@ -220,6 +281,94 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(table.Properties.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled).toBe(name !== 'dev');
         expect(table.DeletionPolicy).toBe(name === 'dev' ? 'Delete' : 'Retain');
       }
+    });
+
+    it('has the new tables with their keys and indexes, and lists keys by creation', () => {
+      const indexNames = (def: TableDefinition) =>
+        (tableNamed(def)[1].Properties.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string }) => i.IndexName);
+      expect(tableNamed(TABLES.keys)[1].Properties.TableName).toBe(`dpm-${name}-keys`);
+      expect(indexNames(TABLES.keys)).toEqual(['by_psk', 'by_creator', 'by_created']);
+      const expected: [TableDefinition, string, string[]][] = [
+        [TABLES.dataShares, 'name', ['by_owner', 'by_created']],
+        [TABLES.idpClients, 'client_id', []],
+        [TABLES.mcpServers, 'id', ['by_created']],
+        [TABLES.finetuneJobs, 'id', ['by_owner', 'by_created']],
+      ];
+      for (const [def, partitionKey, indexes] of expected) {
+        const p = tableNamed(def)[1].Properties;
+        expect(p.TableName).toBe(`dpm-${name}-${def.id}`);
+        expect(p.KeySchema).toEqual([{ AttributeName: partitionKey, KeyType: 'HASH' }]);
+        expect(indexNames(def), def.id).toEqual(indexes);
+      }
+      const byCreated = tableNamed(TABLES.mcpServers)[1].Properties.GlobalSecondaryIndexes[0];
+      expect(byCreated.KeySchema).toEqual([
+        { AttributeName: 'list_pk', KeyType: 'HASH' },
+        { AttributeName: 'created_key', KeyType: 'RANGE' },
+      ]);
+    });
+
+    it('has exactly one bucket per definition, named by CDK', () => {
+      expect(bucketKeys).toEqual(['artifacts']);
+      expect(resources(stateful, 'AWS::S3::Bucket')).toHaveLength(bucketKeys.length);
+      for (const key of bucketKeys) expect(bucketOf(key)[1].Properties.BucketName, key).toBeUndefined();
+    });
+
+    it.each(bucketKeys)('bucket %s is private, SSL-only and encrypted with the stage key', (key) => {
+      const [bucketId, bucket] = bucketOf(key);
+      const p = bucket.Properties;
+      expect(p.BucketEncryption).toEqual({
+        ServerSideEncryptionConfiguration: [
+          {
+            BucketKeyEnabled: true,
+            ServerSideEncryptionByDefault: {
+              SSEAlgorithm: 'aws:kms',
+              KMSMasterKeyID: { 'Fn::GetAtt': [keyLogicalId(), 'Arn'] },
+            },
+          },
+        ],
+      });
+      expect(p.PublicAccessBlockConfiguration).toEqual({
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      });
+      expect(p.VersioningConfiguration?.Status).not.toBe('Enabled');
+      expect(p.LifecycleConfiguration.Rules).toContainEqual(
+        expect.objectContaining({ Status: 'Enabled', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 } }),
+      );
+      const policy = single(
+        resources(stateful, 'AWS::S3::BucketPolicy').filter(([, bp]) => bp.Properties.Bucket?.Ref === bucketId),
+        `policy of ${key}`,
+      )[1];
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 's3:*',
+          Principal: { AWS: '*' },
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          Resource: [
+            { 'Fn::GetAtt': [bucketId, 'Arn'] },
+            { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] },
+          ],
+        }),
+      );
+    });
+
+    it(`${name === 'dev' ? 'empties and deletes' : 'retains'} buckets with the stack`, () => {
+      for (const key of bucketKeys) {
+        const [bucketId, bucket] = bucketOf(key);
+        expect(bucket.DeletionPolicy, key).toBe(name === 'dev' ? 'Delete' : 'Retain');
+        const emptiers = resources(stateful, 'Custom::S3AutoDeleteObjects').filter(
+          ([, c]) => c.Properties.BucketName?.Ref === bucketId,
+        );
+        expect(emptiers, key).toHaveLength(name === 'dev' ? 1 : 0);
+      }
+    });
+
+    it('has no Keycloak secret when the stage uses the builtin identity provider', () => {
+      expect(stage.idp ?? 'builtin').toBe('builtin');
+      stateful.resourceCountIs('AWS::SecretsManager::Secret', 0);
     });
 
     it('has a rotating KMS key with the stage alias', () => {
@@ -317,6 +466,10 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect.arrayContaining([
           `dpm-${name}-platform`,
           `dpm-${name}-crews`,
+          `dpm-${name}-dataproduct`,
+          `dpm-${name}-data-shares`,
+          `dpm-${name}-mcps`,
+          `dpm-${name}-finetune`,
           `dpm-${name}-crews-worker`,
           `dpm-${name}-crews-dead-letter`,
         ]),
@@ -369,6 +522,15 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect('CREW_RUN_QUEUE_URL' in env, fn.name).toBe(sendsToCrewRuns === true);
         // The key is a secret: never plain environment.
         expect('LLM_API_KEY' in env, fn.name).toBe(false);
+        // Neither dev nor prod sets an identity provider: the service's default (builtin) holds.
+        for (const variable of [
+          'IDP',
+          'KEYCLOAK_URL',
+          'KEYCLOAK_ADMIN_CLIENT_SECRET',
+          'KEYCLOAK_ADMIN_CLIENT_SECRET_ARN',
+        ]) {
+          expect(variable in env, `${fn.name} ${variable}`).toBe(false);
+        }
       }
     });
 
@@ -481,6 +643,15 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       ]) {
         expect(routes[route], route).toBe(functionOf('crews')[0]);
       }
+      for (const [prefix, fn] of [
+        ['/api/dataproduct', 'dataproduct'],
+        ['/api/data_shares', 'data-shares'],
+        ['/api/mcps', 'mcps'],
+        ['/api/finetune', 'finetune'],
+      ] as const) {
+        expect(routes[`ANY ${prefix}`], prefix).toBe(functionOf(fn)[0]);
+        expect(routes[`ANY ${prefix}/{proxy+}`], prefix).toBe(functionOf(fn)[0]);
+      }
       // Workers are reached through their queues only.
       for (const worker of workers) expect(Object.values(routes)).not.toContain(functionOf(worker.name)[0]);
     });
@@ -531,15 +702,88 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(JSON.stringify(kms.map((s) => s.Resource))).toContain(keyLogicalId());
     });
 
-    it('gives platform no DynamoDB, SQS or KMS permission', () => {
-      const granted = statementsOf('platform').flatMap(actions);
-      expect(granted.filter((a) => /^(dynamodb|sqs|kms):/.test(a))).toEqual([]);
+    it('gives buckets to exactly the groups that declare them, with their names', () => {
+      const withBuckets = groups.filter((g) => g.buckets).map((g) => g.name);
+      expect(withBuckets).toContain('finetune');
+      for (const other of ['platform', 'decisions', 'crews', 'dataproduct', 'data-shares', 'mcps']) {
+        expect(withBuckets).not.toContain(other);
+      }
+      for (const fn of functionDefs) {
+        const declared = ('buckets' in fn ? (fn as GroupDefinition).buckets : undefined) ?? {};
+        const env = functionOf(fn.name)[1].Properties.Environment.Variables;
+        const s3 = statementsOf(fn.name).filter((s) => actions(s).some((a) => a.startsWith('s3:')));
+        for (const key of bucketKeys) {
+          const onBucket = s3.filter((s) => resourcesOf(s).some((r) => isBucketArn(key)(r) || isObjectsArn(key)(r)));
+          if (declared[key] === undefined) {
+            expect(env[BUCKET_VARIABLE[key]], `${fn.name} ${key}`).toBeUndefined();
+            expect(onBucket, `${fn.name} on ${key}`).toEqual([]);
+          } else {
+            expect(env[BUCKET_VARIABLE[key]], `${fn.name} ${key}`).toEqual(imported(bucketOf(key)[0], 'Ref'));
+            expect(onBucket.length, `${fn.name} on ${key}`).toBeGreaterThan(0);
+          }
+        }
+        if (Object.keys(declared).length === 0) expect(s3, `${fn.name} S3`).toEqual([]);
+      }
     });
 
-    it('never grants DynamoDB or SQS on every resource', () => {
+    it('lets finetune read, write, list and delete artifacts, and use the key that encrypts them', () => {
+      const statements = statementsOf('finetune');
+      const [bucketId] = bucketOf('artifacts');
+      expect(functionOf('finetune')[1].Properties.Environment.Variables.ARTIFACTS_BUCKET).toEqual(
+        imported(bucketId, 'Ref'),
+      );
+      for (const action of ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']) {
+        expect(allows(statements, action, isObjectsArn('artifacts')), action).toBe(true);
+      }
+      expect(allows(statements, 's3:ListBucket', isBucketArn('artifacts')), 's3:ListBucket').toBe(true);
+      // Not beyond the bucket: no S3 action on every resource.
+      expect(allows(statements, 's3:GetObject', (r) => r === '*')).toBe(false);
+      // SSE-KMS objects: writing needs a data key, reading needs decrypt.
+      expect(allows(statements, 'kms:GenerateDataKey', isKeyArn)).toBe(true);
+      expect(allows(statements, 'kms:Decrypt', isKeyArn)).toBe(true);
+    });
+
+    it('gives KMS_KEY_ID to exactly the groups that seal secrets', () => {
+      const sealers = groups.filter((g) => g.usesKms).map((g) => g.name);
+      expect(sealers).toContain('data-shares');
+      for (const other of ['platform', 'decisions', 'crews', 'dataproduct', 'mcps', 'finetune']) {
+        expect(sealers).not.toContain(other);
+      }
+      for (const fn of functionDefs) {
+        const env = functionOf(fn.name)[1].Properties.Environment.Variables;
+        const usesKms = 'usesKms' in fn && (fn as GroupDefinition).usesKms === true;
+        if (usesKms) expect(env.KMS_KEY_ID, fn.name).toEqual(imported(keyLogicalId(), 'Arn'));
+        else expect(env.KMS_KEY_ID, fn.name).toBeUndefined();
+      }
+    });
+
+    it('grants data-shares exactly kms:GenerateDataKey and kms:Decrypt on top of its table grants', () => {
+      const onKey = kmsActionsOnKey('data-shares');
+      expect(onKey).toEqual(expect.arrayContaining(['kms:GenerateDataKey', 'kms:Decrypt']));
+      // Encrypted tables already bring their KMS actions (mcps has the same table grants);
+      // the envelope-encryption grant adds these two and nothing else.
+      const fromTables = kmsActionsOnKey('mcps');
+      expect(fromTables.length).toBeGreaterThan(0);
+      expect(onKey).toEqual([...new Set([...fromTables, 'kms:GenerateDataKey', 'kms:Decrypt'])].sort());
+      expect(onKey.filter((a) => a === 'kms:*' || a === 'kms:CreateGrant')).toEqual([]);
+      // The exact `kms:GenerateDataKey` (not the tables' `kms:GenerateDataKey*`) comes only from usesKms.
+      for (const fn of functionDefs) {
+        const usesKms = 'usesKms' in fn && (fn as GroupDefinition).usesKms === true;
+        expect(kmsActionsOnKey(fn.name).includes('kms:GenerateDataKey'), fn.name).toBe(usesKms);
+      }
+    });
+
+    it('gives platform no DynamoDB, SQS or KMS permission', () => {
+      const granted = statementsOf('platform').flatMap(actions);
+      expect(granted.filter((a) => /^(dynamodb|sqs|kms|s3|secretsmanager):/.test(a))).toEqual([]);
+    });
+
+    it('never grants DynamoDB, SQS, S3, KMS or Secrets Manager on every resource', () => {
       for (const { name: fn } of functionDefs) {
         for (const s of statementsOf(fn)) {
-          if (actions(s).some((a) => /^(dynamodb|sqs):/.test(a))) expect(s.Resource).not.toBe('*');
+          if (actions(s).some((a) => /^(dynamodb|sqs|s3|kms|secretsmanager):/.test(a))) {
+            expect(resourcesOf(s), fn).not.toContain('*');
+          }
         }
       }
     });
@@ -597,6 +841,69 @@ describe('workers', () => {
       POWERTOOLS_SERVICE_NAME: 'dpm-crews-worker',
     });
     expect(env.LLM_API_KEY).toBeUndefined();
+  });
+});
+
+describe('keycloak stage', () => {
+  const keycloak = {
+    idp: 'keycloak',
+    keycloakUrl: 'https://sso.example.com',
+    keycloakRealm: 'dpm',
+    keycloakAdminClientId: 'dpm-admin',
+  } as const;
+  let stateful: Template;
+  let stateless: Template;
+  beforeAll(() => {
+    ({ stateful, stateless } = synthesize('dev', { stage: keycloak }));
+  }, 60_000);
+
+  const secretId = () => single(resources(stateful, 'AWS::SecretsManager::Secret'), 'Keycloak secret')[0];
+
+  it('keeps the admin client secret in Secrets Manager under the stage name', () => {
+    const secret = single(resources(stateful, 'AWS::SecretsManager::Secret'), 'Keycloak secret')[1];
+    expect(keycloakAdminClientSecretName('dev')).toBe('dpm/dev/keycloak-admin-client-secret');
+    expect(secret.Properties.Name).toBe('dpm/dev/keycloak-admin-client-secret');
+    expect(secret.DeletionPolicy).toBe('Delete');
+  });
+
+  it('configures data-shares for Keycloak with the secret by ARN, never by value', () => {
+    const env = functionIn(stateless, 'dev', 'data-shares')[1].Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      IDP: 'keycloak',
+      KEYCLOAK_URL: 'https://sso.example.com',
+      KEYCLOAK_REALM: 'dpm',
+      KEYCLOAK_ADMIN_CLIENT_ID: 'dpm-admin',
+    });
+    const secretArn = { 'Fn::ImportValue': expect.stringMatching(`^Dpm-dev-Stateful:ExportsOutputRef${secretId()}`) };
+    expect(env.KEYCLOAK_ADMIN_CLIENT_SECRET_ARN).toEqual(secretArn);
+    expect(env.KEYCLOAK_ADMIN_CLIENT_SECRET).toBeUndefined();
+    const onSecrets = statementsIn(stateless, 'dev', 'data-shares').filter((s) =>
+      actions(s).some((a) => a.startsWith('secretsmanager:')),
+    );
+    expect(onSecrets).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: secretArn }),
+    ]);
+  });
+
+  it('gives no other function the identity provider settings or the secret', () => {
+    for (const fn of functionDefs.filter((f) => f.name !== 'data-shares')) {
+      const env = functionIn(stateless, 'dev', fn.name)[1].Properties.Environment.Variables;
+      expect(
+        Object.keys(env).filter((v) => v === 'IDP' || v.startsWith('KEYCLOAK_')),
+        fn.name,
+      ).toEqual([]);
+      const granted = statementsIn(stateless, 'dev', fn.name).flatMap(actions);
+      expect(
+        granted.filter((a) => a.startsWith('secretsmanager:')),
+        fn.name,
+      ).toEqual([]);
+    }
+  });
+
+  it('refuses to synthesize a keycloak stage missing a setting', () => {
+    expect(() => synthesize('dev', { stage: { ...keycloak, keycloakRealm: undefined } })).toThrow(
+      /^stage "dev" uses keycloak but has no keycloakRealm$/,
+    );
   });
 });
 
