@@ -1,7 +1,162 @@
+import { z } from '@hono/zod-openapi';
+import { AirflowWorkflow } from '../../shared/adapters/airflow.js';
+import { BuiltinWorkflow } from '../../shared/adapters/builtin-workflow.js';
+import type { Authenticator } from '../../shared/auth/authenticator.js';
+import { secretBox } from '../../shared/aws/kms.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import type { WorkflowEngine } from '../../shared/ports/workflow.js';
 import type { Runtime } from '../../shared/runtime.js';
+import {
+  Connection,
+  ConnectionParams,
+  ConnectionRequest,
+  ConnectionTestRequest,
+  ConnectionTestResult,
+  InfrastructureConfig,
+  InfrastructureConfigUpdate,
+} from './schemas.js';
+import { MigrationService } from './service.js';
+import { ConfigStore, ConnectionStore } from './store.js';
+
+export interface MigrationDeps {
+  readonly authenticator: Authenticator;
+  readonly service: MigrationService;
+}
+
+const CONFIG = ['migration infrastructure'];
+const CONNECTIONS = ['migration connections'];
+const ADMIN = { anyRole: ['admin'] } as const;
+
+export function createMigrationApp({ authenticator, service }: MigrationDeps): ServiceApp {
+  return createServiceApp(authenticator)
+    .endpoint(
+      {
+        name: 'get_infrastructure_config',
+        method: 'get',
+        path: '/api/migration/infrastructure-config',
+        summary: 'Read the migration infrastructure configuration (without write-only fields)',
+        tags: CONFIG,
+        access: ADMIN,
+        success: { status: 200, description: 'The configuration', schema: InfrastructureConfig },
+      },
+      async (c) => c.json(await service.getConfig(), 200),
+    )
+    .endpoint(
+      {
+        name: 'update_infrastructure_config',
+        method: 'put',
+        path: '/api/migration/infrastructure-config',
+        summary: 'Update the migration infrastructure configuration (E3): only the given fields change',
+        tags: CONFIG,
+        access: ADMIN,
+        request: {
+          body: InfrastructureConfigUpdate,
+          bodyRequired: true,
+          secretFields: ['objstore_source_secret_key', 'objstore_dest_secret_key'],
+        },
+        success: { status: 200, description: 'The configuration after the update', schema: InfrastructureConfig },
+      },
+      async (c, { body, caller }) => c.json(await service.updateConfig(body, caller), 200),
+    )
+    .endpoint(
+      {
+        name: 'test_connection',
+        method: 'post',
+        path: '/api/migration/infrastructure-config/test-connection',
+        summary: 'Test one workflow connection (E4); a failed probe answers ok: false',
+        tags: CONFIG,
+        access: ADMIN,
+        request: { body: ConnectionTestRequest, bodyRequired: true },
+        success: { status: 200, description: 'The probe result', schema: ConnectionTestResult },
+        errors: [404],
+      },
+      async (c, { body }) => c.json(await service.testConnection(body.conn_id, body.conn_type), 200),
+    )
+    .endpoint(
+      {
+        name: 'list_connections',
+        method: 'get',
+        path: '/api/migration/connections',
+        summary: 'List workflow connections, oldest first (never with passwords)',
+        tags: CONNECTIONS,
+        access: ADMIN,
+        request: { query: PageQuery },
+        success: { status: 200, description: 'Connections; more in `X-Next-Cursor`', schema: z.array(Connection) },
+      },
+      async (c, { query }) => {
+        const page = await service.listConnections(query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
+        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
+        return c.json(page.items, 200);
+      },
+    )
+    .endpoint(
+      {
+        name: 'get_connection',
+        method: 'get',
+        path: '/api/migration/connections/{conn_id}',
+        summary: 'Read one workflow connection (without its password)',
+        tags: CONNECTIONS,
+        access: ADMIN,
+        request: { params: ConnectionParams },
+        success: { status: 200, description: 'The connection', schema: Connection },
+        errors: [404],
+      },
+      async (c, { params }) => c.json(await service.getConnection(params.conn_id), 200),
+    )
+    .endpoint(
+      {
+        name: 'put_connection',
+        method: 'put',
+        path: '/api/migration/connections/{conn_id}',
+        summary: 'Create or replace a workflow connection; the password is write-only',
+        tags: CONNECTIONS,
+        access: ADMIN,
+        request: { params: ConnectionParams, body: ConnectionRequest, bodyRequired: true, secretFields: ['password'] },
+        success: { status: 200, description: 'The connection (without its password)', schema: Connection },
+      },
+      async (c, { params, body }) => c.json(await service.putConnection(params.conn_id, body), 200),
+    )
+    .endpoint(
+      {
+        name: 'delete_connection',
+        method: 'delete',
+        path: '/api/migration/connections/{conn_id}',
+        summary: 'Delete a workflow connection',
+        tags: CONNECTIONS,
+        access: ADMIN,
+        request: { params: ConnectionParams },
+        success: { status: 204, description: 'Deleted' },
+        errors: [404],
+      },
+      async (c, { params }) => {
+        await service.deleteConnection(params.conn_id);
+        return c.body(null, 204);
+      },
+    );
+}
+
+/** The workflow engine chosen by `WORKFLOW`: Airflow's REST API, or probes from here. */
+export function workflowEngine(runtime: Runtime): WorkflowEngine {
+  const { config } = runtime;
+  if (config.adapters.workflow === 'airflow') {
+    if (!config.airflow) throw new Error('WORKFLOW=airflow needs the AIRFLOW_* settings');
+    return new AirflowWorkflow(config.airflow);
+  }
+  return new BuiltinWorkflow({ s3Endpoint: config.endpoints.s3 });
+}
+
+/** The service wired to DynamoDB, the secret box and the configured workflow engine. */
+export function migrationService(runtime: Runtime): MigrationService {
+  return new MigrationService(
+    new ConfigStore(runtime.db, runtime.tableName('migrationConfig')),
+    new ConnectionStore(runtime.db, runtime.tableName('migrationConnections')),
+    workflowEngine(runtime),
+    secretBox(runtime.config),
+  );
+}
 
 /** The composition root used by the Lambda handler and the local platform. */
 export function migrationApp(runtime: Runtime): ServiceApp {
-  return createServiceApp(runtime.authenticator);
+  return createMigrationApp({ authenticator: runtime.authenticator, service: migrationService(runtime) });
 }

@@ -38,6 +38,8 @@ export interface RequestSpec {
   readonly body?: z.ZodType;
   /** Without this, an empty body is allowed and arrives as `undefined`. */
   readonly bodyRequired?: boolean;
+  /** Write-only body fields: a 422 never echoes their values back (pydantic's SecretStr). */
+  readonly secretFields?: readonly string[];
 }
 
 type Out<S, Fallback> = S extends z.ZodType ? z.output<S> : Fallback;
@@ -227,8 +229,30 @@ async function validateRequest(c: Context<AppEnv>, spec: RequestSpec) {
       }
     }
   }
-  if (detail.length > 0) throw new ValidationFailed(detail);
+  if (detail.length > 0) throw new ValidationFailed(redactSecrets(detail, spec.secretFields ?? []));
   return parsed;
+}
+
+const MASK = '**********';
+
+function masked(value: unknown, secrets: ReadonlySet<string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => masked(v, secrets));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, secrets.has(k) && v != null ? MASK : masked(v, secrets)]),
+  );
+}
+
+/** Hides write-only values in the `input` (and `loc` target) of validation errors. */
+function redactSecrets(detail: ValidationIssue[], secretFields: readonly string[]): ValidationIssue[] {
+  if (secretFields.length === 0) return detail;
+  const secrets = new Set(secretFields);
+  return detail.map((issue) => {
+    const field = issue.loc.at(-1);
+    const input =
+      typeof field === 'string' && secrets.has(field) && issue.input != null ? MASK : masked(issue.input, secrets);
+    return { ...issue, input };
+  });
 }
 
 function openApiPath(spec: EndpointSpec<RequestSpec, Access>) {

@@ -1,0 +1,207 @@
+import type { Caller } from '../../shared/auth/caller.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import { NotFound, ValidationFailed } from '../../shared/http/errors.js';
+import type {
+  ConnectionTestResult,
+  ProbeType,
+  WorkflowConnection,
+  WorkflowEngine,
+} from '../../shared/ports/workflow.js';
+import type { SecretBox, Sealed } from '../../shared/secrets.js';
+import { nowIso } from '../../shared/time.js';
+import {
+  CONFIG_FIELDS,
+  type ConfigField,
+  type Connection,
+  type ConnectionRequest,
+  type CountField,
+  type InfrastructureConfig,
+  type InfrastructureConfigUpdate,
+  MAX_EXTRA_BYTES,
+  SECRET_FIELDS,
+  type SecretField,
+} from './schemas.js';
+import type { ConfigItem, ConfigStore, ConfigWrite, ConnectionRecord, ConnectionStore } from './store.js';
+
+const isSecret = (field: ConfigField): field is SecretField => (SECRET_FIELDS as readonly string[]).includes(field);
+
+/** Sealed secrets are bound to their field, so one cannot be copied onto the other. */
+const configContext = (field: SecretField) => `migration-config:${field}`;
+const connectionContext = (connId: string) => `migration-connection:${connId}`;
+
+/** A rule across fields broken: pydantic's `value_error` on the body, without write-only values. */
+function ruleBroken(error: string, input: unknown): ValidationFailed {
+  return new ValidationFailed([
+    { type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input, ctx: { error } },
+  ]);
+}
+
+const pairBroken = (body: InfrastructureConfigUpdate, leftSet: CountField) => {
+  const visible = Object.fromEntries(Object.entries(body).filter(([field]) => !isSecret(field as ConfigField)));
+  return ruleBroken(
+    `copy_mappers and copy_bandwidth are set together or both left empty; this update would leave only ${leftSet} set`,
+    visible,
+  );
+};
+
+const other = (field: CountField): CountField => (field === 'copy_mappers' ? 'copy_bandwidth' : 'copy_mappers');
+
+/**
+ * The pair rule before the write: both given must agree; one given needs the stored
+ * other in the same state (checked by the write's condition, not by a read).
+ */
+function pairCondition(
+  body: InfrastructureConfigUpdate,
+  changes: ReadonlyMap<ConfigField, string | number | null>,
+): ConfigWrite['requires'] {
+  const given = (['copy_mappers', 'copy_bandwidth'] as const).filter((f) => changes.has(f));
+  if (given.length === 2) {
+    const mappersSet = changes.get('copy_mappers') !== null;
+    if (mappersSet !== (changes.get('copy_bandwidth') !== null)) {
+      throw pairBroken(body, mappersSet ? 'copy_mappers' : 'copy_bandwidth');
+    }
+    return undefined;
+  }
+  if (given.length === 1) {
+    const field = given[0]!;
+    return { field: other(field), present: changes.get(field) !== null };
+  }
+  return undefined;
+}
+
+function toConfig(item: ConfigItem): InfrastructureConfig {
+  const out: Record<string, unknown> = {};
+  for (const field of CONFIG_FIELDS) if (!isSecret(field)) out[field] = item[field] ?? null;
+  out.updated_by = item.updated_by ?? null;
+  out.updated_at = item.updated_at ?? null;
+  return out as InfrastructureConfig;
+}
+
+function toConnection(r: ConnectionRecord): Connection {
+  return {
+    conn_id: r.conn_id,
+    conn_type: r.conn_type,
+    host: r.host,
+    port: r.port,
+    schema: r.schema,
+    login: r.login,
+    extra: r.extra,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+/** Migration infrastructure (E3, E4): the configuration, the connection registry, probes. */
+export class MigrationService {
+  constructor(
+    private readonly configs: ConfigStore,
+    private readonly connections: ConnectionStore,
+    private readonly workflow: WorkflowEngine,
+    private readonly box: SecretBox,
+  ) {}
+
+  async getConfig(): Promise<InfrastructureConfig> {
+    return toConfig(await this.configs.get());
+  }
+
+  /**
+   * E3: a partial update in one conditional write, then the changed fields go to the
+   * workflow engine (secrets as given: the engine needs them in clear).
+   */
+  async updateConfig(body: InfrastructureConfigUpdate, caller: Caller): Promise<InfrastructureConfig> {
+    const changes = new Map<ConfigField, string | number | null>();
+    for (const field of CONFIG_FIELDS) {
+      const value = body[field];
+      if (value === undefined) continue;
+      changes.set(field, value === '' || value === null ? null : value);
+    }
+    const requires = pairCondition(body, changes);
+    const set: ConfigWrite['set'] = {};
+    const remove: ConfigField[] = [];
+    for (const [field, value] of changes) {
+      if (value === null) remove.push(field);
+      else set[field] = isSecret(field) ? await this.box.seal(String(value), configContext(field)) : value;
+    }
+    const updatedAt = nowIso();
+    const before = await this.configs.update({ set, remove, updatedBy: caller.name, updatedAt, requires });
+    if (!before) throw pairBroken(body, requires!.present ? other(requires!.field) : requires!.field);
+
+    const after: ConfigItem = { ...before, ...set, updated_by: caller.name, updated_at: updatedAt };
+    for (const field of remove) delete after[field];
+    const published: Record<string, string | number | null> = {};
+    for (const [field, value] of changes) {
+      // A sealed value cannot be compared with the stored one: a given secret counts as changed.
+      const was = before[field] ?? null;
+      if (isSecret(field) ? value !== null || was !== null : value !== was) published[field] = value;
+    }
+    if (Object.keys(published).length > 0) await this.workflow.publishConfig(published);
+    return toConfig(after);
+  }
+
+  /** Creates or replaces a connection; a left-out password keeps the stored one. */
+  async putConnection(connId: string, req: ConnectionRequest): Promise<Connection> {
+    const extra = req.extra ?? null;
+    const bytes = extra === null ? 0 : Buffer.byteLength(JSON.stringify(extra), 'utf8');
+    if (bytes > MAX_EXTRA_BYTES) {
+      const error = `extra is ${bytes} bytes as JSON; at most ${MAX_EXTRA_BYTES} are allowed`;
+      throw new ValidationFailed([
+        { type: 'value_error', loc: ['body', 'extra'], msg: `Value error, ${error}`, input: extra, ctx: { error } },
+      ]);
+    }
+    let password: Sealed | null | undefined;
+    if (req.password === null || req.password === '') password = null;
+    else if (req.password !== undefined) password = await this.box.seal(req.password, connectionContext(connId));
+    const record = await this.connections.put({
+      conn_id: connId,
+      conn_type: req.conn_type,
+      host: req.host,
+      port: req.port ?? null,
+      schema: req.schema ?? null,
+      login: req.login ?? null,
+      extra,
+      password,
+      at: nowIso(),
+    });
+    return toConnection(record);
+  }
+
+  async listConnections(limit: number, cursor: string | undefined): Promise<Page<Connection>> {
+    const page = await this.connections.list(limit, cursor);
+    return { items: page.items.map(toConnection), nextCursor: page.nextCursor };
+  }
+
+  async getConnection(connId: string): Promise<Connection> {
+    const record = await this.connections.get(connId);
+    if (!record) throw new NotFound(`No connection ${connId}`);
+    return toConnection(record);
+  }
+
+  async deleteConnection(connId: string): Promise<void> {
+    if (!(await this.connections.delete(connId))) throw new NotFound(`No connection ${connId}`);
+  }
+
+  /**
+   * E4: the connection from the registry, else the one the workflow engine holds;
+   * a failed probe is a result (`ok: false`), not an error.
+   */
+  async testConnection(connId: string, probe: ProbeType): Promise<ConnectionTestResult> {
+    const record = await this.connections.get(connId);
+    const connection = record ? await this.withPassword(record) : await this.workflow.getConnection(connId);
+    if (!connection) throw new NotFound(`No connection ${connId}`);
+    const result = await this.workflow.testConnection(connection, probe);
+    return { ok: result.ok, message: result.message };
+  }
+
+  private async withPassword(r: ConnectionRecord): Promise<WorkflowConnection> {
+    return {
+      conn_id: r.conn_id,
+      conn_type: r.conn_type,
+      host: r.host,
+      port: r.port,
+      schema: r.schema,
+      login: r.login,
+      password: r.password ? await this.box.open(r.password, connectionContext(r.conn_id)) : null,
+      extra: r.extra,
+    };
+  }
+}
