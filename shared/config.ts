@@ -42,6 +42,7 @@ const EnvSchema = z.object({
   AIRFLOW_BASE_URL: optionalUrl,
   AIRFLOW_USERNAME: optionalText,
   AIRFLOW_PASSWORD: optionalText,
+  AIRFLOW_PASSWORD_ARN: optionalText,
   KEYCLOAK_URL: optionalUrl,
   KEYCLOAK_REALM: optionalText,
   KEYCLOAK_ADMIN_CLIENT_ID: optionalText,
@@ -92,7 +93,14 @@ export interface Config {
       }
     | undefined;
   /** Set when WORKFLOW=airflow. */
-  readonly airflow: { readonly baseUrl: string; readonly username: string; readonly password: string } | undefined;
+  readonly airflow:
+    | {
+        readonly baseUrl: string;
+        readonly username: string;
+        /** The password itself (local), or the Secrets Manager ARN holding it (AWS). */
+        readonly password: { readonly value: string } | { readonly arn: string };
+      }
+    | undefined;
   readonly eventsTtlDays: number;
   readonly adapters: {
     readonly metastore: 'builtin' | 'trino';
@@ -142,10 +150,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   let airflow: Config['airflow'];
   if (e.WORKFLOW === 'airflow') {
-    const needed = ['AIRFLOW_BASE_URL', 'AIRFLOW_USERNAME', 'AIRFLOW_PASSWORD'] as const;
+    const needed = ['AIRFLOW_BASE_URL', 'AIRFLOW_USERNAME'] as const;
     const missing = needed.find((name) => !e[name]);
     if (missing) throw new ConfigError(`invalid configuration: ${missing} is required when WORKFLOW=airflow`);
-    airflow = { baseUrl: e.AIRFLOW_BASE_URL!, username: e.AIRFLOW_USERNAME!, password: e.AIRFLOW_PASSWORD! };
+    if (!e.AIRFLOW_PASSWORD && !e.AIRFLOW_PASSWORD_ARN) {
+      throw new ConfigError(
+        'invalid configuration: AIRFLOW_PASSWORD (or AIRFLOW_PASSWORD_ARN) is required when WORKFLOW=airflow',
+      );
+    }
+    airflow = {
+      baseUrl: e.AIRFLOW_BASE_URL!,
+      username: e.AIRFLOW_USERNAME!,
+      password: e.AIRFLOW_PASSWORD ? { value: e.AIRFLOW_PASSWORD } : { arn: e.AIRFLOW_PASSWORD_ARN! },
+    };
   }
   return {
     stage: e.STAGE,

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { AirflowWorkflow } from '../../shared/adapters/airflow.js';
+import { AirflowWorkflow, deferredWorkflow } from '../../shared/adapters/airflow.js';
+import { secretValue } from '../../shared/aws/secrets-manager.js';
 import { BuiltinWorkflow } from '../../shared/adapters/builtin-workflow.js';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { secretBox } from '../../shared/aws/kms.js';
@@ -141,7 +142,11 @@ export function workflowEngine(runtime: Runtime): WorkflowEngine {
   const { config } = runtime;
   if (config.adapters.workflow === 'airflow') {
     if (!config.airflow) throw new Error('WORKFLOW=airflow needs the AIRFLOW_* settings');
-    return new AirflowWorkflow(config.airflow);
+    const { password, ...settings } = config.airflow;
+    if ('value' in password) return new AirflowWorkflow({ ...settings, password: password.value });
+    return deferredWorkflow(
+      async () => new AirflowWorkflow({ ...settings, password: await secretValue(config.region, password.arn) }),
+    );
   }
   return new BuiltinWorkflow({ s3Endpoint: config.endpoints.s3 });
 }

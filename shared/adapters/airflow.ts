@@ -249,3 +249,23 @@ const reason = (err: unknown): string => {
 function redact(text: string, secret: string | null | undefined): string {
   return secret ? text.split(secret).join('***') : text;
 }
+
+/**
+ * A workflow engine built on first use, for settings that must be fetched first (the
+ * Airflow password from Secrets Manager); a failed build is tried again on the next call.
+ */
+export function deferredWorkflow(build: () => Promise<WorkflowEngine>): WorkflowEngine {
+  let engine: Promise<WorkflowEngine> | undefined;
+  const get = () => {
+    engine ??= build().catch((err: unknown) => {
+      engine = undefined;
+      throw err;
+    });
+    return engine;
+  };
+  return {
+    publishConfig: async (changes) => (await get()).publishConfig(changes),
+    getConnection: async (connId) => (await get()).getConnection(connId),
+    testConnection: async (connection, probe) => (await get()).testConnection(connection, probe),
+  };
+}

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { deferredWorkflow } from '../../shared/adapters/airflow.js';
+import { ConfigError, loadConfig } from '../../shared/config.js';
+import type { WorkflowEngine } from '../../shared/ports/workflow.js';
+
+const fails = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('loadConfig', () => {
+  it('has the local defaults of API.md §13', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      stage: 'local',
+      port: 3000,
+      host: '127.0.0.1',
+      dataDir: '.data',
+      adapters: { metastore: 'builtin', catalog: 'builtin', idp: 'builtin', workflow: 'builtin' },
+      eventsTtlDays: 30,
+      crewHttpAllowedHosts: [],
+      buildNumber: 'local',
+    });
+    expect(c.keycloak).toBeUndefined();
+    expect(c.airflow).toBeUndefined();
+  });
+
+  it('fails with one line naming the variable', () => {
+    expect(fails({ PORT: 'abc' })).toBe('invalid configuration: PORT must be a port number');
+    expect(fails({ STAGE: 'Prod!' })).toMatch(/^invalid configuration: STAGE /);
+    expect(fails({ AUTH_ISSUER: 'not a url' })).toMatch(/^invalid configuration: AUTH_ISSUER /);
+    expect(fails({ IDP: 'okta' })).toBe('invalid configuration: IDP must be one of builtin, keycloak');
+    expect(fails({ DPM_ADMIN_PSK: 'short' })).toMatch(/DPM_ADMIN_PSK must be at least 16 characters/);
+    for (const message of [fails({ PORT: 'x' }), fails({ IDP: 'keycloak' })]) expect(message).not.toContain('\n');
+  });
+
+  it('needs the Keycloak settings with IDP=keycloak, the secret itself or its ARN', () => {
+    expect(fails({ IDP: 'keycloak' })).toBe('invalid configuration: KEYCLOAK_URL is required when IDP=keycloak');
+    const base = {
+      IDP: 'keycloak',
+      KEYCLOAK_URL: 'http://kc:8080',
+      KEYCLOAK_REALM: 'data',
+      KEYCLOAK_ADMIN_CLIENT_ID: 'dpm',
+    };
+    expect(fails(base)).toMatch(/KEYCLOAK_ADMIN_CLIENT_SECRET \(or KEYCLOAK_ADMIN_CLIENT_SECRET_ARN\) is required/);
+    expect(loadConfig({ ...base, KEYCLOAK_ADMIN_CLIENT_SECRET: 's' }).keycloak?.clientSecret).toEqual({ value: 's' });
+    expect(loadConfig({ ...base, KEYCLOAK_ADMIN_CLIENT_SECRET_ARN: 'arn:x' }).keycloak?.clientSecret).toEqual({
+      arn: 'arn:x',
+    });
+  });
+
+  it('needs the Airflow settings with WORKFLOW=airflow, the password itself or its ARN', () => {
+    expect(fails({ WORKFLOW: 'airflow' })).toBe(
+      'invalid configuration: AIRFLOW_BASE_URL is required when WORKFLOW=airflow',
+    );
+    const base = { WORKFLOW: 'airflow', AIRFLOW_BASE_URL: 'http://af:8080', AIRFLOW_USERNAME: 'dpm' };
+    expect(fails(base)).toMatch(/AIRFLOW_PASSWORD \(or AIRFLOW_PASSWORD_ARN\) is required/);
+    expect(loadConfig({ ...base, AIRFLOW_PASSWORD_ARN: 'arn:y' }).airflow?.password).toEqual({ arn: 'arn:y' });
+  });
+
+  it('reads the crew http allow-list as lowercase hosts', () => {
+    expect(loadConfig({ CREW_HTTP_ALLOWED_HOSTS: ' API.example.com, ,127.0.0.1 ' }).crewHttpAllowedHosts).toEqual([
+      'api.example.com',
+      '127.0.0.1',
+    ]);
+  });
+});
+
+describe('deferredWorkflow', () => {
+  it('builds the engine once, on first use, and again after a failed build', async () => {
+    let builds = 0;
+    const engine: WorkflowEngine = {
+      publishConfig: async () => undefined,
+      getConnection: async (id) => ({ conn_id: id, conn_type: 'http', host: 'h' }),
+      testConnection: async () => ({ ok: true, message: 'fine' }),
+    };
+    const deferred = deferredWorkflow(async () => {
+      builds++;
+      if (builds === 1) throw new Error('secret store down');
+      return engine;
+    });
+    expect(builds).toBe(0);
+    await expect(deferred.getConnection('a')).rejects.toThrow('secret store down');
+    expect(await deferred.getConnection('a')).toMatchObject({ conn_id: 'a' });
+    expect(await deferred.testConnection({ conn_id: 'a', conn_type: 'http', host: 'h' }, 'http')).toEqual({
+      ok: true,
+      message: 'fine',
+    });
+    expect(builds).toBe(2);
+  });
+});
