@@ -17,6 +17,7 @@ new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
   buckets: stateful.buckets,
   key: stateful.key,
   keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
+  airflowPassword: stateful.airflowPassword,
   buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
 });
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
+import { SecurityGroup, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import type { IGrantable, IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -22,6 +23,8 @@ export interface ServiceFunctionProps {
   readonly projectRoot?: string;
   /** Overrides the stage's API timeout (queue workers run longer than API Gateway allows). */
   readonly timeoutSeconds?: number;
+  /** Runs the function in the VPC's private subnets, with a security group of its own. */
+  readonly vpc?: IVpc;
 }
 
 /** Every Lambda's defaults in one place: runtime, bundling, logging, environment. */
@@ -29,6 +32,8 @@ export class ServiceFunction extends Construct implements IGrantable {
   readonly lambda: NodejsFunction;
   readonly logGroup: LogGroup;
   readonly grantPrincipal: IPrincipal;
+  /** Only for a function in a VPC: all outbound, no inbound (nothing connects to a Lambda). */
+  readonly securityGroup: SecurityGroup | undefined;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
@@ -43,6 +48,14 @@ export class ServiceFunction extends Construct implements IGrantable {
       removalPolicy: stage.removalPolicy,
     });
 
+    this.securityGroup =
+      props.vpc &&
+      new SecurityGroup(this, 'SecurityGroup', {
+        vpc: props.vpc,
+        description: `${functionName}: outbound only`,
+        allowAllOutbound: true,
+      });
+
     this.lambda = new NodejsFunction(this, 'Function', {
       functionName,
       entry: join(projectRoot, props.entry),
@@ -56,6 +69,12 @@ export class ServiceFunction extends Construct implements IGrantable {
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
       ...(stage.tracing && { tracing: Tracing.ACTIVE }),
+      // The role gains AWSLambdaVPCAccessExecutionRole (network interfaces) with the VPC.
+      ...(props.vpc && {
+        vpc: props.vpc,
+        vpcSubnets: { subnets: props.vpc.privateSubnets },
+        securityGroups: [this.securityGroup!],
+      }),
       environment: {
         STAGE: stage.name,
         NODE_OPTIONS: '--enable-source-maps',

@@ -29,6 +29,29 @@ export interface StageSettings {
   readonly keycloakUrl?: string;
   readonly keycloakRealm?: string;
   readonly keycloakAdminClientId?: string;
+  /** Workflow engine of migration (E3/E4); unset means the service's default (builtin). */
+  readonly workflow?: 'builtin' | 'airflow';
+  /** Required when workflow is airflow. The password lives in Secrets Manager, never here. */
+  readonly airflowBaseUrl?: string;
+  readonly airflowUsername?: string;
+  /**
+   * Where the migration function runs, when set. Its E4 probes open TCP connections to the
+   * customer's hosts (SSH, SMTP, HTTP, S3, Airflow): outside a VPC a Lambda reaches the internet
+   * but no private host, so a stage whose hosts are private names a VPC that routes to them.
+   * Only the migration function joins it, in the private subnets, with its own security group
+   * (all outbound, no inbound). The VPC is imported from these ids, so synth stays offline.
+   * In a VPC the function has no internet path of its own: the subnets need a NAT gateway for
+   * AWS APIs and public hosts, or VPC endpoints for DynamoDB, KMS and Secrets Manager (and
+   * whatever else the probes reach). Unset: the function runs outside any VPC.
+   */
+  readonly migrationVpc?: MigrationVpc;
+}
+
+/** An existing VPC, by id (no lookup): privateSubnetIds spread across availabilityZones, in order. */
+export interface MigrationVpc {
+  readonly vpcId: string;
+  readonly availabilityZones: readonly string[];
+  readonly privateSubnetIds: readonly string[];
 }
 
 export type StageName = 'dev' | 'staging' | 'prod';
@@ -92,4 +115,39 @@ export function keycloakSettings(stage: Stage): { url: string; realm: string; ad
   }).find(([, value]) => !value);
   if (missing) throw new Error(`stage "${stage.name}" uses keycloak but has no ${missing[0]}`);
   return settings as { url: string; realm: string; adminClientId: string };
+}
+
+/** Where an Airflow stage keeps the Airflow user's password (set the value after the first deploy). */
+export const airflowPasswordSecretName = (stage: StageName): string => `dpm/${stage}/airflow-password`;
+
+/** The settings the Airflow adapter needs besides the password; an airflow stage missing one fails the synth. */
+export function airflowSettings(stage: Stage): { baseUrl: string; username: string } | undefined {
+  if (stage.workflow !== 'airflow') return undefined;
+  const settings = { baseUrl: stage.airflowBaseUrl, username: stage.airflowUsername };
+  const missing = Object.entries({
+    airflowBaseUrl: settings.baseUrl,
+    airflowUsername: settings.username,
+  }).find(([, value]) => !value);
+  if (missing) throw new Error(`stage "${stage.name}" uses airflow but has no ${missing[0]}`);
+  return settings as { baseUrl: string; username: string };
+}
+
+/** The stage's migration VPC, checked: a stage naming one without subnets or zones fails the synth. */
+export function migrationVpcSettings(stage: Stage): MigrationVpc | undefined {
+  const vpc = stage.migrationVpc;
+  if (!vpc) return undefined;
+  const empty = Object.entries({
+    vpcId: vpc.vpcId ? [vpc.vpcId] : [],
+    availabilityZones: vpc.availabilityZones,
+    privateSubnetIds: vpc.privateSubnetIds,
+  }).find(([, values]) => values.length === 0 || values.some((v) => !v));
+  if (empty) throw new Error(`stage "${stage.name}" has a migrationVpc with no ${empty[0]}`);
+  // Vpc.fromVpcAttributes deals the subnets out to the zones in order.
+  if (vpc.privateSubnetIds.length % vpc.availabilityZones.length !== 0) {
+    throw new Error(
+      `stage "${stage.name}" migrationVpc has ${vpc.privateSubnetIds.length} privateSubnetIds for ` +
+        `${vpc.availabilityZones.length} availabilityZones; give the same number of subnets in each zone`,
+    );
+  }
+  return vpc;
 }

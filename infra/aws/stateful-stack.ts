@@ -26,7 +26,7 @@ import {
   type TableDefinition,
   type TableKey,
 } from '../tables.js';
-import { keycloakAdminClientSecretName, type Stage } from './stages.js';
+import { airflowPasswordSecretName, airflowSettings, keycloakAdminClientSecretName, type Stage } from './stages.js';
 
 export interface StatefulStackProps extends StackProps {
   readonly stage: Stage;
@@ -46,6 +46,8 @@ export class StatefulStack extends Stack {
   readonly buckets: Readonly<Record<BucketKey, Bucket>>;
   /** Only on stages whose identity provider is Keycloak. */
   readonly keycloakAdminClientSecret: Secret | undefined;
+  /** Only on stages whose workflow engine is Airflow. */
+  readonly airflowPassword: Secret | undefined;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -159,5 +161,14 @@ export class StatefulStack extends Stack {
             removalPolicy: stage.removalPolicy,
           })
         : undefined;
+    // Same arrangement for the Airflow user's password; an airflow stage missing its URL or
+    // user fails here, before the stateless stack is built.
+    this.airflowPassword = airflowSettings(stage)
+      ? new Secret(this, 'AirflowPassword', {
+          secretName: airflowPasswordSecretName(stage.name),
+          description: `dpm ${stage.name}: password of the Airflow user that migration signs in as`,
+          removalPolicy: stage.removalPolicy,
+        })
+      : undefined;
   }
 }

@@ -1,8 +1,9 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -14,7 +15,7 @@ import type { Construct } from 'constructs';
 import { GROUPS, WORKERS, type GroupDefinition, type GroupName, type WorkerDefinition } from '../groups.js';
 import { QUEUES, type BucketKey, type QueueKey, type TableKey } from '../tables.js';
 import { ServiceFunction } from './service-function.js';
-import { keycloakSettings, type Stage } from './stages.js';
+import { airflowSettings, keycloakSettings, migrationVpcSettings, type Stage } from './stages.js';
 
 export interface StatelessStackProps extends StackProps {
   readonly stage: Stage;
@@ -26,6 +27,8 @@ export interface StatelessStackProps extends StackProps {
   readonly key: IKey;
   /** Required when the stage's identity provider is Keycloak (the stateful stack creates it). */
   readonly keycloakAdminClientSecret?: ISecret;
+  /** Required when the stage's workflow engine is Airflow (the stateful stack creates it). */
+  readonly airflowPassword?: ISecret;
   /** Where group and worker entries resolve from; defaults to the repository root. */
   readonly projectRoot?: string;
   /** Queue consumers; defaults to `WORKERS` (tests pass others to exercise the checks). */
@@ -42,6 +45,12 @@ const BUCKET_NAME_VARIABLE: Record<BucketKey, string> = { artifacts: 'ARTIFACTS_
 
 /** Groups that talk to the identity provider (IDP, KEYCLOAK_*): the data-shares adapter. */
 const IDP_GROUPS: readonly GroupName[] = ['data-shares'];
+
+/** Groups that talk to the workflow engine (WORKFLOW, AIRFLOW_*): migration's E3 and E4. */
+const WORKFLOW_GROUPS: readonly GroupName[] = ['migration'];
+
+/** Groups whose probes connect to the customer's hosts: the only ones placed in the stage's migrationVpc. */
+const VPC_GROUPS: readonly GroupName[] = ['migration'];
 
 /** Serves `$default`, so unknown paths get the service's JSON 404 rather than API Gateway's. */
 const FALLBACK_GROUP: GroupName = 'platform';
@@ -62,6 +71,11 @@ export class StatelessStack extends Stack {
     if (keycloak && !props.keycloakAdminClientSecret) {
       throw new Error(`stage "${stage.name}" uses keycloak but no admin client secret was passed`);
     }
+    const airflow = airflowSettings(stage);
+    if (airflow && !props.airflowPassword) {
+      throw new Error(`stage "${stage.name}" uses airflow but no Airflow password secret was passed`);
+    }
+    const vpcSettings = migrationVpcSettings(stage);
 
     const sharedEnvironment = definedOnly({
       AUTH_ISSUER: stage.authIssuer,
@@ -82,6 +96,28 @@ export class StatelessStack extends Stack {
       KEYCLOAK_ADMIN_CLIENT_ID: keycloak?.adminClientId,
       KEYCLOAK_ADMIN_CLIENT_SECRET_ARN: keycloak && props.keycloakAdminClientSecret?.secretArn,
     });
+    // Likewise the Airflow password: only its ARN.
+    const workflowEnvironment = definedOnly({
+      WORKFLOW: stage.workflow,
+      AIRFLOW_BASE_URL: airflow?.baseUrl,
+      AIRFLOW_USERNAME: airflow?.username,
+      AIRFLOW_PASSWORD_ARN: airflow && props.airflowPassword?.secretArn,
+    });
+    // Imported from its ids (no lookup, so synth stays offline); see StageSettings.migrationVpc.
+    const vpc =
+      vpcSettings &&
+      Vpc.fromVpcAttributes(this, 'MigrationVpc', {
+        vpcId: vpcSettings.vpcId,
+        availabilityZones: [...vpcSettings.availabilityZones],
+        privateSubnetIds: [...vpcSettings.privateSubnetIds],
+      });
+    // Lambda places network interfaces in the subnets and never reads their route tables.
+    if (vpc) {
+      Annotations.of(vpc).acknowledgeWarning(
+        '@aws-cdk/aws-ec2:noSubnetRouteTableId',
+        'the migration function only needs the subnet ids',
+      );
+    }
 
     const functions = new Map<string, ServiceFunction>();
     const integrations = new Map<string, HttpLambdaIntegration>();
@@ -96,17 +132,20 @@ export class StatelessStack extends Stack {
         ]),
       );
       const usesIdp = IDP_GROUPS.includes(group.name as GroupName);
+      const usesWorkflow = WORKFLOW_GROUPS.includes(group.name as GroupName);
       const fn = new ServiceFunction(this, constructId(group.name), {
         stage,
         name: group.name,
         entry: group.entry,
         projectRoot: props.projectRoot,
+        ...(vpc && VPC_GROUPS.includes(group.name as GroupName) && { vpc }),
         environment: {
           ...sharedEnvironment,
           ...queueEnvironment,
           ...bucketEnvironment,
           ...(group.usesKms && { KMS_KEY_ID: props.key.keyArn }),
           ...(usesIdp && idpEnvironment),
+          ...(usesWorkflow && workflowEnvironment),
         },
       });
       // Least privilege: exactly what the group declares; the grants add the KMS actions they need.
@@ -118,14 +157,9 @@ export class StatelessStack extends Stack {
       // key also encrypts the tables, so any table grant already brings broader KMS actions on it
       // (merged into one statement); this grant keeps the need explicit should the keys ever split.
       if (group.usesKms) props.key.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
-      if (usesIdp && keycloak) {
-        fn.grantPrincipal.addToPrincipalPolicy(
-          new PolicyStatement({
-            actions: ['secretsmanager:GetSecretValue'],
-            resources: [props.keycloakAdminClientSecret!.secretArn],
-          }),
-        );
-      }
+      // Exactly GetSecretValue on exactly the one secret (not grantRead, which adds DescribeSecret).
+      if (usesIdp && keycloak) grantSecretValue(fn, props.keycloakAdminClientSecret!);
+      if (usesWorkflow && airflow) grantSecretValue(fn, props.airflowPassword!);
 
       functions.set(group.name, fn);
       integrations.set(group.name, new HttpLambdaIntegration(`${constructId(group.name)}Integration`, fn.lambda));
@@ -222,6 +256,12 @@ function grantBuckets(
     if (access === 'readWrite') buckets[key].grantReadWrite(grantee);
     else buckets[key].grantRead(grantee);
   }
+}
+
+function grantSecretValue(grantee: IGrantable, secret: ISecret): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
+  );
 }
 
 /**

@@ -20,6 +20,7 @@ import {
 import { REPOSITORY_ROOT } from '../../infra/aws/service-function.js';
 import {
   STAGES,
+  airflowPasswordSecretName,
   keycloakAdminClientSecretName,
   stageNamed,
   type Stage,
@@ -82,6 +83,7 @@ function synthesize(name: StageName, options: { stage?: Partial<Stage>; workers?
     buckets: stateful.buckets,
     key: stateful.key,
     keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
+    airflowPassword: stateful.airflowPassword,
     projectRoot: stubRoot,
     ...(options.workers && { workers: options.workers }),
   });
@@ -366,8 +368,9 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
-    it('has no Keycloak secret when the stage uses the builtin identity provider', () => {
+    it('has no Keycloak or Airflow secret when the stage uses the builtin adapters', () => {
       expect(stage.idp ?? 'builtin').toBe('builtin');
+      expect(stage.workflow ?? 'builtin').toBe('builtin');
       stateful.resourceCountIs('AWS::SecretsManager::Secret', 0);
     });
 
@@ -523,15 +526,27 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         // The key is a secret: never plain environment.
         expect('LLM_API_KEY' in env, fn.name).toBe(false);
         // Neither dev nor prod sets an identity provider: the service's default (builtin) holds.
+        // Nor a workflow engine: migration keeps the builtin one.
         for (const variable of [
           'IDP',
           'KEYCLOAK_URL',
           'KEYCLOAK_ADMIN_CLIENT_SECRET',
           'KEYCLOAK_ADMIN_CLIENT_SECRET_ARN',
+          'WORKFLOW',
+          'AIRFLOW_BASE_URL',
+          'AIRFLOW_USERNAME',
+          'AIRFLOW_PASSWORD',
+          'AIRFLOW_PASSWORD_ARN',
         ]) {
           expect(variable in env, `${fn.name} ${variable}`).toBe(false);
         }
       }
+    });
+
+    it('runs no function in a VPC', () => {
+      expect(stage.migrationVpc).toBeUndefined();
+      for (const { name: fn } of functionDefs) expect(functionOf(fn)[1].Properties.VpcConfig, fn).toBeUndefined();
+      stateless.resourceCountIs('AWS::EC2::SecurityGroup', 0);
     });
 
     it('gives the crews function the crew-run queue URL and lets it send there', () => {
@@ -904,6 +919,106 @@ describe('keycloak stage', () => {
     expect(() => synthesize('dev', { stage: { ...keycloak, keycloakRealm: undefined } })).toThrow(
       /^stage "dev" uses keycloak but has no keycloakRealm$/,
     );
+  });
+});
+
+describe('airflow stage with a migration VPC', () => {
+  const airflow = {
+    workflow: 'airflow',
+    airflowBaseUrl: 'https://airflow.example.com',
+    airflowUsername: 'dpm-migration',
+    migrationVpc: {
+      vpcId: 'vpc-0123456789abcdef0',
+      availabilityZones: ['eu-west-1a', 'eu-west-1b'],
+      privateSubnetIds: ['subnet-0aaaaaaaaaaaaaaaa', 'subnet-0bbbbbbbbbbbbbbbb'],
+    },
+  } as const;
+  let stateful: Template;
+  let stateless: Template;
+  beforeAll(() => {
+    ({ stateful, stateless } = synthesize('dev', { stage: airflow }));
+  }, 60_000);
+
+  const secretId = () => single(resources(stateful, 'AWS::SecretsManager::Secret'), 'Airflow secret')[0];
+  const secretArn = () => ({
+    'Fn::ImportValue': expect.stringMatching(`^Dpm-dev-Stateful:ExportsOutputRef${secretId()}`),
+  });
+  const secretsStatements = (fn: string) =>
+    statementsIn(stateless, 'dev', fn).filter((s) => actions(s).some((a) => a.startsWith('secretsmanager:')));
+
+  it('keeps the Airflow password in Secrets Manager under the stage name', () => {
+    const [id, secret] = single(resources(stateful, 'AWS::SecretsManager::Secret'), 'Airflow secret');
+    expect(id).toMatch(/^AirflowPassword/);
+    expect(airflowPasswordSecretName('dev')).toBe('dpm/dev/airflow-password');
+    expect(secret.Properties.Name).toBe('dpm/dev/airflow-password');
+    expect(secret.DeletionPolicy).toBe('Delete');
+  });
+
+  it('configures migration for Airflow with the password by ARN, never by value', () => {
+    const env = functionIn(stateless, 'dev', 'migration')[1].Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      WORKFLOW: 'airflow',
+      AIRFLOW_BASE_URL: 'https://airflow.example.com',
+      AIRFLOW_USERNAME: 'dpm-migration',
+    });
+    expect(env.AIRFLOW_PASSWORD_ARN).toEqual(secretArn());
+    expect(env.AIRFLOW_PASSWORD).toBeUndefined();
+    // Exactly one statement: GetSecretValue (not DescribeSecret or a wildcard) on exactly that secret.
+    expect(secretsStatements('migration')).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: secretArn() }),
+    ]);
+  });
+
+  it('gives no other function the workflow settings or the secret', () => {
+    for (const fn of functionDefs.filter((f) => f.name !== 'migration')) {
+      const env = functionIn(stateless, 'dev', fn.name)[1].Properties.Environment.Variables;
+      expect(
+        Object.keys(env).filter((v) => v === 'WORKFLOW' || v.startsWith('AIRFLOW_')),
+        fn.name,
+      ).toEqual([]);
+      expect(secretsStatements(fn.name), fn.name).toEqual([]);
+    }
+  });
+
+  it('runs migration in the private subnets with a security group of its own', () => {
+    const [, fn] = functionIn(stateless, 'dev', 'migration');
+    const [sgId, sg] = single(resources(stateless, 'AWS::EC2::SecurityGroup'), 'security group');
+    expect(fn.Properties.VpcConfig).toEqual({
+      SubnetIds: ['subnet-0aaaaaaaaaaaaaaaa', 'subnet-0bbbbbbbbbbbbbbbb'],
+      SecurityGroupIds: [{ 'Fn::GetAtt': [sgId, 'GroupId'] }],
+    });
+    expect(sg.Properties.VpcId).toBe('vpc-0123456789abcdef0');
+    // All outbound, nothing inbound.
+    expect(sg.Properties.SecurityGroupEgress).toEqual([
+      expect.objectContaining({ CidrIp: '0.0.0.0/0', IpProtocol: '-1' }),
+    ]);
+    expect(sg.Properties.SecurityGroupIngress).toBeUndefined();
+    stateless.resourceCountIs('AWS::EC2::SecurityGroupIngress', 0);
+    // Creating its network interfaces needs the VPC access policy on the role.
+    const roleId = fn.Properties.Role['Fn::GetAtt'][0];
+    const role = stateless.toJSON().Resources[roleId] as Resource;
+    expect(JSON.stringify(role.Properties.ManagedPolicyArns)).toContain('AWSLambdaVPCAccessExecutionRole');
+  });
+
+  it('leaves every other function outside the VPC', () => {
+    for (const fn of functionDefs.filter((f) => f.name !== 'migration')) {
+      expect(functionIn(stateless, 'dev', fn.name)[1].Properties.VpcConfig, fn.name).toBeUndefined();
+    }
+  });
+
+  it('refuses to synthesize an airflow stage missing a setting', () => {
+    expect(() => synthesize('dev', { stage: { ...airflow, airflowBaseUrl: undefined } })).toThrow(
+      /^stage "dev" uses airflow but has no airflowBaseUrl$/,
+    );
+    expect(() => synthesize('dev', { stage: { ...airflow, airflowUsername: '' } })).toThrow(
+      /^stage "dev" uses airflow but has no airflowUsername$/,
+    );
+  });
+
+  it('refuses to synthesize a migration VPC without subnets', () => {
+    expect(() =>
+      synthesize('dev', { stage: { ...airflow, migrationVpc: { ...airflow.migrationVpc, privateSubnetIds: [] } } }),
+    ).toThrow(/^stage "dev" has a migrationVpc with no privateSubnetIds$/);
   });
 });
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDataSharesApp } from '../../functions/data-shares/app.js';
@@ -458,5 +459,21 @@ describe('data shares backed by Keycloak', () => {
     expect(res.status).toBe(409);
     expect(await rawItem('dataShares', keycloak.adminClientId)).toBeUndefined();
     expect((await call(`/api/data_shares/${keycloak.adminClientId}`)).status).toBe(404);
+  });
+});
+
+describe('client secrets in the service log', () => {
+  it("never writes a share's secret to the log, on create, read or rotation", async () => {
+    const share = await createShare();
+    const read1 = await read(share.name);
+    const rotated = await rotate(share.name);
+    expect(rotated.status).toBe(200);
+    const secrets = [share.secret, read1.body.secret, rotated.body.secret].filter(
+      (s): s is string => typeof s === 'string',
+    );
+    expect(secrets.length).toBe(3);
+    const log = readFileSync(inject('logFile'), 'utf8');
+    expect(log).toContain('/api/data_shares');
+    for (const secret of secrets) expect(log).not.toContain(secret);
   });
 });
