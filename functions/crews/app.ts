@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { sqsClient } from '../../shared/aws/sqs.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { PageQuery } from '../../shared/http/params.js';
 import type { Runtime } from '../../shared/runtime.js';
 import {
   CrewEvent,
@@ -53,9 +53,8 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         success: { status: 200, description: 'Templates; more in `X-Next-Cursor`', schema: z.array(CrewTemplate) },
       },
       async (c, { query }) => {
-        const page = await service.listTemplates(query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
-        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
-        return c.json(page.items, 200);
+        const page = await service.listTemplates(query.limit, query.cursor);
+        return pageJson(c, page);
       },
     )
     .endpoint(

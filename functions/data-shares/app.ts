@@ -4,8 +4,8 @@ import { KeycloakIdentityProvider } from '../../shared/adapters/keycloak.js';
 import { secretValue } from '../../shared/aws/secrets-manager.js';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { secretBox } from '../../shared/aws/kms.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { PageQuery } from '../../shared/http/params.js';
 import type { IdentityProvider } from '../../shared/ports/idp.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { CreateShareRequest, SharedClient, ShareParams } from './schemas.js';
@@ -51,9 +51,8 @@ export function createDataSharesApp({ authenticator, service }: DataSharesDeps):
         },
       },
       async (c, { query, caller }) => {
-        const page = await service.list(caller, query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
-        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
-        return c.json(page.items, 200);
+        const page = await service.list(caller, query.limit, query.cursor);
+        return pageJson(c, page);
       },
     )
     .endpoint(

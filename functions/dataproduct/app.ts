@@ -1,7 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { DEFAULT_PAGE_SIZE } from '../../shared/http/params.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import type { Runtime } from '../../shared/runtime.js';
 import {
   CreatedKey,
@@ -49,14 +48,8 @@ export function createDataproductApp({ authenticator, service }: DataproductDeps
         success: { status: 200, description: 'Keys; more in `X-Next-Cursor`', schema: z.array(KeyInfo) },
       },
       async (c, { query, caller }) => {
-        const page = await service.list(
-          caller,
-          query.include_deleted ?? false,
-          query.limit ?? DEFAULT_PAGE_SIZE,
-          query.cursor,
-        );
-        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
-        return c.json(page.items, 200);
+        const page = await service.list(caller, query.include_deleted ?? false, query.limit, query.cursor);
+        return pageJson(c, page);
       },
     )
     .endpoint(

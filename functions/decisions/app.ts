@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { PageQuery } from '../../shared/http/params.js';
 import type { Runtime } from '../../shared/runtime.js';
 import {
   CreateVersionRequest,
@@ -70,14 +70,8 @@ export function createDecisionsApp({ authenticator, service }: DecisionsDeps): S
         errors: [404],
       },
       async (c, { params, query }) => {
-        const page = await service.listVersions(
-          params.workspace,
-          params.key,
-          query.limit ?? DEFAULT_PAGE_SIZE,
-          query.cursor,
-        );
-        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
-        return c.json(page.items, 200);
+        const page = await service.listVersions(params.workspace, params.key, query.limit, query.cursor);
+        return pageJson(c, page);
       },
     )
     .endpoint(

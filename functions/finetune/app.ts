@@ -1,8 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { s3Client } from '../../shared/aws/s3.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { PageQuery } from '../../shared/http/params.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { ArtifactStore } from './artifacts.js';
 import { CreateDatasetRequest, FinetuneJob, JobDeleted, JobParams } from './schemas.js';
@@ -44,9 +44,8 @@ export function createFinetuneApp({ authenticator, service }: FinetuneDeps): Ser
         success: { status: 200, description: 'Jobs; more in `X-Next-Cursor`', schema: z.array(FinetuneJob) },
       },
       async (c, { query, caller }) => {
-        const page = await service.list(caller, query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
-        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
-        return c.json(page.items, 200);
+        const page = await service.list(caller, query.limit, query.cursor);
+        return pageJson(c, page);
       },
     )
     .endpoint(

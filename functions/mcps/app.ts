@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { PageQuery } from '../../shared/http/params.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { McpServer, McpServerParams, McpServerRequest } from './schemas.js';
 import { McpServerService } from './service.js';
@@ -41,9 +41,8 @@ export function createMcpsApp({ authenticator, service }: McpsDeps): ServiceApp 
         success: { status: 200, description: 'Servers; more in `X-Next-Cursor`', schema: z.array(McpServer) },
       },
       async (c, { query }) => {
-        const page = await service.list(query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
-        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
-        return c.json(page.items, 200);
+        const page = await service.list(query.limit, query.cursor);
+        return pageJson(c, page);
       },
     )
     .endpoint(

@@ -4,8 +4,8 @@ import { secretValue } from '../../shared/aws/secrets-manager.js';
 import { BuiltinWorkflow } from '../../shared/adapters/builtin-workflow.js';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { secretBox } from '../../shared/aws/kms.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { DEFAULT_PAGE_SIZE, PageQuery } from '../../shared/http/params.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { PageQuery } from '../../shared/http/params.js';
 import type { WorkflowEngine } from '../../shared/ports/workflow.js';
 import type { Runtime } from '../../shared/runtime.js';
 import {
@@ -86,9 +86,8 @@ export function createMigrationApp({ authenticator, service }: MigrationDeps): S
         success: { status: 200, description: 'Connections; more in `X-Next-Cursor`', schema: z.array(Connection) },
       },
       async (c, { query }) => {
-        const page = await service.listConnections(query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
-        if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
-        return c.json(page.items, 200);
+        const page = await service.listConnections(query.limit, query.cursor);
+        return pageJson(c, page);
       },
     )
     .endpoint(

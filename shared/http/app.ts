@@ -7,6 +7,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller, Role } from '../auth/caller.js';
 import { isDependencyFailure } from '../aws/errors.js';
+import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
 import {
   AppError,
@@ -142,6 +143,12 @@ export class ServiceApp extends OpenAPIHono<AppEnv> {
       await next();
     };
   }
+}
+
+/** A list answer: the page's items, and the next cursor in `X-Next-Cursor` when more remain. */
+export function pageJson<T>(c: Context<AppEnv>, page: Page<T>): Response {
+  if (page.nextCursor) c.header('X-Next-Cursor', page.nextCursor);
+  return c.json(page.items as unknown[], 200);
 }
 
 export function createServiceApp(authenticator: Authenticator | undefined): ServiceApp {

@@ -47,12 +47,13 @@ export function boolParam() {
     .openapi({ type: 'boolean' });
 }
 
+export const DEFAULT_PAGE_SIZE = 100;
+
 /** `limit` (1–1000, default 100) and `cursor`, shared by every list endpoint. */
 export const PageQuery = z.object({
   limit: intParam({ min: 1, max: 1000 })
     .optional()
+    .transform((limit) => limit ?? DEFAULT_PAGE_SIZE)
     .openapi({ type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
   cursor: z.string().min(1).max(2048).optional(),
 });
-
-export const DEFAULT_PAGE_SIZE = 100;
