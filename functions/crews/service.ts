@@ -207,8 +207,8 @@ export class CrewService {
   }
 
   async replaceTemplate(id: string, req: TemplateRequest): Promise<CrewTemplate> {
-    const current = await this.getTemplate(id);
     this.checkDeclaration(req);
+    const current = await this.getTemplate(id);
     const template: CrewTemplate = {
       ...current,
       name: req.name,

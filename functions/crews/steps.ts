@@ -6,14 +6,20 @@ import { type RenderContext, render } from './templating.js';
 export type StepOutcome = { ok: true; output: unknown } | { ok: false; error: string };
 
 /** Every output is capped, so a run's `run.completed` event fits in one item. */
-export const MAX_OUTPUT_CHARS = 16 * 1024;
+export const MAX_OUTPUT_BYTES = 16 * 1024;
 const HTTP_TIMEOUT_MS = 10_000;
 const LLM_TIMEOUT_MS = 60_000;
 
+/** Outputs are capped in UTF-8 bytes (what DynamoDB counts), cut on a character boundary. */
 function capped(output: unknown): unknown {
-  const text = typeof output === 'string' ? output : JSON.stringify(output);
-  if (text.length <= MAX_OUTPUT_CHARS) return output;
-  return `${text.slice(0, MAX_OUTPUT_CHARS)}…[truncated ${text.length - MAX_OUTPUT_CHARS} characters]`;
+  const text = typeof output === 'string' ? output : (JSON.stringify(output) ?? 'null');
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= MAX_OUTPUT_BYTES) return output;
+  const kept = bytes
+    .subarray(0, MAX_OUTPUT_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
+  return `${kept}…[truncated ${bytes.length - Buffer.byteLength(kept, 'utf8')} bytes]`;
 }
 
 const message = (err: unknown) =>

@@ -26,7 +26,7 @@ export class TemplateStore {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...template, ...listAttributes(LIST_PK, template.created_at, template.id) },
+        Item: templateItem(template),
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
@@ -49,7 +49,7 @@ export class TemplateStore {
       this.db.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...template, ...listAttributes(LIST_PK, template.created_at, template.id) },
+          Item: templateItem(template),
           ConditionExpression: 'attribute_exists(id)',
         }),
       ),
@@ -66,7 +66,37 @@ export class TemplateStore {
   }
 }
 
-const strip = (item: Record<string, unknown>) => withoutListAttributes<CrewTemplate>(item);
+/*
+ * Free-form JSON (variable defaults, run values, event data) is stored as JSON text, so
+ * any JSON value round-trips where DynamoDB's native types would refuse some.
+ */
+const json = (value: unknown) => JSON.stringify(value ?? null);
+const parsed = (text: unknown): unknown => (typeof text === 'string' ? JSON.parse(text) : undefined);
+
+const templateItem = (template: CrewTemplate) => {
+  const { variables, ...rest } = template;
+  return { ...rest, variables_json: json(variables), ...listAttributes(LIST_PK, template.created_at, template.id) };
+};
+
+function strip(item: Record<string, unknown>): CrewTemplate {
+  const { variables_json, ...rest } = withoutListAttributes<Record<string, unknown>>(item);
+  return { ...rest, variables: parsed(variables_json) ?? [] } as CrewTemplate;
+}
+
+function runItem(run: RunItem): Record<string, unknown> {
+  const { values, ...rest } = run;
+  return { ...rest, values_json: json(values) };
+}
+
+function eventItem(event: CrewEvent, expiresAt: number): Record<string, unknown> {
+  const { data, ...rest } = event;
+  return { ...rest, ...(data !== undefined ? { data_json: json(data) } : {}), expires_at: expiresAt };
+}
+
+function toEvent(item: Record<string, unknown>): CrewEvent {
+  const { expires_at: _ttl, data_json, ...event } = item;
+  return (data_json === undefined ? event : { ...event, data: parsed(data_json) }) as CrewEvent;
+}
 
 /** A run as stored: its public record plus the steps it executes (a snapshot). */
 export interface RunItem extends CrewRun {
@@ -96,14 +126,14 @@ export class RunStore {
           {
             Put: {
               TableName: this.runsTable,
-              Item: { ...run, open: OPEN },
+              Item: { ...runItem(run), open: OPEN },
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
           },
           {
             Put: {
               TableName: this.eventsTable,
-              Item: { ...first, expires_at: run.expires_at },
+              Item: eventItem(first, run.expires_at),
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
           },
@@ -117,8 +147,8 @@ export class RunStore {
       new GetCommand({ TableName: this.runsTable, Key: { correlation_id: correlationId }, ConsistentRead: true }),
     );
     if (!out.Item) return undefined;
-    const { open: _open, ...run } = out.Item;
-    return run as RunItem;
+    const { open: _open, values_json, ...run } = out.Item;
+    return { ...run, values: parsed(values_json) ?? {} } as RunItem;
   }
 
   /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */
@@ -132,7 +162,15 @@ export class RunStore {
         ExpressionAttributeValues: { ':open': OPEN },
         ProjectionExpression: 'correlation_id',
         Limit: limit,
-        ExclusiveStartKey: decodeCursor(cursor, (k) => k.open === OPEN),
+        ExclusiveStartKey: decodeCursor(
+          cursor,
+          (k) =>
+            k.open === OPEN &&
+            typeof k.correlation_id === 'string' &&
+            k.correlation_id !== '' &&
+            typeof k.created_at === 'string' &&
+            k.created_at !== '',
+        ),
       }),
     );
     return {
@@ -169,7 +207,7 @@ export class RunStore {
             {
               Put: {
                 TableName: this.eventsTable,
-                Item: { ...event, expires_at: run.expires_at },
+                Item: eventItem(event, run.expires_at),
                 ConditionExpression: 'attribute_not_exists(correlation_id)',
               },
             },
@@ -210,7 +248,7 @@ export class RunStore {
         ConsistentRead: true,
       }),
     );
-    return (out.Items ?? []).map(({ expires_at: _ttl, ...event }) => event as CrewEvent);
+    return (out.Items ?? []).map(toEvent);
   }
 
   /** Every event of a run (the worker rebuilds the run's progress from them). */

@@ -79,7 +79,7 @@ export function createDataproductApp({ authenticator, service }: DataproductDeps
         access: 'user',
         request: { params: KeyParams, body: ExtendKeyRequest, bodyRequired: true },
         success: { status: 200, description: 'The new validity', schema: ExtendedKey },
-        errors: [403, 404],
+        errors: [403, 404, 409],
       },
       async (c, { params, body, caller }) =>
         c.json(await service.extend(params.psk_id, body.validity_days, caller), 200),

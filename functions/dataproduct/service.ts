@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { BOOTSTRAP_ADMIN_PSK_ID } from '../../shared/auth/bootstrap.js';
 import type { PskVerifier } from '../../shared/auth/psk.js';
 import { type Caller, isAdmin } from '../../shared/auth/caller.js';
-import type { KeyRecord, KeyStore } from '../../shared/auth/key-store.js';
+import { type KeyRecord, type KeyStore, MAX_VALID_UNTIL_MS } from '../../shared/auth/key-store.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
-import { Forbidden, NotFound } from '../../shared/http/errors.js';
+import { Conflict, Forbidden, NotFound } from '../../shared/http/errors.js';
 import { nowIso } from '../../shared/time.js';
 import type { CreateKeyRequest, CreatedKey, ExtendedKey, KeyInfo } from './schemas.js';
 
@@ -79,6 +80,9 @@ export class KeyService {
     let record = await this.live(pskId, caller);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = Date.now();
+      if (Math.max(record.valid_until_ms, now) + days * DAY_MS > MAX_VALID_UNTIL_MS) {
+        throw new Conflict(`Pre-shared key ${pskId} cannot be valid past 9999-12-31`);
+      }
       const extended =
         record.valid_until_ms >= now
           ? await this.keys.addToExpiry(record.key_hash, days * DAY_MS, now)
@@ -98,7 +102,9 @@ export class KeyService {
   private async live(pskId: string, caller: Caller): Promise<KeyRecord> {
     const record = (await this.keys.findByPskId(pskId)).find((k) => !k.deleted_at);
     if (!record) throw new NotFound(`No pre-shared key ${pskId}`);
-    if (record.created_by !== caller.name && !isAdmin(caller)) {
+    // The bootstrap admin key is the platform's, not a person's: only admins may change it.
+    const owner = record.psk !== BOOTSTRAP_ADMIN_PSK_ID && record.created_by === caller.name;
+    if (!owner && !isAdmin(caller)) {
       throw new Forbidden("Only the key's creator or an admin may change it");
     }
     return record;

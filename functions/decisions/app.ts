@@ -52,7 +52,6 @@ export function createDecisionsApp({ authenticator, service }: DecisionsDeps): S
         access: 'user',
         request: { params: KeyParams, body: CreateVersionRequest, bodyRequired: true },
         success: { status: 201, description: 'The new draft version', schema: VersionDetail },
-        errors: [413],
       },
       async (c, { params, body, caller }) =>
         c.json(await service.createVersion(params.workspace, params.key, body, caller), 201),

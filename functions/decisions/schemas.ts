@@ -58,7 +58,7 @@ export const CreateVersionRequest = z
       .unknown()
       .refine((v) => v !== undefined, { params: pydanticIssue('missing', 'Field required') })
       .openapi({ description: 'any JSON value' }),
-    notes: optionalText(),
+    notes: optionalText(1000),
     source_instance: z.string().max(256).nullable().optional(),
     source_version: integer().min(1).nullable().optional(),
   })
@@ -66,5 +66,5 @@ export const CreateVersionRequest = z
 export type CreateVersionRequest = z.infer<typeof CreateVersionRequest>;
 
 /** Spec 2.2; the body may also be `null` or absent. */
-export const LifecycleActionRequest = z.strictObject({ notes: optionalText() }).openapi('LifecycleActionRequest');
+export const LifecycleActionRequest = z.strictObject({ notes: optionalText(1000) }).openapi('LifecycleActionRequest');
 export const LifecycleBody = LifecycleActionRequest.nullable();

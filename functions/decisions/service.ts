@@ -1,13 +1,17 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
-import { Conflict, Forbidden, NotFound, PayloadTooLarge } from '../../shared/http/errors.js';
+import { Conflict, Forbidden, NotFound, ValidationFailed } from '../../shared/http/errors.js';
 import { nowIso } from '../../shared/time.js';
 import type { CreateVersionRequest, DecisionStatus, HistoryEntry, VersionDetail, VersionSummary } from './schemas.js';
 import type { DecisionStore, TransitionWrite, VersionItem } from './store.js';
 
-/** Content is stored inside the version's item; DynamoDB items hold at most 400 KB. */
-export const MAX_CONTENT_BYTES = 256 * 1024;
+/**
+ * A version is one DynamoDB item (at most 400 KB): its content, and its history of at
+ * most MAX_HISTORY transitions with notes of at most 1000 characters, must fit in it.
+ */
+export const MAX_CONTENT_BYTES = 200 * 1024;
+export const MAX_HISTORY = 100;
 
 export type Action = 'submit' | 'approve' | 'reject' | 'retire';
 
@@ -86,7 +90,10 @@ export class DecisionService {
   ): Promise<VersionDetail> {
     const canonical = canonicalJson(req.content);
     if (Buffer.byteLength(canonical, 'utf8') > MAX_CONTENT_BYTES) {
-      throw new PayloadTooLarge(`content is larger than ${MAX_CONTENT_BYTES / 1024} KiB`);
+      const error = `content is larger than ${MAX_CONTENT_BYTES / 1024} KiB as canonical JSON`;
+      throw new ValidationFailed([
+        { type: 'value_error', loc: ['body', 'content'], msg: `Value error, ${error}`, input: null, ctx: { error } },
+      ]);
     }
     const version = await this.store.nextVersion(workspace, key);
     const at = nowIso();
@@ -160,6 +167,7 @@ export class DecisionService {
       remove: rule.remove,
       history: { from: rule.from, to: rule.to, action, by: caller.name, at, notes: notes ?? null },
       ...(rule.fourEyes ? { notEqual: { created_by: caller.name, submitted_by: caller.name } } : {}),
+      maxHistory: MAX_HISTORY,
       ...(rule.published !== undefined ? { published: rule.published } : {}),
     };
     const result = await this.store.transition(workspace, key, version, write);
@@ -169,6 +177,12 @@ export class DecisionService {
     if (current.status !== rule.from) {
       throw new Conflict(
         `Cannot ${action} ${describe(workspace, key, version)}: it is ${current.status}, not ${rule.from}`,
+      );
+    }
+    const authored = current.created_by === caller.name || current.submitted_by === caller.name;
+    if (!(rule.fourEyes && authored) && (current.history?.length ?? 0) >= MAX_HISTORY) {
+      throw new Conflict(
+        `${describe(workspace, key, version)} has reached ${MAX_HISTORY} transitions; create a new version`,
       );
     }
     throw new Forbidden(

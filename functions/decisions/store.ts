@@ -24,6 +24,8 @@ export interface TransitionWrite {
   readonly notEqual?: Record<string, string>;
   /** Add to (true) or remove from (false) the `published` index. */
   readonly published?: boolean;
+  /** Refuse the write when the history already holds this many entries. */
+  readonly maxHistory?: number;
 }
 
 export type TransitionResult = { ok: true; item: VersionItem } | { ok: false; current: VersionItem | undefined };
@@ -50,7 +52,20 @@ const versionSortKey = (version: number) => `V#${String(version).padStart(10, '0
 const COUNTER_SK = '#COUNTER';
 
 const KEY_FIELDS = ['pk', 'sk', 'pub_pk', 'pub_sk'];
+/**
+ * Content is stored as JSON text: any JSON value (huge or precise numbers, empty keys,
+ * deep nesting) round-trips, where DynamoDB's native types would refuse some.
+ */
+function toStored(item: VersionItem): Record<string, unknown> {
+  const { content, ...rest } = item;
+  return { ...rest, content_json: JSON.stringify(content ?? null) };
+}
+
 function strip(item: Record<string, unknown>): VersionItem {
+  if (typeof item.content_json === 'string') {
+    const { content_json: json, ...rest } = item;
+    item = { ...rest, content: JSON.parse(json as string) as unknown };
+  }
   const copy = { ...item };
   for (const f of KEY_FIELDS) delete copy[f];
   return copy as VersionItem;
@@ -81,7 +96,7 @@ export class DecisionStore {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { pk: partitionKey(item.workspace, item.key), sk: versionSortKey(item.version), ...item },
+        Item: { pk: partitionKey(item.workspace, item.key), sk: versionSortKey(item.version), ...toStored(item) },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -161,6 +176,10 @@ export class DecisionStore {
       removes.push('pub_pk', 'pub_sk');
     }
     const conditions = ['#status = :from'];
+    if (t.maxHistory !== undefined) {
+      values[':maxHistory'] = t.maxHistory;
+      conditions.push('(attribute_not_exists(#history) OR size(#history) < :maxHistory)');
+    }
     Object.entries(t.notEqual ?? {}).forEach(([attr, value], i) => {
       names[`#n${i}`] = attr;
       values[`:n${i}`] = value;

@@ -128,12 +128,9 @@ export class MigrationService {
 
     const after: ConfigItem = { ...before, ...set, updated_by: caller.name, updated_at: updatedAt };
     for (const field of remove) delete after[field];
-    const published: Record<string, string | number | null> = {};
-    for (const [field, value] of changes) {
-      // A sealed value cannot be compared with the stored one: a given secret counts as changed.
-      const was = before[field] ?? null;
-      if (isSecret(field) ? value !== null || was !== null : value !== was) published[field] = value;
-    }
+    // Every given field is published, changed or not: retrying an update whose publish
+    // failed (the configuration was already stored) brings the workflow engine up to date.
+    const published = Object.fromEntries(changes);
     if (Object.keys(published).length > 0) await this.workflow.publishConfig(published);
     return toConfig(after);
   }

@@ -1,6 +1,6 @@
 import { randomSecret, sha256Hex } from '../crypto.js';
 import { nowIso } from '../time.js';
-import type { KeyRecord, KeyStore } from './key-store.js';
+import { type KeyRecord, type KeyStore, MAX_VALID_UNTIL_MS } from './key-store.js';
 
 /** The bootstrap admin key's public id: fixed, so it is found again and never duplicated. */
 export const BOOTSTRAP_ADMIN_PSK_ID = '00000000-0000-4000-8000-000000000000';
@@ -14,7 +14,7 @@ function adminKeyRecord(secret: string): KeyRecord {
     roles: ['admin'],
     created_by: 'admin',
     created_at: nowIso(),
-    valid_until_ms: Date.parse('9999-12-31T23:59:59.999Z'),
+    valid_until_ms: MAX_VALID_UNTIL_MS,
   };
 }
 
@@ -24,7 +24,16 @@ function adminKeyRecord(secret: string): KeyRecord {
  */
 export async function ensureConfiguredAdminKey(store: KeyStore, secret: string): Promise<void> {
   const record = adminKeyRecord(secret);
-  await store.createIfAbsent(record);
+  if (!(await store.createIfAbsent(record))) {
+    // The configured key is the admin key while it is configured: deleted or expired, it comes back.
+    const stored = await store.getByHash(record.key_hash);
+    if (
+      stored &&
+      (stored.deleted_at || stored.valid_until_ms < MAX_VALID_UNTIL_MS || !stored.roles.includes('admin'))
+    ) {
+      await store.restore(record.key_hash, record.roles, record.valid_until_ms);
+    }
+  }
   for (const old of await store.findByPskId(BOOTSTRAP_ADMIN_PSK_ID)) {
     if (old.key_hash !== record.key_hash && !old.deleted_at) await store.markDeleted(old.key_hash, nowIso());
   }

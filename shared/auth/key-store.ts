@@ -26,6 +26,9 @@ export interface KeyRecord {
 
 const LIST_PK = 'key';
 
+/** No key is valid past 9999-12-31: later dates have no ISO 8601 form the contract allows. */
+export const MAX_VALID_UNTIL_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 /** DynamoDB repository for the keys table (see TABLES.keys). */
 export class KeyStore {
   constructor(
@@ -87,6 +90,20 @@ export class KeyStore {
     );
   }
 
+  /** Brings a key back as live with the given roles and expiry (the bootstrap admin key). */
+  async restore(keyHash: string, roles: string[], validUntilMs: number): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { key_hash: keyHash },
+        UpdateExpression: 'SET #roles = :roles, valid_until_ms = :until REMOVE deleted_at',
+        ConditionExpression: 'attribute_exists(key_hash)',
+        ExpressionAttributeNames: { '#roles': 'roles' },
+        ExpressionAttributeValues: { ':roles': roles, ':until': validUntilMs },
+      }),
+    );
+  }
+
   /**
    * Adds `addMs` to a live (not deleted, not expired at `nowMs`) key's expiry in one
    * atomic update, so concurrent extensions all count. Undefined when the key is not live.
@@ -99,8 +116,8 @@ export class KeyStore {
           Key: { key_hash: keyHash },
           UpdateExpression: 'ADD valid_until_ms :add',
           ConditionExpression:
-            'attribute_exists(key_hash) AND attribute_not_exists(deleted_at) AND valid_until_ms >= :now',
-          ExpressionAttributeValues: { ':add': addMs, ':now': nowMs },
+            'attribute_exists(key_hash) AND attribute_not_exists(deleted_at) AND valid_until_ms >= :now AND valid_until_ms <= :last',
+          ExpressionAttributeValues: { ':add': addMs, ':now': nowMs, ':last': MAX_VALID_UNTIL_MS - addMs },
           ReturnValues: 'ALL_NEW',
         }),
       );

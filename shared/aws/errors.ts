@@ -70,3 +70,23 @@ export async function conditionally(write: Promise<unknown>): Promise<boolean> {
     throw err;
   }
 }
+
+const UNSTORABLE = [
+  /item size/i,
+  /maximum allowed size/i,
+  /nesting levels/i,
+  /empty attribute name/i,
+  /key attribute cannot contain an empty string/i,
+  /MAX_SAFE_INTEGER|MIN_SAFE_INTEGER|precision/i,
+];
+
+/**
+ * DynamoDB refused to store what the caller sent (an item over 400 KB, too deep, a number
+ * it cannot represent): the request's fault, answered 422, never a 500.
+ */
+export function isUnstorableInput(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const { name, message } = err as { name?: string; message?: string };
+  if (name !== 'ValidationException' && name !== 'Error') return false;
+  return UNSTORABLE.some((pattern) => pattern.test(message ?? ''));
+}

@@ -46,7 +46,7 @@ async function queryIndex(
         (k) =>
           k[partition.name] === partition.value &&
           Object.keys(k).length === expected.size &&
-          Object.keys(k).every((name) => expected.has(name) && typeof k[name] === 'string'),
+          Object.keys(k).every((name) => expected.has(name) && typeof k[name] === 'string' && k[name] !== ''),
       ),
     }),
   );

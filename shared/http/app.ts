@@ -6,7 +6,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller, Role } from '../auth/caller.js';
-import { isDependencyFailure } from '../aws/errors.js';
+import { isDependencyFailure, isUnstorableInput } from '../aws/errors.js';
 import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
 import {
@@ -186,6 +186,14 @@ function errorToResponse(err: Error, c: Context<AppEnv>): Response {
   }
   if (err instanceof HTTPException) {
     return c.json({ error: err.message || 'Bad Request', code: err.status }, err.status as ContentfulStatusCode);
+  }
+  if (isUnstorableInput(err)) {
+    logger.warn('request could not be stored', { request_id: requestId, error: err });
+    const error = 'the request is too large or too deeply nested to store';
+    return c.json(
+      { detail: [{ type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input: null, ctx: { error } }] },
+      422,
+    );
   }
   if (isDependencyFailure(err)) {
     logger.warn('dependency failure', { request_id: requestId, error: err });

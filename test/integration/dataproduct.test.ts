@@ -7,7 +7,9 @@ import {
   ensureGeneratedAdminKey,
 } from '../../shared/auth/bootstrap.js';
 import { KeyStore } from '../../shared/auth/key-store.js';
-import { documentClient } from '../../shared/aws/clients.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { documentClient, emulatorOptions } from '../../shared/aws/clients.js';
+import { ensureTables } from '../../infra/local/provision.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { api, insertKey, slug, token } from './helpers.js';
 
@@ -319,6 +321,53 @@ describe('the bootstrap admin key', () => {
     await ensureConfiguredAdminKey(store, inject('adminPsk'));
     expect(await ensureGeneratedAdminKey(store)).toBeUndefined();
     expect((await live()).map((k) => k.key_hash)).toEqual([sha256Hex(inject('adminPsk'))]);
+  });
+});
+
+describe('the bootstrap admin key, guarded', () => {
+  it('is not anyone\'s named "admin", and cannot be extended past 9999-12-31', async () => {
+    const impostor = await token('admin');
+    const del = await api(`/api/dataproduct/psk/${BOOTSTRAP_ADMIN_PSK_ID}`, { method: 'DELETE', token: impostor });
+    expect(del.status).toBe(403);
+    const extendByImpostor = await api(`/api/dataproduct/psk/${BOOTSTRAP_ADMIN_PSK_ID}/extend`, {
+      method: 'POST',
+      token: impostor,
+      body: { validity_days: 1 },
+    });
+    expect(extendByImpostor.status).toBe(403);
+    const tooFar = await api(`/api/dataproduct/psk/${BOOTSTRAP_ADMIN_PSK_ID}/extend`, {
+      method: 'POST',
+      token: admin,
+      body: { validity_days: 1 },
+    });
+    expect(tooFar.status).toBe(409);
+    expect(tooFar.body).toEqual({ error: expect.stringContaining('9999-12-31'), code: 409 });
+  });
+
+  it('comes back at start-up when it was deleted while still configured', async () => {
+    // A stage of its own: deleting the suite's admin key would disturb the other tests.
+    const stage = `revive${Date.now() % 100000}`;
+    const endpoint = inject('dynamodbEndpoint');
+    const admin = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
+    await ensureTables(admin, stage);
+    admin.destroy();
+    const store = new KeyStore(
+      documentClient({ region: 'us-east-1', endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined } }),
+      physicalTableName(stage, TABLES.keys),
+    );
+    const secret = 'revive-admin-key-0123456789';
+    await ensureConfiguredAdminKey(store, secret);
+    const hash = sha256Hex(secret);
+    expect(await store.markDeleted(hash, new Date().toISOString())).toBe(true);
+    await ensureConfiguredAdminKey(store, secret);
+    const record = await store.getByHash(hash);
+    expect(record?.deleted_at).toBeUndefined();
+    expect(record?.roles).toEqual(['admin']);
+    expect((await store.findByPskId(BOOTSTRAP_ADMIN_PSK_ID)).filter((k) => !k.deleted_at)).toHaveLength(1);
+    // a new configured secret retires the old one: still exactly one live admin key
+    await ensureConfiguredAdminKey(store, 'revive-admin-key-rotated-9876');
+    const live = (await store.findByPskId(BOOTSTRAP_ADMIN_PSK_ID)).filter((k) => !k.deleted_at);
+    expect(live.map((k) => k.key_hash)).toEqual([sha256Hex('revive-admin-key-rotated-9876')]);
   });
 });
 

@@ -224,15 +224,48 @@ describe('POST /api/decisions/{workspace}/{key}/versions', () => {
     expect(res.body.detail[0]).toMatchObject({ type: 'string_pattern_mismatch', loc: ['path', 'key'], input: 'a/b' });
   });
 
-  it('answers 413 for content too large to store', async () => {
+  it('answers 422 for content too large to store in a version', async () => {
     const { ws, key } = await newKey();
     const res = await api(`${base(ws, key)}/versions`, {
       method: 'POST',
       token: author,
       body: { content: 'x'.repeat(300 * 1024) },
     });
-    expect(res.status).toBe(413);
-    expect(res.body).toEqual({ error: expect.stringContaining('content'), code: 413 });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual([expect.objectContaining({ type: 'value_error', loc: ['body', 'content'] })]);
+  });
+});
+
+describe('what a version can hold', () => {
+  it('stores any JSON content exactly: extreme numbers, empty keys, deep nesting', async () => {
+    const { ws, key } = await newKey();
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 40; i++) deep = [deep];
+    const content = { big: 1e300, tiny: 1.5e-300, unsafe: 2 ** 60, '': 'empty key', deep };
+    const created = await createVersion(ws, key, content);
+    expect(created.content).toEqual(content);
+    const read = await api(`${base(ws, key)}/versions/${created.version}`, { token: plainUser });
+    expect(read.body.content).toEqual(content);
+    expect(read.body.content_sha).toBe(canonicalSha(content));
+  });
+
+  it('answers 409 once a version has had 100 transitions', async () => {
+    const { ws, key } = await newKey();
+    const v = (await createVersion(ws, key)).version;
+    const path = (action: string) => `${base(ws, key)}/versions/${v}/${action}`;
+    for (let i = 0; i < 49; i++) {
+      expect((await api(path('submit'), { method: 'POST', token: submitter })).status).toBe(200);
+      expect((await api(path('reject'), { method: 'POST', token: approver })).status).toBe(200);
+    }
+    expect((await api(path('submit'), { method: 'POST', token: submitter })).status).toBe(200);
+    const full = await api(path('reject'), { method: 'POST', token: approver });
+    expect(full.status).toBe(409);
+    expect(full.body).toEqual({ error: expect.stringContaining('100 transitions'), code: 409 });
+    // the author still hears the four-eyes rule, not the history limit
+    const own = await api(path('approve'), { method: 'POST', token: await token('bob', { roles: ['approver'] }) });
+    expect(own.status).toBe(403);
+    const history = await api(path('history'), { token: plainUser });
+    expect(history.body).toHaveLength(100);
   });
 });
 

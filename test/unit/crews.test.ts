@@ -7,7 +7,7 @@ import { ValidationFailed, type ValidationIssue } from '../../shared/http/errors
 import type { ChatModel } from '../../shared/ports/llm.js';
 import { type Step, TemplateRequest, type Variable } from '../../functions/crews/schemas.js';
 import { declarationIssues, resolveValues } from '../../functions/crews/service.js';
-import { MAX_OUTPUT_CHARS, StepExecutor } from '../../functions/crews/steps.js';
+import { MAX_OUTPUT_BYTES, StepExecutor } from '../../functions/crews/steps.js';
 import { references, render } from '../../functions/crews/templating.js';
 
 /** A template request as the HTTP layer hands it over (zod defaults filled in). */
@@ -536,28 +536,36 @@ describe('StepExecutor', () => {
     });
   });
 
+  it('counts the cap in UTF-8 bytes and cuts multibyte text on a character boundary', async () => {
+    const wide = fakeModel(() => '漢'.repeat(16_000));
+    const outcome = await new StepExecutor(noHttp, wide.model).execute(llmStep(), ctx);
+    const output = (outcome as { output: unknown }).output as string;
+    const [kept, suffix] = output.split('…');
+    expect(Buffer.byteLength(kept!, 'utf8')).toBeLessThanOrEqual(MAX_OUTPUT_BYTES);
+    expect(kept).toBe('漢'.repeat(Math.floor(MAX_OUTPUT_BYTES / 3)));
+    expect(suffix).toBe(`[truncated ${48_000 - Math.floor(MAX_OUTPUT_BYTES / 3) * 3} bytes]`);
+  });
+
   it('truncates outputs over 16 KiB and keeps outputs of exactly 16 KiB', async () => {
-    expect(MAX_OUTPUT_CHARS).toBe(16 * 1024);
-    const long = fakeModel(() => 'x'.repeat(MAX_OUTPUT_CHARS + 1000));
+    expect(MAX_OUTPUT_BYTES).toBe(16 * 1024);
+    const long = fakeModel(() => 'x'.repeat(MAX_OUTPUT_BYTES + 1000));
     const outcome = await new StepExecutor(noHttp, long.model).execute(llmStep(), ctx);
     expect(outcome.ok).toBe(true);
     const output = (outcome as { output: unknown }).output as string;
-    expect(output.startsWith('x'.repeat(MAX_OUTPUT_CHARS))).toBe(true);
-    expect(output.slice(MAX_OUTPUT_CHARS)).toBe('…[truncated 1000 characters]');
+    expect(output.startsWith('x'.repeat(MAX_OUTPUT_BYTES))).toBe(true);
+    expect(output.slice(MAX_OUTPUT_BYTES)).toBe('…[truncated 1000 bytes]');
 
-    const exact = fakeModel(() => 'y'.repeat(MAX_OUTPUT_CHARS));
+    const exact = fakeModel(() => 'y'.repeat(MAX_OUTPUT_BYTES));
     expect(await new StepExecutor(noHttp, exact.model).execute(llmStep(), ctx)).toEqual({
       ok: true,
-      output: 'y'.repeat(MAX_OUTPUT_CHARS),
+      output: 'y'.repeat(MAX_OUTPUT_BYTES),
     });
 
     const rendered = await new StepExecutor(noHttp, undefined).execute(
       { id: 'r', kind: 'render', template: '{{who}}' },
       { values: { who: 'z'.repeat(20_000) }, outputs: {} },
     );
-    expect(rendered.ok && (rendered.output as string).length).toBe(
-      MAX_OUTPUT_CHARS + '…[truncated 3616 characters]'.length,
-    );
+    expect(rendered.ok && (rendered.output as string).length).toBe(MAX_OUTPUT_BYTES + '…[truncated 3616 bytes]'.length);
   });
 
   it('renders a render step and outputs null for a wait step', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Caller } from '../../shared/auth/caller.js';
-import { Conflict, Forbidden, NotFound, PayloadTooLarge } from '../../shared/http/errors.js';
+import { Conflict, Forbidden, NotFound, ValidationFailed } from '../../shared/http/errors.js';
 import { DecisionService, MAX_CONTENT_BYTES } from '../../functions/decisions/service.js';
 import type { DecisionStore, TransitionResult, TransitionWrite, VersionItem } from '../../functions/decisions/store.js';
 
@@ -110,7 +110,7 @@ describe('DecisionService.createVersion', () => {
     const big = 'x'.repeat(MAX_CONTENT_BYTES);
     await expect(
       new DecisionService(store).createVersion('ws', 'k', { content: big }, caller('alice')),
-    ).rejects.toBeInstanceOf(PayloadTooLarge);
+    ).rejects.toBeInstanceOf(ValidationFailed);
     expect(created).toHaveLength(0);
   });
 });
