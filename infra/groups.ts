@@ -89,6 +89,8 @@ export interface WorkerDefinition {
   readonly batchSize: number;
   readonly timeoutSeconds: number;
   readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
+  /** Queues the worker sends to (the crew worker queues a long run again to go on). */
+  readonly sendsTo?: readonly QueueKey[];
 }
 
 export const WORKERS = [
@@ -100,6 +102,7 @@ export const WORKERS = [
     // Below the queue's visibility timeout, so a message is not redelivered mid-run.
     timeoutSeconds: 150,
     tables: { crewRuns: 'readWrite', events: 'readWrite' },
+    sendsTo: ['crewRuns'],
   },
   {
     name: 'crews-dead-letter',

@@ -12,6 +12,31 @@ export interface StepRunner {
 /** Another delivery of the same run wrote the index first; progress is re-read. */
 class IndexTaken extends Error {}
 
+/** Not enough time left in this delivery for the next step: the run continues in a new one. */
+class OutOfTime extends Error {}
+
+/** How long this delivery may still run (a Lambda's remaining time). */
+export interface Deadline {
+  remainingMs(): number;
+}
+
+/** The longest a step can take (its timeout), plus room to write its events. */
+export function stepBudgetMs(step: RunItem['steps'][number]): number {
+  const margin = 5_000;
+  switch (step.kind) {
+    case 'wait':
+      return step.seconds * 1000 + margin;
+    case 'http':
+      return 10_000 + margin;
+    case 'llm':
+      return 60_000 + margin;
+    case 'render':
+      return margin;
+  }
+}
+
+export type ProcessResult = 'done' | 'continue-later';
+
 const TERMINAL = new Set(['run.completed', 'run.failed']);
 const MAX_RESUMES = 20;
 
@@ -28,18 +53,24 @@ export class CrewRunner {
     private readonly steps: StepRunner,
   ) {}
 
-  async process(correlationId: string): Promise<void> {
+  /**
+   * Advances the run as far as it can. With a deadline, a step that might not finish in
+   * the time left is not started: the answer is 'continue-later' and the caller queues
+   * the run again, so a long run never uses up its delivery attempts.
+   */
+  async process(correlationId: string, deadline?: Deadline): Promise<ProcessResult> {
     for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
       const run = await this.runs.get(correlationId);
       if (!run) {
         logger.warn('crew run not found; message dropped', { correlation_id: correlationId });
-        return;
+        return 'done';
       }
       const events = await this.runs.allEvents(correlationId);
       try {
-        await this.advance(run, events);
-        return;
+        await this.advance(run, events, deadline);
+        return 'done';
       } catch (err) {
+        if (err instanceof OutOfTime) return 'continue-later';
         if (!(err instanceof IndexTaken)) throw err;
       }
     }
@@ -63,7 +94,7 @@ export class CrewRunner {
     }
   }
 
-  private async advance(run: RunItem, events: CrewEvent[]): Promise<void> {
+  private async advance(run: RunItem, events: CrewEvent[], deadline: Deadline | undefined): Promise<void> {
     if (events.some((e) => TERMINAL.has(e.type))) return;
     let next = events.length;
     const log = logger.createChild({ persistentKeys: { correlation_id: run.correlation_id } });
@@ -102,6 +133,7 @@ export class CrewRunner {
         );
         return;
       }
+      if (deadline && deadline.remainingMs() < stepBudgetMs(step)) throw new OutOfTime();
       if (!stepEvent('step.started', step.id))
         await append('step.started', `Step ${step.id} (${step.kind}) started`, step.id);
       const outcome = await this.steps.execute(step, { values: run.values, outputs });

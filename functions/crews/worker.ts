@@ -2,11 +2,13 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { OpenAiChatModel } from '../../shared/adapters/openai.js';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
+import { sqsClient } from '../../shared/aws/sqs.js';
 import { logger } from '../../shared/logger.js';
 import { lambdaRuntimeFromEnv, type Runtime } from '../../shared/runtime.js';
 import { CrewRunner } from './runner.js';
 import { StepExecutor } from './steps.js';
-import { RunStore } from './store.js';
+import type { RunQueue } from './service.js';
+import { RunStore, SqsRunQueue } from './store.js';
 
 export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
@@ -19,13 +21,20 @@ export function correlationIdOf(record: SQSRecord): string {
   return body.correlation_id;
 }
 
-/** Partial batch responses: only the records that failed are delivered again. */
-export function createWorkerHandler(runner: CrewRunner): SqsHandler {
+/**
+ * Partial batch responses: only the records that failed are delivered again. A run that
+ * needs more time than this invocation has left is queued again and acknowledged.
+ */
+export function createWorkerHandler(runner: CrewRunner, queue?: RunQueue): SqsHandler {
   const processor = new BatchProcessor(EventType.SQS);
-  const processRecord = async (record: SQSRecord) => {
+  const processRecord = async (record: SQSRecord, context?: Context) => {
     const correlationId = correlationIdOf(record);
     try {
-      await runner.process(correlationId);
+      const deadline = context && queue ? { remainingMs: () => context.getRemainingTimeInMillis() } : undefined;
+      if ((await runner.process(correlationId, deadline)) === 'continue-later') {
+        logger.info('crew run continues in a new delivery', { correlation_id: correlationId });
+        await queue!.send(correlationId);
+      }
     } catch (err) {
       logger.error('crew run delivery failed; it will be retried', {
         correlation_id: correlationId,
@@ -53,6 +62,12 @@ export function crewRunner(runtime: Runtime): CrewRunner {
 let lambdaHandler: SqsHandler | undefined;
 
 export const handler: SqsHandler = (event, context) => {
-  lambdaHandler ??= createWorkerHandler(crewRunner(lambdaRuntimeFromEnv()));
+  if (!lambdaHandler) {
+    const runtime = lambdaRuntimeFromEnv();
+    lambdaHandler = createWorkerHandler(
+      crewRunner(runtime),
+      new SqsRunQueue(sqsClient(runtime.config), runtime.config.crewRunQueueUrl),
+    );
+  }
   return lambdaHandler(event, context);
 };

@@ -173,9 +173,15 @@ export class StatelessStack extends Stack {
         entry: worker.entry,
         projectRoot: props.projectRoot,
         timeoutSeconds: worker.timeoutSeconds,
-        environment: sharedEnvironment,
+        environment: {
+          ...sharedEnvironment,
+          ...Object.fromEntries(
+            (worker.sendsTo ?? []).map((key) => [QUEUE_URL_VARIABLE[key], props.queues[key].queueUrl]),
+          ),
+        },
       });
       grantTables(props.tables, worker.tables, fn);
+      for (const key of worker.sendsTo ?? []) props.queues[key].grantSendMessages(fn);
       const queue = (worker.deadLetter ? props.deadLetterQueues : props.queues)[worker.consumes];
       fn.lambda.addEventSource(
         new SqsEventSource(queue, { batchSize: worker.batchSize, reportBatchItemFailures: true }),

@@ -585,18 +585,30 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(deadLetter.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
     });
 
-    it('lets each worker consume only the queue it is fed from, and send to none', () => {
+    it('lets each worker consume only the queue it is fed from, and send only where it declares', () => {
+      // The stateful stack exports each queue's ARN; a statement names its queue by that export.
+      const names = (resource: unknown, logicalId: string) =>
+        JSON.stringify(resource).includes(`FnGetAtt${logicalId}Arn`);
       for (const worker of workers) {
         const [queueId, dlqId] = queueIds(QUEUES[worker.consumes]);
         const consumed = worker.deadLetter ? dlqId : queueId;
+        const sendsTo = (('sendsTo' in worker ? worker.sendsTo : undefined) ?? []).map(
+          (key) => queueIds(QUEUES[key])[0],
+        );
         const sqs = statementsOf(worker.name).filter((s) => actions(s).some((a) => a.startsWith('sqs:')));
-        expect(sqs.length, worker.name).toBeGreaterThan(0);
+        const on = (logicalId: string) => sqs.filter((s) => names(s.Resource, logicalId)).flatMap(actions);
+        expect(on(consumed), worker.name).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']));
         for (const s of sqs) {
-          expect(s.Resource, worker.name).toEqual(imported(consumed, 'Arn'));
-          expect(actions(s), worker.name).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']));
-          expect(actions(s), worker.name).not.toContain('sqs:SendMessage');
+          const consumesHere = names(s.Resource, consumed);
+          const sendsHere = sendsTo.some((id) => names(s.Resource, id));
+          expect(consumesHere || sendsHere, `${worker.name}: ${JSON.stringify(s.Resource)}`).toBe(true);
+          if (!sendsHere) expect(actions(s), worker.name).not.toContain('sqs:SendMessage');
         }
+        for (const id of sendsTo) expect(on(id), worker.name).toContain('sqs:SendMessage');
       }
+      // hard facts: the crew worker queues long runs again; the dead-letter handler sends nowhere
+      expect(WORKERS.find((w) => w.name === 'crews-worker')).toMatchObject({ sendsTo: ['crewRuns'] });
+      expect(statementsOf('crews-dead-letter').filter((s) => actions(s).includes('sqs:SendMessage'))).toEqual([]);
     });
 
     it('lets the crews worker use crew-runs and events but not decisions or keys', () => {

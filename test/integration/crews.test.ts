@@ -498,3 +498,39 @@ describe('unfinished runs', () => {
     expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
   });
 });
+
+describe('what a template or run can hold', () => {
+  it('answers 422, not 500, for a template or values too large to store, and any JSON value round-trips', async () => {
+    const big = await api('/api/crew-templates', {
+      method: 'POST',
+      token: admin,
+      body: {
+        name: 'big',
+        steps: Array.from({ length: 5 }, (_, i) => ({ id: `s${i}`, kind: 'render', template: 'x'.repeat(100_000) })),
+      },
+    });
+    expect(big.status).toBe(422);
+    expect(big.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body'] });
+
+    const template = await createTemplate({
+      name: 'json',
+      variables: [
+        { name: 's', default: 'x' },
+        { name: 'o', type: 'object', default: { '': 'empty key', n: 1e300 } },
+        { name: 'n', type: 'integer', default: 2 ** 60 },
+      ],
+      steps: [{ id: 'a', kind: 'render', template: '{{o}} {{n}}' }],
+    });
+    expect((await api(`/api/crew-templates/${template.id}`, { token: alice })).body.variables[1].default).toEqual({
+      '': 'empty key',
+      n: 1e300,
+    });
+    const tooMuch = await run(template.id, { s: 'x'.repeat(420_000) });
+    expect(tooMuch.status).toBe(422);
+    const fine = await run(template.id, { o: { '': [[[[1]]]], big: 1e300 } });
+    expect(fine.status).toBe(202);
+    const events = await pollUntilDone(fine.body.correlation_id, alice);
+    expect(events.at(-1)!.data).toEqual({ outputs: { a: `{"":[[[[1]]]],"big":1e+300} ${2 ** 60}` } });
+    expect(events[0]!.data).toMatchObject({ values: { o: { '': [[[[1]]]], big: 1e300 }, n: 2 ** 60 } });
+  });
+});
