@@ -165,7 +165,17 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
       const best = branches.sort((a, b) => a.length - b.length)[0] ?? [];
       return best.flatMap((sub) => convert(sub, source, raw, path));
     }
-    case 'invalid_key':
+    case 'invalid_key': {
+      // pydantic reports a bad dict key at `[..., key, "[key]"]` with the key as input
+      const keyName = path.at(-1);
+      return issue.issues.flatMap((sub) =>
+        convert(sub, source, { key: keyName }, ['key']).map((entry) => ({
+          ...entry,
+          loc: [...loc, '[key]'],
+          input: keyName,
+        })),
+      );
+    }
     case 'invalid_element':
       return issue.issues.flatMap((sub) => convert(sub, source, raw, path));
     case 'not_multiple_of':

@@ -229,27 +229,34 @@ describe('MCP server validation', () => {
     expect(locTypes(long.body.detail)).toEqual([[['body', 'name'], 'string_too_long']]);
   });
 
-  // Decision: a bad variable name is `string_pattern_mismatch` at ["body","env",<name>] with
-  // the pattern in ctx and the variable's value as input (pydantic would append "[key]" to
-  // the loc and give the name as input); names longer than 256 are `string_too_long`.
+  // As pydantic reports a bad dict key: `string_pattern_mismatch` at ["body","env",<name>,"[key]"]
+  // with the name as input; names longer than 256 are `string_too_long`.
   it('refuses env names that are not shell variable names', async () => {
     const res = await post({ name: 'n', command: 'c', env: { GOOD: 'ok', 'BAD-NAME': 'v', '9LIVES': 'v', '': 'v' } });
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
       {
         type: 'string_pattern_mismatch',
-        loc: ['body', 'env', 'BAD-NAME'],
+        loc: ['body', 'env', 'BAD-NAME', '[key]'],
         msg: `String should match pattern '${ENV_PATTERN}'`,
-        input: 'v',
+        input: 'BAD-NAME',
         ctx: { pattern: ENV_PATTERN },
       },
-      expect.objectContaining({ type: 'string_pattern_mismatch', loc: ['body', 'env', '9LIVES'] }),
-      expect.objectContaining({ type: 'string_pattern_mismatch', loc: ['body', 'env', ''] }),
+      expect.objectContaining({
+        type: 'string_pattern_mismatch',
+        loc: ['body', 'env', '9LIVES', '[key]'],
+        input: '9LIVES',
+      }),
+      expect.objectContaining({ type: 'string_pattern_mismatch', loc: ['body', 'env', '', '[key]'], input: '' }),
     ]);
     const long = 'V'.repeat(257);
     const tooLong = await post({ name: 'n', command: 'c', env: { [long]: 'v' } });
     expect(tooLong.body.detail).toEqual([
-      expect.objectContaining({ type: 'string_too_long', loc: ['body', 'env', long], ctx: { max_length: 256 } }),
+      expect.objectContaining({
+        type: 'string_too_long',
+        loc: ['body', 'env', long, '[key]'],
+        ctx: { max_length: 256 },
+      }),
     ]);
   });
 
@@ -307,7 +314,7 @@ describe('MCP server validation', () => {
       [['body', 'command'], 'string_type'],
       [['body', 'args'], 'list_type'],
       [['body', 'enabled'], 'bool_type'],
-      [['body', 'env', 'A B'], 'string_pattern_mismatch'],
+      [['body', 'env', 'A B', '[key]'], 'string_pattern_mismatch'],
       [['body', 'env', 'N'], 'string_type'],
       [['body', 'colour'], 'extra_forbidden'],
     ]);
