@@ -78,9 +78,16 @@ export class KeycloakIdentityProvider implements IdentityProvider {
     // Location: .../clients/{id}
     const id = res.headers.get('location')?.split('/').pop() || (await this.find(client.clientId))?.id;
     if (!id) throw unexpected('POST /clients (no Location)', res);
-    const created = await this.admin('GET', `/clients/${encodeURIComponent(id)}`);
-    if (created.status !== 200) throw unexpected('GET /clients/{id}', created);
-    return toClient(created.body as ClientRepresentation, id, await this.readSecret(id));
+    try {
+      const created = await this.admin('GET', `/clients/${encodeURIComponent(id)}`);
+      if (created.status !== 200) throw unexpected('GET /clients/{id}', created);
+      return toClient(created.body as ClientRepresentation, id, await this.readSecret(id));
+    } catch (err) {
+      // We made this client: an orphan would hold the name and a live secret that nothing
+      // manages, so it is removed (best effort) before the failure is reported.
+      await this.admin('DELETE', `/clients/${encodeURIComponent(id)}`).catch(() => undefined);
+      throw err;
+    }
   }
 
   async getClient(clientId: string): Promise<IdpClient | undefined> {

@@ -19,6 +19,7 @@ afterAll(async () => {
 afterEach(() => {
   keycloak.mode = 'up';
   keycloak.secretReadable = true;
+  keycloak.failClientRead = false;
 });
 
 const settings = (over: Partial<KeycloakSettings> = {}): KeycloakSettings => ({
@@ -113,6 +114,17 @@ describe('the Keycloak identity provider', () => {
     expect(again).toBeInstanceOf(Conflict);
     expect((again as Conflict).status).toBe(409);
     expect(await rejection(idp.createClient({ clientId: keycloak.adminClientId, name: 'x' }))).toBeInstanceOf(Conflict);
+  });
+
+  it('removes a client it created when reading it back fails, so no orphan holds the name', async () => {
+    const idp = new KeycloakIdentityProvider(settings());
+    const name = slug('kc');
+    keycloak.failClientRead = true;
+    const failed = await rejection(idp.createClient({ clientId: name, name }));
+    expect((failed as { status?: number }).status).toBe(503);
+    expect(keycloak.byClientId(name)).toBeUndefined();
+    keycloak.failClientRead = false;
+    expect((await idp.createClient({ clientId: name, name })).client_id).toBe(name);
   });
 
   it('deletes a client; deleting it again is false', async () => {

@@ -42,6 +42,8 @@ export interface FakeKeycloak {
   readonly adminRequests: { method: string; path: string }[];
   mode: 'up' | 'error' | 'unreachable';
   secretReadable: boolean;
+  /** `GET /clients/{id}` answers 500 (a failure right after a client was created). */
+  failClientRead: boolean;
   /** Invalidates every token issued so far (as a restart with new keys would). */
   revokeTokens(): void;
   /** The client with this clientId, if any. */
@@ -92,6 +94,7 @@ export async function startFakeKeycloak(options: FakeKeycloakOptions = {}): Prom
     adminRequests: [],
     mode: 'up',
     secretReadable: true,
+    failClientRead: false,
     revokeTokens: () => tokens.clear(),
     byClientId,
   };
@@ -199,7 +202,10 @@ export async function startFakeKeycloak(options: FakeKeycloakOptions = {}): Prom
     const client = clients.get(id);
     if (!client) return send(res, 404, { error: 'Could not find client' });
     if (sub === undefined) {
-      if (method === 'GET') return send(res, 200, client);
+      if (method === 'GET') {
+        if (state.failClientRead) return send(res, 500, { error: 'unknown_error' });
+        return send(res, 200, client);
+      }
       if (method === 'DELETE') {
         clients.delete(id);
         return send(res, 204);
