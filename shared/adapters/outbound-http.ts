@@ -1,5 +1,32 @@
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+
+/** Responses are read up to this size; step outputs keep far less. */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/**
+ * Resolves like dns.lookup but refuses link-local and metadata addresses. The connection
+ * uses exactly the addresses checked here, so a name that resolves differently a moment
+ * later (DNS rebinding) cannot slip through.
+ */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    if (err) return callback(err, '', 0);
+    const refused = addresses.find((a) => isForbiddenAddress(a.address));
+    if (refused) {
+      const error = Object.assign(
+        new Error(`host ${hostname} resolves to ${refused.address}, a link-local or metadata address`),
+        { code: 'EREFUSEDADDRESS' },
+      );
+      return callback(error, '', 0);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0]!;
+    callback(null, first.address, first.family);
+  });
+};
 
 /**
  * Outbound HTTP for crew `http` steps: only to hosts on the allow-list, never to
@@ -24,27 +51,56 @@ export class OutboundHttp {
     if (!this.allowedHosts.includes(host) && !this.allowedHosts.includes(url.host.toLowerCase())) {
       throw new Error(`host ${url.host} is not in CREW_HTTP_ALLOWED_HOSTS`);
     }
-    const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-    const refused = addresses.find(isForbiddenAddress);
-    if (refused) throw new Error(`host ${url.host} resolves to ${refused}, a link-local or metadata address`);
-    const res = await fetch(url, {
-      method: req.method,
-      headers: req.headers,
-      body: req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body,
-      redirect: 'manual',
-      signal,
-    });
-    const text = await res.text();
-    let body: unknown = text;
-    if ((res.headers.get('content-type') ?? '').includes('json')) {
+    if (isIP(host) && isForbiddenAddress(host)) {
+      throw new Error(`host ${url.host} is a link-local or metadata address`);
+    }
+    const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body;
+    const res = await send(url, req.method, req.headers ?? {}, body, signal);
+    const text = await readCapped(res);
+    let parsed: unknown = text;
+    if ((res.headers['content-type'] ?? '').includes('json')) {
       try {
-        body = JSON.parse(text);
+        parsed = JSON.parse(text);
       } catch {
-        body = text;
+        parsed = text;
       }
     }
-    return { status: res.status, body };
+    return { status: res.statusCode ?? 0, body: parsed };
   }
+}
+
+function send(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, signal, lookup: guardedLookup }, resolve);
+    req.on('error', (err) =>
+      reject(signal.aborted ? Object.assign(new Error('timed out'), { name: 'TimeoutError' }) : err),
+    );
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+async function readCapped(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_RESPONSE_BYTES) {
+      res.destroy();
+      chunks.push(buffer.subarray(0, buffer.length - (size - MAX_RESPONSE_BYTES)));
+      break;
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Link-local (IPv4 169.254/16, IPv6 fe80::/10) and well-known metadata endpoints. */
@@ -56,8 +112,16 @@ export function isForbiddenAddress(address: string): boolean {
   return /^fe[89ab][0-9a-f]:/.test(a) || a === 'fd00:ec2::254' || a === '::';
 }
 
-/** `::ffff:169.254.169.254` and its hex form `::ffff:a9fe:a9fe` are IPv4 addresses. */
+/**
+ * `::ffff:169.254.169.254`, its hex form `::ffff:a9fe:a9fe`, and the NAT64 form
+ * `64:ff9b::a9fe:a9fe` all reach an IPv4 address.
+ */
 function unmapIpv4(address: string): string {
+  const nat64 = /^64:ff9b::([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
+  if (nat64) {
+    const [hi, lo] = [parseInt(nat64[1]!, 16), parseInt(nat64[2]!, 16)];
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
   const hex = /^(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
   if (hex) {
     const [hi, lo] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];

@@ -398,6 +398,7 @@ describe('isForbiddenAddress()', () => {
     '::ffff:169.254.169.254',
     'fd00:ec2::254',
     '100.100.100.200',
+    '64:ff9b::a9fe:a9fe',
   ])('refuses %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
