@@ -30,6 +30,7 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DPM_DATA_DIR: z.string().min(1).default('.data'),
   DPM_ADMIN_PSK: optionalText.pipe(z.string().min(16, { error: 'must be at least 16 characters' }).optional()),
+  DPM_ADMIN_PSK_ARN: optionalText,
   AUTH_ISSUER: optionalUrl,
   AUTH_AUDIENCE: optionalText,
   AUTH_JWKS_URL: optionalUrl,
@@ -69,6 +70,8 @@ export interface Config {
   readonly host: string;
   readonly dataDir: string;
   readonly adminPsk: string | undefined;
+  /** On AWS: the Secrets Manager ARN holding the bootstrap admin key (instead of DPM_ADMIN_PSK). */
+  readonly adminPskArn: string | undefined;
   readonly auth: {
     readonly issuer: string | undefined;
     readonly audience: string | undefined;
@@ -171,6 +174,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     dataDir: e.DPM_DATA_DIR,
     adminPsk: e.DPM_ADMIN_PSK,
+    adminPskArn: e.DPM_ADMIN_PSK_ARN,
     auth: { issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, jwksUrl: e.AUTH_JWKS_URL },
     endpoints: { dynamodb: e.DYNAMODB_ENDPOINT, sqs: e.SQS_ENDPOINT, s3: e.S3_ENDPOINT },
     crewRunQueueUrl: e.CREW_RUN_QUEUE_URL,

@@ -20,7 +20,14 @@ export interface Runtime {
 export function createRuntime(config: Config, db: DynamoDBDocumentClient = documentClient(config)): Runtime {
   const tableName = (table: TableKey) => physicalTableName(config.stage, TABLES[table]);
   const keys = new KeyStore(db, tableName('keys'));
-  const psk = new PskVerifier(keys, config.adminPsk);
+  const adminPskArn = config.adminPskArn;
+  const psk = new PskVerifier(
+    keys,
+    config.adminPsk ??
+      (adminPskArn
+        ? () => import('./aws/secrets-manager.js').then((m) => m.secretValue(config.region, adminPskArn))
+        : undefined),
+  );
   return {
     config,
     db,

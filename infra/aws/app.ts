@@ -18,6 +18,7 @@ new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
   key: stateful.key,
   keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
   airflowPassword: stateful.airflowPassword,
+  adminPsk: stateful.adminPsk,
   buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
 });
 

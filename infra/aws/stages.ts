@@ -25,6 +25,11 @@ export interface StageSettings {
   readonly llmModel?: string;
   /** Identity provider of data shares; unset means the service's default (builtin). */
   readonly idp?: 'builtin' | 'keycloak';
+  /**
+   * A bootstrap admin pre-shared key (API.md §8, DPM_ADMIN_PSK): Secrets Manager generates
+   * it as `dpm/<stage>/admin-psk`; every function that checks keys reads it by ARN.
+   */
+  readonly adminPsk?: boolean;
   /** Required when idp is keycloak. The admin client's secret lives in Secrets Manager, never here. */
   readonly keycloakUrl?: string;
   readonly keycloakRealm?: string;
@@ -119,6 +124,8 @@ export function keycloakSettings(stage: Stage): { url: string; realm: string; ad
 
 /** Where an Airflow stage keeps the Airflow user's password (set the value after the first deploy). */
 export const airflowPasswordSecretName = (stage: StageName): string => `dpm/${stage}/airflow-password`;
+
+export const adminPskSecretName = (stage: StageName): string => `dpm/${stage}/admin-psk`;
 
 /** The settings the Airflow adapter needs besides the password; an airflow stage missing one fails the synth. */
 export function airflowSettings(stage: Stage): { baseUrl: string; username: string } | undefined {

@@ -26,7 +26,13 @@ import {
   type TableDefinition,
   type TableKey,
 } from '../tables.js';
-import { airflowPasswordSecretName, airflowSettings, keycloakAdminClientSecretName, type Stage } from './stages.js';
+import {
+  adminPskSecretName,
+  airflowPasswordSecretName,
+  airflowSettings,
+  keycloakAdminClientSecretName,
+  type Stage,
+} from './stages.js';
 
 export interface StatefulStackProps extends StackProps {
   readonly stage: Stage;
@@ -48,6 +54,7 @@ export class StatefulStack extends Stack {
   readonly keycloakAdminClientSecret: Secret | undefined;
   /** Only on stages whose workflow engine is Airflow. */
   readonly airflowPassword: Secret | undefined;
+  readonly adminPsk: Secret | undefined;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -167,6 +174,16 @@ export class StatefulStack extends Stack {
       ? new Secret(this, 'AirflowPassword', {
           secretName: airflowPasswordSecretName(stage.name),
           description: `dpm ${stage.name}: password of the Airflow user that migration signs in as`,
+          removalPolicy: stage.removalPolicy,
+        })
+      : undefined;
+    // The bootstrap admin key: generated here, read from Secrets Manager by operators and by
+    // the functions (which know it by hash until the keys group stores it).
+    this.adminPsk = stage.adminPsk
+      ? new Secret(this, 'AdminPsk', {
+          secretName: adminPskSecretName(stage.name),
+          description: `dpm ${stage.name}: the bootstrap admin pre-shared key (Authorization-PSK)`,
+          generateSecretString: { passwordLength: 48, excludePunctuation: true },
           removalPolicy: stage.removalPolicy,
         })
       : undefined;

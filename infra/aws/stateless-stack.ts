@@ -29,6 +29,8 @@ export interface StatelessStackProps extends StackProps {
   readonly keycloakAdminClientSecret?: ISecret;
   /** Required when the stage's workflow engine is Airflow (the stateful stack creates it). */
   readonly airflowPassword?: ISecret;
+  /** The bootstrap admin key's secret, when the stage has one. */
+  readonly adminPsk?: ISecret;
   /** Where group and worker entries resolve from; defaults to the repository root. */
   readonly projectRoot?: string;
   /** Queue consumers; defaults to `WORKERS` (tests pass others to exercise the checks). */
@@ -133,6 +135,8 @@ export class StatelessStack extends Stack {
       );
       const usesIdp = IDP_GROUPS.includes(group.name as GroupName);
       const usesWorkflow = WORKFLOW_GROUPS.includes(group.name as GroupName);
+      // Groups that check pre-shared keys (they read the keys table) must know the admin key.
+      const checksKeys = group.tables.keys !== undefined;
       const fn = new ServiceFunction(this, constructId(group.name), {
         stage,
         name: group.name,
@@ -146,6 +150,7 @@ export class StatelessStack extends Stack {
           ...(group.usesKms && { KMS_KEY_ID: props.key.keyArn }),
           ...(usesIdp && idpEnvironment),
           ...(usesWorkflow && workflowEnvironment),
+          ...(checksKeys && props.adminPsk && { DPM_ADMIN_PSK_ARN: props.adminPsk.secretArn }),
         },
       });
       // Least privilege: exactly what the group declares; the grants add the KMS actions they need.
@@ -160,6 +165,7 @@ export class StatelessStack extends Stack {
       // Exactly GetSecretValue on exactly the one secret (not grantRead, which adds DescribeSecret).
       if (usesIdp && keycloak) grantSecretValue(fn, props.keycloakAdminClientSecret!);
       if (usesWorkflow && airflow) grantSecretValue(fn, props.airflowPassword!);
+      if (checksKeys && props.adminPsk) grantSecretValue(fn, props.adminPsk);
 
       functions.set(group.name, fn);
       integrations.set(group.name, new HttpLambdaIntegration(`${constructId(group.name)}Integration`, fn.lambda));

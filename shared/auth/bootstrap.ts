@@ -5,9 +5,10 @@ import { type KeyRecord, type KeyStore, MAX_VALID_UNTIL_MS } from './key-store.j
 /** The bootstrap admin key's public id: fixed, so it is found again and never duplicated. */
 export const BOOTSTRAP_ADMIN_PSK_ID = '00000000-0000-4000-8000-000000000000';
 
-function adminKeyRecord(secret: string): KeyRecord {
+/** The bootstrap admin key's record, for the secret with this SHA-256 hash. */
+export function adminKeyRecord(keyHash: string): KeyRecord {
   return {
-    key_hash: sha256Hex(secret),
+    key_hash: keyHash,
     psk: BOOTSTRAP_ADMIN_PSK_ID,
     dataproduct_id: null,
     description: 'bootstrap admin key',
@@ -23,7 +24,7 @@ function adminKeyRecord(secret: string): KeyRecord {
  * key with another secret is retired so there is only ever one.
  */
 export async function ensureConfiguredAdminKey(store: KeyStore, secret: string): Promise<void> {
-  const record = adminKeyRecord(secret);
+  const record = adminKeyRecord(sha256Hex(secret));
   if (!(await store.createIfAbsent(record))) {
     // The configured key is the admin key while it is configured: deleted or expired, it comes back.
     const stored = await store.getByHash(record.key_hash);
@@ -47,6 +48,6 @@ export async function ensureGeneratedAdminKey(store: KeyStore): Promise<string |
   const existing = await store.findByPskId(BOOTSTRAP_ADMIN_PSK_ID);
   if (existing.some((k) => !k.deleted_at)) return undefined;
   const secret = `dpm_${randomSecret()}`;
-  await store.createIfAbsent(adminKeyRecord(secret));
+  await store.createIfAbsent(adminKeyRecord(sha256Hex(secret)));
   return secret;
 }

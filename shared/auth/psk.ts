@@ -1,7 +1,7 @@
 import { sha256Hex } from '../crypto.js';
 import { Unauthorized } from '../http/errors.js';
 import type { Caller } from './caller.js';
-import { ensureConfiguredAdminKey } from './bootstrap.js';
+import { adminKeyRecord } from './bootstrap.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
 
 /** How long a looked-up key is trusted before the table is read again. */
@@ -10,14 +10,16 @@ const CACHE_MS = 3_000;
 /** Checks `Authorization-PSK` secrets against the keys table by their SHA-256 hash. */
 export class PskVerifier {
   private readonly cache = new Map<string, { record: KeyRecord | undefined; at: number }>();
-  private readonly adminHash: string | undefined;
+  private adminHash: Promise<string | undefined> | undefined;
 
+  /**
+   * `adminSecret` is the configured bootstrap admin key (DPM_ADMIN_PSK), or how to read it
+   * (from Secrets Manager on AWS); it is read only when an unknown key is presented.
+   */
   constructor(
     private readonly store: KeyStore,
-    private readonly adminSecret: string | undefined,
-  ) {
-    this.adminHash = adminSecret ? sha256Hex(adminSecret) : undefined;
-  }
+    private readonly adminSecret: string | (() => Promise<string>) | undefined,
+  ) {}
 
   async verify(secret: string): Promise<Caller> {
     const hash = sha256Hex(secret);
@@ -37,13 +39,23 @@ export class PskVerifier {
     const hit = this.cache.get(hash);
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.record;
     let record = await this.store.getByHash(hash);
-    if (!record && hash === this.adminHash && this.adminSecret) {
-      // The configured admin key exists from start-up even where nothing ran a start-up step.
-      await ensureConfiguredAdminKey(this.store, this.adminSecret);
-      record = await this.store.getByHash(hash);
+    if (!record && hash === (await this.configuredAdminHash())) {
+      // The configured admin key exists from start-up, even where no start-up step stored it
+      // (a Lambda with read-only access to the keys table): until stored, it is known by hash.
+      record = adminKeyRecord(hash);
     }
     this.cache.set(hash, { record, at: Date.now() });
     if (this.cache.size > 10_000) this.cache.clear();
     return record;
+  }
+
+  private configuredAdminHash(): Promise<string | undefined> {
+    const secret = this.adminSecret;
+    if (!secret) return Promise.resolve(undefined);
+    this.adminHash ??= (typeof secret === 'string' ? Promise.resolve(secret) : secret()).then(sha256Hex, (err) => {
+      this.adminHash = undefined;
+      throw err;
+    });
+    return this.adminHash;
   }
 }

@@ -84,6 +84,7 @@ function synthesize(name: StageName, options: { stage?: Partial<Stage>; workers?
     key: stateful.key,
     keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
     airflowPassword: stateful.airflowPassword,
+    adminPsk: stateful.adminPsk,
     projectRoot: stubRoot,
     ...(options.workers && { workers: options.workers }),
   });
@@ -931,6 +932,41 @@ describe('keycloak stage', () => {
     expect(() => synthesize('dev', { stage: { ...keycloak, keycloakRealm: undefined } })).toThrow(
       /^stage "dev" uses keycloak but has no keycloakRealm$/,
     );
+  });
+});
+
+describe('stage with a bootstrap admin key', () => {
+  let stateful: Template;
+  let stateless: Template;
+  beforeAll(() => {
+    ({ stateful, stateless } = synthesize('dev', { stage: { adminPsk: true } }));
+  }, 60_000);
+
+  it('has Secrets Manager generate the key under the stage name', () => {
+    const [, secret] = single(resources(stateful, 'AWS::SecretsManager::Secret'), 'admin key secret');
+    expect(secret.Properties.Name).toBe('dpm/dev/admin-psk');
+    expect(secret.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 48, ExcludePunctuation: true });
+  });
+
+  it('lets exactly the functions that check keys read it, by ARN', () => {
+    const [secretId] = single(resources(stateful, 'AWS::SecretsManager::Secret'), 'admin key secret');
+    const secretArn = { 'Fn::ImportValue': expect.stringMatching(`^Dpm-dev-Stateful:ExportsOutputRef${secretId}`) };
+    const checking = GROUPS.filter((g) => (g.tables as Record<string, unknown>).keys !== undefined).map((g) => g.name);
+    expect(checking).toEqual(expect.arrayContaining(['decisions', 'crews', 'dataproduct', 'mcps']));
+    for (const fn of functionDefs) {
+      const env = functionIn(stateless, 'dev', fn.name)[1].Properties.Environment.Variables;
+      const reads = statementsIn(stateless, 'dev', fn.name).filter((s) =>
+        actions(s).includes('secretsmanager:GetSecretValue'),
+      );
+      if (checking.includes(fn.name as never)) {
+        expect(env.DPM_ADMIN_PSK_ARN, fn.name).toEqual(secretArn);
+        expect(reads, fn.name).toEqual([expect.objectContaining({ Resource: secretArn })]);
+      } else {
+        expect(env.DPM_ADMIN_PSK_ARN, fn.name).toBeUndefined();
+        expect(reads, fn.name).toEqual([]);
+      }
+      expect(env.DPM_ADMIN_PSK, fn.name).toBeUndefined();
+    }
   });
 });
 
