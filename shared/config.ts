@@ -57,6 +57,7 @@ const EnvSchema = z.object({
   LLM_BASE_URL: optionalUrl,
   LLM_MODEL: optionalText,
   LLM_API_KEY: optionalText,
+  LLM_API_KEY_ARN: optionalText,
   CREW_HTTP_ALLOWED_HOSTS: optionalText,
   BUILD_NUMBER: z.string().min(1).default('local'),
 });
@@ -115,6 +116,8 @@ export interface Config {
     readonly baseUrl: string | undefined;
     readonly model: string | undefined;
     readonly apiKey: string | undefined;
+    /** On AWS: the Secrets Manager ARN holding the key (instead of LLM_API_KEY). */
+    readonly apiKeyArn: string | undefined;
   };
   readonly crewHttpAllowedHosts: readonly string[];
   readonly buildNumber: string;
@@ -184,7 +187,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     airflow,
     eventsTtlDays: e.EVENTS_TTL_DAYS,
     adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
-    llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY },
+    llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY, apiKeyArn: e.LLM_API_KEY_ARN },
     crewHttpAllowedHosts: (e.CREW_HTTP_ALLOWED_HOSTS ?? '')
       .split(',')
       .map((h) => h.trim().toLowerCase())

@@ -19,6 +19,7 @@ new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
   keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
   airflowPassword: stateful.airflowPassword,
   adminPsk: stateful.adminPsk,
+  llmApiKey: stateful.llmApiKey,
   buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
 });
 

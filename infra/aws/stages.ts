@@ -30,6 +30,12 @@ export interface StageSettings {
    * it as `dpm/<stage>/admin-psk`; every function that checks keys reads it by ARN.
    */
   readonly adminPsk?: boolean;
+  /**
+   * The OpenAI-compatible endpoint's API key lives in Secrets Manager as
+   * `dpm/<stage>/llm-api-key` (set its value after the first deploy); functions that call
+   * the model read it by ARN.
+   */
+  readonly llmApiKeySecret?: boolean;
   /** Required when idp is keycloak. The admin client's secret lives in Secrets Manager, never here. */
   readonly keycloakUrl?: string;
   readonly keycloakRealm?: string;
@@ -126,6 +132,8 @@ export function keycloakSettings(stage: Stage): { url: string; realm: string; ad
 export const airflowPasswordSecretName = (stage: StageName): string => `dpm/${stage}/airflow-password`;
 
 export const adminPskSecretName = (stage: StageName): string => `dpm/${stage}/admin-psk`;
+
+export const llmApiKeySecretName = (stage: StageName): string => `dpm/${stage}/llm-api-key`;
 
 /** The settings the Airflow adapter needs besides the password; an airflow stage missing one fails the synth. */
 export function airflowSettings(stage: Stage): { baseUrl: string; username: string } | undefined {

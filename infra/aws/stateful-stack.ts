@@ -28,6 +28,7 @@ import {
 } from '../tables.js';
 import {
   adminPskSecretName,
+  llmApiKeySecretName,
   airflowPasswordSecretName,
   airflowSettings,
   keycloakAdminClientSecretName,
@@ -55,6 +56,7 @@ export class StatefulStack extends Stack {
   /** Only on stages whose workflow engine is Airflow. */
   readonly airflowPassword: Secret | undefined;
   readonly adminPsk: Secret | undefined;
+  readonly llmApiKey: Secret | undefined;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
@@ -184,6 +186,13 @@ export class StatefulStack extends Stack {
           secretName: adminPskSecretName(stage.name),
           description: `dpm ${stage.name}: the bootstrap admin pre-shared key (Authorization-PSK)`,
           generateSecretString: { passwordLength: 48, excludePunctuation: true },
+          removalPolicy: stage.removalPolicy,
+        })
+      : undefined;
+    this.llmApiKey = stage.llmApiKeySecret
+      ? new Secret(this, 'LlmApiKey', {
+          secretName: llmApiKeySecretName(stage.name),
+          description: `dpm ${stage.name}: API key of the OpenAI-compatible model endpoint`,
           removalPolicy: stage.removalPolicy,
         })
       : undefined;

@@ -31,6 +31,8 @@ export interface StatelessStackProps extends StackProps {
   readonly airflowPassword?: ISecret;
   /** The bootstrap admin key's secret, when the stage has one. */
   readonly adminPsk?: ISecret;
+  /** The model endpoint's API key, when the stage keeps one. */
+  readonly llmApiKey?: ISecret;
   /** Where group and worker entries resolve from; defaults to the repository root. */
   readonly projectRoot?: string;
   /** Queue consumers; defaults to `WORKERS` (tests pass others to exercise the checks). */
@@ -50,6 +52,9 @@ const IDP_GROUPS: readonly GroupName[] = ['data-shares'];
 
 /** Groups that talk to the workflow engine (WORKFLOW, AIRFLOW_*): migration's E3 and E4. */
 const WORKFLOW_GROUPS: readonly GroupName[] = ['migration'];
+
+/** Functions that call the language model (crew `llm` steps). */
+const LLM_FUNCTIONS: readonly string[] = ['crews-worker'];
 
 /** Groups whose probes connect to the customer's hosts: the only ones placed in the stage's migrationVpc. */
 const VPC_GROUPS: readonly GroupName[] = ['migration'];
@@ -88,7 +93,7 @@ export class StatelessStack extends Stack {
       CREW_HTTP_ALLOWED_HOSTS: stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
       LLM_BASE_URL: stage.llmBaseUrl,
       LLM_MODEL: stage.llmModel,
-      // LLM_API_KEY is deliberately absent: it will come from Secrets Manager, never plain env.
+      // LLM_API_KEY is never in plain env: LLM_API_KEY_ARN names its secret (see llmApiKeySecret).
     });
     // The admin client's secret stays in Secrets Manager: only its ARN is in the environment.
     const idpEnvironment = definedOnly({
@@ -184,9 +189,11 @@ export class StatelessStack extends Stack {
           ...Object.fromEntries(
             (worker.sendsTo ?? []).map((key) => [QUEUE_URL_VARIABLE[key], props.queues[key].queueUrl]),
           ),
+          ...(LLM_FUNCTIONS.includes(worker.name) && props.llmApiKey && { LLM_API_KEY_ARN: props.llmApiKey.secretArn }),
         },
       });
       grantTables(props.tables, worker.tables, fn);
+      if (LLM_FUNCTIONS.includes(worker.name) && props.llmApiKey) grantSecretValue(fn, props.llmApiKey);
       for (const key of worker.sendsTo ?? []) props.queues[key].grantSendMessages(fn);
       const queue = (worker.deadLetter ? props.deadLetterQueues : props.queues)[worker.consumes];
       fn.lambda.addEventSource(

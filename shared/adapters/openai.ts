@@ -2,7 +2,14 @@ import type { ChatModel } from '../ports/llm.js';
 
 /** The OpenAI chat-completions protocol: `POST {base}/chat/completions`. */
 export class OpenAiChatModel implements ChatModel {
-  constructor(private readonly settings: { baseUrl: string; model: string | undefined; apiKey: string | undefined }) {}
+  constructor(
+    private readonly settings: {
+      baseUrl: string;
+      model: string | undefined;
+      /** The key itself, or how to read it (Secrets Manager on AWS). */
+      apiKey: string | (() => Promise<string>) | undefined;
+    },
+  ) {}
 
   async complete(request: { system?: string; prompt: string }, signal: AbortSignal): Promise<string> {
     const messages = [
@@ -14,7 +21,7 @@ export class OpenAiChatModel implements ChatModel {
       signal,
       headers: {
         'content-type': 'application/json',
-        ...(this.settings.apiKey ? { authorization: `Bearer ${this.settings.apiKey}` } : {}),
+        ...(await this.authorization()),
       },
       body: JSON.stringify({ model: this.settings.model ?? 'gpt-4o-mini', messages }),
     });
@@ -25,5 +32,11 @@ export class OpenAiChatModel implements ChatModel {
     const content = body?.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new Error('model endpoint answered without choices[0].message.content');
     return content;
+  }
+
+  private async authorization(): Promise<Record<string, string>> {
+    const { apiKey } = this.settings;
+    if (!apiKey) return {};
+    return { authorization: `Bearer ${typeof apiKey === 'string' ? apiKey : await apiKey()}` };
   }
 }

@@ -85,6 +85,7 @@ function synthesize(name: StageName, options: { stage?: Partial<Stage>; workers?
     keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
     airflowPassword: stateful.airflowPassword,
     adminPsk: stateful.adminPsk,
+    llmApiKey: stateful.llmApiKey,
     projectRoot: stubRoot,
     ...(options.workers && { workers: options.workers }),
   });
@@ -968,6 +969,31 @@ describe('stage with a bootstrap admin key', () => {
       expect(env.DPM_ADMIN_PSK, fn.name).toBeUndefined();
     }
   });
+});
+
+describe('stage with a model API key in Secrets Manager', () => {
+  it('lets only the crew worker read it, by ARN', () => {
+    const { stateful, stateless } = synthesize('dev', {
+      stage: { llmApiKeySecret: true, llmBaseUrl: 'https://llm.example.com/v1' },
+    });
+    const [secretId, secret] = single(resources(stateful, 'AWS::SecretsManager::Secret'), 'model key secret');
+    expect(secret.Properties.Name).toBe('dpm/dev/llm-api-key');
+    const secretArn = { 'Fn::ImportValue': expect.stringMatching(`^Dpm-dev-Stateful:ExportsOutputRef${secretId}`) };
+    for (const fn of functionDefs) {
+      const env = functionIn(stateless, 'dev', fn.name)[1].Properties.Environment.Variables;
+      const reads = statementsIn(stateless, 'dev', fn.name).filter((s) =>
+        actions(s).includes('secretsmanager:GetSecretValue'),
+      );
+      expect(env.LLM_API_KEY, fn.name).toBeUndefined();
+      if (fn.name === 'crews-worker') {
+        expect(env.LLM_API_KEY_ARN).toEqual(secretArn);
+        expect(reads).toEqual([expect.objectContaining({ Resource: secretArn })]);
+      } else {
+        expect(env.LLM_API_KEY_ARN, fn.name).toBeUndefined();
+        expect(reads, fn.name).toEqual([]);
+      }
+    }
+  }, 60_000);
 });
 
 describe('airflow stage with a migration VPC', () => {
