@@ -115,6 +115,26 @@ export const TABLES = {
     partitionKey: S('conn_id'),
     indexes: [BY_CREATED],
   },
+  /**
+   * The built-in metastore: catalogs (`CATALOG` / name), schemas (`SCHEMA#<catalog>` /
+   * name) and tables (`TABLE#<catalog>#<schema>` / name, with columns).
+   */
+  metastore: {
+    id: 'metastore',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    indexes: [],
+  },
+  /**
+   * The built-in metadata catalog: tags, glossary terms and domains (`TAG` | `TERM` |
+   * `DOMAIN` / name) and each entity's annotations (`ENTITY#<urn>` / `META`).
+   */
+  catalog: {
+    id: 'catalog',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    indexes: [],
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 /** Object storage: the local platform creates `dpm-<stage>-<id>`; on AWS CDK names it. */
