@@ -1,0 +1,147 @@
+import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Unavailable } from '../http/errors.js';
+import { sortedNames, type ColumnSchema, type Metastore, type TableSchema } from '../ports/metastore.js';
+
+/** Key layout of the `metastore` table (infra/tables.ts). */
+const CATALOGS = 'CATALOG';
+const schemasOf = (catalog: string) => `SCHEMA#${catalog}`;
+const tablesOf = (catalog: string, schema: string) => `TABLE#${catalog}#${schema}`;
+
+interface TableItem {
+  catalog: string;
+  schema: string;
+  table: string;
+  description?: string | null;
+  columns?: { name: string; type: string; description?: string | null }[];
+}
+
+/** Concurrent registrations in one schema touch the same catalog and schema items. */
+const TRANSACTION_ATTEMPTS = 4;
+
+/**
+ * The built-in metastore on the `metastore` table: catalogs, schemas and tables are items
+ * whose sort key is their name, so each list is one (paginated) Query on a partition.
+ */
+export class BuiltinMetastore implements Metastore {
+  readonly external = false;
+
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  listCatalogs(): Promise<string[]> {
+    return this.names(CATALOGS);
+  }
+
+  async listSchemas(catalog: string): Promise<string[] | undefined> {
+    if (!(await this.exists(CATALOGS, catalog))) return undefined;
+    return this.names(schemasOf(catalog));
+  }
+
+  async listTables(catalog: string, schema: string): Promise<string[] | undefined> {
+    // A schema item exists only under its catalog (registerTable writes both at once).
+    if (!(await this.exists(schemasOf(catalog), schema))) return undefined;
+    return this.names(tablesOf(catalog, schema));
+  }
+
+  async getTable(catalog: string, schema: string, table: string): Promise<TableSchema | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: tablesOf(catalog, schema), sk: table } }),
+    );
+    if (!out.Item) return undefined;
+    const item = out.Item as TableItem;
+    return {
+      catalog,
+      schema,
+      table,
+      description: item.description ?? null,
+      columns: (item.columns ?? []).map((c): ColumnSchema => ({
+        name: c.name,
+        type: c.type,
+        description: c.description ?? null,
+      })),
+    };
+  }
+
+  /** One transaction: the catalog and schema items upserted (other attributes kept), the table replaced. */
+  async registerTable(table: TableSchema): Promise<void> {
+    const upsertName = (pk: string, name: string) => ({
+      Update: {
+        TableName: this.tableName,
+        Key: { pk, sk: name },
+        UpdateExpression: 'SET #name = :name',
+        ExpressionAttributeNames: { '#name': 'name' },
+        ExpressionAttributeValues: { ':name': name },
+      },
+    });
+    const command = new TransactWriteCommand({
+      TransactItems: [
+        upsertName(CATALOGS, table.catalog),
+        upsertName(schemasOf(table.catalog), table.schema),
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: {
+              pk: tablesOf(table.catalog, table.schema),
+              sk: table.table,
+              catalog: table.catalog,
+              schema: table.schema,
+              table: table.table,
+              description: table.description,
+              columns: table.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
+            },
+          },
+        },
+      ],
+    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.db.send(command);
+        return;
+      } catch (err) {
+        if (!isTransactionConflict(err)) throw err;
+        if (attempt === TRANSACTION_ATTEMPTS)
+          throw new Unavailable('the metastore is busy with concurrent registrations; try again');
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 30));
+      }
+    }
+  }
+
+  private async exists(pk: string, sk: string): Promise<boolean> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk, sk }, ProjectionExpression: 'pk' }),
+    );
+    return out.Item !== undefined;
+  }
+
+  /** Every sort key of a partition: one Query, followed through LastEvaluatedKey. */
+  private async names(pk: string): Promise<string[]> {
+    const names: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ProjectionExpression: 'sk',
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) names.push(item.sk as string);
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return sortedNames(names);
+  }
+}
+
+/** Another transaction touched the same items at the same time: retrying is safe. */
+function isTransactionConflict(err: unknown): boolean {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] } | undefined;
+  return (
+    e?.name === 'TransactionConflictException' ||
+    (e?.name === 'TransactionCanceledException' &&
+      (e.CancellationReasons ?? []).some((reason) => reason.Code === 'TransactionConflict'))
+  );
+}

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, inject, it } from 'vitest';
+import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
+import { DataHubCatalog } from '../../shared/adapters/datahub.js';
+import { documentClient } from '../../shared/aws/clients.js';
+import { TABLES, physicalTableName } from '../../infra/tables.js';
+
+const catalog = () =>
+  new BuiltinCatalog(
+    documentClient({
+      region: 'us-east-1',
+      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    }),
+    physicalTableName(inject('stage'), TABLES.catalog),
+  );
+
+/** The table is shared by the whole suite: every test uses names of its own. */
+const unique = (label: string) => `${label}-${randomUUID().slice(0, 8)}`;
+
+describe('built-in catalog definitions', () => {
+  it('creates tags, terms and domains idempotently', async () => {
+    const c = catalog();
+    const tag = unique('PII');
+    expect(await c.createTag(tag, 'Personal data')).toEqual({
+      item: { name: tag, urn: `urn:li:tag:${tag}`, description: 'Personal data' },
+      created: true,
+    });
+    expect(await c.createTag(tag, 'changed')).toEqual({
+      item: { name: tag, urn: `urn:li:tag:${tag}`, description: 'Personal data' },
+      created: false,
+    });
+    const term = unique('Customer');
+    expect((await c.createGlossaryTerm(term)).item).toEqual({
+      name: term,
+      urn: `urn:li:glossaryTerm:${term}`,
+      description: null,
+    });
+    expect((await c.createGlossaryTerm(term)).created).toBe(false);
+    const domain = unique('Finance');
+    expect((await c.createDomain(domain, 'Money')).created).toBe(true);
+    expect((await c.createDomain(domain)).created).toBe(false);
+    expect(await c.getDomain(domain)).toEqual({ name: domain, urn: `urn:li:domain:${domain}`, description: 'Money' });
+    expect(await c.getTag(unique('missing'))).toBeUndefined();
+  });
+
+  it('concurrent creates of one name: exactly one is created', async () => {
+    const c = catalog();
+    const tag = unique('race');
+    const results = await Promise.all(Array.from({ length: 8 }, () => c.createTag(tag)));
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+  });
+
+  it('lists each kind sorted by name', async () => {
+    const c = catalog();
+    const prefix = unique('list');
+    for (const suffix of ['c', 'a', 'b']) {
+      await c.createTag(`${prefix}-${suffix}`);
+      await c.createGlossaryTerm(`${prefix}-${suffix}`);
+      await c.createDomain(`${prefix}-${suffix}`);
+    }
+    for (const list of [await c.listTags(), await c.listGlossaryTerms(), await c.listDomains()]) {
+      const names = list.map((i) => i.name);
+      expect(names).toEqual([...names].sort());
+      expect(names.filter((n) => n.startsWith(prefix))).toEqual(['a', 'b', 'c'].map((s) => `${prefix}-${s}`));
+    }
+    expect((await c.listTags()).find((t) => t.name === `${prefix}-a`)).toEqual({
+      name: `${prefix}-a`,
+      urn: `urn:li:tag:${prefix}-a`,
+      description: null,
+    });
+  });
+});
+
+describe('built-in catalog entities', () => {
+  it('an entity never annotated has empty annotations', async () => {
+    const urn = catalog().datasetUrn('hive', unique('s'), 't');
+    expect(await catalog().getEntity(urn)).toEqual({
+      urn,
+      description: null,
+      domain: null,
+      tags: [],
+      glossary_terms: [],
+      columns: {},
+    });
+  });
+
+  it('annotates a table and its columns, adding to what is there', async () => {
+    const c = catalog();
+    const urn = c.datasetUrn('hive', unique('sales'), 'orders');
+    await c.annotate(urn, {
+      description: 'All orders',
+      domain: 'Sales',
+      tags: ['Sensitive'],
+      glossaryTerms: ['Order'],
+      columns: { 'e:mail': { description: 'Buyer email', tags: ['PII'], glossaryTerms: ['Email Address'] } },
+    });
+    await c.annotate(urn, {
+      tags: ['Gold', 'Sensitive'],
+      columns: { amount: { description: 'Total' }, 'e:mail': { tags: ['Sensitive'], glossaryTerms: [] } },
+    });
+    expect(await c.getEntity(urn)).toEqual({
+      urn,
+      description: 'All orders',
+      domain: 'Sales',
+      tags: ['Gold', 'Sensitive'],
+      glossary_terms: ['Order'],
+      columns: {
+        amount: { description: 'Total', tags: [], glossary_terms: [] },
+        'e:mail': { description: 'Buyer email', tags: ['PII', 'Sensitive'], glossary_terms: ['Email Address'] },
+      },
+    });
+  });
+
+  it('a change with very many columns is written whole', async () => {
+    const c = catalog();
+    const urn = c.datasetUrn('hive', unique('wide'), 't');
+    const columns = Object.fromEntries(
+      Array.from({ length: 300 }, (_, i) => [
+        `column_${i}`,
+        { description: `d${i}`, tags: ['PII'], glossaryTerms: ['T'] },
+      ]),
+    );
+    await c.annotate(urn, { columns });
+    const entity = await c.getEntity(urn);
+    expect(Object.keys(entity.columns)).toHaveLength(300);
+    expect(entity.columns.column_299).toEqual({ description: 'd299', tags: ['PII'], glossary_terms: ['T'] });
+  });
+
+  it('10 concurrent annotate calls adding different tags all survive', async () => {
+    const c = catalog();
+    const urn = c.datasetUrn('hive', unique('race'), 't');
+    const tags = Array.from({ length: 10 }, (_, i) => `tag-${i}`);
+    await Promise.all(
+      tags.map((tag) => c.annotate(urn, { tags: [tag], columns: { id: { tags: [tag], glossaryTerms: [tag] } } })),
+    );
+    const entity = await c.getEntity(urn);
+    expect(entity.tags).toEqual([...tags].sort());
+    expect(entity.columns.id).toEqual({ description: null, tags: [...tags].sort(), glossary_terms: [...tags].sort() });
+  });
+
+  it('urns have the DataHub adapter’s format (platform dpm)', async () => {
+    const c = catalog();
+    const datahub = new DataHubCatalog({ gmsUrl: 'http://127.0.0.1:1', token: 't', platform: 'dpm' });
+    expect(c.datasetUrn('hive', 'sales', 'orders')).toBe(
+      'urn:li:dataset:(urn:li:dataPlatform:dpm,hive.sales.orders,PROD)',
+    );
+    expect(c.datasetUrn('hive', 'sales', 'orders')).toBe(datahub.datasetUrn('hive', 'sales', 'orders'));
+    const name = unique('Fmt');
+    expect((await c.createTag(name)).item.urn).toBe(`urn:li:tag:${name}`);
+    expect((await c.createGlossaryTerm(name)).item.urn).toBe(`urn:li:glossaryTerm:${name}`);
+    expect((await c.createDomain(name)).item.urn).toBe(`urn:li:domain:${name}`);
+  });
+});
