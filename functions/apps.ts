@@ -9,6 +9,7 @@ import { dataproductApp } from './dataproduct/app.js';
 import { decisionsApp } from './decisions/app.js';
 import { finetuneApp } from './finetune/app.js';
 import { mcpsApp } from './mcps/app.js';
+import { metastoreApp } from './metastore/app.js';
 import { migrationApp } from './migration/app.js';
 import { createPlatformApp } from './platform/app.js';
 
@@ -34,6 +35,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
     mcps: () => mcpsApp(runtime),
     finetune: () => finetuneApp(runtime),
     migration: () => migrationApp(runtime),
+    metastore: () => metastoreApp(runtime),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

@@ -71,6 +71,12 @@ export const GROUPS = [
     buckets: { artifacts: 'readWrite' },
   },
   {
+    name: 'metastore',
+    entry: 'functions/metastore/handler.ts',
+    prefixes: ['/api/metastore', '/api/catalog'],
+    tables: { metastore: 'readWrite', catalog: 'readWrite', keys: 'read' },
+  },
+  {
     name: 'migration',
     entry: 'functions/migration/handler.ts',
     prefixes: ['/api/migration'],

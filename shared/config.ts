@@ -40,6 +40,10 @@ const EnvSchema = z.object({
   CREW_RUN_QUEUE_URL: optionalUrl,
   ARTIFACTS_BUCKET: optionalText,
   KMS_KEY_ID: optionalText,
+  TRINO_URL: optionalUrl,
+  TRINO_USER: optionalText,
+  DATAHUB_GMS_URL: optionalUrl,
+  DATAHUB_TOKEN: optionalText,
   AIRFLOW_BASE_URL: optionalUrl,
   AIRFLOW_USERNAME: optionalText,
   AIRFLOW_PASSWORD: optionalText,
@@ -96,6 +100,10 @@ export interface Config {
         readonly clientSecret: { readonly value: string } | { readonly arn: string };
       }
     | undefined;
+  /** Set when METASTORE=trino. */
+  readonly trino: { readonly url: string; readonly user: string } | undefined;
+  /** Set when CATALOG=datahub. */
+  readonly datahub: { readonly gmsUrl: string; readonly token: string } | undefined;
   /** Set when WORKFLOW=airflow. */
   readonly airflow:
     | {
@@ -154,6 +162,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       clientSecret: secret ? { value: secret } : { arn: secretArn! },
     };
   }
+  const required = (names: readonly (keyof typeof e)[], when: string) => {
+    const missing = names.find((name) => !e[name]);
+    if (missing) throw new ConfigError(`invalid configuration: ${String(missing)} is required when ${when}`);
+  };
+  let trino: Config['trino'];
+  if (e.METASTORE === 'trino') {
+    required(['TRINO_URL', 'TRINO_USER'], 'METASTORE=trino');
+    trino = { url: e.TRINO_URL!, user: e.TRINO_USER! };
+  }
+  let datahub: Config['datahub'];
+  if (e.CATALOG === 'datahub') {
+    required(['DATAHUB_GMS_URL', 'DATAHUB_TOKEN'], 'CATALOG=datahub');
+    datahub = { gmsUrl: e.DATAHUB_GMS_URL!, token: e.DATAHUB_TOKEN! };
+  }
   let airflow: Config['airflow'];
   if (e.WORKFLOW === 'airflow') {
     const needed = ['AIRFLOW_BASE_URL', 'AIRFLOW_USERNAME'] as const;
@@ -184,6 +206,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     artifactsBucket: e.ARTIFACTS_BUCKET,
     kmsKeyId: e.KMS_KEY_ID,
     keycloak,
+    trino,
+    datahub,
     airflow,
     eventsTtlDays: e.EVENTS_TTL_DAYS,
     adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
