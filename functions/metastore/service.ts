@@ -1,0 +1,287 @@
+import type { Page } from '../../shared/aws/pagination.js';
+import { decodeCursor, encodeCursor } from '../../shared/aws/pagination.js';
+import { Conflict, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import type { CatalogItem, EntityChange, MetadataCatalog } from '../../shared/ports/catalog.js';
+import type { Metastore } from '../../shared/ports/metastore.js';
+import type {
+  AcceptanceResult,
+  ClassificationAcceptance,
+  ColumnMetadata,
+  Domain,
+  DomainRequest,
+  TableClassification,
+  TableMetadata,
+  TableRegistration,
+} from './schemas.js';
+
+const valueError = (loc: (string | number)[], error: string, input: unknown): ValidationIssue => ({
+  type: 'value_error',
+  loc,
+  msg: `Value error, ${error}`,
+  input,
+  ctx: { error },
+});
+
+/** Distinct, sorted (the catalog's own order for tag and term names). */
+const distinctSorted = (names: Iterable<string>): string[] => [...new Set(names)].sort();
+
+/**
+ * Classifications are not stored apart from tags: E5 applies both as catalog tags (API.md
+ * §6), and DataHub has no facet that would tell them apart either. So the classifications
+ * reported for a table or column are its tags — the only rule both adapters can keep
+ * without extra state, and one that never hides an accepted classification.
+ */
+const classificationsOf = (tags: string[]): string[] => [...tags];
+
+/** The metastore (E10, registration) and the metadata catalog (E5, browse) behind API.md §6. */
+export class MetastoreService {
+  constructor(
+    private readonly metastore: Metastore,
+    private readonly catalog: MetadataCatalog,
+  ) {}
+
+  listCatalogs(): Promise<string[]> {
+    return this.metastore.listCatalogs();
+  }
+
+  async listSchemas(catalog: string): Promise<string[]> {
+    const schemas = await this.metastore.listSchemas(catalog);
+    if (!schemas) throw new NotFound(`No catalog ${catalog}`);
+    return schemas;
+  }
+
+  /** E10. */
+  async listTables(catalog: string, schema: string): Promise<string[]> {
+    const tables = await this.metastore.listTables(catalog, schema);
+    if (!tables) throw new NotFound(`No schema ${catalog}.${schema}`);
+    return tables;
+  }
+
+  /** The metastore's schema merged with the catalog's annotations. */
+  async getTable(catalog: string, schema: string, table: string): Promise<TableMetadata> {
+    const found = await this.metastore.getTable(catalog, schema, table);
+    if (!found) throw new NotFound(`No table ${catalog}.${schema}.${table}`);
+    const urn = this.catalog.datasetUrn(catalog, schema, table);
+    const entity = await this.catalog.getEntity(urn);
+    const columns = found.columns.map((column): ColumnMetadata => {
+      const notes = entity.columns[column.name];
+      const tags = notes?.tags ?? [];
+      return {
+        name: column.name,
+        type: column.type,
+        description: notes?.description || column.description,
+        tags,
+        classifications: classificationsOf(tags),
+        glossary_terms: notes?.glossary_terms ?? [],
+      };
+    });
+    return {
+      catalog,
+      schema,
+      table,
+      urn,
+      description: entity.description || found.description,
+      domain: entity.domain,
+      tags: entity.tags,
+      classifications: classificationsOf(entity.tags),
+      glossary_terms: entity.glossary_terms,
+      columns,
+    };
+  }
+
+  /** Registers (replaces) a table in the built-in metastore and annotates its catalog entity. */
+  async registerTable(catalog: string, schema: string, table: string, req: TableRegistration): Promise<TableMetadata> {
+    if (this.metastore.external) {
+      throw new Conflict('Tables are registered in the external metastore, not through this service');
+    }
+    const issues: ValidationIssue[] = [];
+    const seen = new Set<string>();
+    req.columns.forEach((column, i) => {
+      if (seen.has(column.name)) {
+        issues.push(valueError(['body', 'columns', i, 'name'], `duplicate column name '${column.name}'`, column.name));
+      }
+      seen.add(column.name);
+    });
+    if (req.domain != null && !(await this.catalog.getDomain(req.domain))) {
+      issues.push(valueError(['body', 'domain'], `no catalog domain '${req.domain}'`, req.domain));
+    }
+    if (issues.length > 0) throw new ValidationFailed(issues);
+
+    await this.metastore.registerTable({
+      catalog,
+      schema,
+      table,
+      description: req.description ?? null,
+      columns: req.columns.map((c) => ({ name: c.name, type: c.type, description: c.description ?? null })),
+    });
+    const change: { description?: string; domain?: string } = {};
+    if (req.description) change.description = req.description;
+    if (req.domain != null) change.domain = req.domain;
+    if (Object.keys(change).length > 0) {
+      await this.catalog.annotate(this.catalog.datasetUrn(catalog, schema, table), change);
+    }
+    return this.getTable(catalog, schema, table);
+  }
+
+  /**
+   * E5. Everything is checked before anything is written (unknown table 404; unknown or
+   * repeated column, missing existing glossary term 422). Then tags and terms are created
+   * where missing (idempotent), and one annotate call adds them to the table and columns:
+   * the catalog adds set members and replaces descriptions, so a repeat leaves the same state.
+   */
+  async accept(
+    catalog: string,
+    schema: string,
+    table: string,
+    req: ClassificationAcceptance,
+  ): Promise<AcceptanceResult> {
+    const found = await this.metastore.getTable(catalog, schema, table);
+    if (!found) throw new NotFound(`No table ${catalog}.${schema}.${table}`);
+
+    const known = new Set(found.columns.map((c) => c.name));
+    const issues: ValidationIssue[] = [];
+    const seen = new Set<string>();
+    req.columns.forEach((column, i) => {
+      const loc = ['body', 'columns', i, 'column_name'];
+      if (!known.has(column.column_name)) {
+        issues.push(valueError(loc, `table ${table} has no column '${column.column_name}'`, column.column_name));
+      } else if (seen.has(column.column_name)) {
+        issues.push(valueError(loc, `column '${column.column_name}' is listed twice`, column.column_name));
+      }
+      seen.add(column.column_name);
+    });
+
+    // Terms that must exist already (or be created by this body): accepted ones and entries marked is_existing.
+    const parts: { loc: (string | number)[]; part: TableClassification }[] = [
+      { loc: ['body', 'table'], part: req.table },
+      ...req.columns.map((part, i) => ({ loc: ['body', 'columns', i], part })),
+    ];
+    const termExists = new Map<string, Promise<CatalogItem | undefined>>();
+    const lookup = (name: string) => {
+      let found = termExists.get(name);
+      if (!found) termExists.set(name, (found = this.catalog.getGlossaryTerm(name)));
+      return found;
+    };
+    const mustExist: { loc: (string | number)[]; name: string }[] = [];
+    for (const { loc, part } of parts) {
+      part.accepted_glossary_terms.forEach((name, j) =>
+        mustExist.push({ loc: [...loc, 'accepted_glossary_terms', j], name }),
+      );
+      part.new_glossary_terms.forEach((entry, j) => {
+        if (entry.is_existing)
+          mustExist.push({ loc: [...loc, 'new_glossary_terms', j, 'term_name'], name: entry.term_name });
+      });
+    }
+    // A term that this body creates (an entry with is_existing false) counts as existing.
+    const createdHere = new Set(
+      parts.flatMap(({ part }) => part.new_glossary_terms.filter((t) => !t.is_existing).map((t) => t.term_name)),
+    );
+    const existing = await Promise.all(mustExist.map((m) => (createdHere.has(m.name) ? true : lookup(m.name))));
+    mustExist.forEach((m, i) => {
+      if (!existing[i]) issues.push(valueError(m.loc, `no glossary term '${m.name}'`, m.name));
+    });
+    if (issues.length > 0) throw new ValidationFailed(issues);
+
+    // Tags (classifications included) and new terms, created where the catalog lacks them.
+    const tagsOf = (part: TableClassification) =>
+      distinctSorted([...part.accepted_classifications, ...part.accepted_tags]);
+    const termsOf = (part: TableClassification) =>
+      distinctSorted([...part.accepted_glossary_terms, ...part.new_glossary_terms.map((t) => t.term_name)]);
+    const allTags = distinctSorted(parts.flatMap(({ part }) => tagsOf(part)));
+    await Promise.all(allTags.map((tag) => this.catalog.createTag(tag)));
+    const toCreate = new Map<string, string>();
+    for (const { part } of parts) {
+      for (const entry of part.new_glossary_terms) {
+        if (!entry.is_existing && !toCreate.has(entry.term_name)) toCreate.set(entry.term_name, entry.term_description);
+      }
+    }
+    const creations = await Promise.all(
+      [...toCreate].map(([name, description]) => this.catalog.createGlossaryTerm(name, description || undefined)),
+    );
+    const created = creations.filter((c) => c.created).length;
+
+    // One change for the table and its columns.
+    let linked = 0;
+    let descriptions = 0;
+    const tableTags = tagsOf(req.table);
+    const tableTerms = termsOf(req.table);
+    linked += tableTerms.length;
+    const columnsChange: Record<string, { description?: string; tags?: string[]; glossaryTerms?: string[] }> = {};
+    const columnTagsApplied: Record<string, string[]> = {};
+    for (const column of req.columns) {
+      const tags = tagsOf(column);
+      const terms = termsOf(column);
+      linked += terms.length;
+      columnTagsApplied[column.column_name] = tags;
+      const change: { description?: string; tags?: string[]; glossaryTerms?: string[] } = {
+        tags,
+        glossaryTerms: terms,
+      };
+      if (column.description) {
+        change.description = column.description;
+        descriptions++;
+      }
+      columnsChange[column.column_name] = change;
+    }
+    const change: EntityChange = {
+      tags: tableTags,
+      glossaryTerms: tableTerms,
+      columns: columnsChange,
+      ...(req.table.description ? { description: req.table.description } : {}),
+    };
+    if (req.table.description) descriptions++;
+    await this.catalog.annotate(this.catalog.datasetUrn(catalog, schema, table), change);
+
+    return {
+      success: true,
+      table_tags_applied: tableTags,
+      column_tags_applied: columnTagsApplied,
+      glossary_terms_linked: linked,
+      glossary_terms_created: created,
+      descriptions_updated: descriptions,
+    };
+  }
+
+  listTags(limit: number, cursor: string | undefined): Promise<Page<CatalogItem>> {
+    return this.catalog.listTags().then((items) => pageOf(items, limit, cursor));
+  }
+
+  listGlossaryTerms(limit: number, cursor: string | undefined): Promise<Page<CatalogItem>> {
+    return this.catalog.listGlossaryTerms().then((items) => pageOf(items, limit, cursor));
+  }
+
+  async listDomains(limit: number, cursor: string | undefined): Promise<Page<Domain>> {
+    const page = pageOf(await this.catalog.listDomains(), limit, cursor);
+    return { items: page.items.map(toDomain), nextCursor: page.nextCursor };
+  }
+
+  async createDomain(req: DomainRequest): Promise<Domain> {
+    const { item, created } = await this.catalog.createDomain(req.name, req.description ?? undefined);
+    if (!created) throw new Conflict(`Domain ${req.name} exists already`);
+    return toDomain(item);
+  }
+}
+
+/**
+ * Documents are not built yet, so no document waits for a domain: `pending_documents`
+ * is empty until the documents group attaches its confirmations here.
+ */
+const toDomain = (item: CatalogItem): Domain => ({
+  name: item.name,
+  urn: item.urn,
+  description: item.description,
+  pending_documents: [],
+});
+
+/**
+ * A page of a sorted list the catalog returns whole: the cursor is the last name handed
+ * out (opaque, base64url JSON), so a page continues after it even when items were added.
+ */
+function pageOf(items: CatalogItem[], limit: number, cursor: string | undefined): Page<CatalogItem> {
+  const after = decodeCursor(cursor, (key) => typeof key.after === 'string' && Object.keys(key).length === 1)?.after as
+    string | undefined;
+  const rest = after === undefined ? items : items.filter((item) => item.name > after);
+  const page = rest.slice(0, limit);
+  const more = rest.length > limit;
+  return { items: page, nextCursor: more ? encodeCursor({ after: page.at(-1)!.name }) : undefined };
+}
