@@ -7,6 +7,7 @@ import { crewsApp } from './crews/app.js';
 import { dataSharesApp } from './data-shares/app.js';
 import { dataproductApp } from './dataproduct/app.js';
 import { decisionsApp } from './decisions/app.js';
+import { documentsApp } from './documents/app.js';
 import { finetuneApp } from './finetune/app.js';
 import { mcpsApp } from './mcps/app.js';
 import { metastoreApp } from './metastore/app.js';
@@ -36,6 +37,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
     finetune: () => finetuneApp(runtime),
     migration: () => migrationApp(runtime),
     metastore: () => metastoreApp(runtime),
+    documents: () => documentsApp(runtime),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

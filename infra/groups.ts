@@ -74,7 +74,14 @@ export const GROUPS = [
     name: 'metastore',
     entry: 'functions/metastore/handler.ts',
     prefixes: ['/api/metastore', '/api/catalog'],
-    tables: { metastore: 'readWrite', catalog: 'readWrite', keys: 'read' },
+    // Creating a domain attaches the documents waiting for it.
+    tables: { metastore: 'readWrite', catalog: 'readWrite', documents: 'readWrite', keys: 'read' },
+  },
+  {
+    name: 'documents',
+    entry: 'functions/documents/handler.ts',
+    prefixes: ['/api/documents'],
+    tables: { documents: 'readWrite', catalog: 'readWrite', keys: 'read' },
   },
   {
     name: 'migration',

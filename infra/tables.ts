@@ -135,6 +135,16 @@ export const TABLES = {
     sortKey: S('sk'),
     indexes: [],
   },
+  /** Ingested documents and their enrichment; `pending_domain` while a new domain awaits creation. */
+  documents: {
+    id: 'documents',
+    partitionKey: S('id'),
+    indexes: [
+      { name: 'by_owner', partitionKey: S('owner'), sortKey: S('created_at') },
+      BY_CREATED,
+      { name: 'by_pending_domain', partitionKey: S('pending_domain'), sortKey: S('created_at') },
+    ],
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 /** Object storage: the local platform creates `dpm-<stage>-<id>`; on AWS CDK names it. */
