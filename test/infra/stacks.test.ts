@@ -233,6 +233,8 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
 
       const keyAttributes = [def.partitionKey, def.sortKey, ...def.indexes.flatMap((i) => [i.partitionKey, i.sortKey])]
         .filter((a) => a !== undefined)
+        // one definition per attribute, however many indexes use it
+        .filter((a, i, all) => all.findIndex((b) => b?.name === a.name) === i)
         .map((a) => ({ AttributeName: a.name, AttributeType: a.type }));
       const byName = (a: { AttributeName: string }, b: { AttributeName: string }) =>
         a.AttributeName.localeCompare(b.AttributeName);
