@@ -1,7 +1,136 @@
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { z } from '@hono/zod-openapi';
+import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
+import { DataHubCatalog } from '../../shared/adapters/datahub.js';
+import type { Authenticator } from '../../shared/auth/authenticator.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { PageQuery } from '../../shared/http/params.js';
+import type { MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { Runtime } from '../../shared/runtime.js';
+import {
+  Document,
+  DocumentParams,
+  DocumentRequest,
+  EnrichmentConfirmation,
+  StatusUpdate,
+  SuggestionsRequest,
+} from './schemas.js';
+import { DocumentService } from './service.js';
+import { DocumentStore } from './store.js';
+
+export interface DocumentsDeps {
+  readonly authenticator: Authenticator;
+  readonly service: DocumentService;
+}
+
+const TAGS = ['documents'];
+const BASE = '/api/documents';
+const ADMIN = { anyRole: ['admin'] } as const;
+
+export function createDocumentsApp({ authenticator, service }: DocumentsDeps): ServiceApp {
+  return createServiceApp(authenticator)
+    .endpoint(
+      {
+        name: 'create_document',
+        method: 'post',
+        path: BASE,
+        summary: 'Register a document (the caller becomes its owner)',
+        tags: TAGS,
+        access: 'user',
+        request: { body: DocumentRequest, bodyRequired: true },
+        success: { status: 201, description: 'The new document, uploading', schema: Document },
+      },
+      async (c, { body, caller }) => c.json(await service.create(body, caller), 201),
+    )
+    .endpoint(
+      {
+        name: 'list_documents',
+        method: 'get',
+        path: BASE,
+        summary: "List the caller's documents (an admin's list holds all), oldest first",
+        tags: TAGS,
+        access: 'user',
+        request: { query: PageQuery },
+        success: { status: 200, description: 'Documents; more in `X-Next-Cursor`', schema: z.array(Document) },
+      },
+      async (c, { query, caller }) => pageJson(c, await service.list(caller, query.limit, query.cursor)),
+    )
+    .endpoint(
+      {
+        name: 'get_document',
+        method: 'get',
+        path: `${BASE}/{document_id}`,
+        summary: 'Read a document (its owner or an admin)',
+        tags: TAGS,
+        access: 'user',
+        request: { params: DocumentParams },
+        success: { status: 200, description: 'The document', schema: Document },
+        errors: [403, 404],
+      },
+      async (c, { params, caller }) => c.json(await service.get(params.document_id, caller), 200),
+    )
+    .endpoint(
+      {
+        name: 'update_document_status',
+        method: 'post',
+        path: `${BASE}/{document_id}/status`,
+        summary: "Move a document's status forward (the ingestion pipeline)",
+        tags: TAGS,
+        access: ADMIN,
+        request: { params: DocumentParams, body: StatusUpdate, bodyRequired: true },
+        success: { status: 200, description: 'The document', schema: Document },
+        errors: [404, 409],
+      },
+      async (c, { params, body }) => c.json(await service.setStatus(params.document_id, body), 200),
+    )
+    .endpoint(
+      {
+        name: 'put_document_suggestions',
+        method: 'put',
+        path: `${BASE}/{document_id}/suggestions`,
+        summary: 'Store enrichment suggestions for review (the enrichment pipeline)',
+        tags: TAGS,
+        access: ADMIN,
+        request: { params: DocumentParams, body: SuggestionsRequest, bodyRequired: true },
+        success: { status: 200, description: 'The document, awaiting review', schema: Document },
+        errors: [404, 409],
+      },
+      async (c, { params, body }) => c.json(await service.setSuggestions(params.document_id, body), 200),
+    )
+    .endpoint(
+      {
+        name: 'confirm_enrichment',
+        method: 'patch',
+        path: `${BASE}/{document_id}/enrichment`,
+        summary: 'Confirm document enrichment (E6; its owner or an admin)',
+        tags: TAGS,
+        access: 'user',
+        request: { params: DocumentParams, body: EnrichmentConfirmation, bodyRequired: true },
+        success: { status: 200, description: 'The document, confirmed', schema: Document },
+        errors: [403, 404, 409],
+      },
+      async (c, { params, body, caller }) => c.json(await service.confirm(params.document_id, body, caller), 200),
+    );
+}
+
+/**
+ * The configured metadata catalog: built-in (DynamoDB) or DataHub — the same choice as
+ * the metastore group's, kept here so this Lambda does not bundle the metastore adapters.
+ */
+function metadataCatalog(runtime: Runtime): MetadataCatalog {
+  const { config } = runtime;
+  if (config.adapters.catalog === 'datahub') {
+    if (!config.datahub) throw new Error('CATALOG=datahub needs DATAHUB_GMS_URL and DATAHUB_TOKEN');
+    return new DataHubCatalog({ gmsUrl: config.datahub.gmsUrl, token: config.datahub.token });
+  }
+  return new BuiltinCatalog(runtime.db, runtime.tableName('catalog'));
+}
+
+/** The service wired to DynamoDB and the configured metadata catalog. */
+export function documentService(runtime: Runtime): DocumentService {
+  return new DocumentService(new DocumentStore(runtime.db, runtime.tableName('documents')), metadataCatalog(runtime));
+}
 
 /** The composition root used by the Lambda handler and the local platform. */
 export function documentsApp(runtime: Runtime): ServiceApp {
-  return createServiceApp(runtime.authenticator);
+  return createDocumentsApp({ authenticator: runtime.authenticator, service: documentService(runtime) });
 }

@@ -9,6 +9,7 @@ import { PageQuery } from '../../shared/http/params.js';
 import type { MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { Metastore } from '../../shared/ports/metastore.js';
 import type { Runtime } from '../../shared/runtime.js';
+import { documentService } from '../documents/app.js';
 import {
   AcceptanceResult,
   CatalogItem,
@@ -201,7 +202,7 @@ export function metadataCatalog(runtime: Runtime): MetadataCatalog {
 
 /** The service wired to the configured metastore and catalog. */
 export function metastoreService(runtime: Runtime): MetastoreService {
-  return new MetastoreService(metastore(runtime), metadataCatalog(runtime));
+  return new MetastoreService(metastore(runtime), metadataCatalog(runtime), documentService(runtime));
 }
 
 /** The composition root used by the Lambda handler and the local platform. */

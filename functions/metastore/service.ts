@@ -38,6 +38,8 @@ export class MetastoreService {
   constructor(
     private readonly metastore: Metastore,
     private readonly catalog: MetadataCatalog,
+    /** Documents that confirmed a domain before it existed wait for it (E6). */
+    private readonly documents: PendingDocuments,
   ) {}
 
   listCatalogs(): Promise<string[]> {
@@ -252,26 +254,32 @@ export class MetastoreService {
 
   async listDomains(limit: number, cursor: string | undefined): Promise<Page<Domain>> {
     const page = pageOf(await this.catalog.listDomains(), limit, cursor);
-    return { items: page.items.map(toDomain), nextCursor: page.nextCursor };
+    return { items: await Promise.all(page.items.map((d) => this.toDomain(d))), nextCursor: page.nextCursor };
   }
 
+  /** Creates a domain and attaches every document that confirmed it while it did not exist. */
   async createDomain(req: DomainRequest): Promise<Domain> {
     const { item, created } = await this.catalog.createDomain(req.name, req.description ?? undefined);
     if (!created) throw new Conflict(`Domain ${req.name} exists already`);
-    return toDomain(item);
+    await this.documents.attachPendingDocuments(item.name);
+    return this.toDomain(item);
+  }
+
+  private async toDomain(item: CatalogItem): Promise<Domain> {
+    return {
+      name: item.name,
+      urn: item.urn,
+      description: item.description,
+      pending_documents: await this.documents.pendingDocumentIds(item.name),
+    };
   }
 }
 
-/**
- * Documents are not built yet, so no document waits for a domain: `pending_documents`
- * is empty until the documents group attaches its confirmations here.
- */
-const toDomain = (item: CatalogItem): Domain => ({
-  name: item.name,
-  urn: item.urn,
-  description: item.description,
-  pending_documents: [],
-});
+/** What the domain endpoints need of the documents (functions/documents/service.ts). */
+export interface PendingDocuments {
+  pendingDocumentIds(domainName: string): Promise<string[]>;
+  attachPendingDocuments(domainName: string): Promise<string[]>;
+}
 
 /**
  * A page of a sorted list the catalog returns whole: the cursor is the last name handed

@@ -17,7 +17,13 @@ describe('table registration with an external metastore', () => {
       registerTable: async (t: unknown) => void registered.push(t),
     } as unknown as Metastore;
     const catalog = { getDomain: async () => undefined, annotate: async () => undefined } as unknown as MetadataCatalog;
-    const app = createMetastoreApp({ authenticator: admin, service: new MetastoreService(trinoLike, catalog) });
+    const app = createMetastoreApp({
+      authenticator: admin,
+      service: new MetastoreService(trinoLike, catalog, {
+        pendingDocumentIds: async () => [],
+        attachPendingDocuments: async () => [],
+      }),
+    });
     const res = await app.request('/api/metastore/catalogs/hive/schemas/sales/tables/orders', {
       method: 'PUT',
       headers: { authorization: 'Bearer x', 'content-type': 'application/json' },

@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import { Conflict, Forbidden, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import type { CatalogItem, EntityChange, MetadataCatalog } from '../../shared/ports/catalog.js';
+import { logger } from '../../shared/logger.js';
+import { nowIso } from '../../shared/time.js';
+import {
+  STATUS_PREDECESSORS,
+  type Document,
+  type DocumentRequest,
+  type EnrichmentConfirmation,
+  type FlaggedSuggestion,
+  type StatusUpdate,
+  type SuggestionsRequest,
+} from './schemas.js';
+import type { DocumentStore, WriteResult } from './store.js';
+
+/** The document's entity in the metadata catalog. */
+export const documentUrn = (id: string): string => `urn:li:document:${id}`;
+
+const valueError = (loc: (string | number)[], error: string, input: unknown): ValidationIssue => ({
+  type: 'value_error',
+  loc,
+  msg: `Value error, ${error}`,
+  input,
+  ctx: { error },
+});
+
+const distinct = (names: Iterable<string>): string[] => [...new Set(names)];
+
+const flag = (name: string, item: CatalogItem | undefined): FlaggedSuggestion => ({
+  name,
+  is_existing: item !== undefined,
+  urn: item?.urn ?? null,
+});
+
+const kept = (item: CatalogItem): FlaggedSuggestion => ({ name: item.name, is_existing: true, urn: item.urn });
+
+/** Documents and their enrichment (API.md §7, E6). */
+export class DocumentService {
+  constructor(
+    private readonly documents: DocumentStore,
+    private readonly catalog: MetadataCatalog,
+  ) {}
+
+  async create(req: DocumentRequest, caller: Caller): Promise<Document> {
+    const id = randomUUID();
+    const at = nowIso();
+    const doc: Document = {
+      id,
+      filename: req.filename,
+      owner: caller.name,
+      mime_type: req.mime_type,
+      size_bytes: req.size_bytes,
+      page_count: null,
+      chunk_count: null,
+      subtype: req.subtype ?? null,
+      status: 'uploading',
+      enrichment_status: 'pending',
+      catalog_urn: documentUrn(id),
+      extraction_warning: null,
+      suggested_summary: null,
+      error: null,
+      objstore_key: req.objstore_key ?? null,
+      suggested_tags: [],
+      suggested_glossary_terms: [],
+      suggested_domain: null,
+      created_at: at,
+      updated_at: at,
+    };
+    await this.documents.create(doc);
+    return doc;
+  }
+
+  /** The caller's own documents; an admin's list holds every document. Oldest first. */
+  list(caller: Caller, limit: number, cursor: string | undefined): Promise<Page<Document>> {
+    return isAdmin(caller)
+      ? this.documents.listAll(limit, cursor)
+      : this.documents.listOwned(caller.name, limit, cursor);
+  }
+
+  async get(id: string, caller: Caller): Promise<Document> {
+    const doc = await this.documents.get(id);
+    if (!doc) throw new NotFound(`No document ${id}`);
+    if (doc.owner !== caller.name && !isAdmin(caller))
+      throw new Forbidden("Only the document's owner or an admin may access it");
+    return doc;
+  }
+
+  /** A forward status move (admin), one write conditional on the current status. */
+  async setStatus(id: string, req: StatusUpdate): Promise<Document> {
+    const from = STATUS_PREDECESSORS[req.status];
+    const result = await this.documents.setStatus(id, from, {
+      status: req.status,
+      page_count: req.page_count,
+      chunk_count: req.chunk_count,
+      extraction_warning: req.extraction_warning,
+      error: req.error,
+      updated_at: nowIso(),
+    });
+    return outcome(result, id, `a document can move to ${req.status} only from ${from.join(' or ') || 'nowhere'}`);
+  }
+
+  /** The enrichment pipeline's suggestions (admin), each flagged with what the catalog has. */
+  async setSuggestions(id: string, req: SuggestionsRequest): Promise<Document> {
+    const tagNames = distinct(req.suggested_tags);
+    const termNames = distinct(req.suggested_glossary_terms);
+    const [tags, terms, domain] = await Promise.all([
+      Promise.all(tagNames.map((n) => this.catalog.getTag(n))),
+      Promise.all(termNames.map((n) => this.catalog.getGlossaryTerm(n))),
+      req.suggested_domain != null ? this.catalog.getDomain(req.suggested_domain) : undefined,
+    ]);
+    const result = await this.documents.setSuggestions(id, {
+      suggested_summary: req.suggested_summary,
+      suggested_tags: tagNames.map((n, i) => flag(n, tags[i])),
+      suggested_glossary_terms: termNames.map((n, i) => flag(n, terms[i])),
+      suggested_domain: req.suggested_domain != null ? flag(req.suggested_domain, domain) : null,
+      enrichment_status: 'awaiting_review',
+      updated_at: nowIso(),
+    });
+    return outcome(result, id, 'the enrichment is confirmed already');
+  }
+
+  /**
+   * E6. All or nothing, in three steps:
+   * 1. read and check everything (404, 403, 409 unless awaiting review, 422 for accepted
+   *    names or an existing domain the catalog lacks) before writing anything;
+   * 2. create the new tags and terms (idempotent) and annotate the document's catalog entity
+   *    (the catalog adds tags and terms and replaces description and domain, so a repeat
+   *    leaves the same state);
+   * 3. flip the document with one write conditional on `awaiting_review`.
+   * If step 3 loses a race (another confirmation came first) the answer is 409. There is no
+   * rollback of step 2, by design: the definitions created are ones the caller asked for and
+   * are harmless and idempotent, and the annotations are the ones the winning confirmation
+   * was also allowed to make. A failure in step 2 leaves the document awaiting review, so a
+   * retry of the same request completes it.
+   */
+  async confirm(id: string, req: EnrichmentConfirmation, caller: Caller): Promise<Document> {
+    const doc = await this.get(id, caller);
+    if (doc.enrichment_status !== 'awaiting_review') {
+      throw new Conflict(`The enrichment of document ${id} is ${doc.enrichment_status}, not awaiting_review`);
+    }
+
+    const issues: ValidationIssue[] = [];
+    const [acceptedTags, acceptedTerms, existingDomain] = await Promise.all([
+      Promise.all(req.accepted_tags.map((n) => this.catalog.getTag(n))),
+      Promise.all(req.accepted_glossary_terms.map((n) => this.catalog.getGlossaryTerm(n))),
+      req.domain !== null ? this.catalog.getDomain(req.domain) : undefined,
+    ]);
+    req.accepted_tags.forEach((name, i) => {
+      if (!acceptedTags[i]) issues.push(valueError(['body', 'accepted_tags', i], `no catalog tag '${name}'`, name));
+    });
+    req.accepted_glossary_terms.forEach((name, i) => {
+      if (!acceptedTerms[i])
+        issues.push(valueError(['body', 'accepted_glossary_terms', i], `no glossary term '${name}'`, name));
+    });
+    if (req.domain !== null && !req.domain_is_new && !existingDomain) {
+      issues.push(valueError(['body', 'domain'], `no catalog domain '${req.domain}'`, req.domain));
+    }
+    if (issues.length > 0) throw new ValidationFailed(issues);
+
+    // Definitions: new ones created (an existing one is simply attached).
+    const [newTags, newTerms] = await Promise.all([
+      Promise.all(distinct(req.new_tags).map((n) => this.catalog.createTag(n).then((c) => c.item))),
+      Promise.all(distinct(req.new_glossary_terms).map((n) => this.catalog.createGlossaryTerm(n).then((c) => c.item))),
+    ]);
+    const tags = dedupe([...(acceptedTags as CatalogItem[]), ...newTags]);
+    const terms = dedupe([...(acceptedTerms as CatalogItem[]), ...newTerms]);
+    // A domain marked new that exists meanwhile is attached at once; one still missing waits.
+    const domain = req.domain === null ? undefined : existingDomain;
+    const pendingDomain = req.domain !== null && !domain ? req.domain : null;
+    const summary = req.summary ?? doc.suggested_summary;
+
+    const change: EntityChange = {
+      tags: tags.map((t) => t.name),
+      glossaryTerms: terms.map((t) => t.name),
+      ...(summary ? { description: summary } : {}),
+      ...(domain ? { domain: domain.name } : {}),
+    };
+    await this.catalog.annotate(doc.catalog_urn, change);
+
+    const result = await this.documents.confirm(
+      id,
+      {
+        suggested_summary: summary,
+        suggested_tags: tags.map(kept),
+        suggested_glossary_terms: terms.map(kept),
+        suggested_domain: domain ? kept(domain) : null,
+        enrichment_status: 'confirmed',
+        updated_at: nowIso(),
+      },
+      pendingDomain,
+    );
+    return outcome(result, id, 'the enrichment is no longer awaiting review');
+  }
+
+  /** Ids of the documents waiting for a domain that does not exist yet. */
+  async pendingDocumentIds(domainName: string): Promise<string[]> {
+    return (await this.documents.listPending(domainName)).map((d) => d.id);
+  }
+
+  /**
+   * Called once a domain exists: every document that confirmed it with `domain_is_new:
+   * true` gets it on its catalog entity, loses `pending_domain`, and shows the domain as
+   * an existing suggestion. Returns the ids attached. Each document is annotated first and
+   * flipped second, conditional on it still waiting for this domain, so a repeat is harmless.
+   */
+  async attachPendingDocuments(domainName: string): Promise<string[]> {
+    const domain = await this.catalog.getDomain(domainName);
+    if (!domain) return [];
+    const attached: string[] = [];
+    for (const doc of await this.documents.listPending(domainName)) {
+      await this.catalog.annotate(doc.catalog_urn, { domain: domain.name });
+      const result = await this.documents.attachDomain(doc.id, domainName, {
+        suggested_domain: kept(domain),
+        updated_at: nowIso(),
+      });
+      if (result.ok) attached.push(doc.id);
+      else logger.info('document no longer waiting for domain', { document_id: doc.id, domain: domainName });
+    }
+    return attached;
+  }
+}
+
+const dedupe = (items: CatalogItem[]): CatalogItem[] => {
+  const seen = new Set<string>();
+  return items.filter((i) => !seen.has(i.name) && seen.add(i.name));
+};
+
+function outcome(result: WriteResult, id: string, conflict: string): Document {
+  if (result.ok) return result.document;
+  if (result.reason === 'missing') throw new NotFound(`No document ${id}`);
+  throw new Conflict(`Document ${id}: ${conflict}`);
+}
