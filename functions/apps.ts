@@ -13,6 +13,7 @@ import { mcpsApp } from './mcps/app.js';
 import { metastoreApp } from './metastore/app.js';
 import { migrationApp } from './migration/app.js';
 import { createPlatformApp } from './platform/app.js';
+import { queryApp } from './query/app.js';
 
 export const API_INFO = {
   title: 'Data Platform Management Service',
@@ -38,6 +39,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
     migration: () => migrationApp(runtime),
     metastore: () => metastoreApp(runtime),
     documents: () => documentsApp(runtime),
+    query: () => queryApp(runtime),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

@@ -90,6 +90,12 @@ export const GROUPS = [
     tables: { migrationConfig: 'readWrite', migrationConnections: 'readWrite', keys: 'read' },
     usesKms: true,
   },
+  {
+    name: 'query',
+    entry: 'functions/query/handler.ts',
+    prefixes: ['/api/query'],
+    tables: { metastore: 'read', catalog: 'read', keys: 'read' },
+  },
 ] as const satisfies readonly GroupDefinition[];
 
 /** Queue consumers: Lambdas with an SQS event source (partial batch responses). */

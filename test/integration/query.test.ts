@@ -1,0 +1,224 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, slug, token } from './helpers.js';
+
+let admin: string;
+let alice: string;
+
+const tablePath = (c: string, s: string, t: string) => `/api/metastore/catalogs/${c}/schemas/${s}/tables/${t}`;
+const acceptPath = (c: string, s: string, t: string) => `/api/metastore/classify/${c}/${s}/${t}/accept`;
+
+interface Column {
+  name: string;
+  type: string;
+}
+
+const TABLES: Record<string, Column[]> = {
+  orders: [
+    { name: 'order_id', type: 'bigint' },
+    { name: 'customer_id', type: 'bigint' },
+    { name: 'status', type: 'varchar(20)' },
+    { name: 'amount', type: 'decimal(10,2)' },
+    { name: 'created_at', type: 'timestamp(3)' },
+  ],
+  customers: [
+    { name: 'customer_id', type: 'bigint' },
+    { name: 'country', type: 'varchar' },
+    { name: 'signup_date', type: 'date' },
+  ],
+  payments: [
+    { name: 'payment_id', type: 'bigint' },
+    { name: 'customer_id', type: 'bigint' },
+    { name: 'method', type: 'char(8)' },
+    { name: 'fee', type: 'double' },
+  ],
+};
+
+interface Suggestion {
+  suggestion_id: string;
+  domain: string;
+  question: string;
+  sql: string;
+  tables: string[];
+}
+
+/** The double-quoted identifiers of a SQL statement, unquoted. */
+function quotedIdentifiers(sql: string): string[] {
+  return [...sql.matchAll(/"((?:[^"]|"")*)"/g)].map((m) => m[1]!.replaceAll('""', '"'));
+}
+
+/** A small tokenizer: one SELECT, balanced quotes and parentheses, no semicolon. */
+function tokenize(sql: string): string[] {
+  const tokens: string[] = [];
+  let depth = 0;
+  let i = 0;
+  while (i < sql.length) {
+    const ch = sql[i]!;
+    if (/\s/.test(ch)) {
+      i += 1;
+    } else if (ch === '"' || ch === "'") {
+      let j = i + 1;
+      for (;;) {
+        if (j >= sql.length) throw new Error(`unterminated quote in ${sql}`);
+        if (sql[j] === ch) {
+          if (sql[j + 1] === ch) j += 2;
+          else break;
+        } else j += 1;
+      }
+      tokens.push(sql.slice(i, j + 1));
+      i = j + 1;
+    } else if (ch === '(' || ch === ')') {
+      depth += ch === '(' ? 1 : -1;
+      if (depth < 0) throw new Error(`unbalanced parentheses in ${sql}`);
+      tokens.push(ch);
+      i += 1;
+    } else if (ch === ';') {
+      throw new Error(`semicolon in ${sql}`);
+    } else if (/[A-Za-z0-9_]/.test(ch)) {
+      const m = /^[A-Za-z0-9_]+/.exec(sql.slice(i))!;
+      tokens.push(m[0]);
+      i += m[0].length;
+    } else if (/[.,*=<>]/.test(ch)) {
+      tokens.push(ch);
+      i += 1;
+    } else {
+      throw new Error(`unexpected ${ch} in ${sql}`);
+    }
+  }
+  if (depth !== 0) throw new Error(`unbalanced parentheses in ${sql}`);
+  return tokens;
+}
+
+let domain: string;
+let catalog: string;
+const schema = 'sales';
+
+beforeAll(async () => {
+  admin = await token('query-admin', { roles: ['admin'] });
+  alice = await token('alice');
+  domain = slug('domain');
+  catalog = slug('cat');
+  const created = await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name: domain } });
+  expect(created.status, created.text).toBe(201);
+  for (const [table, columns] of Object.entries(TABLES)) {
+    const res = await api(tablePath(catalog, schema, table), {
+      method: 'PUT',
+      token: admin,
+      body: { description: `The ${table}`, domain, columns },
+    });
+    expect(res.status, res.text).toBe(200);
+  }
+  // A table outside the domain, with the same shared key: never suggested.
+  const other = await api(tablePath(catalog, schema, 'refunds'), {
+    method: 'PUT',
+    token: admin,
+    body: { columns: [{ name: 'customer_id', type: 'bigint' }] },
+  });
+  expect(other.status, other.text).toBe(200);
+  // A glossary term on the orders table.
+  const term = slug('Revenue');
+  const accepted = await api(acceptPath(catalog, schema, 'orders'), {
+    method: 'POST',
+    token: alice,
+    body: { table: { new_glossary_terms: [{ term_name: term }] }, columns: [] },
+  });
+  expect(accepted.status, accepted.text).toBe(200);
+});
+
+function checkSuggestions(list: Suggestion[]) {
+  const known = new Map(Object.entries(TABLES).map(([t, cols]) => [t, new Set(cols.map((c) => c.name))]));
+  for (const table of Object.keys(TABLES)) {
+    expect(list.some((s) => s.tables.includes(`${catalog}.${schema}.${table}`))).toBe(true);
+  }
+  for (const s of list) {
+    expect(s.domain).toBe(domain);
+    expect(s.suggestion_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(s.question).toMatch(/\?$/);
+    const tokens = tokenize(s.sql);
+    expect(tokens[0]).toBe('SELECT');
+    expect(tokens.filter((t) => t === 'SELECT')).toHaveLength(1);
+    // Every table named is one of the domain's; every other quoted identifier is a column of them.
+    const tables = s.tables.map((t) => t.split('.')[2]!);
+    for (const t of tables) expect(known.has(t)).toBe(true);
+    const columns = new Set(tables.flatMap((t) => [...known.get(t)!]));
+    for (const id of quotedIdentifiers(s.sql)) {
+      expect([catalog, schema, ...tables, ...columns], `${id} in ${s.sql}`).toContain(id);
+    }
+    expect(s.sql).not.toContain('refunds');
+  }
+}
+
+describe('suggested questions (E12)', () => {
+  it('suggests runnable SQL over the real columns of each table of the domain, by GET and POST', async () => {
+    const get = await api<Suggestion[]>(`/api/query/suggest/${domain}`, { token: alice });
+    expect(get.status, get.text).toBe(200);
+    checkSuggestions(get.body);
+
+    const post = await api<Suggestion[]>('/api/query/suggest', { method: 'POST', token: alice, body: { domain } });
+    expect(post.status, post.text).toBe(200);
+    expect(post.body).toEqual(get.body);
+
+    const kinds = get.body.map((s) => s.sql);
+    expect(kinds).toContain(`SELECT COUNT(*) AS row_count FROM "${catalog}"."sales"."orders"`);
+    expect(kinds).toContain(`SELECT * FROM "${catalog}"."sales"."orders" ORDER BY "created_at" DESC LIMIT 10`);
+    expect(kinds).toContain(
+      `SELECT "status", COUNT(*) AS row_count FROM "${catalog}"."sales"."orders" GROUP BY "status" ORDER BY COUNT(*) DESC LIMIT 10`,
+    );
+    expect(kinds).toContain(`SELECT SUM("amount") AS total FROM "${catalog}"."sales"."orders"`);
+    const joins = get.body.filter((s) => s.tables.length === 2);
+    expect(joins.length).toBeGreaterThanOrEqual(1);
+    expect(joins.every((s) => s.sql.includes('"customer_id"'))).toBe(true);
+    // Sorted by table name: customers, orders, payments.
+    const firstTables = get.body.map((s) => s.tables[0]!.split('.')[2]);
+    expect(firstTables).toEqual([...firstTables].sort());
+    // The glossary term of the orders table is mentioned.
+    expect(get.body.some((s) => s.tables[0]!.endsWith('.orders') && /glossary term: Revenue-/.test(s.question))).toBe(
+      true,
+    );
+  });
+
+  it('gives the same ids for the same domain state', async () => {
+    const first = await api<Suggestion[]>(`/api/query/suggest/${domain}`, { token: alice });
+    const second = await api<Suggestion[]>(`/api/query/suggest/${domain}`, { token: alice });
+    expect(first.status).toBe(200);
+    expect(second.body.map((s) => s.suggestion_id)).toEqual(first.body.map((s) => s.suggestion_id));
+    expect(new Set(first.body.map((s) => s.suggestion_id)).size).toBe(first.body.length);
+  });
+
+  it('answers an empty list for a domain without tables', async () => {
+    const empty = slug('domain');
+    expect((await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name: empty } })).status).toBe(
+      201,
+    );
+    const res = await api(`/api/query/suggest/${empty}`, { token: alice });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([]);
+  });
+
+  it('answers 404 for an unknown domain', async () => {
+    const get = await api(`/api/query/suggest/${slug('none')}`, { token: alice });
+    expect(get.status).toBe(404);
+    expect(get.body).toEqual({ error: expect.any(String), code: 404 });
+    const post = await api('/api/query/suggest', { method: 'POST', token: alice, body: { domain: slug('none') } });
+    expect(post.status).toBe(404);
+  });
+
+  it('answers 401 without credentials', async () => {
+    expect((await api(`/api/query/suggest/${domain}`)).status).toBe(401);
+    expect((await api('/api/query/suggest', { method: 'POST', body: { domain } })).status).toBe(401);
+  });
+
+  it('answers 422 for a bad body', async () => {
+    const missing = await api('/api/query/suggest', { method: 'POST', token: alice, body: {} });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual([
+      [['body', 'domain'], 'missing'],
+    ]);
+    const extra = await api('/api/query/suggest', { method: 'POST', token: alice, body: { domain, limit: 3 } });
+    expect(extra.status).toBe(422);
+    expect(extra.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual([
+      [['body', 'limit'], 'extra_forbidden'],
+    ]);
+    const wrongType = await api('/api/query/suggest', { method: 'POST', token: alice, body: { domain: 7 } });
+    expect(wrongType.status).toBe(422);
+  });
+});
