@@ -1,10 +1,8 @@
+import { metadataCatalog } from '../../shared/adapters/metadata.js';
 import { z } from '@hono/zod-openapi';
-import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
-import { DataHubCatalog } from '../../shared/adapters/datahub.js';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { Runtime } from '../../shared/runtime.js';
 import {
   Document,
@@ -110,19 +108,6 @@ export function createDocumentsApp({ authenticator, service }: DocumentsDeps): S
       },
       async (c, { params, body, caller }) => c.json(await service.confirm(params.document_id, body, caller), 200),
     );
-}
-
-/**
- * The configured metadata catalog: built-in (DynamoDB) or DataHub — the same choice as
- * the metastore group's, kept here so this Lambda does not bundle the metastore adapters.
- */
-function metadataCatalog(runtime: Runtime): MetadataCatalog {
-  const { config } = runtime;
-  if (config.adapters.catalog === 'datahub') {
-    if (!config.datahub) throw new Error('CATALOG=datahub needs DATAHUB_GMS_URL and DATAHUB_TOKEN');
-    return new DataHubCatalog({ gmsUrl: config.datahub.gmsUrl, token: config.datahub.token });
-  }
-  return new BuiltinCatalog(runtime.db, runtime.tableName('catalog'));
 }
 
 /** The service wired to DynamoDB and the configured metadata catalog. */

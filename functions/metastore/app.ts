@@ -1,13 +1,8 @@
+import { metadataCatalog, metastore } from '../../shared/adapters/metadata.js';
 import { z } from '@hono/zod-openapi';
-import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
-import { BuiltinMetastore } from '../../shared/adapters/builtin-metastore.js';
-import { DataHubCatalog } from '../../shared/adapters/datahub.js';
-import { TrinoMetastore } from '../../shared/adapters/trino.js';
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { MetadataCatalog } from '../../shared/ports/catalog.js';
-import type { Metastore } from '../../shared/ports/metastore.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { documentService } from '../documents/app.js';
 import {
@@ -178,26 +173,6 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
       },
       async (c, { body }) => c.json(await service.createDomain(body), 201),
     );
-}
-
-/** The configured metastore: built-in (DynamoDB) or Trino. */
-export function metastore(runtime: Runtime): Metastore {
-  const { config } = runtime;
-  if (config.adapters.metastore === 'trino') {
-    if (!config.trino) throw new Error('METASTORE=trino needs TRINO_URL and TRINO_USER');
-    return new TrinoMetastore({ url: config.trino.url, user: config.trino.user });
-  }
-  return new BuiltinMetastore(runtime.db, runtime.tableName('metastore'));
-}
-
-/** The configured metadata catalog: built-in (DynamoDB) or DataHub. */
-export function metadataCatalog(runtime: Runtime): MetadataCatalog {
-  const { config } = runtime;
-  if (config.adapters.catalog === 'datahub') {
-    if (!config.datahub) throw new Error('CATALOG=datahub needs DATAHUB_GMS_URL and DATAHUB_TOKEN');
-    return new DataHubCatalog({ gmsUrl: config.datahub.gmsUrl, token: config.datahub.token });
-  }
-  return new BuiltinCatalog(runtime.db, runtime.tableName('catalog'));
 }
 
 /** The service wired to the configured metastore and catalog. */

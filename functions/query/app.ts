@@ -1,7 +1,7 @@
 import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
 import type { Runtime } from '../../shared/runtime.js';
-import { metadataCatalog, metastore } from '../metastore/app.js';
+import { metadataCatalog, metastore } from '../../shared/adapters/metadata.js';
 import { DomainParams, SuggestionList, SuggestRequest } from './schemas.js';
 import { QueryService } from './service.js';
 
