@@ -190,15 +190,10 @@ export class MigrationService {
   }
 
   private async withPassword(r: ConnectionRecord): Promise<WorkflowConnection> {
+    const { created_at: _created, updated_at: _updated, ...connection } = toConnection(r);
     return {
-      conn_id: r.conn_id,
-      conn_type: r.conn_type,
-      host: r.host,
-      port: r.port,
-      schema: r.schema,
-      login: r.login,
+      ...connection,
       password: r.password ? await this.box.open(r.password, connectionContext(r.conn_id)) : null,
-      extra: r.extra,
     };
   }
 }
