@@ -127,13 +127,15 @@ export const TABLES = {
   },
   /**
    * The built-in metadata catalog: tags, glossary terms and domains (`TAG` | `TERM` |
-   * `DOMAIN` / name) and each entity's annotations (`ENTITY#<urn>` / `META`).
+   * `DOMAIN` / name) and each entity's annotations (`ENTITY#<urn>` / `META`). Entity
+   * items carry `domain` once attached to one: the sparse `by_domain` index lists a
+   * domain's tables and documents (E12) without walking the metastore.
    */
   catalog: {
     id: 'catalog',
     partitionKey: S('pk'),
     sortKey: S('sk'),
-    indexes: [],
+    indexes: [{ name: 'by_domain', partitionKey: S('domain'), sortKey: S('pk') }],
   },
   /** Ingested documents and their enrichment; `pending_domain` while a new domain awaits creation. */
   documents: {

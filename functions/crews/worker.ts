@@ -1,8 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { OpenAiChatModel } from '../../shared/adapters/openai.js';
+import { configuredChatModel } from '../../shared/adapters/openai.js';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { secretValue } from '../../shared/aws/secrets-manager.js';
 import { sqsClient } from '../../shared/aws/sqs.js';
 import { logger } from '../../shared/logger.js';
 import { lambdaRuntimeFromEnv, type Runtime } from '../../shared/runtime.js';
@@ -50,18 +49,10 @@ export function createWorkerHandler(runner: CrewRunner, queue?: RunQueue): SqsHa
 
 /** The worker's composition root, shared by the Lambda and the local platform. */
 export function crewRunner(runtime: Runtime): CrewRunner {
-  const { config } = runtime;
-  const llmKeyArn = config.llm.apiKeyArn;
-  const llm = config.llm.baseUrl
-    ? new OpenAiChatModel({
-        baseUrl: config.llm.baseUrl,
-        model: config.llm.model,
-        apiKey: config.llm.apiKey ?? (llmKeyArn ? () => secretValue(config.region, llmKeyArn) : undefined),
-      })
-    : undefined;
+  const llm = configuredChatModel(runtime.config);
   return new CrewRunner(
     new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')),
-    new StepExecutor(new OutboundHttp(config.crewHttpAllowedHosts), llm),
+    new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), llm),
   );
 }
 

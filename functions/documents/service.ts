@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Forbidden, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
-import type { CatalogItem, EntityChange, MetadataCatalog } from '../../shared/ports/catalog.js';
+import { documentUrnOf, type CatalogItem, type EntityChange, type MetadataCatalog } from '../../shared/ports/catalog.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import {
@@ -17,7 +17,6 @@ import {
 import type { DocumentStore, WriteResult } from './store.js';
 
 /** The document's entity in the metadata catalog. */
-export const documentUrn = (id: string): string => `urn:li:document:${id}`;
 
 const valueError = (loc: (string | number)[], error: string, input: unknown): ValidationIssue => ({
   type: 'value_error',
@@ -58,7 +57,7 @@ export class DocumentService {
       subtype: req.subtype ?? null,
       status: 'uploading',
       enrichment_status: 'pending',
-      catalog_urn: documentUrn(id),
+      catalog_urn: documentUrnOf(id),
       extraction_warning: null,
       suggested_summary: null,
       error: null,

@@ -2,6 +2,7 @@ import type { Authenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
 import type { Runtime } from '../../shared/runtime.js';
 import { metadataCatalog, metastore } from '../../shared/adapters/metadata.js';
+import { configuredChatModel } from '../../shared/adapters/openai.js';
 import { DomainParams, SuggestionList, SuggestRequest } from './schemas.js';
 import { QueryService } from './service.js';
 
@@ -46,7 +47,7 @@ export function createQueryApp({ authenticator, service }: QueryDeps): ServiceAp
 
 /** The service wired to the configured metastore and catalog. */
 export function queryService(runtime: Runtime): QueryService {
-  return new QueryService(metastore(runtime), metadataCatalog(runtime));
+  return new QueryService(metastore(runtime), metadataCatalog(runtime), configuredChatModel(runtime.config));
 }
 
 /** The composition root used by the Lambda handler and the local platform. */

@@ -1,31 +1,39 @@
 import { createHash } from 'node:crypto';
 import { NotFound } from '../../shared/http/errors.js';
-import type { EntityAnnotations, MetadataCatalog } from '../../shared/ports/catalog.js';
-import type { ColumnSchema, Metastore, TableSchema } from '../../shared/ports/metastore.js';
+import { logger } from '../../shared/logger.js';
+import { isDocumentUrn, type EntityAnnotations, type MetadataCatalog } from '../../shared/ports/catalog.js';
+import type { ChatModel } from '../../shared/ports/llm.js';
+import type { ColumnSchema, Metastore, TableRef, TableSchema } from '../../shared/ports/metastore.js';
 import type { Suggestion } from './schemas.js';
 
 /**
- * How many metastore tables one E12 call looks at to find a domain's tables.
- *
- * Current limitation: the catalog has no reverse lookup (domain → tables), and the
- * built-in metastore's table records do not carry the domain. So E12 walks the metastore
- * (catalogs → schemas → tables, sorted) and keeps the tables whose catalog entity names
- * the domain, looking at no more than this many tables and caching nothing. A domain
- * index (written when a table is registered) is future work; until then a domain's
- * tables beyond the first MAX_SCANNED_TABLES of the metastore are not suggested.
+ * At most this many tables of a domain are suggested on (the first by urn), which keeps
+ * the answer (about 4 questions a table) well under a Lambda's 6 MB response.
  */
-export const MAX_SCANNED_TABLES = 2000;
+export const MAX_DOMAIN_TABLES = 1000;
 /** At most this many join questions per answer (one per pair of tables sharing a key). */
 export const MAX_JOINS = 50;
+/** At most this many questions go to the model for rephrasing (the rest keep their wording). */
+export const MAX_REPHRASED = 100;
+/** A model slower than this is not waited for: the deterministic wording is answered. */
+export const REPHRASE_TIMEOUT_MS = 8_000;
+/** How much of a document summary a question quotes. */
+const EXCERPT_LENGTH = 160;
 
 /** The question kinds, in the order they are listed for a table. */
-const KINDS = ['row_count', 'recent_rows', 'top_values', 'sum', 'join'] as const;
+const KINDS = ['row_count', 'overview', 'recent_rows', 'top_values', 'sum', 'join'] as const;
 type Kind = (typeof KINDS)[number];
 
 /** A table of the domain: its schema (real columns) and its catalog annotations. */
 export interface DomainTable {
   readonly schema: TableSchema;
   readonly entity: EntityAnnotations;
+}
+
+/** A document of the domain with the summary its enrichment confirmed. */
+export interface DomainDocument {
+  readonly urn: string;
+  readonly summary: string;
 }
 
 /** A double-quoted SQL identifier (a `"` inside is doubled). */
@@ -68,15 +76,48 @@ const byTable = (a: DomainTable, b: DomainTable): number =>
   compareStrings(a.schema.catalog, b.schema.catalog) ||
   compareStrings(a.schema.schema, b.schema.schema);
 
-/** " (glossary term: X)" when the table's entity has a glossary term. */
-const termNote = (entity: EntityAnnotations): string => {
-  const term = entity.glossary_terms[0];
+/** " (glossary term: X)" for the column's first glossary term, else the table's, else "". */
+const termNote = (entity: EntityAnnotations, column?: string): string => {
+  const term =
+    (column !== undefined ? entity.columns[column]?.glossary_terms[0] : undefined) ?? entity.glossary_terms[0];
   return term ? ` (glossary term: ${term})` : '';
 };
 
-/** Prefer columns that are not keys (summing or ranking ids says little), else none. */
-const firstNonKey = (columns: ColumnSchema[], test: (c: ColumnSchema) => boolean): ColumnSchema | undefined =>
-  columns.find((c) => test(c) && !isKeyLike(c));
+/**
+ * The first column passing `test` that is not a key (summing or ranking ids says little),
+ * preferring one the catalog gives a glossary term.
+ */
+const pickColumn = (table: DomainTable, test: (c: ColumnSchema) => boolean): ColumnSchema | undefined => {
+  const candidates = table.schema.columns.filter((c) => test(c) && !isKeyLike(c));
+  return candidates.find((c) => (table.entity.columns[c.name]?.glossary_terms.length ?? 0) > 0) ?? candidates[0];
+};
+
+/** The first sentence of a summary, at most EXCERPT_LENGTH characters, without double quotes. */
+export function excerpt(summary: string): string {
+  const text = summary.replace(/\s+/g, ' ').trim().replaceAll('"', "'");
+  const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
+  if (sentence.length <= EXCERPT_LENGTH) return sentence;
+  const cut = sentence.slice(0, EXCERPT_LENGTH - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${space > EXCERPT_LENGTH / 2 ? cut.slice(0, space) : cut}…`;
+}
+
+/** Whether a summary names the table: its name, singular, or with spaces for underscores, as whole words. */
+export function mentions(summary: string, table: string): boolean {
+  const name = table.toLowerCase();
+  const forms = new Set([name, name.replaceAll('_', ' ')]);
+  for (const form of [...forms]) if (form.length > 3 && form.endsWith('s')) forms.add(form.slice(0, -1));
+  const text = summary.toLowerCase();
+  return [...forms].some((form) => {
+    for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) {
+      const before = text[at - 1];
+      const after = text[at + form.length];
+      if ((before === undefined || !/[a-z0-9_]/.test(before)) && (after === undefined || !/[a-z0-9_]/.test(after)))
+        return true;
+    }
+    return false;
+  });
+}
 
 interface Draft {
   readonly kind: Kind;
@@ -85,7 +126,8 @@ interface Draft {
   readonly tables: string[];
 }
 
-function tableQuestions({ schema: t, entity }: DomainTable): Draft[] {
+function tableQuestions(table: DomainTable, document: DomainDocument | undefined): Draft[] {
+  const { schema: t, entity } = table;
   const from = qualifiedName(t);
   const name = t.table;
   const note = termNote(entity);
@@ -99,6 +141,23 @@ function tableQuestions({ schema: t, entity }: DomainTable): Draft[] {
     },
   ];
   const timestamp = t.columns.find(isTimestampLike);
+  const key = t.columns.find(isKeyLike);
+  if (document && (timestamp || key)) {
+    // A document of the domain describes this table: its overview quotes the summary.
+    const measures = [
+      'COUNT(*) AS row_count',
+      ...(timestamp
+        ? [`MIN(${quoteIdentifier(timestamp.name)}) AS earliest`, `MAX(${quoteIdentifier(timestamp.name)}) AS latest`]
+        : [`COUNT(DISTINCT ${quoteIdentifier(key!.name)}) AS distinct_keys`]),
+    ];
+    const scope = timestamp ? `over what period of ${timestamp.name}` : `for how many distinct ${key!.name} values`;
+    drafts.push({
+      kind: 'overview',
+      question: `A document of the domain says: "${excerpt(document.summary)}" How many ${name} rows are there, and ${scope}?`,
+      sql: `SELECT ${measures.join(', ')} FROM ${from}`,
+      tables,
+    });
+  }
   if (timestamp) {
     drafts.push({
       kind: 'recent_rows',
@@ -107,21 +166,21 @@ function tableQuestions({ schema: t, entity }: DomainTable): Draft[] {
       tables,
     });
   }
-  const text = firstNonKey(t.columns, (c) => isText(c) && !isTimestampLike(c));
+  const text = pickColumn(table, (c) => isText(c) && !isTimestampLike(c));
   if (text) {
     const col = quoteIdentifier(text.name);
     drafts.push({
       kind: 'top_values',
-      question: `What are the 10 most common values of ${text.name} in ${name}${note}?`,
+      question: `What are the 10 most common values of ${text.name} in ${name}${termNote(entity, text.name)}?`,
       sql: `SELECT ${col}, COUNT(*) AS row_count FROM ${from} GROUP BY ${col} ORDER BY COUNT(*) DESC LIMIT 10`,
       tables,
     });
   }
-  const numeric = firstNonKey(t.columns, (c) => isNumeric(c) && !isTimestampLike(c));
+  const numeric = pickColumn(table, (c) => isNumeric(c) && !isTimestampLike(c));
   if (numeric) {
     drafts.push({
       kind: 'sum',
-      question: `What is the total ${numeric.name} across all rows of ${name}${note}?`,
+      question: `What is the total ${numeric.name} across all rows of ${name}${termNote(entity, numeric.name)}?`,
       sql: `SELECT SUM(${quoteIdentifier(numeric.name)}) AS total FROM ${from}`,
       tables,
     });
@@ -152,14 +211,21 @@ function joinQuestion(a: DomainTable, b: DomainTable): Draft | undefined {
 
 /**
  * The deterministic suggestions for a domain's tables: per table (sorted by name) its
- * questions in kind order, a join question listed under the first table of its pair.
+ * questions in kind order, a join question listed under the first table of its pair. A
+ * table that a document summary of the domain names (the first such document by urn)
+ * gets an overview question quoting that summary.
  */
-export function suggestionsFor(domain: string, tables: readonly DomainTable[]): Suggestion[] {
+export function suggestionsFor(
+  domain: string,
+  tables: readonly DomainTable[],
+  documents: readonly DomainDocument[] = [],
+): Suggestion[] {
   const sorted = [...tables].sort(byTable);
   const suggestions: Suggestion[] = [];
   let joins = 0;
   sorted.forEach((table, i) => {
-    const drafts = tableQuestions(table);
+    const document = documents.find((d) => mentions(d.summary, table.schema.table));
+    const drafts = tableQuestions(table, document);
     for (const other of sorted.slice(i + 1)) {
       if (joins >= MAX_JOINS) break;
       const join = joinQuestion(table, other);
@@ -182,39 +248,142 @@ export function suggestionsFor(domain: string, tables: readonly DomainTable[]): 
   return suggestions;
 }
 
+/**
+ * The tables a dataset urn can name: `urn:li:dataset:(urn:li:dataPlatform:<p>,<c>.<s>.<t>,<env>)`.
+ * Names may hold dots, so every split of the name into three parts is a candidate (at
+ * most 10); the metastore says which exists.
+ */
+export function tableRefsOf(urn: string): TableRef[] {
+  const match = /^urn:li:dataset:\(urn:li:dataPlatform:[^,]+,(.+),[A-Za-z]+\)$/.exec(urn);
+  if (!match) return [];
+  const parts = match[1]!.split('.');
+  const refs: TableRef[] = [];
+  for (let i = 1; i < parts.length - 1 && refs.length < 10; i++) {
+    for (let j = i + 1; j < parts.length && refs.length < 10; j++) {
+      refs.push({
+        catalog: parts.slice(0, i).join('.'),
+        schema: parts.slice(i, j).join('.'),
+        table: parts.slice(j).join('.'),
+      });
+    }
+  }
+  return refs;
+}
+
+const refKey = (r: TableRef): string => JSON.stringify([r.catalog, r.schema, r.table]);
+
+const REPHRASE_SYSTEM =
+  'You rephrase suggested questions about data for business users. The user message is JSON: ' +
+  '{"domain", "questions": [{"i", "question", "sql"}]}. Rewrite each question in clear, natural English ' +
+  'so that its SQL still answers it exactly; keep table and column names recognisable. Answer only JSON: ' +
+  '{"questions": [{"i": <the same i>, "question": "<the new wording>"}]}.';
+
+/** The model's answer: new wordings by index; anything unusable is left out. */
+export function parseRephrasing(reply: string, count: number): Map<number, string> {
+  const body = reply.replace(/^\s*```(?:json)?\s*/i, '').replace(/\s*```\s*$/, '');
+  const wordings = new Map<number, string>();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return wordings;
+  }
+  const questions = (parsed as { questions?: unknown } | null)?.questions;
+  if (!Array.isArray(questions)) return wordings;
+  for (const entry of questions as { i?: unknown; question?: unknown }[]) {
+    const i = entry?.i;
+    const question = typeof entry?.question === 'string' ? entry.question.replace(/\s+/g, ' ').trim() : '';
+    if (
+      Number.isInteger(i) &&
+      (i as number) >= 0 &&
+      (i as number) < count &&
+      question.length > 0 &&
+      question.length <= 500
+    )
+      wordings.set(i as number, question);
+  }
+  return wordings;
+}
+
 /** E12: suggested questions over a domain's tables (API.md §12). */
 export class QueryService {
   constructor(
     private readonly metastore: Metastore,
     private readonly catalog: MetadataCatalog,
+    /** With a model, questions are rephrased by it (their SQL and ids unchanged). */
+    private readonly model?: ChatModel,
   ) {}
 
   async suggest(domain: string): Promise<Suggestion[]> {
     if (!(await this.catalog.getDomain(domain))) throw new NotFound(`No domain ${domain}`);
-    return suggestionsFor(domain, await this.domainTables(domain));
+    const { tables, documents } = await this.domainContents(domain);
+    const suggestions = suggestionsFor(domain, tables, documents);
+    return this.model ? this.rephrase(domain, suggestions, this.model) : suggestions;
   }
 
-  /** The domain's tables: see MAX_SCANNED_TABLES for how they are found and the limit. */
-  async domainTables(domain: string): Promise<DomainTable[]> {
-    const found: DomainTable[] = [];
-    let budget = MAX_SCANNED_TABLES;
-    for (const catalog of await this.metastore.listCatalogs()) {
-      for (const schema of (await this.metastore.listSchemas(catalog)) ?? []) {
-        if (budget <= 0) return found;
-        const names = ((await this.metastore.listTables(catalog, schema)) ?? []).slice(0, budget);
-        budget -= names.length;
-        const matches = await Promise.all(
-          names.map(async (table) => {
-            const entity = await this.catalog.getEntity(this.catalog.datasetUrn(catalog, schema, table));
-            if (entity.domain !== domain) return undefined;
-            const tableSchema = await this.metastore.getTable(catalog, schema, table);
-            return tableSchema ? { schema: tableSchema, entity } : undefined;
-          }),
-        );
-        for (const m of matches) if (m) found.push(m);
-      }
-      if (budget <= 0) return found;
+  /**
+   * What the catalog files under the domain: its tables (looked up in the metastore in
+   * one batch; an entity whose table the metastore no longer has is skipped) and its
+   * documents with a summary.
+   */
+  async domainContents(domain: string): Promise<{ tables: DomainTable[]; documents: DomainDocument[] }> {
+    const entities = await this.catalog.listDomainEntities(domain);
+    const documents = entities.flatMap((e) =>
+      isDocumentUrn(e.urn) && e.description?.trim() ? [{ urn: e.urn, summary: e.description }] : [],
+    );
+    const datasets = entities.filter((e) => !isDocumentUrn(e.urn));
+    if (datasets.length > MAX_DOMAIN_TABLES)
+      logger.warn('domain has more tables than E12 suggests on', {
+        domain,
+        tables: datasets.length,
+        MAX_DOMAIN_TABLES,
+      });
+    const candidates = datasets.slice(0, MAX_DOMAIN_TABLES).flatMap((entity) =>
+      tableRefsOf(entity.urn)
+        .filter((ref) => this.catalog.datasetUrn(ref.catalog, ref.schema, ref.table) === entity.urn)
+        .map((ref) => ({ ref, entity })),
+    );
+    const schemas = new Map(
+      (await this.metastore.getTables(candidates.map((c) => c.ref))).map((t) => [refKey(t), t] as const),
+    );
+    const tables = new Map<string, DomainTable>();
+    for (const { ref, entity } of candidates) {
+      const schema = schemas.get(refKey(ref));
+      if (schema && !tables.has(entity.urn)) tables.set(entity.urn, { schema, entity });
     }
-    return found;
+    return { tables: [...tables.values()], documents };
+  }
+
+  /** The model's wording for the first MAX_REPHRASED questions; on any failure, the deterministic one. */
+  private async rephrase(domain: string, suggestions: Suggestion[], model: ChatModel): Promise<Suggestion[]> {
+    const asked = suggestions.slice(0, MAX_REPHRASED);
+    if (asked.length === 0) return suggestions;
+    const started = performance.now();
+    try {
+      const reply = await model.complete(
+        {
+          system: REPHRASE_SYSTEM,
+          prompt: JSON.stringify({ domain, questions: asked.map((s, i) => ({ i, question: s.question, sql: s.sql })) }),
+        },
+        AbortSignal.timeout(REPHRASE_TIMEOUT_MS),
+      );
+      const wordings = parseRephrasing(reply, asked.length);
+      logger.info('suggestions rephrased', {
+        domain,
+        asked: asked.length,
+        rephrased: wordings.size,
+        duration_ms: Math.round(performance.now() - started),
+      });
+      return suggestions.map((s, i) => {
+        const question = wordings.get(i);
+        return question ? { ...s, question } : s;
+      });
+    } catch (err) {
+      logger.warn('the model did not rephrase the suggestions; answering the deterministic wording', {
+        domain,
+        error: err as Error,
+      });
+      return suggestions;
+    }
   }
 }

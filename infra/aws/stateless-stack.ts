@@ -53,8 +53,8 @@ const IDP_GROUPS: readonly GroupName[] = ['data-shares'];
 /** Groups that talk to the workflow engine (WORKFLOW, AIRFLOW_*): migration's E3 and E4. */
 const WORKFLOW_GROUPS: readonly GroupName[] = ['migration'];
 
-/** Functions that call the language model (crew `llm` steps). */
-const LLM_FUNCTIONS: readonly string[] = ['crews-worker'];
+/** Functions that call the language model (crew `llm` steps, E12's rephrasing). */
+const LLM_FUNCTIONS: readonly string[] = ['crews-worker', 'query'];
 
 /** Groups whose probes connect to the customer's hosts: the only ones placed in the stage's migrationVpc. */
 const VPC_GROUPS: readonly GroupName[] = ['migration'];
@@ -156,6 +156,7 @@ export class StatelessStack extends Stack {
           ...(usesIdp && idpEnvironment),
           ...(usesWorkflow && workflowEnvironment),
           ...(checksKeys && props.adminPsk && { DPM_ADMIN_PSK_ARN: props.adminPsk.secretArn }),
+          ...(LLM_FUNCTIONS.includes(group.name) && props.llmApiKey && { LLM_API_KEY_ARN: props.llmApiKey.secretArn }),
         },
       });
       // Least privilege: exactly what the group declares; the grants add the KMS actions they need.
@@ -171,6 +172,7 @@ export class StatelessStack extends Stack {
       if (usesIdp && keycloak) grantSecretValue(fn, props.keycloakAdminClientSecret!);
       if (usesWorkflow && airflow) grantSecretValue(fn, props.airflowPassword!);
       if (checksKeys && props.adminPsk) grantSecretValue(fn, props.adminPsk);
+      if (LLM_FUNCTIONS.includes(group.name) && props.llmApiKey) grantSecretValue(fn, props.llmApiKey);
 
       functions.set(group.name, fn);
       integrations.set(group.name, new HttpLambdaIntegration(`${constructId(group.name)}Integration`, fn.lambda));

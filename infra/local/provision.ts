@@ -1,8 +1,10 @@
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   DescribeTimeToLiveCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
@@ -55,6 +57,7 @@ export async function ensureTables(client: DynamoDBClient, stage: string): Promi
       await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: name });
     } catch (err) {
       if (!(err instanceof ResourceInUseException)) throw err;
+      await addMissingIndexes(client, name, indexes, attributes);
     }
     if (def.ttlAttribute) {
       const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
@@ -66,6 +69,46 @@ export async function ensureTables(client: DynamoDBClient, stage: string): Promi
           }),
         );
       }
+    }
+  }
+}
+
+/**
+ * A table kept from an earlier version of the service (the local data directory) gets the
+ * indexes added since: one UpdateTable per index, each waited for until ACTIVE (DynamoDB
+ * backfills it from the items already there). Nothing is dropped.
+ */
+async function addMissingIndexes(
+  client: DynamoDBClient,
+  name: string,
+  indexes: { IndexName: string; KeySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[] }[],
+  attributes: Map<string, 'S' | 'N'>,
+): Promise<void> {
+  const existing = new Set(
+    ((await client.send(new DescribeTableCommand({ TableName: name }))).Table?.GlobalSecondaryIndexes ?? []).map(
+      (ix) => ix.IndexName,
+    ),
+  );
+  for (const index of indexes) {
+    if (existing.has(index.IndexName)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+          AttributeName,
+          AttributeType,
+        })),
+        GlobalSecondaryIndexUpdates: [
+          { Create: { IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: { ProjectionType: 'ALL' } } },
+        ],
+      }),
+    );
+    for (let waited = 0; ; waited += 200) {
+      const table = (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
+      const status = table?.GlobalSecondaryIndexes?.find((ix) => ix.IndexName === index.IndexName)?.IndexStatus;
+      if (status === 'ACTIVE') break;
+      if (waited > 60_000) throw new Error(`index ${index.IndexName} of table ${name} did not become active`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
 }

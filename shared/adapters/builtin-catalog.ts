@@ -8,6 +8,7 @@ import {
 import { conditionally } from '../aws/errors.js';
 import {
   byName,
+  byUrn,
   datasetUrnOf,
   domainUrn,
   emptyAnnotations,
@@ -22,6 +23,9 @@ import {
 } from '../ports/catalog.js';
 
 type Kind = 'TAG' | 'TERM' | 'DOMAIN';
+
+/** The sparse index of entity items by their `domain` (infra/tables.ts). */
+const BY_DOMAIN = 'by_domain';
 
 const URNS: Record<Kind, (name: string) => string> = { TAG: tagUrn, TERM: glossaryTermUrn, DOMAIN: domainUrn };
 
@@ -95,28 +99,30 @@ export class BuiltinCatalog implements MetadataCatalog {
     const { Item } = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: entityKey(urn), ConsistentRead: true }),
     );
-    if (!Item) return emptyAnnotations(urn);
-    const columns: Record<string, { description: string | null; tags: string[]; glossary_terms: string[] }> = {};
-    const column = (name: string) => (columns[name] ??= { description: null, tags: [], glossary_terms: [] });
-    for (const [attribute, value] of Object.entries(Item)) {
-      if (!attribute.startsWith(COLUMN_PREFIX)) continue;
-      const colon = attribute.lastIndexOf(':');
-      const name = attribute.slice(COLUMN_PREFIX.length, colon);
-      const field = attribute.slice(colon + 1);
-      if (field === FIELDS.description) column(name).description = typeof value === 'string' ? value : null;
-      else if (field === FIELDS.tags) column(name).tags = sorted(value);
-      else if (field === FIELDS.terms) column(name).glossary_terms = sorted(value);
-    }
-    const ordered: Record<string, ColumnAnnotations> = {};
-    for (const name of Object.keys(columns).sort()) ordered[name] = columns[name]!;
-    return {
-      urn,
-      description: typeof Item.description === 'string' ? Item.description : null,
-      domain: typeof Item.domain === 'string' ? Item.domain : null,
-      tags: sorted(Item.tags),
-      glossary_terms: sorted(Item.terms),
-      columns: ordered,
-    };
+    return Item ? toAnnotations(urn, Item) : emptyAnnotations(urn);
+  }
+
+  /** One Query on the sparse `by_domain` index (eventually consistent), followed through its pages. */
+  async listDomainEntities(domain: string): Promise<EntityAnnotations[]> {
+    const entities: EntityAnnotations[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: BY_DOMAIN,
+          KeyConditionExpression: '#domain = :domain',
+          ExpressionAttributeNames: { '#domain': 'domain' },
+          ExpressionAttributeValues: { ':domain': domain },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        if (typeof item.urn === 'string') entities.push(toAnnotations(item.urn, item));
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return entities.sort(byUrn);
   }
 
   async annotate(urn: string, change: EntityChange): Promise<void> {
@@ -215,6 +221,31 @@ export class BuiltinCatalog implements MetadataCatalog {
 }
 
 const entityKey = (urn: string) => ({ pk: `ENTITY#${urn}`, sk: 'META' });
+
+/** The stored entity item as the port's annotations (columns sorted by name). */
+function toAnnotations(urn: string, item: Record<string, unknown>): EntityAnnotations {
+  const columns: Record<string, { description: string | null; tags: string[]; glossary_terms: string[] }> = {};
+  const column = (name: string) => (columns[name] ??= { description: null, tags: [], glossary_terms: [] });
+  for (const [attribute, value] of Object.entries(item)) {
+    if (!attribute.startsWith(COLUMN_PREFIX)) continue;
+    const colon = attribute.lastIndexOf(':');
+    const name = attribute.slice(COLUMN_PREFIX.length, colon);
+    const field = attribute.slice(colon + 1);
+    if (field === FIELDS.description) column(name).description = typeof value === 'string' ? value : null;
+    else if (field === FIELDS.tags) column(name).tags = sorted(value);
+    else if (field === FIELDS.terms) column(name).glossary_terms = sorted(value);
+  }
+  const ordered: Record<string, ColumnAnnotations> = {};
+  for (const name of Object.keys(columns).sort()) ordered[name] = columns[name]!;
+  return {
+    urn,
+    description: typeof item.description === 'string' ? item.description : null,
+    domain: typeof item.domain === 'string' ? item.domain : null,
+    tags: sorted(item.tags),
+    glossary_terms: sorted(item.terms),
+    columns: ordered,
+  };
+}
 
 function toItem(kind: Kind, item: Record<string, unknown>): CatalogItem {
   const name = String(item.sk);

@@ -1,6 +1,18 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { Unavailable } from '../http/errors.js';
-import { sortedNames, type ColumnSchema, type Metastore, type TableSchema } from '../ports/metastore.js';
+import {
+  sortedNames,
+  type ColumnSchema,
+  type Metastore,
+  type TableRef,
+  type TableSchema,
+} from '../ports/metastore.js';
 
 /** Key layout of the `metastore` table (infra/tables.ts). */
 const CATALOGS = 'CATALOG';
@@ -14,6 +26,21 @@ interface TableItem {
   description?: string | null;
   columns?: { name: string; type: string; description?: string | null }[];
 }
+
+/** BatchGetItem's limit, and how often unprocessed keys are asked again. */
+const BATCH_GET_KEYS = 100;
+const BATCH_GET_ATTEMPTS = 5;
+
+/** A stored table item as the port's schema. */
+const toSchema = (item: TableItem): TableSchema => ({
+  catalog: item.catalog,
+  schema: item.schema,
+  table: item.table,
+  description: item.description ?? null,
+  columns: (item.columns ?? []).map(
+    (c): ColumnSchema => ({ name: c.name, type: c.type, description: c.description ?? null }),
+  ),
+});
 
 /** Concurrent registrations in one schema touch the same catalog and schema items. */
 const TRANSACTION_ATTEMPTS = 4;
@@ -49,19 +76,32 @@ export class BuiltinMetastore implements Metastore {
     const out = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: tablesOf(catalog, schema), sk: table } }),
     );
-    if (!out.Item) return undefined;
-    const item = out.Item as TableItem;
-    return {
-      catalog,
-      schema,
-      table,
-      description: item.description ?? null,
-      columns: (item.columns ?? []).map((c): ColumnSchema => ({
-        name: c.name,
-        type: c.type,
-        description: c.description ?? null,
-      })),
-    };
+    return out.Item ? toSchema(out.Item as TableItem) : undefined;
+  }
+
+  /** BatchGetItem, 100 keys a call; keys DynamoDB leaves unprocessed are asked again after a pause. */
+  async getTables(refs: readonly TableRef[]): Promise<TableSchema[]> {
+    const found = new Map<string, TableSchema>();
+    const refKey = (r: TableRef) => JSON.stringify([r.catalog, r.schema, r.table]);
+    const unique = [...new Map(refs.map((r) => [refKey(r), r])).values()];
+    for (let i = 0; i < unique.length; i += BATCH_GET_KEYS) {
+      let keys: Record<string, unknown>[] = unique
+        .slice(i, i + BATCH_GET_KEYS)
+        .map((r) => ({ pk: tablesOf(r.catalog, r.schema), sk: r.table }));
+      for (let attempt = 1; keys.length > 0; attempt++) {
+        if (attempt > BATCH_GET_ATTEMPTS) throw new Unavailable('the metastore is throttling reads; try again');
+        if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        const out = await this.db.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys } } }),
+        );
+        for (const item of out.Responses?.[this.tableName] ?? []) {
+          const schema = toSchema(item as TableItem);
+          found.set(refKey(schema), schema);
+        }
+        keys = (out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+      }
+    }
+    return refs.flatMap((r) => found.get(refKey(r)) ?? []);
   }
 
   /** One transaction: the catalog and schema items upserted (other attributes kept), the table replaced. */

@@ -2,6 +2,7 @@ import { Unavailable } from '../http/errors.js';
 import { logger } from '../logger.js';
 import {
   byName,
+  byUrn,
   datasetUrnOf,
   domainUrn,
   emptyAnnotations,
@@ -75,6 +76,7 @@ const NAMED = 'urn name properties { name description }';
 const DOMAIN_FIELDS = 'urn properties { name description }';
 const TAGS = `tags { tag { ${NAMED} } }`;
 const TERMS = `terms { term { ${NAMED} } }`;
+const DATASET_FIELDS = `urn editableProperties { description } tags { ${TAGS} } glossaryTerms { ${TERMS} } domain { domain { ${DOMAIN_FIELDS} } } editableSchemaMetadata { editableSchemaFieldInfo { fieldPath description globalTags { ${TAGS} } glossaryTerms { ${TERMS} } } }`;
 
 const Q = {
   getTag: `query GetTag($urn: String!) { tag(urn: $urn) { ${NAMED} } }`,
@@ -85,7 +87,8 @@ const Q = {
   createDomain: `mutation CreateDomain($input: CreateDomainInput!) { createDomain(input: $input) }`,
   search: `query SearchEntities($input: SearchAcrossEntitiesInput!) { searchAcrossEntities(input: $input) { start count total searchResults { entity { urn type ... on Tag { name properties { name description } } ... on GlossaryTerm { name properties { name description } } } } } }`,
   listDomains: `query ListDomains($input: ListDomainsInput!) { listDomains(input: $input) { start count total domains { ${DOMAIN_FIELDS} } } }`,
-  getDataset: `query GetDataset($urn: String!) { dataset(urn: $urn) { urn editableProperties { description } tags { ${TAGS} } glossaryTerms { ${TERMS} } domain { domain { ${DOMAIN_FIELDS} } } editableSchemaMetadata { editableSchemaFieldInfo { fieldPath description globalTags { ${TAGS} } glossaryTerms { ${TERMS} } } } } }`,
+  getDataset: `query GetDataset($urn: String!) { dataset(urn: $urn) { ${DATASET_FIELDS} } }`,
+  domainDatasets: `query DomainDatasets($input: SearchAcrossEntitiesInput!) { searchAcrossEntities(input: $input) { start count total searchResults { entity { urn type ... on Dataset { ${DATASET_FIELDS} } } } } }`,
   addTags: `mutation AddTags($input: AddTagsInput!) { addTags(input: $input) }`,
   addTerms: `mutation AddTerms($input: AddTermsInput!) { addTerms(input: $input) }`,
   updateDescription: `mutation UpdateDescription($input: DescriptionUpdateInput!) { updateDescription(input: $input) }`,
@@ -180,28 +183,30 @@ export class DataHubCatalog implements MetadataCatalog {
 
   async getEntity(urn: string): Promise<EntityAnnotations> {
     const data = await this.graphql<{ dataset: DatasetAnswer | null }>(Q.getDataset, { urn });
-    const dataset = data.dataset;
-    if (!dataset) return emptyAnnotations(urn);
-    const columns: Record<string, ColumnAnnotations> = {};
-    const fields = [...(dataset.editableSchemaMetadata?.editableSchemaFieldInfo ?? [])].sort((a, b) =>
-      a.fieldPath < b.fieldPath ? -1 : a.fieldPath > b.fieldPath ? 1 : 0,
-    );
-    for (const field of fields) {
-      columns[field.fieldPath] = {
-        description: field.description ?? null,
-        tags: tagNames(field.globalTags),
-        glossary_terms: termNames(field.glossaryTerms),
-      };
+    return data.dataset ? datasetAnnotations(urn, data.dataset) : emptyAnnotations(urn);
+  }
+
+  /** The datasets DataHub's search finds in the domain (the `domains` filter), page by page. */
+  async listDomainEntities(domain: string): Promise<EntityAnnotations[]> {
+    const entities: EntityAnnotations[] = [];
+    const filter = [{ and: [{ field: 'domains', condition: 'EQUAL', values: [domainUrn(domain)] }] }];
+    for (let start = 0; ;) {
+      const data = await this.graphql<{
+        searchAcrossEntities: {
+          start: number;
+          count: number;
+          total: number;
+          searchResults: { entity: DatasetAnswer & { type: string } }[];
+        } | null;
+      }>(Q.domainDatasets, { input: { types: ['DATASET'], query: '*', start, count: PAGE, orFilters: filter } });
+      const page = data.searchAcrossEntities;
+      if (!page) break;
+      for (const { entity } of page.searchResults) entities.push(datasetAnnotations(entity.urn, entity));
+      start += page.searchResults.length;
+      if (page.searchResults.length === 0 || start >= page.total) break;
     }
-    const domain = dataset.domain?.domain;
-    return {
-      urn,
-      description: dataset.editableProperties?.description ?? null,
-      domain: domain ? toItem(domain, 'urn:li:domain:').name : null,
-      tags: tagNames(dataset.tags),
-      glossary_terms: termNames(dataset.glossaryTerms),
-      columns,
-    };
+    // The search index may lag a setDomain: keep only what the entity itself says.
+    return entities.filter((e) => e.domain === domain).sort(byUrn);
   }
 
   async annotate(urn: string, change: EntityChange): Promise<void> {
@@ -347,6 +352,30 @@ function toItem(entity: Named, prefix: string): CatalogItem {
     name: entity.properties?.name || entity.name || id,
     urn: entity.urn,
     description: entity.properties?.description ?? null,
+  };
+}
+
+/** A dataset's editable annotations as the port's (columns sorted by field path). */
+function datasetAnnotations(urn: string, dataset: DatasetAnswer): EntityAnnotations {
+  const columns: Record<string, ColumnAnnotations> = {};
+  const fields = [...(dataset.editableSchemaMetadata?.editableSchemaFieldInfo ?? [])].sort((a, b) =>
+    a.fieldPath < b.fieldPath ? -1 : a.fieldPath > b.fieldPath ? 1 : 0,
+  );
+  for (const field of fields) {
+    columns[field.fieldPath] = {
+      description: field.description ?? null,
+      tags: tagNames(field.globalTags),
+      glossary_terms: termNames(field.glossaryTerms),
+    };
+  }
+  const domain = dataset.domain?.domain;
+  return {
+    urn,
+    description: dataset.editableProperties?.description ?? null,
+    domain: domain ? toItem(domain, 'urn:li:domain:').name : null,
+    tags: tagNames(dataset.tags),
+    glossary_terms: termNames(dataset.glossaryTerms),
+    columns,
   };
 }
 

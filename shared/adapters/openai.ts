@@ -1,3 +1,5 @@
+import { secretValue } from '../aws/secrets-manager.js';
+import type { Config } from '../config.js';
 import type { ChatModel } from '../ports/llm.js';
 
 /** The OpenAI chat-completions protocol: `POST {base}/chat/completions`. */
@@ -39,4 +41,18 @@ export class OpenAiChatModel implements ChatModel {
     if (!apiKey) return {};
     return { authorization: `Bearer ${typeof apiKey === 'string' ? apiKey : await apiKey()}` };
   }
+}
+
+/**
+ * The configured model (LLM_BASE_URL, LLM_MODEL, and LLM_API_KEY or, on AWS, the secret at
+ * LLM_API_KEY_ARN), or undefined when no model is configured.
+ */
+export function configuredChatModel(config: Config): ChatModel | undefined {
+  const { baseUrl, model, apiKey, apiKeyArn } = config.llm;
+  if (!baseUrl) return undefined;
+  return new OpenAiChatModel({
+    baseUrl,
+    model,
+    apiKey: apiKey ?? (apiKeyArn ? () => secretValue(config.region, apiKeyArn) : undefined),
+  });
 }

@@ -1,6 +1,7 @@
 import { Conflict, Unavailable } from '../http/errors.js';
 import { logger } from '../logger.js';
-import { sortedNames, type Metastore, type TableSchema } from '../ports/metastore.js';
+import { sortedNames, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';
+import { mapLimit } from '../concurrency.js';
 
 export interface TrinoSettings {
   /** The coordinator's base URL (`/v1/statement` is appended). */
@@ -44,6 +45,8 @@ interface QueryResults {
 /** Gateways in front of Trino answer these for a moment's trouble; the protocol says try again. */
 const RETRY_STATUSES = new Set([502, 503, 504]);
 const RETRY_ATTEMPTS = 3;
+/** Table lookups run concurrently against Trino. */
+const TABLE_LOOKUPS_IN_FLIGHT = 8;
 
 /**
  * The metastore is Trino, read over its client REST protocol: `POST /v1/statement` with
@@ -101,6 +104,12 @@ export class TrinoMetastore implements Metastore {
         description: typeof comment === 'string' ? comment : null,
       })),
     };
+  }
+
+  /** One information_schema query per table, a few at a time (Trino has no multi-table lookup that is cheaper). */
+  async getTables(refs: readonly TableRef[]): Promise<TableSchema[]> {
+    const tables = await mapLimit(refs, TABLE_LOOKUPS_IN_FLIGHT, (r) => this.getTable(r.catalog, r.schema, r.table));
+    return tables.filter((t): t is TableSchema => t !== undefined);
   }
 
   registerTable(_table: TableSchema): Promise<void> {

@@ -5,6 +5,13 @@ export interface ColumnSchema {
   readonly description: string | null;
 }
 
+/** Where a table lives. */
+export interface TableRef {
+  readonly catalog: string;
+  readonly schema: string;
+  readonly table: string;
+}
+
 /** A table's schema: where it lives, what it is, its columns in their order. */
 export interface TableSchema {
   readonly catalog: string;
@@ -28,6 +35,8 @@ export interface Metastore {
   /** undefined: unknown catalog or schema. */
   listTables(catalog: string, schema: string): Promise<string[] | undefined>;
   getTable(catalog: string, schema: string, table: string): Promise<TableSchema | undefined>;
+  /** The tables among `refs` that exist, in the order of `refs` (missing ones left out). */
+  getTables(refs: readonly TableRef[]): Promise<TableSchema[]>;
   /** Creates the catalog and schema when missing and replaces the table. */
   registerTable(table: TableSchema): Promise<void>;
 }

@@ -974,7 +974,7 @@ describe('stage with a bootstrap admin key', () => {
 });
 
 describe('stage with a model API key in Secrets Manager', () => {
-  it('lets only the crew worker read it, by ARN', () => {
+  it('lets only the functions that call the model (crew worker, E12) read it, by ARN', () => {
     const { stateful, stateless } = synthesize('dev', {
       stage: { llmApiKeySecret: true, llmBaseUrl: 'https://llm.example.com/v1' },
     });
@@ -987,8 +987,8 @@ describe('stage with a model API key in Secrets Manager', () => {
         actions(s).includes('secretsmanager:GetSecretValue'),
       );
       expect(env.LLM_API_KEY, fn.name).toBeUndefined();
-      if (fn.name === 'crews-worker') {
-        expect(env.LLM_API_KEY_ARN).toEqual(secretArn);
+      if (fn.name === 'crews-worker' || fn.name === 'query') {
+        expect(env.LLM_API_KEY_ARN, fn.name).toEqual(secretArn);
         expect(reads).toEqual([expect.objectContaining({ Resource: secretArn })]);
       } else {
         expect(env.LLM_API_KEY_ARN, fn.name).toBeUndefined();

@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
  * - `createTag` / `createGlossaryTerm` / `createDomain` with `{id, name, description}`,
  *   answering the new urn, or a GraphQL error when it exists already (as GMS does);
  * - `searchAcrossEntities(input: {types, query, start, count})` for TAG / GLOSSARY_TERM and
- *   `listDomains(input: {start, count})`, paged;
+ *   `listDomains(input: {start, count})`, paged; for DATASET (operation DomainDatasets)
+ *   with `orFilters` on the `domains` field, the datasets inlined (`... on Dataset`);
  * - `dataset(urn)` with editableProperties, tags, glossaryTerms, domain and
  *   editableSchemaMetadata (null for a dataset DataHub does not have);
  * - `addTags` / `addTerms` / `updateDescription` (optionally on a `subResource` of type
@@ -110,6 +111,29 @@ export async function startFakeDataHub(options: { token?: string } = {}): Promis
     terms: [...urns].map((urn) => ({ term: named(urn, state.terms.get(urn)!) })),
   });
 
+  const renderDataset = (urn: string, d: FakeDataset) => {
+    const domain = d.domain ? state.domains.get(d.domain) : undefined;
+    return {
+      urn,
+      editableProperties: d.description === null ? null : { description: d.description },
+      tags: d.tags.size ? tagsOf(d.tags) : null,
+      glossaryTerms: d.terms.size ? termsOf(d.terms) : null,
+      domain: domain
+        ? { domain: { urn: d.domain, properties: { name: domain.name, description: domain.description } } }
+        : null,
+      editableSchemaMetadata: d.editedFields.size
+        ? {
+            editableSchemaFieldInfo: [...d.editedFields].map(([fieldPath, f]) => ({
+              fieldPath,
+              description: f.description,
+              globalTags: f.tags.size ? tagsOf(f.tags) : null,
+              glossaryTerms: f.terms.size ? termsOf(f.terms) : null,
+            })),
+          }
+        : null,
+    };
+  };
+
   /** GMS's label validation: the entity, the field and every label must exist. */
   const target = (input: Record<string, unknown>): { dataset: FakeDataset; field: FakeField | undefined } => {
     const urn = String(input.resourceUrn);
@@ -191,28 +215,29 @@ export async function startFakeDataHub(options: { token?: string } = {}): Promis
     },
     GetDataset: ({ urn }) => {
       const d = state.datasets.get(String(urn));
-      if (!d) return { dataset: null };
-      const domain = d.domain ? state.domains.get(d.domain) : undefined;
+      return { dataset: d ? renderDataset(String(urn), d) : null };
+    },
+    DomainDatasets: ({ input }) => {
+      const i = input as { types?: string[]; orFilters?: { and: { field: string; values: string[] }[] }[] } & Record<
+        string,
+        unknown
+      >;
+      if (!i.types?.includes('DATASET')) throw new GraphqlError('DomainDatasets: expected types [DATASET]');
+      // GMS: a result matches when every criterion of one of the `orFilters` holds.
+      const matches = (d: FakeDataset) =>
+        !i.orFilters?.length ||
+        i.orFilters.some((f) =>
+          f.and.every((c) => {
+            if (c.field !== 'domains') throw new GraphqlError(`unsupported filter field ${c.field}`);
+            return d.domain !== null && c.values.includes(d.domain);
+          }),
+        );
+      const all = [...state.datasets]
+        .filter(([, d]) => matches(d))
+        .map(([urn, d]) => ({ ...renderDataset(urn, d), type: 'DATASET' }));
+      const { slice, ...rest } = page(all, i);
       return {
-        dataset: {
-          urn,
-          editableProperties: d.description === null ? null : { description: d.description },
-          tags: d.tags.size ? tagsOf(d.tags) : null,
-          glossaryTerms: d.terms.size ? termsOf(d.terms) : null,
-          domain: domain
-            ? { domain: { urn: d.domain, properties: { name: domain.name, description: domain.description } } }
-            : null,
-          editableSchemaMetadata: d.editedFields.size
-            ? {
-                editableSchemaFieldInfo: [...d.editedFields].map(([fieldPath, f]) => ({
-                  fieldPath,
-                  description: f.description,
-                  globalTags: f.tags.size ? tagsOf(f.tags) : null,
-                  glossaryTerms: f.terms.size ? termsOf(f.terms) : null,
-                })),
-              }
-            : null,
-        },
+        searchAcrossEntities: { ...rest, searchResults: slice.map((entity) => ({ entity, matchedFields: [] })) },
       };
     },
     AddTags: ({ input }) => {

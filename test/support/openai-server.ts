@@ -4,13 +4,35 @@ import type { AddressInfo } from 'node:net';
 /**
  * A local server that answers the OpenAI chat-completions protocol
  * (`POST /v1/chat/completions`), deterministically: the reply names the model and echoes
- * the last user message. A prompt containing "FAIL" gets a 500 error body.
+ * the last user message. A prompt containing "FAIL" gets a 500 error body. E12's
+ * rephrasing requests are answered as `rephrase` says.
  */
 export interface FakeModel {
   readonly baseUrl: string;
   readonly requests: { model: string; messages: { role: string; content: string }[]; authorization?: string }[];
   stop(): Promise<void>;
 }
+
+/**
+ * E12's rephrasing request (`{"domain", "questions": [{"i", "question", "sql"}]}`): every
+ * question reworded as "In plain words: <question>", in a ```json fence as models often
+ * answer. A domain containing "GARBLE" gets a reply that is not JSON.
+ */
+function rephrase(prompt: string): string {
+  const request = JSON.parse(prompt) as { domain: string; questions: { i: number; question: string }[] };
+  if (request.domain.includes('GARBLE')) return 'Here are some better questions!';
+  const questions = request.questions.map(({ i, question }) => ({ i, question: `In plain words: ${question}` }));
+  return '```json\n' + JSON.stringify({ questions }) + '\n```';
+}
+
+const completion = (model: string, content: string) => ({
+  id: 'chatcmpl-test',
+  object: 'chat.completion',
+  created: Math.floor(Date.now() / 1000),
+  model,
+  choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+});
 
 export async function startFakeModel(): Promise<FakeModel> {
   const requests: FakeModel['requests'] = [];
@@ -33,6 +55,10 @@ export async function startFakeModel(): Promise<FakeModel> {
         return;
       }
       const system = body.messages.find((m) => m.role === 'system')?.content;
+      if (system?.startsWith('You rephrase suggested questions')) {
+        res.end(JSON.stringify(completion(body.model, rephrase(prompt))));
+        return;
+      }
       res.end(
         JSON.stringify({
           id: 'chatcmpl-test',
