@@ -138,6 +138,38 @@ describe('built-in catalog entities', () => {
     expect(entity.columns.id).toEqual({ description: null, tags: [...tags].sort(), glossary_terms: [...tags].sort() });
   });
 
+  it("lists a domain's entities (tables and documents) from the by_domain index, following a domain move", async () => {
+    const c = catalog();
+    const [sales, hr] = [unique('Sales'), unique('HR')];
+    await c.createDomain(sales);
+    await c.createDomain(hr);
+    const schema = unique('s');
+    const urns = Array.from({ length: 30 }, (_, i) => c.datasetUrn('hive', schema, `t${i}`));
+    await Promise.all(urns.map((urn) => c.annotate(urn, { domain: sales, columns: { id: { description: 'key' } } })));
+    const doc = `urn:li:document:${randomUUID()}`;
+    await c.annotate(doc, { domain: sales, description: 'About orders' });
+    // Annotated without a domain: not in any domain's list.
+    await c.annotate(c.datasetUrn('hive', schema, 'loose'), { tags: ['x'] });
+    // Moved to another domain: leaves the first.
+    await c.annotate(urns[0]!, { domain: hr });
+
+    const entities = await c.listDomainEntities(sales);
+    expect(entities.map((e) => e.urn)).toEqual([...urns.slice(1), doc].sort());
+    expect(entities.find((e) => e.urn === doc)).toEqual({
+      urn: doc,
+      description: 'About orders',
+      domain: sales,
+      tags: [],
+      glossary_terms: [],
+      columns: {},
+    });
+    expect(entities.find((e) => e.urn === urns[1])?.columns).toEqual({
+      id: { description: 'key', tags: [], glossary_terms: [] },
+    });
+    expect((await c.listDomainEntities(hr)).map((e) => e.urn)).toEqual([urns[0]]);
+    expect(await c.listDomainEntities(unique('empty'))).toEqual([]);
+  });
+
   it('urns have the DataHub adapter’s format (platform dpm)', async () => {
     const c = catalog();
     const datahub = new DataHubCatalog({ gmsUrl: 'http://127.0.0.1:1', token: 't', platform: 'dpm' });

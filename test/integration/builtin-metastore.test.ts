@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { BuiltinMetastore } from '../../shared/adapters/builtin-metastore.js';
 import { documentClient } from '../../shared/aws/clients.js';
+import { mapLimit } from '../../shared/concurrency.js';
 import type { TableSchema } from '../../shared/ports/metastore.js';
 
 let db: DynamoDBDocumentClient;
@@ -88,6 +89,34 @@ describe('BuiltinMetastore', () => {
     const names = Array.from({ length: 12 }, (_, i) => `t${String(i).padStart(2, '0')}`);
     await Promise.all(names.map((name) => metastore.registerTable(table(catalog, 'sales', name))));
     expect(await metastore.listTables(catalog, 'sales')).toEqual(names);
+  });
+
+  it('reads 250 tables in batches of 100, leaving out the missing ones, in the order asked', async () => {
+    const catalog = uniqueCatalog();
+    await mapLimit(
+      Array.from({ length: 250 }, (_, i) => i),
+      8,
+      (i) => metastore.registerTable(table(catalog, 's', `t${i}`)),
+    );
+    const refs = [
+      { catalog, schema: 's', table: 'missing' },
+      ...Array.from({ length: 250 }, (_, i) => ({ catalog, schema: 's', table: `t${249 - i}` })),
+      { catalog, schema: 's', table: 't7' },
+    ];
+    const send = vi.spyOn(db, 'send');
+    try {
+      const tables = await metastore.getTables(refs);
+      expect(tables.map((t) => t.table)).toEqual([...refs.slice(1).map((r) => r.table)]);
+      expect(tables[0]).toEqual(table(catalog, 's', 't249'));
+      expect(send.mock.calls.map(([command]) => command.constructor.name)).toEqual([
+        'BatchGetCommand',
+        'BatchGetCommand',
+        'BatchGetCommand',
+      ]);
+    } finally {
+      send.mockRestore();
+    }
+    expect(await metastore.getTables([])).toEqual([]);
   });
 
   it('lists 1,050 tables of one schema completely with one paginated Query', async () => {

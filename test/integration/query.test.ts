@@ -222,3 +222,109 @@ describe('suggested questions (E12)', () => {
     expect(wrongType.status).toBe(422);
   });
 });
+
+describe('suggested questions: what the catalog knows of the domain', () => {
+  /** A domain with the given tables registered into it; returns its name and catalog. */
+  async function domainWith(label: string, tables: Record<string, Column[]>): Promise<{ name: string; cat: string }> {
+    const name = slug(label);
+    const cat = slug('cat');
+    expect((await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name } })).status).toBe(201);
+    for (const [table, columns] of Object.entries(tables)) {
+      const res = await api(tablePath(cat, schema, table), {
+        method: 'PUT',
+        token: admin,
+        body: { domain: name, columns },
+      });
+      expect(res.status, res.text).toBe(200);
+    }
+    return { name, cat };
+  }
+
+  it('quotes the summary of a confirmed document of the domain in an overview of the table it names', async () => {
+    const { name, cat } = await domainWith('docs', { orders: TABLES.orders!, customers: TABLES.customers! });
+    const doc = await api<{ id: string }>('/api/documents', {
+      method: 'POST',
+      token: alice,
+      body: { filename: 'orders-handbook.pdf', mime_type: 'application/pdf', size_bytes: 2048 },
+    });
+    expect(doc.status, doc.text).toBe(201);
+    const summary = 'Every order a customer places is recorded once. Refunds are kept elsewhere.';
+    const suggested = await api(`/api/documents/${doc.body.id}/suggestions`, {
+      method: 'PUT',
+      token: admin,
+      body: { suggested_summary: summary, suggested_tags: [], suggested_glossary_terms: [], suggested_domain: name },
+    });
+    expect(suggested.status, suggested.text).toBe(200);
+    const confirmed = await api(`/api/documents/${doc.body.id}/enrichment`, {
+      method: 'PATCH',
+      token: alice,
+      body: { domain: name },
+    });
+    expect(confirmed.status, confirmed.text).toBe(200);
+
+    const res = await api<Suggestion[]>(`/api/query/suggest/${name}`, { token: alice });
+    expect(res.status, res.text).toBe(200);
+    const overviews = res.body.filter((s) => s.sql.includes('MIN('));
+    // "order" and "customer" are both named: each table gets its overview.
+    expect(overviews.map((s) => s.sql)).toEqual([
+      `SELECT COUNT(*) AS row_count, MIN("signup_date") AS earliest, MAX("signup_date") AS latest FROM "${cat}"."sales"."customers"`,
+      `SELECT COUNT(*) AS row_count, MIN("created_at") AS earliest, MAX("created_at") AS latest FROM "${cat}"."sales"."orders"`,
+    ]);
+    expect(overviews[1]!.question).toContain('"Every order a customer places is recorded once."');
+    expect(overviews[1]!.question).not.toContain('Refunds');
+  });
+
+  it('names tables whose names hold dots, and drops a table moved to another domain', async () => {
+    const { name, cat } = await domainWith('dots', {
+      'v1.events': [
+        { name: 'event_id', type: 'bigint' },
+        { name: 'kind', type: 'varchar' },
+      ],
+      leaving: [{ name: 'id', type: 'bigint' }],
+    });
+    const other = slug('other');
+    expect((await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name: other } })).status).toBe(
+      201,
+    );
+    const moved = await api(tablePath(cat, schema, 'leaving'), {
+      method: 'PUT',
+      token: admin,
+      body: { domain: other, columns: [{ name: 'id', type: 'bigint' }] },
+    });
+    expect(moved.status, moved.text).toBe(200);
+
+    const res = await api<Suggestion[]>(`/api/query/suggest/${name}`, { token: alice });
+    expect(res.status, res.text).toBe(200);
+    expect(new Set(res.body.flatMap((s) => s.tables))).toEqual(new Set([`${cat}.sales.v1.events`]));
+    expect(res.body.map((s) => s.sql)).toContain(`SELECT COUNT(*) AS row_count FROM "${cat}"."sales"."v1.events"`);
+    const left = await api<Suggestion[]>(`/api/query/suggest/${other}`, { token: alice });
+    expect(left.body.map((s) => s.tables[0])).toEqual([`${cat}.sales.leaving`]);
+  });
+
+  it('words questions as the configured model rephrases them, keeping SQL and ids', async () => {
+    // The suite's platform has LLM_BASE_URL set: the fake model prefixes "In plain words: ".
+    const { name } = await domainWith('llm', { orders: TABLES.orders! });
+    const res = await api<Suggestion[]>(`/api/query/suggest/${name}`, { token: alice });
+    expect(res.status).toBe(200);
+    expect(res.body.length).toBeGreaterThan(1);
+    expect(
+      res.body.every(
+        (s) => s.question.startsWith('In plain words: How many') || s.question.startsWith('In plain words: What'),
+      ),
+    ).toBe(true);
+    expect(res.body.map((s) => s.sql)).toContain(
+      'SELECT SUM("amount") AS total FROM ' + res.body[0]!.sql.split('FROM ')[1],
+    );
+  });
+
+  it('falls back to the deterministic wording when the model fails or answers nonsense', async () => {
+    for (const label of ['GARBLE', 'FAIL']) {
+      const { name } = await domainWith(label, { orders: TABLES.orders! });
+      const res = await api<Suggestion[]>(`/api/query/suggest/${name}`, { token: alice });
+      expect(res.status, label).toBe(200);
+      expect(res.body.length).toBeGreaterThan(1);
+      expect(res.body.some((s) => s.question.startsWith('In plain words'))).toBe(false);
+      expect(res.body[0]!.question).toBe('How many rows does the orders table hold?');
+    }
+  });
+});

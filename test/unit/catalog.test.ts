@@ -159,6 +159,44 @@ describe('entities', () => {
     });
   });
 
+  it("lists a domain's datasets through a search filtered on the domain, page by page", async () => {
+    const c = catalog();
+    await c.createDomain('Sales');
+    await c.createDomain('HR');
+    await c.createGlossaryTerm('Order');
+    const urns = Array.from({ length: 230 }, (_, i) => c.datasetUrn('hive', 'sales', `t${String(i).padStart(3, '0')}`));
+    for (const urn of urns) datahub.addDataset(urn, ['id']);
+    const hr = c.datasetUrn('hive', 'hr', 'people');
+    datahub.addDataset(hr, ['id']);
+    for (const urn of urns) await c.annotate(urn, { domain: 'Sales' });
+    await c.annotate(urns[0]!, { glossaryTerms: ['Order'], columns: { id: { description: 'key' } } });
+    await c.annotate(hr, { domain: 'HR' });
+    datahub.requests.length = 0;
+
+    const entities = await c.listDomainEntities('Sales');
+    expect(entities.map((e) => e.urn)).toEqual([...urns].sort());
+    expect(entities[0]).toEqual({
+      urn: urns[0],
+      description: null,
+      domain: 'Sales',
+      tags: [],
+      glossary_terms: ['Order'],
+      columns: { id: { description: 'key', tags: [], glossary_terms: [] } },
+    });
+    const searches = datahub.requests.filter((r) => r.operation === 'DomainDatasets');
+    expect(searches).toHaveLength(3);
+    expect(searches[0]!.variables).toEqual({
+      input: {
+        types: ['DATASET'],
+        query: '*',
+        start: 0,
+        count: 100,
+        orFilters: [{ and: [{ field: 'domains', condition: 'EQUAL', values: ['urn:li:domain:Sales'] }] }],
+      },
+    });
+    expect(await c.listDomainEntities('Nobody')).toEqual([]);
+  });
+
   it('sends the bearer token on every call', async () => {
     const c = catalog();
     await c.createTag('x');

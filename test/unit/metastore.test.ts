@@ -123,6 +123,17 @@ describe('TrinoMetastore', () => {
     ]);
   });
 
+  it('reads several tables, leaving out the missing ones, in the order asked', async () => {
+    const tables = await metastore().getTables([
+      { catalog: 'iceberg', schema: 'lake', table: 'events' },
+      { catalog: 'hive', schema: 'sales', table: 'missing' },
+      { catalog: 'hive', schema: 'hr', table: 'people' },
+      { catalog: 'nope', schema: 'x', table: 'y' },
+    ]);
+    expect(tables.map((t) => `${t.catalog}.${t.schema}.${t.table}`)).toEqual(['iceberg.lake.events', 'hive.hr.people']);
+    expect(tables[1]!.columns).toEqual([{ name: 'name', type: 'varchar', description: null }]);
+  });
+
   it('answers undefined for a table without columns (unknown)', async () => {
     expect(await metastore().getTable('hive', 'sales', 'missing')).toBeUndefined();
     expect(await metastore().getTable('hive', 'nope', 'orders')).toBeUndefined();
