@@ -66,10 +66,15 @@ export class BuiltinMetastore implements Metastore {
     return this.names(schemasOf(catalog));
   }
 
+  /**
+   * One paginated Query. Tables exist only in an existing schema (registerTable writes
+   * both at once), so only an empty answer needs the schema's existence checked.
+   */
   async listTables(catalog: string, schema: string): Promise<string[] | undefined> {
-    // A schema item exists only under its catalog (registerTable writes both at once).
-    if (!(await this.exists(schemasOf(catalog), schema))) return undefined;
-    return this.names(tablesOf(catalog, schema));
+    const names = await this.names(tablesOf(catalog, schema));
+    if (names.length > 0) return names;
+    // A schema item exists only under its catalog.
+    return (await this.exists(schemasOf(catalog), schema)) ? [] : undefined;
   }
 
   async getTable(catalog: string, schema: string, table: string): Promise<TableSchema | undefined> {

@@ -139,6 +139,8 @@ describe('BuiltinMetastore', () => {
       expect(listed).toEqual(names);
       const commands = send.mock.calls.map(([command]) => command);
       expect(commands.some((c) => c instanceof ScanCommand)).toBe(false);
+      // Nothing but the Query's pages: a schema with tables needs no existence check.
+      expect(commands.every((c) => c instanceof QueryCommand)).toBe(true);
       const queries = commands.filter((c) => c instanceof QueryCommand);
       // A Query reads at most 1 MB of items (before projection): about 3.7 MB takes several pages,
       // each continuing the previous one on the same partition.
