@@ -56,6 +56,13 @@ export interface StageSettings {
    * whatever else the probes reach). Unset: the function runs outside any VPC.
    */
   readonly migrationVpc?: MigrationVpc;
+  /** The API's 5xx answers, in percent of its requests over 5 minutes, at which an alarm fires. */
+  readonly serverErrorAlarmPercent: number;
+  /**
+   * An existing SNS topic every alarm notifies (alarm and OK), by ARN. Unset: the alarms
+   * still exist and show in CloudWatch, but notify no one.
+   */
+  readonly alarmTopicArn?: string;
 }
 
 /** An existing VPC, by id (no lookup): privateSubnetIds spread across availabilityZones, in order. */
@@ -77,6 +84,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     tracing: false,
     eventsTtlDays: 30,
     crewHttpAllowedHosts: [],
+    serverErrorAlarmPercent: 10,
   },
   staging: {
     pointInTimeRecovery: true,
@@ -87,6 +95,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     tracing: true,
     eventsTtlDays: 30,
     crewHttpAllowedHosts: [],
+    serverErrorAlarmPercent: 5,
   },
   prod: {
     pointInTimeRecovery: true,
@@ -97,6 +106,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     tracing: true,
     eventsTtlDays: 30,
     crewHttpAllowedHosts: [],
+    serverErrorAlarmPercent: 1,
   },
 };
 

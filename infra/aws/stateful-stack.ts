@@ -1,8 +1,10 @@
 import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { type Alarm, Stats } from 'aws-cdk-lib/aws-cloudwatch';
+import { ALARM_PERIOD, stageAlarm } from './alarms.js';
 import {
   AttributeType,
   BillingMode,
+  Operation,
   ProjectionType,
   Table,
   TableEncryption,
@@ -42,6 +44,19 @@ export interface StatefulStackProps extends StackProps {
 const ATTRIBUTE_TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
 
 const attribute = (a: KeyAttribute): Attribute => ({ name: a.name, type: ATTRIBUTE_TYPES[a.type] });
+
+/** The DynamoDB operations the service makes (never a Scan): a throttle alarm watches each (at most 10 a math alarm). */
+const SERVICE_OPERATIONS = [
+  Operation.GET_ITEM,
+  Operation.PUT_ITEM,
+  Operation.UPDATE_ITEM,
+  Operation.DELETE_ITEM,
+  Operation.QUERY,
+  Operation.BATCH_GET_ITEM,
+  Operation.BATCH_WRITE_ITEM,
+  Operation.TRANSACT_WRITE_ITEMS,
+  Operation.TRANSACT_GET_ITEMS,
+];
 
 /** Data that outlives deployments: tables, queues, buckets, the key that encrypts them, DLQ alarms, secrets. */
 export class StatefulStack extends Stack {
@@ -91,6 +106,13 @@ export class StatefulStack extends Stack {
           projectionType: ProjectionType.ALL,
         });
       }
+      // Any throttled request (on-demand tables throttle only past their account limits or a hot key).
+      stageAlarm(this, `${key}ThrottleAlarm`, stage, {
+        name: `${def.id}-throttles`,
+        description: `Requests to ${physicalTableName(stage.name, def)} are throttled`,
+        metric: table.metricThrottledRequestsForOperations({ operations: SERVICE_OPERATIONS, period: ALARM_PERIOD }),
+        threshold: 1,
+      });
       tables[key] = table;
     }
     this.tables = tables;
@@ -114,17 +136,14 @@ export class StatefulStack extends Stack {
       deadLetterQueues[key] = deadLetterQueue;
       // Next to the queue it watches, so it survives stateless redeploys. No alarm action yet:
       // subscribe a topic here when the stage has somewhere to send it.
-      deadLetterAlarms[key] = new Alarm(this, `${key}DeadLetterDepthAlarm`, {
-        alarmName: `${deadLetterQueueName(stage.name, def)}-depth`,
-        alarmDescription: `Messages are waiting in ${deadLetterQueueName(stage.name, def)}`,
+      deadLetterAlarms[key] = stageAlarm(this, `${key}DeadLetterDepthAlarm`, stage, {
+        name: `${def.id}-dlq-depth`,
+        description: `Messages are waiting in ${deadLetterQueueName(stage.name, def)}`,
         metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period: Duration.minutes(5),
+          period: ALARM_PERIOD,
           statistic: Stats.MAXIMUM,
         }),
         threshold: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
       });
       queues[key] = new Queue(this, `${key}Queue`, {
         queueName: physicalQueueName(stage.name, def),

@@ -1,5 +1,6 @@
 import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { MathExpression, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import { HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -14,6 +15,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { GROUPS, WORKERS, type GroupDefinition, type GroupName, type WorkerDefinition } from '../groups.js';
 import { QUEUES, type BucketKey, type QueueKey, type TableKey } from '../tables.js';
+import { ALARM_PERIOD, stageAlarm } from './alarms.js';
 import { ServiceFunction } from './service-function.js';
 import { airflowSettings, keycloakSettings, migrationVpcSettings, type Stage } from './stages.js';
 
@@ -250,6 +252,30 @@ export class StatelessStack extends Stack {
       for (const path of group.exactPaths ?? []) {
         this.api.addRoutes({ path, methods: [HttpMethod.GET], integration });
       }
+    }
+
+    // The API's 5xx answers as a share of its requests; any throttled invocation of a function.
+    stageAlarm(this, 'ServerErrorRateAlarm', stage, {
+      name: 'api-5xx-rate',
+      description: `More than ${stage.serverErrorAlarmPercent}% of the API's answers are 5xx`,
+      metric: new MathExpression({
+        label: '5xx %',
+        expression: 'IF(requests > 0, 100 * errors / requests, 0)',
+        usingMetrics: {
+          errors: this.api.metricServerError({ period: ALARM_PERIOD, statistic: Stats.SUM }),
+          requests: this.api.metricCount({ period: ALARM_PERIOD, statistic: Stats.SUM }),
+        },
+        period: ALARM_PERIOD,
+      }),
+      threshold: stage.serverErrorAlarmPercent,
+    });
+    for (const [name, fn] of functions) {
+      stageAlarm(this, `${constructId(name)}ThrottleAlarm`, stage, {
+        name: `${name}-throttles`,
+        description: `Invocations of dpm-${stage.name}-${name} are throttled`,
+        metric: fn.lambda.metricThrottles({ period: ALARM_PERIOD, statistic: Stats.SUM }),
+        threshold: 1,
+      });
     }
 
     new CfnOutput(this, 'ApiUrl', { value: apiStage.url, description: `dpm ${stage.name} HTTP API` });

@@ -449,10 +449,87 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       },
     );
 
-    it('has exactly the crew-runs dead-letter alarm, at one message', () => {
-      const alarms = resources(stateful, 'AWS::CloudWatch::Alarm');
-      expect(alarms.map(([, a]) => a.Properties.AlarmName)).toEqual([`dpm-${name}-crew-runs-dlq-depth`]);
-      expect(alarms[0]![1].Properties.Threshold).toBe(1);
+    it('has the dead-letter alarms and one throttle alarm per table, and nothing else', () => {
+      const alarms = resources(stateful, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName as string);
+      expect(alarms.sort()).toEqual(
+        [
+          ...queueDefs.map((q) => `${deadLetterQueueName(name, q)}-depth`),
+          ...tableEntries.map(([, def]) => `dpm-${name}-${def.id}-throttles`),
+        ].sort(),
+      );
+    });
+
+    it.each(tableEntries.map(([key, def]) => [def.id, key] as const))(
+      'alarms on any throttled request to table %s, over every operation',
+      (id) => {
+        const [, alarm] = single(
+          resources(stateful, 'AWS::CloudWatch::Alarm').filter(
+            ([, a]) => a.Properties.AlarmName === `dpm-${name}-${id}-throttles`,
+          ),
+          `throttle alarm of ${id}`,
+        );
+        expect(alarm.Properties).toMatchObject({
+          Threshold: 1,
+          EvaluationPeriods: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          TreatMissingData: 'notBreaching',
+        });
+        const metrics = alarm.Properties.Metrics as { Id: string; Expression?: string; MetricStat?: any }[];
+        const stats = metrics.filter((m) => m.MetricStat);
+        expect(stats.length).toBeGreaterThan(5);
+        for (const m of stats) {
+          expect(m.MetricStat.Metric.Namespace).toBe('AWS/DynamoDB');
+          expect(m.MetricStat.Metric.MetricName).toBe('ThrottledRequests');
+          expect(m.MetricStat.Period).toBe(300);
+        }
+        expect(stats.map((m) => m.MetricStat.Metric.Dimensions.find((d: any) => d.Name === 'Operation').Value)).toEqual(
+          expect.arrayContaining(['GetItem', 'PutItem', 'Query', 'UpdateItem', 'TransactWriteItems', 'BatchGetItem']),
+        );
+      },
+    );
+
+    it("alarms when the API's 5xx answers pass the stage's share of its requests", () => {
+      const [, alarm] = single(
+        resources(stateless, 'AWS::CloudWatch::Alarm').filter(
+          ([, a]) => a.Properties.AlarmName === `dpm-${name}-api-5xx-rate`,
+        ),
+        '5xx alarm',
+      );
+      expect(alarm.Properties.Threshold).toBe(stageNamed(name).serverErrorAlarmPercent);
+      const metrics = alarm.Properties.Metrics as { Id: string; Expression?: string; MetricStat?: any }[];
+      expect(metrics.find((m) => m.Expression)?.Expression).toBe('IF(requests > 0, 100 * errors / requests, 0)');
+      const byId = Object.fromEntries(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, m.MetricStat]));
+      expect(byId.errors.Metric).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: '5xx' });
+      expect(byId.requests.Metric).toMatchObject({ Namespace: 'AWS/ApiGateway', MetricName: 'Count' });
+      for (const stat of [byId.errors, byId.requests]) {
+        expect(stat.Stat).toBe('Sum');
+        expect(stat.Period).toBe(300);
+        expect(stat.Metric.Dimensions).toEqual([{ Name: 'ApiId', Value: { Ref: expect.any(String) } }]);
+      }
+    });
+
+    it('alarms on any throttled invocation of each function', () => {
+      const alarms = resources(stateless, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+        (a.Properties.AlarmName as string).endsWith('-throttles'),
+      );
+      expect(alarms.map(([, a]) => a.Properties.AlarmName).sort()).toEqual(
+        functionDefs.map((fn) => `dpm-${name}-${fn.name}-throttles`).sort(),
+      );
+      for (const [, alarm] of alarms) {
+        expect(alarm.Properties).toMatchObject({
+          Namespace: 'AWS/Lambda',
+          MetricName: 'Throttles',
+          Statistic: 'Sum',
+          Period: 300,
+          Threshold: 1,
+        });
+      }
+    });
+
+    it('notifies no one unless the stage names an alarm topic', () => {
+      for (const t of [stateful, stateless])
+        for (const [, alarm] of resources(t, 'AWS::CloudWatch::Alarm'))
+          expect(alarm.Properties.AlarmActions).toBeUndefined();
     });
 
     it('sets the crew-runs queue to five receives', () => {
@@ -809,6 +886,23 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(granted.filter((a) => /^(dynamodb|sqs|kms|s3|secretsmanager):/.test(a))).toEqual([]);
     });
 
+    it('grants no service-wide wildcard action (dynamodb:*, *) and no action on every resource', () => {
+      for (const { name: fn } of functionDefs) {
+        for (const s of statementsOf(fn)) {
+          expect(
+            actions(s).filter((a) => a === '*' || a.endsWith(':*')),
+            fn,
+          ).toEqual([]);
+          // The only resource-less actions are CloudWatch/X-Ray telemetry writes, which have no resource.
+          if (resourcesOf(s).includes('*'))
+            expect(
+              actions(s).every((a) => /^(xray|cloudwatch|logs):/.test(a)),
+              `${fn}: ${actions(s)}`,
+            ).toBe(true);
+        }
+      }
+    });
+
     it('never grants DynamoDB, SQS, S3, KMS or Secrets Manager on every resource', () => {
       for (const { name: fn } of functionDefs) {
         for (const s of statementsOf(fn)) {
@@ -1096,6 +1190,22 @@ describe('airflow stage with a migration VPC', () => {
       synthesize('dev', { stage: { ...airflow, migrationVpc: { ...airflow.migrationVpc, privateSubnetIds: [] } } }),
     ).toThrow(/^stage "dev" has a migrationVpc with no privateSubnetIds$/);
   });
+});
+
+describe('stage with an alarm topic', () => {
+  it('has every alarm of both stacks notify it, on alarm and back to OK', () => {
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:dpm-alarms';
+    const { stateful, stateless } = synthesize('prod', { stage: { alarmTopicArn: arn } });
+    const alarms = [
+      ...resources(stateful, 'AWS::CloudWatch::Alarm'),
+      ...resources(stateless, 'AWS::CloudWatch::Alarm'),
+    ];
+    expect(alarms.length).toBeGreaterThan(10);
+    for (const [, alarm] of alarms) {
+      expect(alarm.Properties.AlarmActions, alarm.Properties.AlarmName).toEqual([arn]);
+      expect(alarm.Properties.OKActions, alarm.Properties.AlarmName).toEqual([arn]);
+    }
+  }, 60_000);
 });
 
 describe('stage record', () => {
