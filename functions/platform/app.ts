@@ -6,6 +6,12 @@ export const HealthResponse = z
   .object({ status: z.literal('ok'), version: z.string(), build_number: z.string() })
   .openapi('HealthResponse');
 
+/**
+ * The Swagger UI the /docs page loads from the CDN, pinned (an unpinned URL would follow
+ * every new major). Kept equal to the `swagger-ui-dist` devDependency the docs test serves.
+ */
+export const SWAGGER_UI_VERSION = '5.35.0';
+
 export interface PlatformDeps {
   readonly version: string;
   readonly buildNumber: string;
@@ -48,6 +54,9 @@ export function createPlatformApp({ version, buildNumber, document }: PlatformDe
     tags: ['platform'],
     responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
   });
-  app.get('/docs', swaggerUI({ url: '/openapi.json', title: 'Data Platform Management Service' }));
+  app.get(
+    '/docs',
+    swaggerUI({ url: '/openapi.json', title: 'Data Platform Management Service', version: SWAGGER_UI_VERSION }),
+  );
   return app;
 }

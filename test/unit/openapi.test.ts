@@ -35,3 +35,40 @@ describe('the committed OpenAPI document', () => {
     );
   });
 });
+
+describe('the routes the apps serve', () => {
+  it('are exactly the operations of the OpenAPI document', async () => {
+    const { serviceApps } = await import('../../functions/apps.js');
+    const { loadConfig } = await import('../../shared/config.js');
+    const { createRuntime } = await import('../../shared/runtime.js');
+    const served = new Set<string>();
+    for (const app of Object.values(serviceApps(createRuntime(loadConfig({}))))) {
+      for (const route of app.routes) {
+        // Middleware (`use`) registers ALL routes; an endpoint is one method on one path.
+        if (route.method === 'ALL') continue;
+        served.add(`${route.method.toLowerCase()} ${route.path.replaceAll(/:(\w+)/g, '{$1}')}`);
+      }
+    }
+    const doc = generatedDocument() as { paths: Record<string, Record<string, unknown>> };
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((m) => ['get', 'put', 'post', 'delete', 'patch'].includes(m))
+          .map((m) => `${m} ${path}`),
+      ),
+    );
+    expect(served.size).toBeGreaterThan(30);
+    expect([...served].filter((r) => !documented.has(r)), 'served but not in /openapi.json').toEqual([]);
+    expect([...documented].filter((r) => !served.has(r)), 'in /openapi.json but not served').toEqual([]);
+  });
+});
+
+describe('the /docs page', () => {
+  it('loads the Swagger UI version the docs test serves (the swagger-ui-dist devDependency)', async () => {
+    const { SWAGGER_UI_VERSION } = await import('../../functions/platform/app.js');
+    const dist = JSON.parse(
+      readFileSync(new URL('../../node_modules/swagger-ui-dist/package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect(SWAGGER_UI_VERSION).toBe(dist.version);
+  });
+});
