@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { GROUPS } from '../../infra/groups.js';
+import { GROUPS, WORKERS } from '../../infra/groups.js';
 
 /** Same esbuild settings as ServiceFunction's NodejsFunction bundling (infra/aws/service-function.ts). */
 const LAMBDA_BUILD = {
@@ -72,6 +72,6 @@ export async function measureBundles(root: string): Promise<{ baseline: BundleFi
   };
   const baseline = await one('baseline (Hono + DynamoDB document client)', baselineSource);
   const groups: BundleFigure[] = [];
-  for (const g of GROUPS) groups.push(await one(g.name, join(root, g.entry)));
+  for (const g of [...GROUPS, ...WORKERS]) groups.push(await one(g.name, join(root, g.entry)));
   return { baseline, groups };
 }
