@@ -142,6 +142,9 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
     case 'invalid_format':
       return [{ ...formatIssue(issue), loc, input }];
     case 'invalid_value': {
+      // zod reports a missing enum or literal field as a wrong value; pydantic as missing.
+      if (input === undefined)
+        return [{ type: 'missing', loc, msg: 'Field required', input: missingInput(source, raw, path) }];
       const values = issue.values as readonly unknown[];
       const expected = pyChoices(values);
       return [
@@ -245,7 +248,8 @@ export function toValidationIssues(issues: readonly Issue[], source: Source, raw
       const key = JSON.stringify(entry.loc);
       if (seen.has(key)) continue;
       seen.add(key);
-      out.push(entry);
+      // `input` is part of every entry: an absent value is None, never a dropped key.
+      out.push(entry.input === undefined ? { ...entry, input: null } : entry);
     }
   }
   // Never let a failed parse through unexplained: that would reach the handler.
@@ -349,13 +353,15 @@ export function jsonErrorPosition(text: string): number {
 }
 
 /** FastAPI's answer to a body that is not JSON: `json_invalid` at the error's position. */
-export function jsonInvalid(text: string, error: unknown): ValidationIssue {
-  const message = error instanceof Error ? error.message : String(error);
+export function jsonInvalid(text: string, _error: unknown): ValidationIssue {
+  // Never the parser's own message: V8's quotes the body around the error, and the body
+  // may hold write-only values (passwords, secret keys). Python's json says this much.
+  const position = jsonErrorPosition(text);
   return {
     type: 'json_invalid',
-    loc: ['body', jsonErrorPosition(text)],
+    loc: ['body', position],
     msg: 'JSON decode error',
     input: {},
-    ctx: { error: message },
+    ctx: { error: position >= text.length ? 'Unexpected end of input' : 'Expecting value' },
   };
 }

@@ -474,3 +474,27 @@ describe('json_invalid', () => {
     expect(jsonInvalid('{"a": 01}', parseError('{"a": 01}')).loc).toEqual(['body', 7]);
   });
 });
+
+describe('json_invalid', () => {
+  it('never quotes the body (it may hold write-only values)', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[QXZ][QXZ0-9]{7,39}$/), (secret) => {
+        for (const text of [
+          `{"password": ${secret}}`,
+          `{"password": "${secret}"`,
+          `{"a": 1,, "password": "${secret}"}`,
+        ]) {
+          let error: unknown;
+          try {
+            JSON.parse(text);
+          } catch (err) {
+            error = err;
+          }
+          expect(error, text).toBeInstanceOf(SyntaxError);
+          const shown = JSON.stringify(jsonInvalid(text, error));
+          expect(shown, text).not.toContain(secret.slice(0, 6));
+        }
+      }),
+    );
+  });
+});
