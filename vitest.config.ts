@@ -22,6 +22,16 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        test: {
+          // Reads what the integration run recorded (its exchanges and the service log),
+          // so it runs after the other projects: groups run from the lowest groupOrder up.
+          name: 'hygiene',
+          include: ['test/hygiene/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
+          testTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -1,8 +1,10 @@
 import type { TestProject } from 'vitest/node';
 import type { JWK } from 'jose';
+import type { IntegrationRun } from '../hygiene/run-record.js';
 
 export const ADMIN_PSK = 'test-admin-key-0123456789abcdef';
 export const AUDIENCE = 'dpm-api';
+export const LLM_API_KEY = 'test-llm-key';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,6 +23,8 @@ declare module 'vitest' {
     logFile: string;
     llmBaseUrl: string;
     llmModel: string;
+    /** Given to the hygiene project when it runs in the same invocation (see below). */
+    integrationRun: IntegrationRun | undefined;
   }
 }
 
@@ -67,7 +71,7 @@ export default async function setup(project: TestProject) {
     CREW_HTTP_ALLOWED_HOSTS: '127.0.0.1,localhost',
     LLM_BASE_URL: model.baseUrl,
     LLM_MODEL: 'test-model',
-    LLM_API_KEY: 'test-llm-key',
+    LLM_API_KEY: LLM_API_KEY,
   });
   const platform = await startPlatform(config, { inMemory: true, retryDelaySeconds: 1 });
   project.provide('baseUrl', platform.baseUrl);
@@ -85,9 +89,27 @@ export default async function setup(project: TestProject) {
   project.provide('logFile', logFile);
   project.provide('llmBaseUrl', model.baseUrl);
   project.provide('llmModel', 'test-model');
+  // The secret hygiene check (test/hygiene) reads this run's records after the integration
+  // files: in the same invocation it gets them directly (this run, even if another run has
+  // since written the record file); on its own it reads the record file.
+  const { randomUUID } = await import('node:crypto');
+  const { finishRunRecord, writeRunRecord } = await import('../hygiene/run-record.js');
+  const run: IntegrationRun = {
+    runId: randomUUID(),
+    startedAt: new Date().toISOString(),
+    dataDir,
+    logFile,
+    secrets: [
+      { kind: 'admin-psk', value: ADMIN_PSK, source: 'DPM_ADMIN_PSK of the test platform' },
+      { kind: 'llm-api-key', value: LLM_API_KEY, source: 'LLM_API_KEY of the test platform' },
+    ],
+  };
+  writeRunRecord(run);
+  project.vitest.projects.find((p) => p.name === 'hygiene')?.provide('integrationRun', run);
   return async () => {
     await platform.stop();
     await idp.stop();
     await model.stop();
+    finishRunRecord(run.runId);
   };
 }

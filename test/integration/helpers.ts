@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { inject } from 'vitest';
+import { relative } from 'node:path';
+import { expect, inject } from 'vitest';
 import { KeyStore } from '../../shared/auth/key-store.js';
 import { documentClient } from '../../shared/aws/clients.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
+import { appendRecord, type RecordInput } from '../support/exchange-log.js';
 import { mintToken, type TokenOptions } from '../support/tokens.js';
 
 export const baseUrl = () => inject('baseUrl');
@@ -35,6 +37,15 @@ export async function api<T = any>(path: string, options: CallOptions = {}): Pro
   if (body !== undefined) headers['content-type'] ??= 'application/json';
   const res = await fetch(`${baseUrl()}${path}`, { method: options.method ?? 'GET', headers, body });
   const text = await res.text();
+  record({
+    type: 'exchange',
+    method: options.method ?? 'GET',
+    path,
+    request: { body, ...sentCredentials(headers) },
+    status: res.status,
+    responseHeaders: Object.fromEntries(res.headers),
+    responseText: text,
+  });
   let parsed: unknown = undefined;
   try {
     parsed = text ? JSON.parse(text) : undefined;
@@ -42,6 +53,27 @@ export async function api<T = any>(path: string, options: CallOptions = {}): Pro
     parsed = undefined;
   }
   return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** The credentials a call sent, however the test spelled the header names. */
+function sentCredentials(headers: Record<string, string>): { psk?: string; token?: string } {
+  const sent = new Headers(headers);
+  const bearer = /^Bearer\s+(.+)$/i.exec(sent.get('authorization') ?? '')?.[1];
+  return { psk: sent.get('authorization-psk') ?? undefined, token: bearer };
+}
+
+/** Where the current test stands, for the records of the secret hygiene check. */
+function caller(): { file: string; test: string | undefined } {
+  const state = expect.getState();
+  return { file: state.testPath ? relative(process.cwd(), state.testPath) : '?', test: state.currentTestName };
+}
+
+/**
+ * Every exchange (and every secret made outside the API) goes to the run's record, which
+ * test/hygiene/secret-hygiene.test.ts checks for leaked secrets after the run.
+ */
+function record(line: RecordInput): void {
+  appendRecord(inject('dataDir'), caller(), line);
 }
 
 /** A Bearer token for `name` from the test issuer. */
@@ -87,6 +119,7 @@ export async function insertKey(options: {
     valid_until_ms: options.validUntil ? Date.parse(options.validUntil) : Date.now() + 86_400_000,
     ...(options.deletedAt ? { deleted_at: options.deletedAt } : {}),
   });
+  record({ type: 'secret', kind: 'psk-secret', value: secret, source: 'insertKey()' });
   return { secret, hash };
 }
 
