@@ -1,0 +1,805 @@
+/**
+ * The authorization matrix: one row per endpoint the service serves (checked against the
+ * running platform's `/openapi.json`), one column per kind of caller, each cell the status
+ * that `/work/shared/API.md` gives that caller. Every cell is its own test, named
+ * "<METHOD> <path> [variant] › <caller>", so a failure names both.
+ *
+ * Columns (in the order of the `expect` strings below):
+ *   anonymous    no credentials
+ *   badPsk       a garbage `Authorization-PSK`
+ *   expiredPsk   a key past its `valid_until` (it belongs to an admin: expiry beats roles)
+ *   user         Bearer token, no roles; the owner of the row's resource
+ *   other        Bearer token, no roles; a second user who does not own the resource
+ *   approver     Bearer token, role `approver` (never the owner)
+ *   admin        Bearer token, role `admin`
+ *   userPsk      a valid pre-shared key created by `user` (acts as `user`, §8)
+ *   approverPsk  a valid pre-shared key created by `approver` with role `approver`
+ *   adminPsk     the bootstrap admin key (`DPM_ADMIN_PSK`)
+ *
+ * Contract rules the cells come from (API.md §1 "Authentication and roles" and the tables):
+ * only `/api/health/ping`, `/openapi.json` and `/docs` are open; 401 comes before anything
+ * else; `admin` may do everything that needs no identity-provider session but does not imply
+ * `approver`; approve and reject need role `approver` and a Bearer session (a key is never a
+ * session); approve also needs a second person (four-eyes); retire is `approver` or `admin`.
+ */
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { api, type ApiResponse, baseUrl, insertKey, slug, token } from './helpers.js';
+
+const CALLERS = [
+  'anonymous',
+  'badPsk',
+  'expiredPsk',
+  'user',
+  'other',
+  'approver',
+  'admin',
+  'userPsk',
+  'approverPsk',
+  'adminPsk',
+] as const;
+type Caller = (typeof CALLERS)[number];
+
+interface Auth {
+  token?: string;
+  psk?: string;
+}
+
+/** Unique identities for this file, so lists and ownership never mix with other files. */
+const run = randomUUID().slice(0, 8);
+const NAMES = {
+  user: `authz-user-${run}`,
+  other: `authz-other-${run}`,
+  approver: `authz-approver-${run}`,
+  admin: `authz-admin-${run}`,
+  setupApprover: `authz-setup-approver-${run}`,
+};
+
+const auth = {} as Record<Caller, Auth>;
+let setupAdmin: Auth;
+let setupApprover: Auth;
+
+beforeAll(async () => {
+  const dayAgo = new Date(Date.now() - 86_400_000).toISOString();
+  auth.anonymous = {};
+  auth.badPsk = { psk: `garbage-${randomUUID()}` };
+  auth.expiredPsk = {
+    psk: (await insertKey({ createdBy: NAMES.admin, roles: ['admin'], validUntil: dayAgo })).secret,
+  };
+  auth.user = { token: await token(NAMES.user) };
+  auth.other = { token: await token(NAMES.other) };
+  auth.approver = { token: await token(NAMES.approver, { roles: ['approver'] }) };
+  auth.admin = { token: await token(NAMES.admin, { roles: ['admin'] }) };
+  auth.userPsk = { psk: (await insertKey({ createdBy: NAMES.user })).secret };
+  auth.approverPsk = { psk: (await insertKey({ createdBy: NAMES.approver, roles: ['approver'] })).secret };
+  auth.adminPsk = { psk: inject('adminPsk') };
+  setupAdmin = auth.admin;
+  setupApprover = { token: await token(NAMES.setupApprover, { roles: ['approver'] }) };
+});
+
+// ---------------------------------------------------------------------------------------
+// Setup helpers: each creates what a row needs, through the API, as the resource's owner
+// (`user`) or an admin, and fails loudly if the setup itself does not work.
+
+async function must<T = any>(res: Promise<ApiResponse<T>>, status: number, what: string): Promise<T> {
+  const r = await res;
+  if (r.status !== status) throw new Error(`setup ${what}: expected ${status}, got ${r.status} ${r.text}`);
+  return r.body;
+}
+
+/** Memoizes a shared (read-only) setup: created once, on first use. */
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= fn());
+}
+
+const post = (path: string, who: Auth, body?: unknown) => api(path, { method: 'POST', ...who, body });
+const put = (path: string, who: Auth, body: unknown) => api(path, { method: 'PUT', ...who, body });
+
+interface Version {
+  ws: string;
+  key: string;
+  version: number;
+  base: string;
+}
+
+/** A draft decision version created by `author` (default: the owner) in a fresh workspace. */
+async function draft(author: Auth = auth.user): Promise<Version> {
+  const ws = slug('authz');
+  const key = 'limits';
+  const created = await must(
+    post(`/api/decisions/${ws}/${key}/versions`, author, { content: { max: 10 } }),
+    201,
+    'decision version',
+  );
+  return { ws, key, version: created.version, base: `/api/decisions/${ws}/${key}/versions/${created.version}` };
+}
+async function submitted(author: Auth = auth.user, submitter: Auth = auth.user): Promise<Version> {
+  const v = await draft(author);
+  await must(post(`${v.base}/submit`, submitter), 200, 'submit');
+  return v;
+}
+async function approved(): Promise<Version> {
+  const v = await submitted();
+  await must(post(`${v.base}/approve`, setupApprover), 200, 'approve');
+  return v;
+}
+
+const TEMPLATE = {
+  name: 'authz template',
+  variables: [{ name: 'who', type: 'string', default: 'world' }],
+  steps: [{ id: 'hello', kind: 'render', template: 'Hello {{who}}' }],
+};
+const template = async () => (await must(post('/api/crew-templates', setupAdmin, TEMPLATE), 201, 'template')).id;
+const sharedTemplate = once(template);
+const sharedRun = once(
+  async () =>
+    (await must(post(`/api/crew-templates/${await sharedTemplate()}/run`, auth.user, { values: {} }), 202, 'crew run'))
+      .correlation_id as string,
+);
+
+/** A pre-shared key created by the owner through the API; returns its public id. */
+const ownedKey = async () =>
+  (await must(post('/api/dataproduct/authz-product/psk', auth.user, { description: 'authz' }), 201, 'psk')).psk;
+
+const share = async () =>
+  (await must(post('/api/data_shares', auth.user, { name: slug('authz-share') }), 201, 'data share')).name;
+const sharedShare = once(share);
+
+const MCP = { name: 'authz mcp', command: 'mcp-server', args: ['--stdio'] };
+const mcp = async () => (await must(post('/api/mcps', setupAdmin, MCP), 201, 'mcp server')).id;
+const sharedMcp = once(mcp);
+
+const job = async () =>
+  (await must(post('/api/finetune/datasets', auth.user, { name: 'authz dataset' }), 201, 'finetune job')).id;
+const sharedJob = once(job);
+
+/** A registered connection pointing at the platform's own port, so a TCP probe succeeds. */
+const connection = async () => {
+  const connId = slug('authz-conn');
+  const { hostname, port } = new URL(baseUrl());
+  await must(
+    put(`/api/migration/connections/${connId}`, setupAdmin, { conn_type: 'generic', host: hostname, port: +port }),
+    200,
+    'connection',
+  );
+  return connId;
+};
+const sharedConnection = once(connection);
+
+/** One catalog/schema/table in the built-in metastore, registered by an admin. */
+const sharedTable = once(async () => {
+  const t = { catalog: slug('authzcat'), schema: 'sales', table: 'orders' };
+  await must(
+    put(`/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${t.table}`, setupAdmin, {
+      columns: [{ name: 'id', type: 'bigint' }],
+    }),
+    200,
+    'table',
+  );
+  return t;
+});
+
+const sharedDomain = once(
+  async () =>
+    (await must(post('/api/catalog/domains', setupAdmin, { name: slug('authz-domain') }), 201, 'domain')).name,
+);
+
+const DOCUMENT = { filename: 'authz.pdf', mime_type: 'application/pdf', size_bytes: 42 };
+const SUGGESTIONS = { suggested_summary: 'a summary', suggested_tags: [], suggested_glossary_terms: [] };
+const document = async () => (await must(post('/api/documents', auth.user, DOCUMENT), 201, 'document')).id;
+const sharedDocument = once(document);
+const documentAwaitingReview = async () => {
+  const id = await document();
+  await must(put(`/api/documents/${id}/suggestions`, setupAdmin, SUGGESTIONS), 200, 'suggestions');
+  return id;
+};
+
+// ---------------------------------------------------------------------------------------
+// The matrix. `path` is the route exactly as `/openapi.json` lists it; `setup` runs once per
+// row, and again for each allowed cell when the call changes state (`fresh: true`);
+// `request` builds the concrete call. `expect` lists the statuses in CALLERS order:
+//
+//   anon  badPsk expPsk user other approver admin userPsk apprPsk adminPsk
+
+interface Request {
+  path: string;
+  body?: unknown;
+}
+
+interface Row {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  variant?: string;
+  fresh?: boolean;
+  setup?: () => Promise<any>;
+  request: (state: any) => Request;
+  expect: string;
+  /**
+   * For rows that change state: reads the resource (as an admin). A refused call (401/403)
+   * must leave it as it was; an allowed one must change it.
+   */
+  observe?: (state: any) => Promise<unknown>;
+}
+
+/** What an admin reads at `path`: status and body. */
+const readAsAdmin = async (path: string) => {
+  const res = await api(path, setupAdmin);
+  return { status: res.status, body: res.body };
+};
+/** The owner's key `psk` as the owner's list shows it (deleted ones included). */
+const ownKey = async (psk: string) => {
+  const res = await api<{ psk: string }[]>('/api/dataproduct/psk?include_deleted=true&limit=1000', auth.user);
+  return { status: res.status, key: res.body.find((k) => k.psk === psk) };
+};
+
+const ANY_USER_200 = '401 401 401 200 200 200 200 200 200 200';
+const ANY_USER_201 = '401 401 401 201 201 201 201 201 201 201';
+const OWNER_OR_ADMIN_200 = '401 401 401 200 403 403 200 200 403 200';
+const OWNER_OR_ADMIN_204 = '401 401 401 204 403 403 204 204 403 204';
+const ADMIN_200 = '401 401 401 403 403 403 200 403 403 200';
+const ADMIN_201 = '401 401 401 403 403 403 201 403 403 201';
+const ADMIN_204 = '401 401 401 403 403 403 204 403 403 204';
+const PUBLIC_200 = '200 200 200 200 200 200 200 200 200 200';
+
+const ROWS: Row[] = [
+  // §2 Platform: open to anyone, whatever credentials come along.
+  { method: 'GET', path: '/api/health/ping', request: () => ({ path: '/api/health/ping' }), expect: PUBLIC_200 },
+  { method: 'GET', path: '/openapi.json', request: () => ({ path: '/openapi.json' }), expect: PUBLIC_200 },
+  { method: 'GET', path: '/docs', request: () => ({ path: '/docs' }), expect: PUBLIC_200 },
+
+  // §3 Decisions.
+  {
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions',
+    request: () => ({ path: `/api/decisions/${slug('authz')}/limits/versions`, body: { content: [1, 2] } }),
+    expect: ANY_USER_201,
+  },
+  {
+    method: 'GET',
+    path: '/api/decisions/{workspace}/{key}/versions',
+    setup: once(() => draft()),
+    request: (v: Version) => ({ path: `/api/decisions/${v.ws}/${v.key}/versions` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}',
+    setup: once(() => draft()),
+    request: (v: Version) => ({ path: v.base }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/decisions/{workspace}/{key}/published',
+    setup: once(approved),
+    request: (v: Version) => ({ path: `/api/decisions/${v.ws}/${v.key}/published` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/history',
+    setup: once(approved),
+    request: (v: Version) => ({ path: `${v.base}/history` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/submit',
+    fresh: true,
+    setup: () => draft(),
+    request: (v: Version) => ({ path: `${v.base}/submit` }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: ANY_USER_200,
+  },
+  {
+    // E1: role approver AND a Bearer session; admin does not imply approver; a key is never a session.
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/approve',
+    fresh: true,
+    setup: () => submitted(),
+    request: (v: Version) => ({ path: `${v.base}/approve`, body: { notes: 'looks right' } }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: '401 401 401 403 403 200 403 403 403 403',
+  },
+  {
+    // Four-eyes: the approver authored the version (the owner submitted it).
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/approve',
+    variant: 'authored by the approver',
+    fresh: true,
+    setup: () => submitted(auth.approver, auth.user),
+    request: (v: Version) => ({ path: `${v.base}/approve` }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: '401 401 401 403 403 403 403 403 403 403',
+  },
+  {
+    // Four-eyes: the approver submitted the version (the owner authored it).
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/approve',
+    variant: 'submitted by the approver',
+    fresh: true,
+    setup: () => submitted(auth.user, auth.approver),
+    request: (v: Version) => ({ path: `${v.base}/approve` }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: '401 401 401 403 403 403 403 403 403 403',
+  },
+  {
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/reject',
+    fresh: true,
+    setup: () => submitted(),
+    request: (v: Version) => ({ path: `${v.base}/reject`, body: { notes: 'not yet' } }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: '401 401 401 403 403 200 403 403 403 403',
+  },
+  {
+    // Retire: approver or admin, no session needed, so their keys work too.
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/retire',
+    fresh: true,
+    setup: approved,
+    request: (v: Version) => ({ path: `${v.base}/retire` }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: '401 401 401 403 403 200 200 403 200 200',
+  },
+
+  // §4 Crew templates, runs and events.
+  {
+    method: 'POST',
+    path: '/api/crew-templates',
+    request: () => ({ path: '/api/crew-templates', body: TEMPLATE }),
+    expect: ADMIN_201,
+  },
+  {
+    method: 'GET',
+    path: '/api/crew-templates',
+    request: () => ({ path: '/api/crew-templates' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/crew-templates/{template_id}',
+    setup: sharedTemplate,
+    request: (id: string) => ({ path: `/api/crew-templates/${id}` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'PUT',
+    path: '/api/crew-templates/{template_id}',
+    fresh: true,
+    setup: template,
+    request: (id: string) => ({ path: `/api/crew-templates/${id}`, body: { ...TEMPLATE, name: 'replaced' } }),
+    observe: (id: string) => readAsAdmin(`/api/crew-templates/${id}`),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/crew-templates/{template_id}',
+    fresh: true,
+    setup: template,
+    request: (id: string) => ({ path: `/api/crew-templates/${id}` }),
+    observe: (id: string) => readAsAdmin(`/api/crew-templates/${id}`),
+    expect: ADMIN_204,
+  },
+  {
+    method: 'POST',
+    path: '/api/crew-templates/{template_id}/run',
+    setup: sharedTemplate,
+    request: (id: string) => ({ path: `/api/crew-templates/${id}/run`, body: { values: { who: 'matrix' } } }),
+    expect: '401 401 401 202 202 202 202 202 202 202',
+  },
+  {
+    // The run was started by `user`: its starter or an admin.
+    method: 'GET',
+    path: '/api/crew-runs/{correlation_id}',
+    setup: sharedRun,
+    request: (id: string) => ({ path: `/api/crew-runs/${id}` }),
+    expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/events/{correlation_id}',
+    setup: sharedRun,
+    request: (id: string) => ({ path: `/api/events/${id}?start=0` }),
+    expect: OWNER_OR_ADMIN_200,
+  },
+
+  // §8 Pre-shared keys.
+  {
+    method: 'POST',
+    path: '/api/dataproduct/{dataproduct_id}/psk',
+    request: () => ({ path: '/api/dataproduct/authz-product/psk', body: { description: 'matrix', validity_days: 1 } }),
+    expect: ANY_USER_201,
+  },
+  {
+    method: 'GET',
+    path: '/api/dataproduct/psk',
+    request: () => ({ path: '/api/dataproduct/psk?include_deleted=false' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/dataproduct/psk/{psk_id}',
+    fresh: true,
+    setup: ownedKey,
+    request: (id: string) => ({ path: `/api/dataproduct/psk/${id}` }),
+    observe: ownKey,
+    expect: OWNER_OR_ADMIN_204,
+  },
+  {
+    method: 'POST',
+    path: '/api/dataproduct/psk/{psk_id}/extend',
+    fresh: true,
+    setup: ownedKey,
+    request: (id: string) => ({ path: `/api/dataproduct/psk/${id}/extend`, body: { validity_days: 1 } }),
+    observe: ownKey,
+    expect: OWNER_OR_ADMIN_200,
+  },
+
+  // §9 Data shares.
+  {
+    method: 'POST',
+    path: '/api/data_shares',
+    request: () => ({ path: '/api/data_shares', body: { name: slug('authz-share') } }),
+    expect: ANY_USER_201,
+  },
+  { method: 'GET', path: '/api/data_shares', request: () => ({ path: '/api/data_shares' }), expect: ANY_USER_200 },
+  {
+    method: 'GET',
+    path: '/api/data_shares/{name}',
+    setup: sharedShare,
+    request: (name: string) => ({ path: `/api/data_shares/${name}` }),
+    expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/data_shares/{name}/rotate-secret',
+    fresh: true,
+    setup: share,
+    request: (name: string) => ({ path: `/api/data_shares/${name}/rotate-secret` }),
+    observe: (name: string) => readAsAdmin(`/api/data_shares/${name}`),
+    expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/data_shares/{name}',
+    fresh: true,
+    setup: share,
+    request: (name: string) => ({ path: `/api/data_shares/${name}` }),
+    observe: (name: string) => readAsAdmin(`/api/data_shares/${name}`),
+    expect: OWNER_OR_ADMIN_204,
+  },
+
+  // §10 MCP servers.
+  { method: 'POST', path: '/api/mcps', request: () => ({ path: '/api/mcps', body: MCP }), expect: ADMIN_201 },
+  { method: 'GET', path: '/api/mcps', request: () => ({ path: '/api/mcps' }), expect: ANY_USER_200 },
+  {
+    method: 'GET',
+    path: '/api/mcps/{server_id}',
+    setup: sharedMcp,
+    request: (id: string) => ({ path: `/api/mcps/${id}` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'PUT',
+    path: '/api/mcps/{server_id}',
+    fresh: true,
+    setup: mcp,
+    request: (id: string) => ({ path: `/api/mcps/${id}`, body: { ...MCP, enabled: false } }),
+    observe: (id: string) => readAsAdmin(`/api/mcps/${id}`),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/mcps/{server_id}',
+    fresh: true,
+    setup: mcp,
+    request: (id: string) => ({ path: `/api/mcps/${id}` }),
+    observe: (id: string) => readAsAdmin(`/api/mcps/${id}`),
+    expect: ADMIN_204,
+  },
+
+  // §11 Fine-tuning datasets.
+  {
+    method: 'POST',
+    path: '/api/finetune/datasets',
+    request: () => ({ path: '/api/finetune/datasets', body: { name: 'matrix' } }),
+    expect: ANY_USER_201,
+  },
+  {
+    method: 'GET',
+    path: '/api/finetune/datasets',
+    request: () => ({ path: '/api/finetune/datasets' }),
+    expect: ANY_USER_200,
+  },
+  {
+    // API.md §11 does not say who may read one job; owner-or-admin, as for the list (own;
+    // admin all) and for E11.
+    method: 'GET',
+    path: '/api/finetune/datasets/{job_id}',
+    setup: sharedJob,
+    request: (id: string) => ({ path: `/api/finetune/datasets/${id}` }),
+    expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    // E11: the owner or an admin, else 403; answers 200 {"id", "deleted": true}.
+    method: 'DELETE',
+    path: '/api/finetune/datasets/{job_id}',
+    fresh: true,
+    setup: job,
+    request: (id: string) => ({ path: `/api/finetune/datasets/${id}` }),
+    observe: (id: string) => readAsAdmin(`/api/finetune/datasets/${id}`),
+    expect: OWNER_OR_ADMIN_200,
+  },
+
+  // §5 Migration: role admin throughout.
+  {
+    method: 'GET',
+    path: '/api/migration/infrastructure-config',
+    request: () => ({ path: '/api/migration/infrastructure-config' }),
+    expect: ADMIN_200,
+  },
+  {
+    // The configuration is one shared record that migration.test.ts checks from a clean
+    // start, so this row never writes it: the body is invalid (copy_mappers ≥ 1). By the
+    // contract's order (401 → 403 → 422) an authorized caller gets 422, anyone else 401/403.
+    method: 'PUT',
+    path: '/api/migration/infrastructure-config',
+    request: () => ({ path: '/api/migration/infrastructure-config', body: { copy_mappers: 0, copy_bandwidth: 0 } }),
+    expect: '401 401 401 403 403 403 422 403 403 422',
+  },
+  {
+    method: 'PUT',
+    path: '/api/migration/connections/{conn_id}',
+    request: () => ({
+      path: `/api/migration/connections/${slug('authz-conn')}`,
+      body: { conn_type: 'ssh', host: 'edge.example.com', port: 22 },
+    }),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/migration/connections',
+    request: () => ({ path: '/api/migration/connections' }),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/migration/connections/{conn_id}',
+    setup: sharedConnection,
+    request: (id: string) => ({ path: `/api/migration/connections/${id}` }),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/migration/connections/{conn_id}',
+    fresh: true,
+    setup: connection,
+    request: (id: string) => ({ path: `/api/migration/connections/${id}` }),
+    observe: (id: string) => readAsAdmin(`/api/migration/connections/${id}`),
+    expect: ADMIN_204,
+  },
+  {
+    method: 'POST',
+    path: '/api/migration/infrastructure-config/test-connection',
+    setup: sharedConnection,
+    request: (id: string) => ({
+      path: '/api/migration/infrastructure-config/test-connection',
+      body: { conn_id: id, conn_type: 'generic' },
+    }),
+    expect: ADMIN_200,
+  },
+
+  // §6 Metastore and catalog: reads for any user, writes for admins; E5 for any user.
+  {
+    method: 'GET',
+    path: '/api/metastore/catalogs',
+    request: () => ({ path: '/api/metastore/catalogs' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas',
+    setup: sharedTable,
+    request: (t) => ({ path: `/api/metastore/catalogs/${t.catalog}/schemas` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables',
+    setup: sharedTable,
+    request: (t) => ({ path: `/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'PUT',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}',
+    setup: sharedTable,
+    request: (t) => ({
+      path: `/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${slug('t')}`,
+      body: { description: 'matrix', columns: [{ name: 'id', type: 'bigint' }] },
+    }),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}',
+    setup: sharedTable,
+    request: (t) => ({ path: `/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${t.table}` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/metastore/classify/{catalog}/{schema}/{table}/accept',
+    setup: sharedTable,
+    request: (t) => ({
+      path: `/api/metastore/classify/${t.catalog}/${t.schema}/${t.table}/accept`,
+      body: { table: { description: 'accepted' }, columns: [] },
+    }),
+    expect: ANY_USER_200,
+  },
+  { method: 'GET', path: '/api/catalog/tags', request: () => ({ path: '/api/catalog/tags' }), expect: ANY_USER_200 },
+  {
+    method: 'GET',
+    path: '/api/catalog/glossary-terms',
+    request: () => ({ path: '/api/catalog/glossary-terms' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/catalog/domains',
+    request: () => ({ path: '/api/catalog/domains' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/catalog/domains',
+    request: () => ({ path: '/api/catalog/domains', body: { name: slug('authz-domain') } }),
+    expect: ADMIN_201,
+  },
+
+  // §7 Documents.
+  {
+    method: 'POST',
+    path: '/api/documents',
+    request: () => ({ path: '/api/documents', body: DOCUMENT }),
+    expect: ANY_USER_201,
+  },
+  {
+    // "owner or admin": a plain user lists their own documents.
+    method: 'GET',
+    path: '/api/documents',
+    request: () => ({ path: '/api/documents' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/documents/{document_id}',
+    setup: sharedDocument,
+    request: (id: string) => ({ path: `/api/documents/${id}` }),
+    expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    // The ingestion pipeline: admin only, even for the owner.
+    method: 'POST',
+    path: '/api/documents/{document_id}/status',
+    fresh: true,
+    setup: document,
+    request: (id: string) => ({ path: `/api/documents/${id}/status`, body: { status: 'extracting' } }),
+    observe: (id: string) => readAsAdmin(`/api/documents/${id}`),
+    expect: ADMIN_200,
+  },
+  {
+    // The enrichment pipeline: admin only, even for the owner.
+    method: 'PUT',
+    path: '/api/documents/{document_id}/suggestions',
+    fresh: true,
+    setup: document,
+    request: (id: string) => ({ path: `/api/documents/${id}/suggestions`, body: SUGGESTIONS }),
+    observe: (id: string) => readAsAdmin(`/api/documents/${id}`),
+    expect: ADMIN_200,
+  },
+  {
+    // E6: owner or admin (403 otherwise), on a document awaiting review.
+    method: 'PATCH',
+    path: '/api/documents/{document_id}/enrichment',
+    fresh: true,
+    setup: documentAwaitingReview,
+    request: (id: string) => ({ path: `/api/documents/${id}/enrichment`, body: { summary: 'confirmed' } }),
+    observe: (id: string) => readAsAdmin(`/api/documents/${id}`),
+    expect: OWNER_OR_ADMIN_200,
+  },
+
+  // §12 Suggested questions.
+  {
+    method: 'GET',
+    path: '/api/query/suggest/{domain}',
+    setup: sharedDomain,
+    request: (domain: string) => ({ path: `/api/query/suggest/${domain}` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/query/suggest',
+    setup: sharedDomain,
+    request: (domain: string) => ({ path: '/api/query/suggest', body: { domain } }),
+    expect: ANY_USER_200,
+  },
+];
+
+const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
+const rowName = (row: Row) => `${routeKey(row.method, row.path)}${row.variant ? ` [${row.variant}]` : ''}`;
+
+/** The row's expected status per caller, parsed from its `expect` string. */
+function cells(row: Row): Record<Caller, number> {
+  const statuses = row.expect.trim().split(/\s+/).map(Number);
+  if (statuses.length !== CALLERS.length || statuses.some((s) => !Number.isInteger(s)))
+    throw new Error(`${rowName(row)}: expect needs ${CALLERS.length} statuses, got "${row.expect}"`);
+  return Object.fromEntries(CALLERS.map((c, i) => [c, statuses[i]])) as Record<Caller, number>;
+}
+
+describe('authorization matrix', () => {
+  it('has a row for every endpoint that /openapi.json lists, and no row for anything else', async () => {
+    const res = await api<{ paths: Record<string, Record<string, unknown>> }>('/openapi.json');
+    expect(res.status).toBe(200);
+    const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+    const served = Object.entries(res.body.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((m) => METHODS.includes(m))
+        .map((m) => routeKey(m, path)),
+    );
+    const rows = new Set(ROWS.map((r) => routeKey(r.method, r.path)));
+    expect(
+      served.filter((k) => !rows.has(k)),
+      'endpoints without a row',
+    ).toEqual([]);
+    expect(
+      [...rows].filter((k) => !served.includes(k)),
+      'rows for endpoints not served',
+    ).toEqual([]);
+    // Every row parses to a full set of cells.
+    for (const row of ROWS) expect(Object.keys(cells(row))).toEqual([...CALLERS]);
+  });
+
+  it('row names are unique', () => {
+    const names = ROWS.map(rowName);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  for (const row of ROWS) {
+    const expected = cells(row);
+    // Refused calls (401/403) must not change anything (`observe` checks that), so they share
+    // one resource per row; calls that are allowed to change state get a fresh one each.
+    const shared = row.setup && (row.fresh ? once(row.setup) : row.setup);
+    describe.concurrent(rowName(row), () => {
+      for (const caller of CALLERS) {
+        it(`${caller} → ${expected[caller]}`, async ({ expect }) => {
+          const status = expected[caller];
+          const refused = status === 401 || status === 403;
+          const state = row.fresh && !refused ? await row.setup!() : await shared?.();
+          const { path, body } = row.request(state);
+          const before = await row.observe?.(state);
+          const res = await api(path, { method: row.method, ...auth[caller], body });
+          expect(res.status, `${row.method} ${path} as ${caller}: ${res.text.slice(0, 300)}`).toBe(status);
+          if (status === 422) {
+            expect(res.body).toEqual({ detail: expect.any(Array) });
+            expect(res.body.detail.length).toBeGreaterThan(0);
+          } else if (status >= 400) {
+            expect(res.body).toEqual({ error: expect.any(String), code: status });
+            expect(res.body.error.length).toBeGreaterThan(0);
+            if (status === 401) expect(res.headers.get('www-authenticate')).toMatch(/\S/);
+          } else if (status === 204) {
+            expect(res.text).toBe('');
+          }
+          if (row.observe) {
+            const after = await row.observe(state);
+            if (res.status === 401 || res.status === 403)
+              expect(after, 'a refused call changed the resource').toEqual(before);
+            else if (res.status < 300) expect(after, 'an allowed call left the resource as it was').not.toEqual(before);
+          }
+        });
+      }
+    });
+  }
+});
