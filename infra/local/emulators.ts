@@ -1,4 +1,4 @@
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -36,18 +36,52 @@ function assertJava(): void {
   }
 }
 
-/** A DynamoDB Local left running by a start that was killed (-9) would hold the database file. */
-function stopOrphan(pidFile: string): void {
+/**
+ * A DynamoDB Local left running by a start that was killed (-9) would hold the database
+ * file: it is killed, and waited for. Only when the pid is still that DynamoDB Local (its
+ * command line names DynamoDBLocal and this data directory's path): after a reboot the
+ * pid may belong to anything.
+ */
+async function stopOrphan(pidFile: string, dbPath: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
-  if (Number.isInteger(pid) && pid > 0) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
   rmSync(pidFile, { force: true });
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  const command = commandLine(pid);
+  if (command === undefined || !command.includes('DynamoDBLocal') || !command.includes(dbPath)) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return; // already gone
+  }
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+    if (!isRunning(pid)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new StartupError(`a DynamoDB Local left running (pid ${pid}) on ${dbPath} did not stop`);
+}
+
+/** The process's command line, or undefined when there is no such process. */
+function commandLine(pid: number): string | undefined {
+  const proc = `/proc/${pid}/cmdline`;
+  if (existsSync('/proc/self')) return existsSync(proc) ? readFileSync(proc, 'utf8').replaceAll('\0', ' ') : undefined;
+  try {
+    return execFileSync('ps', ['-p', String(pid), '-o', 'args='], { encoding: 'utf8' });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Alive and not a zombie (a killed child of a dead parent may linger as one until reaped). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return existsSync('/proc/self') ? false : true;
+  return !/^\d+ \(.*\) Z /.test(readFileSync(stat, 'utf8'));
 }
 
 async function waitForDynamo(endpoint: string, child: ChildProcess, timeoutMs: number): Promise<void> {
@@ -88,7 +122,7 @@ export async function startDynamoDb(options: { dataDir?: string }): Promise<Runn
     dbPath = resolve(options.dataDir, 'dynamodb');
     mkdirSync(dbPath, { recursive: true });
     pidFile = join(resolve(options.dataDir), 'dynamodb.pid');
-    stopOrphan(pidFile);
+    await stopOrphan(pidFile, dbPath);
   }
   const child = spawnDynamoDbLocal({ port, sharedDb: true, stdio: 'ignore', ...(dbPath ? { path: dbPath } : {}) });
   const spawnFailed = new Promise<never>((_, reject) =>

@@ -1,0 +1,471 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { LocalProcess, processAlive, waitForDeath } from '../support/local-process.js';
+import type { ApiResponse, CallOptions } from './helpers.js';
+
+/**
+ * Durability of the local platform (`npm start`, file-backed DynamoDB Local under
+ * DPM_DATA_DIR): writers create resources of several kinds under load, the platform is
+ * killed with SIGKILL while requests are in flight, and after a restart on the same data
+ * directory every write that was acknowledged must read back unchanged. Writes that never
+ * got an answer may or may not exist. Everything runs in child processes started the way
+ * a user starts the service.
+ */
+
+const ADMIN_PSK = 'durability-admin-key-0123456789abcdef';
+const WRITERS = 8;
+/** Acknowledged writes before each kill. */
+const MIN_ACKED = 60;
+const WORKSPACE = 'durability';
+const DECISION_KEYS = ['alpha', 'beta', 'gamma'];
+const PRODUCT = 'durability-product';
+
+let tmp: string;
+let dataDir: string;
+let logFile: string;
+/** Every process started, so that afterAll can kill what is left of each group. */
+const started: LocalProcess[] = [];
+/** Processes the tests spawned besides the platform (decoys). */
+const decoys: number[] = [];
+
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'dpm-durability-'));
+  dataDir = join(tmp, 'data');
+  logFile = join(tmp, 'platform.log');
+});
+
+afterAll(async () => {
+  for (const p of started) {
+    p.killGroup('SIGKILL');
+    await Promise.race([p.exited, new Promise((r) => setTimeout(r, 5_000))]);
+  }
+  for (const pid of decoys) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+const PLATFORM_ENV = {
+  STAGE: 'durable',
+  DPM_ADMIN_PSK: ADMIN_PSK,
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
+
+async function start(): Promise<LocalProcess> {
+  const p = LocalProcess.spawn({ dataDir, logFile, env: PLATFORM_ENV });
+  started.push(p);
+  await p.waitUntilReady(60_000);
+  return p;
+}
+
+/** Prints the end of each run's output (stdout and stderr) started by the current test, if it fails. */
+function printLogOnFailure(): void {
+  const from = started.length;
+  onTestFailed(() => {
+    const runs = started.slice(from).map((p, i) => `--- run ${i + 1} (pid ${p.pid}) of ${logFile} ---\n${p.tail(40)}`);
+    console.error(runs.join('\n') || '(no run started)');
+  });
+}
+
+/** One HTTP call to a platform started here (helpers.ts `api` talks to the shared one). */
+async function call<T = any>(base: string, path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { 'authorization-psk': options.psk ?? ADMIN_PSK, ...options.headers };
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method: options.method ?? 'GET',
+    headers,
+    body,
+    signal: AbortSignal.timeout(20_000),
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** Every item of a list endpoint, following `X-Next-Cursor`. */
+async function listAll<T>(base: string, path: string): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const res: ApiResponse<T[]> = await call<T[]>(
+      base,
+      `${path}${sep}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
+    expect(res.status, `GET ${path}: ${res.text}`).toBe(200);
+    items.push(...res.body);
+    cursor = res.headers.get('x-next-cursor');
+  } while (cursor);
+  return items;
+}
+
+type Json = Record<string, any>;
+
+/** What the writers were told: acknowledged writes with their answers, and the ones never answered. */
+interface Ledger {
+  mcps: Map<string, Json>;
+  /** `key/version` → the created VersionDetail. */
+  decisions: Map<string, Json>;
+  /** Last acknowledged state of each document, and a status move that was in flight at the kill. */
+  documents: Map<string, { acked: Json; pending?: string }>;
+  psks: Map<string, Json>;
+  shares: Map<string, Json>;
+  /** Data share names whose creation never got an answer. */
+  sharesInFlight: Set<string>;
+  /** Requests that never got an answer (the kill). */
+  unanswered: number;
+  /** Answers that were not the expected 2xx: each one is a failure. */
+  unexpected: string[];
+}
+
+const newLedger = (): Ledger => ({
+  mcps: new Map(),
+  decisions: new Map(),
+  documents: new Map(),
+  psks: new Map(),
+  shares: new Map(),
+  sharesInFlight: new Set(),
+  unanswered: 0,
+  unexpected: [],
+});
+
+const acknowledged = (l: Ledger) => l.mcps.size + l.decisions.size + l.documents.size + l.psks.size + l.shares.size;
+
+/** Content that a lossy or truncating store would not give back unchanged. */
+const payload = (writer: number, n: number) => ({
+  writer,
+  n,
+  text: `écrit par ${writer} — ${'x'.repeat(n % 7)} 🚀`,
+  nested: { list: [1, 2.5, null, true, 'z'], empty: {}, deep: { a: [{ b: n }] } },
+});
+
+/**
+ * Writers that loop until stopped: each round creates one resource of the next kind.
+ * A request that fails without an answer (the platform was killed) ends its writer.
+ */
+function startWriters(base: string, ledger: Ledger, round: string) {
+  let stopped = false;
+  let inFlight = 0;
+
+  /** One request; undefined when it got no answer. */
+  const send = async (what: string, path: string, options: CallOptions, expected: number) => {
+    inFlight++;
+    try {
+      const res = await call(base, path, options);
+      if (res.status !== expected) ledger.unexpected.push(`${what}: ${res.status} ${res.text}`);
+      return res.status === expected ? res : undefined;
+    } catch {
+      ledger.unanswered++;
+      stopped = true;
+      return null;
+    } finally {
+      inFlight--;
+    }
+  };
+
+  const kinds = [
+    async (w: number, n: number) => {
+      const body = {
+        name: `mcp ${round}-${w}-${n}`,
+        command: 'npx',
+        args: ['-y', `server-${n}`, '--flag=ä'],
+        enabled: n % 2 === 0,
+        env: { WRITER: String(w), Api_Key2: `sk-${randomUUID()}` },
+      };
+      const res = await send('create mcp', '/api/mcps', { method: 'POST', body }, 201);
+      if (res) ledger.mcps.set(res.body.id, res.body);
+      return res !== null;
+    },
+    async (w: number, n: number) => {
+      const key = DECISION_KEYS[(w + n) % DECISION_KEYS.length]!;
+      const body = { content: payload(w, n), notes: `round ${round}`, source_instance: `writer-${w}` };
+      const res = await send(
+        'create decision version',
+        `/api/decisions/${WORKSPACE}/${key}/versions`,
+        { method: 'POST', body },
+        201,
+      );
+      if (res) ledger.decisions.set(`${key}/${res.body.version}`, res.body);
+      return res !== null;
+    },
+    async (w: number, n: number) => {
+      const body = { filename: `report-${round}-${w}-${n}.pdf`, mime_type: 'application/pdf', size_bytes: 1000 + n };
+      const created = await send('create document', '/api/documents', { method: 'POST', body }, 201);
+      if (!created) return created !== null;
+      const entry: { acked: Json; pending?: string } = { acked: created.body };
+      ledger.documents.set(created.body.id, entry);
+      // Forward moves: each acknowledged one must survive; the one in flight may or may not.
+      for (const status of n % 2 === 0 ? ['extracting', 'indexed'] : ['extracting']) {
+        entry.pending = status;
+        const moved = await send(
+          'move document',
+          `/api/documents/${created.body.id}/status`,
+          { method: 'POST', body: { status, ...(status === 'indexed' ? { page_count: n, chunk_count: 2 * n } : {}) } },
+          200,
+        );
+        if (moved === null) return false;
+        delete entry.pending;
+        if (!moved) return true;
+        entry.acked = moved.body;
+      }
+      return true;
+    },
+    async (w: number, n: number) => {
+      const body = { description: `key ${round}-${w}-${n}`, validity_days: 1 + (n % 30) };
+      const res = await send('create psk', `/api/dataproduct/${PRODUCT}/psk`, { method: 'POST', body }, 201);
+      if (res) ledger.psks.set(res.body.psk, res.body);
+      return res !== null;
+    },
+    async (w: number, n: number) => {
+      const name = `share-${round}-${w}-${n}-${randomUUID().slice(0, 6)}`;
+      const body = { name, description: `share ${n}`, tables: [`sales.orders_${w}`, 'sales.customers'] };
+      ledger.sharesInFlight.add(name);
+      const res = await send('create data share', '/api/data_shares', { method: 'POST', body }, 201);
+      if (res === null) return false;
+      ledger.sharesInFlight.delete(name);
+      if (res) ledger.shares.set(name, res.body);
+      return true;
+    },
+  ];
+
+  const loops = Array.from({ length: WRITERS }, async (_, w) => {
+    for (let n = 0; !stopped; n++) {
+      const ok = await kinds[(w + n) % kinds.length]!(w, n);
+      if (!ok) return;
+    }
+  });
+  return {
+    get inFlight() {
+      return inFlight;
+    },
+    /** Waits until the writers have ended (every request answered or failed). */
+    done: () => Promise.all(loops),
+    stop: () => {
+      stopped = true;
+    },
+  };
+}
+
+/**
+ * Lets the writers run until MIN_ACKED more writes are acknowledged, runs `kill` while
+ * requests are in flight, and waits for the writers to end.
+ */
+async function writeThenKill(p: LocalProcess, ledger: Ledger, round: string, kill: () => void) {
+  const before = acknowledged(ledger);
+  const writers = startWriters(p.baseUrl, ledger, round);
+  // Kill once enough writes are acknowledged (at least a second of load), whatever the machine's speed.
+  const since = Date.now();
+  while (Date.now() - since < 1_000 || (acknowledged(ledger) - before < MIN_ACKED && Date.now() - since < 20_000)) {
+    if (ledger.unexpected.length > 0 || !p.running) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const inFlightAtKill = writers.inFlight;
+  kill();
+  const exit = await p.exited;
+  writers.stop();
+  await writers.done();
+  expect(exit.signal, 'the platform died of the SIGKILL').toBe('SIGKILL');
+  expect(ledger.unexpected, 'every answered write was a success').toEqual([]);
+  // The kill must have hit the writers mid-flight, after a real amount of acknowledged work.
+  expect(inFlightAtKill).toBeGreaterThan(0);
+  expect(ledger.unanswered).toBeGreaterThan(0);
+  expect(acknowledged(ledger) - before).toBeGreaterThanOrEqual(MIN_ACKED);
+}
+
+/** Runs `fn` over `items`, `limit` at a time. */
+async function inParallel<T>(items: Iterable<T>, fn: (item: T) => Promise<void>, limit = WRITERS): Promise<void> {
+  const queue = [...items];
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+    }),
+  );
+}
+
+/** The acknowledged decision versions of `key`. */
+const versionsOf = (ledger: Ledger, key: string) =>
+  [...ledger.decisions].filter(([k]) => k.startsWith(`${key}/`)).map(([, v]) => v);
+
+/** Checks that every acknowledged write reads back with the same content. */
+async function verify(base: string, ledger: Ledger): Promise<void> {
+  // MCP servers: each read equals its creation answer; the list holds them all.
+  const mcpIds = new Set((await listAll<Json>(base, '/api/mcps')).map((s) => s.id));
+  await inParallel(ledger.mcps, async ([id, created]) => {
+    const res = await call(base, `/api/mcps/${id}`);
+    expect(res.status, `mcp ${id}: ${res.text}`).toBe(200);
+    expect(res.body).toEqual(created);
+    expect(mcpIds.has(id), `mcp ${id} listed`).toBe(true);
+  });
+
+  // Decision versions: the detail is unchanged and the list holds each version once.
+  for (const key of DECISION_KEYS) {
+    const acked = versionsOf(ledger, key);
+    const list = await call<Json[]>(base, `/api/decisions/${WORKSPACE}/${key}/versions`);
+    expect(list.status, `versions of ${key}: ${list.text}`).toBe(200);
+    const listed = list.body.map((v) => v.version as number);
+    expect(new Set(listed).size, `versions of ${key} are unique`).toBe(listed.length);
+    await inParallel(acked, async (created) => {
+      expect(listed, `${key} lists version ${created.version}`).toContain(created.version);
+      const res = await call(base, `/api/decisions/${WORKSPACE}/${key}/versions/${created.version}`);
+      expect(res.status, `${key} v${created.version}: ${res.text}`).toBe(200);
+      expect(res.body).toEqual(created);
+    });
+  }
+
+  // Documents: the last acknowledged state, or the status move that was in flight.
+  const docIds = new Set((await listAll<Json>(base, '/api/documents')).map((d) => d.id));
+  await inParallel(ledger.documents, async ([id, { acked, pending }]) => {
+    const res = await call(base, `/api/documents/${id}`);
+    expect(res.status, `document ${id}: ${res.text}`).toBe(200);
+    if (pending && res.body.status === pending) {
+      const { status: _s, updated_at: _u, page_count: _p, chunk_count: _c, ...rest } = acked;
+      expect(res.body).toMatchObject(rest);
+    } else {
+      expect(res.body).toEqual(acked);
+    }
+    expect(docIds.has(id), `document ${id} listed`).toBe(true);
+  });
+
+  // Pre-shared keys: listed unchanged, and each secret still authenticates.
+  const keys = new Map((await listAll<Json>(base, '/api/dataproduct/psk')).map((k) => [k.psk, k]));
+  await inParallel(ledger.psks, async ([psk, created]) => {
+    const { key, ...info } = created;
+    expect(keys.get(psk), `psk ${psk} listed`).toEqual({ ...info, deleted_at: null });
+    const viaKey = await call(base, '/api/mcps?limit=1', { psk: key });
+    expect(viaKey.status, `psk ${psk} still authenticates: ${viaKey.text}`).toBe(200);
+  });
+
+  // Data shares: the same client and secret (encrypted with the key file under the data dir).
+  const shareNames = new Set((await listAll<Json>(base, '/api/data_shares')).map((s) => s.name));
+  await inParallel(ledger.shares, async ([name, created]) => {
+    const res = await call(base, `/api/data_shares/${name}`);
+    expect(res.status, `data share ${name}: ${res.text}`).toBe(200);
+    expect(res.body).toEqual(created);
+    expect(shareNames.has(name), `data share ${name} listed`).toBe(true);
+  });
+  // A creation cut short leaves either a whole share or none: never an error on read.
+  await inParallel(ledger.sharesInFlight, async (name) => {
+    const res = await call(base, `/api/data_shares/${name}`);
+    expect([200, 404], `data share ${name} (in flight at the kill): ${res.text}`).toContain(res.status);
+  });
+}
+
+/**
+ * After a restart, a new decision version never reuses a number handed out before the
+ * kill (the counter survived with the versions).
+ */
+async function expectVersionsContinue(base: string, ledger: Ledger): Promise<void> {
+  for (const key of DECISION_KEYS) {
+    const versions = versionsOf(ledger, key).map((v) => v.version as number);
+    expect(versions.length, `some versions of ${key} were acknowledged`).toBeGreaterThan(0);
+    const res = await call(base, `/api/decisions/${WORKSPACE}/${key}/versions`, {
+      method: 'POST',
+      body: { content: { after: 'restart' } },
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.version).toBeGreaterThan(Math.max(...versions));
+    const listed = (await call<Json[]>(base, `/api/decisions/${WORKSPACE}/${key}/versions`)).body;
+    expect(listed.filter((v) => v.version === res.body.version)).toHaveLength(1);
+  }
+}
+
+/** The pid in the data directory's dynamodb.pid (0 when there is none). */
+const javaPid = (dir = dataDir) => {
+  const file = join(dir, 'dynamodb.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : 0;
+};
+
+const errorLines = (p: LocalProcess) =>
+  p
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{"level":"ERROR"'));
+
+describe('durability of the local platform (npm start) across SIGKILL', () => {
+  it('keeps every acknowledged write through a kill -9 of the process group and of the Node process alone', async () => {
+    printLogOnFailure();
+    const ledger = newLedger();
+
+    // 1. Under load, kill the whole process group: Node and DynamoDB Local's JVM die together.
+    const first = await start();
+    const firstJava = javaPid();
+    expect(processAlive(firstJava)).toBe(true);
+    await writeThenKill(first, ledger, 'a', () => first.killGroup('SIGKILL'));
+    expect(await waitForDeath(firstJava, 5_000), 'the JVM died with its group').toBe(true);
+    // The kill left the pid file behind (nothing could remove it).
+    expect(javaPid()).toBe(firstJava);
+
+    // The restart on the same data directory starts cleanly and has every acknowledged write.
+    const second = await start();
+    expect(javaPid()).not.toBe(firstJava);
+    await verify(second.baseUrl, ledger);
+    await expectVersionsContinue(second.baseUrl, ledger);
+    // The admin key is still the one configured, not duplicated.
+    const adminKeys = (await listAll<Json>(second.baseUrl, '/api/dataproduct/psk')).filter(
+      (k) => k.dataproduct_id !== PRODUCT,
+    );
+    expect(adminKeys).toMatchObject([{ description: 'bootstrap admin key', deleted_at: null }]);
+
+    // 2. Kill the Node process alone: DynamoDB Local is orphaned and keeps the database open.
+    const secondJava = javaPid();
+    await writeThenKill(second, ledger, 'b', () => second.killMain('SIGKILL'));
+    expect(processAlive(secondJava), 'the orphaned JVM outlives its parent').toBe(true);
+
+    // The restart stops the orphan (recorded in the pid file) before opening the database.
+    const third = await start();
+    expect(await waitForDeath(secondJava, 5_000), 'the restart stopped the orphaned DynamoDB Local').toBe(true);
+    expect(javaPid()).not.toBe(secondJava);
+    await verify(third.baseUrl, ledger);
+    await expectVersionsContinue(third.baseUrl, ledger);
+    expect(errorLines(second).concat(errorLines(third)), 'no errors logged after the restarts').toEqual([]);
+
+    // 3. A normal stop after all this still exits cleanly and removes the pid file.
+    const thirdJava = javaPid();
+    third.killMain('SIGTERM');
+    expect(await third.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(join(dataDir, 'dynamodb.pid'))).toBe(false);
+    expect(await waitForDeath(thirdJava, 5_000)).toBe(true);
+    // Three start-ups of DynamoDB Local's JVM (about 5 s each on an idle 2-core machine, far
+    // more on a loaded one) take most of the time: the timeout leaves room for the latter.
+  }, 150_000);
+
+  /**
+   * infra/local/emulators.ts `stopOrphan` SIGKILLs the pid in a stale dynamodb.pid. After a
+   * reboot or plain pid reuse, that pid may belong to an unrelated process, which must survive.
+   */
+  it('leaves alone an unrelated process whose pid is in a stale dynamodb.pid', async () => {
+    printLogOnFailure();
+    const dir = join(tmp, 'stale-pid');
+    mkdirSync(dir, { recursive: true });
+    const decoy = spawn('sleep', ['120'], { stdio: 'ignore' });
+    decoys.push(decoy.pid!);
+    expect(processAlive(decoy.pid!)).toBe(true);
+    // As left by a kill -9 before a reboot: the pid now belongs to someone else.
+    writeFileSync(join(dir, 'dynamodb.pid'), String(decoy.pid));
+    const p = LocalProcess.spawn({ dataDir: dir, logFile, env: PLATFORM_ENV });
+    started.push(p);
+    // The orphan check runs before DynamoDB Local starts, whose pid then replaces the stale one.
+    const deadline = Date.now() + 45_000;
+    while (javaPid(dir) === decoy.pid && p.running && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(javaPid(dir), `DynamoDB Local started:\n${p.tail()}`).not.toBe(decoy.pid);
+    expect(processAlive(decoy.pid!), 'the unrelated process survived the start').toBe(true);
+    p.killGroup('SIGKILL');
+    await p.exited;
+  }, 60_000);
+});

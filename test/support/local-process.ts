@@ -1,0 +1,169 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The local platform as a user runs it (`npm start`): `node --import tsx infra/local/main.ts`
+ * in its own process group (so that a kill of the group takes DynamoDB Local's JVM with it),
+ * with stdout and stderr appended to a log file.
+ */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** What the child inherits from this process: enough to find node and java, nothing that configures the service. */
+const INHERITED = ['PATH', 'HOME', 'LANG', 'TMPDIR', 'JAVA_HOME', 'USER'];
+
+export interface LocalProcessOptions {
+  readonly dataDir: string;
+  /** stdout and stderr are appended here (it may hold earlier runs). */
+  readonly logFile: string;
+  /** The service's configuration (STAGE, DPM_ADMIN_PSK, ...); DPM_DATA_DIR and PORT=0 are set. */
+  readonly env?: Record<string, string>;
+  readonly startTimeoutMs?: number;
+}
+
+export interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export class LocalProcess {
+  /** Settles when the Node process (not its group) has exited. */
+  readonly exited: Promise<Exit>;
+  private exit: Exit | undefined;
+  private url: string | undefined;
+  private spawnError: Error | undefined;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly logFile: string,
+    /** Where this run's output starts in the log file. */
+    private readonly logOffset: number,
+  ) {
+    this.exited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      }),
+    );
+    child.once('error', (err) => (this.spawnError = err));
+  }
+
+  /** Starts the platform and waits until `GET /api/health/ping` answers 200. */
+  static async start(options: LocalProcessOptions): Promise<LocalProcess> {
+    const started = LocalProcess.spawn(options);
+    try {
+      await started.waitUntilReady(options.startTimeoutMs ?? 60_000);
+    } catch (err) {
+      started.killGroup('SIGKILL');
+      throw err;
+    }
+    return started;
+  }
+
+  /** Starts the platform without waiting for it. */
+  static spawn(options: LocalProcessOptions): LocalProcess {
+    const env: Record<string, string> = {};
+    for (const name of INHERITED) if (process.env[name]) env[name] = process.env[name]!;
+    Object.assign(env, options.env, { DPM_DATA_DIR: options.dataDir, PORT: '0', HOST: '127.0.0.1' });
+    const offset = existsSync(options.logFile) ? statSync(options.logFile).size : 0;
+    const fd = openSync(options.logFile, 'a');
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+        cwd: ROOT,
+        env,
+        detached: true,
+        stdio: ['ignore', fd, fd],
+      });
+    } finally {
+      closeSync(fd);
+    }
+    return new LocalProcess(child, options.logFile, offset);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get baseUrl(): string {
+    if (!this.url) throw new Error('the platform has not started');
+    return this.url;
+  }
+
+  get running(): boolean {
+    return this.exit === undefined;
+  }
+
+  /** This run's output so far. */
+  output(): string {
+    if (!existsSync(this.logFile)) return '';
+    return readFileSync(this.logFile).subarray(this.logOffset).toString('utf8');
+  }
+
+  /** The last lines of this run's output. */
+  tail(lines = 40): string {
+    return this.output()
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
+  }
+
+  /** Signals the whole process group (the JVM too); ignores a group that is already gone. */
+  killGroup(signal: NodeJS.Signals): void {
+    if (this.child.pid === undefined) return;
+    try {
+      process.kill(-this.pid, signal);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    }
+  }
+
+  /** Signals the Node process alone: its children (DynamoDB Local) are orphaned. */
+  killMain(signal: NodeJS.Signals): void {
+    if (this.running) this.child.kill(signal);
+  }
+
+  /** Waits until `GET /api/health/ping` answers 200; fails early when the process exits. */
+  async waitUntilReady(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.spawnError) throw new Error(`could not start the platform: ${this.spawnError.message}`);
+      if (this.exit) {
+        throw new Error(
+          `the platform exited during start-up (code ${this.exit.code}, signal ${this.exit.signal}):\n${this.tail()}`,
+        );
+      }
+      this.url ??= /listening on (http:\/\/\S+)/.exec(this.output())?.[1];
+      if (this.url) {
+        const ping = await fetch(`${this.url}/api/health/ping`, { signal: AbortSignal.timeout(2_000) }).catch(
+          () => undefined,
+        );
+        if (ping?.status === 200) return;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the platform did not answer GET /api/health/ping within ${timeoutMs / 1000}s:\n${this.tail()}`);
+  }
+}
+
+/** Whether a process is alive: it exists and is not a zombie waiting to be reaped. */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (comm) state ...": comm may hold spaces and parentheses, the state follows the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until `pid` is gone (or a zombie); false after `timeoutMs`. */
+export async function waitForDeath(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (processAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
