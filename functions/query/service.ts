@@ -16,7 +16,7 @@ export const MAX_JOINS = 50;
 /** At most this many questions go to the model for rephrasing (the rest keep their wording). */
 export const MAX_REPHRASED = 100;
 /** A model slower than this is not waited for: the deterministic wording is answered. */
-export const REPHRASE_TIMEOUT_MS = 8_000;
+export const REPHRASE_TIMEOUT_MS = 4_000;
 /** How much of a document summary a question quotes. */
 const EXCERPT_LENGTH = 160;
 

@@ -297,7 +297,7 @@ describe('when Airflow is not usable', () => {
     );
     const port = await closedPort();
     const gone = new AirflowWorkflow(settings({ baseUrl: `http://127.0.0.1:${port}` }));
-    expectUnavailable(await rejection(gone.getConnection('x')), /Airflow is not reachable at http:\/\/127\.0\.0\.1/);
+    expectUnavailable(await rejection(gone.getConnection('x')), /^Airflow is not reachable$/);
     expectUnavailable(await rejection(gone.publishConfig({ copy_mappers: 1 })), /not reachable/);
   });
 

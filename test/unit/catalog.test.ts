@@ -240,7 +240,7 @@ describe('failures', () => {
     datahub.down = true;
     const err = await rejection(catalog().getTag('PII'));
     expect(err).toBeInstanceOf(Unavailable);
-    expect(err.message).toMatch(/DataHub is not reachable at http:\/\/127\.0\.0\.1/);
+    expect(err.message).toMatch(/^DataHub is not reachable$/);
     datahub.down = false;
     const gone = await rejection(catalog({ gmsUrl: 'http://127.0.0.1:1' }).listDomains());
     expect(gone).toBeInstanceOf(Unavailable);
