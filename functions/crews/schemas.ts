@@ -36,7 +36,18 @@ export const LlmStep = z.strictObject({
   prompt: text(100_000),
   system: text(100_000).optional(),
 });
-export const WaitStep = z.strictObject({ id: stepId, kind: z.literal('wait'), seconds: z.number().min(0).max(60) });
+/** DynamoDB stores no number of smaller magnitude than this (it answers "Number underflow"). */
+const SMALLEST_STORABLE = 1e-130;
+export const WaitStep = z.strictObject({
+  id: stepId,
+  kind: z.literal('wait'),
+  // A wait of a few 1e-300 seconds is a wait of none: stored as 0 rather than refused by the table.
+  seconds: z
+    .number()
+    .min(0)
+    .max(60)
+    .overwrite((s) => (s < SMALLEST_STORABLE ? 0 : s)),
+});
 
 export const Step = z.discriminatedUnion('kind', [RenderStep, HttpStep, LlmStep, WaitStep]).openapi('CrewStep');
 export type Step = z.infer<typeof Step>;

@@ -98,7 +98,8 @@ export const InfrastructureConfig = z
 export type InfrastructureConfig = z.infer<typeof InfrastructureConfig>;
 
 /** A connection id as Airflow accepts it. */
-export const CONN_ID = /^[A-Za-z0-9_.-]{1,250}$/;
+/** Airflow's connection id characters; `.` and `..` alone are refused: URLs drop them from a path. */
+export const CONN_ID = /^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]{0,249}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,248}|\.\.[A-Za-z0-9_.-]{1,248})$/;
 const connId = () => z.string().regex(CONN_ID).openapi({ description: 'the connection id', example: 'cluster_ssh' });
 
 export const ConnectionParams = z.object({ conn_id: connId() });

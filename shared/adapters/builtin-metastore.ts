@@ -6,13 +6,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { Unavailable } from '../http/errors.js';
-import {
-  sortedNames,
-  type ColumnSchema,
-  type Metastore,
-  type TableRef,
-  type TableSchema,
-} from '../ports/metastore.js';
+import { sortedNames, type ColumnSchema, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';
 
 /** Key layout of the `metastore` table (infra/tables.ts). */
 const CATALOGS = 'CATALOG';
@@ -37,9 +31,11 @@ const toSchema = (item: TableItem): TableSchema => ({
   schema: item.schema,
   table: item.table,
   description: item.description ?? null,
-  columns: (item.columns ?? []).map(
-    (c): ColumnSchema => ({ name: c.name, type: c.type, description: c.description ?? null }),
-  ),
+  columns: (item.columns ?? []).map((c): ColumnSchema => ({
+    name: c.name,
+    type: c.type,
+    description: c.description ?? null,
+  })),
 });
 
 /** Concurrent registrations in one schema touch the same catalog and schema items. */
@@ -96,9 +92,7 @@ export class BuiltinMetastore implements Metastore {
       for (let attempt = 1; keys.length > 0; attempt++) {
         if (attempt > BATCH_GET_ATTEMPTS) throw new Unavailable('the metastore is throttling reads; try again');
         if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
-        const out = await this.db.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys } } }),
-        );
+        const out = await this.db.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys } } }));
         for (const item of out.Responses?.[this.tableName] ?? []) {
           const schema = toSchema(item as TableItem);
           found.set(refKey(schema), schema);

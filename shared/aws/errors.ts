@@ -78,6 +78,8 @@ const UNSTORABLE = [
   /empty attribute name/i,
   /key attribute cannot contain an empty string/i,
   /MAX_SAFE_INTEGER|MIN_SAFE_INTEGER|precision/i,
+  // A number of magnitude below 1e-130 or above 9.99e125.
+  /number underflow|number overflow/i,
 ];
 
 /**

@@ -21,7 +21,14 @@ import {
 } from './errors.js';
 import { operationId } from './openapi.js';
 import { ErrorResponse, HTTPValidationError } from './schemas.js';
-import { jsonInvalid, toValidationIssues, type Source } from './validation.js';
+import {
+  jsonInvalid,
+  jsonNestingDepth,
+  MAX_JSON_DEPTH,
+  toValidationIssues,
+  tooDeeplyNested,
+  type Source,
+} from './validation.js';
 
 export type AppEnv = { Variables: { requestId: string; caller: Caller | undefined } };
 
@@ -164,6 +171,7 @@ function requestContext(): MiddlewareHandler<AppEnv> {
     c.set('requestId', requestId);
     const started = performance.now();
     await next();
+    await drainBody(c);
     c.header('X-Request-Id', requestId);
     logger.info('request', {
       request_id: requestId,
@@ -174,6 +182,23 @@ function requestContext(): MiddlewareHandler<AppEnv> {
       caller: c.get('caller')?.name,
     });
   };
+}
+
+/**
+ * Reads what is left of a request body nothing needed (an endpoint without a body, refused
+ * credentials, no such route). Answered before its body arrived, a request would leave the
+ * kept-alive connection to the Node adapter, which closes it half a second later, possibly
+ * under the client's next request. Over the limit (413) the rest is not read: that answer
+ * closes the connection instead.
+ */
+async function drainBody(c: Context<AppEnv>): Promise<void> {
+  const raw = c.req.raw;
+  if (!raw.body || raw.bodyUsed || raw.body.locked || c.res.status === 413) return;
+  try {
+    await raw.arrayBuffer();
+  } catch {
+    c.header('Connection', 'close');
+  }
 }
 
 function errorToResponse(err: Error, c: Context<AppEnv>): Response {
@@ -236,12 +261,17 @@ async function validateRequest(c: Context<AppEnv>, spec: RequestSpec) {
       if (spec.bodyRequired) detail.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null });
     } else {
       let json: unknown;
+      let parsedOk = false;
       try {
         json = JSON.parse(text);
-        check('body', 'body', spec.body, json);
+        parsedOk = true;
       } catch (err) {
         detail.push(jsonInvalid(text, err));
       }
+      // Deeper than any request needs, and deeper than the answer (which echoes the input) or
+      // the storage could take: refused before it reaches either.
+      if (parsedOk && jsonNestingDepth(text) > MAX_JSON_DEPTH) detail.push(tooDeeplyNested());
+      else if (parsedOk) check('body', 'body', spec.body, json);
     }
   }
   if (detail.length > 0) throw new ValidationFailed(redactSecrets(detail, spec.secretFields ?? []));

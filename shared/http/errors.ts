@@ -45,7 +45,9 @@ export class Conflict extends AppError {
 
 export class PayloadTooLarge extends AppError {
   constructor(message = 'Request body is larger than 1 MiB') {
-    super(413, message);
+    // The body is answered before it is read: closing the connection after the answer lets
+    // the client see the 413 (on a kept-alive socket it could see a reset mid-upload).
+    super(413, message, { Connection: 'close' });
   }
 }
 

@@ -365,3 +365,29 @@ export function jsonInvalid(text: string, _error: unknown): ValidationIssue {
     ctx: { error: position >= text.length ? 'Unexpected end of input' : 'Expecting value' },
   };
 }
+
+/** How deep a JSON body may nest (arrays and objects); the decisions' `content` uses tens. */
+export const MAX_JSON_DEPTH = 256;
+
+/** The deepest nesting of arrays and objects in JSON text (strings skipped), without recursion. */
+export function jsonNestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++;
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x5b || ch === 0x7b) max = Math.max(max, ++depth);
+    else if (ch === 0x5d || ch === 0x7d) depth--;
+  }
+  return max;
+}
+
+/** The answer to a body nested deeper than MAX_JSON_DEPTH (its input is not echoed). */
+export function tooDeeplyNested(): ValidationIssue {
+  const error = `the body is nested more than ${MAX_JSON_DEPTH} levels deep`;
+  return { type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input: null, ctx: { error } };
+}

@@ -7,6 +7,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { documentClient } from '../../shared/aws/clients.js';
+import { CONN_ID } from '../../functions/migration/schemas.js';
 import { api, insertKey, slug, token } from './helpers.js';
 
 let admin: string;
@@ -397,7 +398,7 @@ describe('validation (422)', () => {
       [['body', 'extra'], 'dict_type'],
       [['body', 'colour'], 'extra_forbidden'],
     ]);
-    expect(badId.body.detail[0].ctx).toEqual({ pattern: '^[A-Za-z0-9_.-]{1,250}$' });
+    expect(badId.body.detail[0].ctx).toEqual({ pattern: CONN_ID.source });
     const port = await api(`${CONNECTIONS}/ok`, {
       method: 'PUT',
       token: admin,
@@ -406,6 +407,15 @@ describe('validation (422)', () => {
     expect(port.body.detail).toEqual([expect.objectContaining({ type: 'less_than_equal', ctx: { le: 65535 } })]);
     const longId = await api(`${CONNECTIONS}/${'a'.repeat(251)}`, { token: admin });
     expect(locTypes(longId.body.detail)).toEqual([[['path', 'conn_id'], 'string_pattern_mismatch']]);
+    // `.` and `..` could never be reached by a URL path (parsers drop them): refused as ids.
+    for (const dots of ['.', '..']) {
+      const unreachable = await api(TEST, {
+        method: 'POST',
+        token: admin,
+        body: { conn_id: dots, conn_type: 'generic' },
+      });
+      expect(locTypes(unreachable.body.detail), dots).toEqual([[['body', 'conn_id'], 'string_pattern_mismatch']]);
+    }
 
     const probe = await api(TEST, { method: 'POST', token: admin, body: { conn_id: 'x y', conn_type: 'ftp' } });
     expect(probe.status).toBe(422);

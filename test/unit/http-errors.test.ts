@@ -267,3 +267,25 @@ describe('operationId (FastAPI style)', () => {
     expect(new Set(['get', 'put', 'delete'].map((m) => operationId('server', path, m))).size).toBe(3);
   });
 });
+
+describe('isUnstorableInput', () => {
+  it('recognises the numbers DynamoDB cannot store, and nothing else', async () => {
+    const { isUnstorableInput } = await import('../../shared/aws/errors.js');
+    const refused = (message: string) => Object.assign(new Error(message), { name: 'ValidationException' });
+    expect(
+      isUnstorableInput(
+        refused('Number underflow. Attempting to store a number with magnitude smaller than supported range'),
+      ),
+    ).toBe(true);
+    expect(
+      isUnstorableInput(
+        refused('Number overflow. Attempting to store a number with magnitude larger than supported range'),
+      ),
+    ).toBe(true);
+    expect(isUnstorableInput(refused('Item size has exceeded the maximum allowed size'))).toBe(true);
+    expect(isUnstorableInput(refused('The provided key element does not match the schema'))).toBe(false);
+    expect(isUnstorableInput(Object.assign(new Error('Number underflow'), { name: 'ThrottlingException' }))).toBe(
+      false,
+    );
+  });
+});
