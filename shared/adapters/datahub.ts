@@ -188,25 +188,13 @@ export class DataHubCatalog implements MetadataCatalog {
 
   /** The datasets DataHub's search finds in the domain (the `domains` filter), page by page. */
   async listDomainEntities(domain: string): Promise<EntityAnnotations[]> {
-    const entities: EntityAnnotations[] = [];
     const filter = [{ and: [{ field: 'domains', condition: 'EQUAL', values: [domainUrn(domain)] }] }];
-    for (let start = 0; ;) {
-      const data = await this.graphql<{
-        searchAcrossEntities: {
-          start: number;
-          count: number;
-          total: number;
-          searchResults: { entity: DatasetAnswer & { type: string } }[];
-        } | null;
-      }>(Q.domainDatasets, { input: { types: ['DATASET'], query: '*', start, count: PAGE, orFilters: filter } });
-      const page = data.searchAcrossEntities;
-      if (!page) break;
-      for (const { entity } of page.searchResults) entities.push(datasetAnnotations(entity.urn, entity));
-      start += page.searchResults.length;
-      if (page.searchResults.length === 0 || start >= page.total) break;
-    }
+    const found = await this.searchAll<DatasetAnswer>(Q.domainDatasets, { types: ['DATASET'], orFilters: filter });
     // The search index may lag a setDomain: keep only what the entity itself says.
-    return entities.filter((e) => e.domain === domain).sort(byUrn);
+    return found
+      .map((entity) => datasetAnnotations(entity.urn, entity))
+      .filter((e) => e.domain === domain)
+      .sort(byUrn);
   }
 
   async annotate(urn: string, change: EntityChange): Promise<void> {
@@ -258,23 +246,24 @@ export class DataHubCatalog implements MetadataCatalog {
 
   private async search(type: 'TAG' | 'GLOSSARY_TERM'): Promise<CatalogItem[]> {
     const prefix = type === 'TAG' ? 'urn:li:tag:' : 'urn:li:glossaryTerm:';
-    const items: CatalogItem[] = [];
+    const found = await this.searchAll<Named>(Q.search, { types: [type] });
+    return found.map((entity) => toItem(entity, prefix)).sort(byName);
+  }
+
+  /** Every entity a `searchAcrossEntities` query finds (query `*`), following its pages. */
+  private async searchAll<T>(query: string, input: Record<string, unknown>): Promise<T[]> {
+    const entities: T[] = [];
     for (let start = 0; ;) {
       const data = await this.graphql<{
-        searchAcrossEntities: {
-          start: number;
-          count: number;
-          total: number;
-          searchResults: { entity: Named & { type: string } }[];
-        } | null;
-      }>(Q.search, { input: { types: [type], query: '*', start, count: PAGE } });
+        searchAcrossEntities: { start: number; count: number; total: number; searchResults: { entity: T }[] } | null;
+      }>(query, { input: { ...input, query: '*', start, count: PAGE } });
       const page = data.searchAcrossEntities;
       if (!page) break;
-      for (const { entity } of page.searchResults) items.push(toItem(entity, prefix));
+      for (const { entity } of page.searchResults) entities.push(entity);
       start += page.searchResults.length;
       if (page.searchResults.length === 0 || start >= page.total) break;
     }
-    return items.sort(byName);
+    return entities;
   }
 
   private async mutate(query: string, field: string, variables: Record<string, unknown>): Promise<void> {

@@ -400,9 +400,9 @@ const ping = await measured({
   headers: {},
   expectStatus: 200,
 });
-const benchKey = await postJson<{ psk_id: string }>('/api/dataproduct/bench-e7/psk', { description: 'e7' }, userToken);
+const benchKey = await postJson<{ psk: string }>('/api/dataproduct/bench-e7/psk', { description: 'e7' }, userToken);
 const e7 = await measured({
-  url: `${platform.baseUrl}/api/dataproduct/psk/${benchKey.psk_id}/extend`,
+  url: `${platform.baseUrl}/api/dataproduct/psk/${benchKey.psk}/extend`,
   method: 'POST',
   headers: { ...auth(userToken), ...json },
   body: JSON.stringify({ validity_days: 1 }),

@@ -1035,66 +1035,28 @@ function hugeRequest(): fc.Arbitrary<FuzzRequest> {
           const n = bytes - Buffer.byteLength(toJsonText({ ...base, padding: '' }));
           return toJsonText({ ...base, padding: 'a'.repeat(Math.max(0, n)) });
         };
+        const huge = (body: Body, expectation: Expectation) =>
+          new FuzzRequest('huge', route.method, path, route, auth, body, headers, expectation);
+        const over: Expectation = { kind: 'status', status: 413 };
+        const notOver: Expectation = { kind: 'not', status: 413 };
         switch (size) {
           case 'over-json':
-            return new FuzzRequest(
-              'huge',
-              route.method,
-              path,
-              route,
-              auth,
-              { kind: 'text', text: sized(MAX_BODY_BYTES + 1) },
-              headers,
-              { kind: 'status', status: 413 },
-            );
+            return huge({ kind: 'text', text: sized(MAX_BODY_BYTES + 1) }, over);
           case 'over-garbage':
-            return new FuzzRequest(
-              'huge',
-              route.method,
-              path,
-              route,
-              auth,
+            return huge(
               { kind: 'bytes', bytes: new Uint8Array(MAX_BODY_BYTES + 1).fill(0x7b), label: '{{{… over the limit' },
-              headers,
-              { kind: 'status', status: 413 },
+              over,
             );
           case 'over-stream':
-            return new FuzzRequest(
-              'huge',
-              route.method,
-              path,
-              route,
-              auth,
-              { kind: 'stream', bytes: MAX_BODY_BYTES + 64 * 1024 },
-              headers,
-              { kind: 'status', status: 413 },
-            );
+            return huge({ kind: 'stream', bytes: MAX_BODY_BYTES + 64 * 1024 }, over);
           case 'under':
             // Exactly at the limit: never 413.
-            return new FuzzRequest(
-              'huge',
-              route.method,
-              path,
-              route,
-              auth,
-              { kind: 'text', text: sized(MAX_BODY_BYTES) },
-              headers,
-              { kind: 'not', status: 413 },
-            );
+            return huge({ kind: 'text', text: sized(MAX_BODY_BYTES) }, notOver);
           case 'big-field': {
             // A 100 KB string in place of one of the example's values.
             const paths = nodePaths(example);
             const value = setAt(example, paths[at % paths.length]!, 'b'.repeat(100 * 1024));
-            return new FuzzRequest(
-              'huge',
-              route.method,
-              path,
-              route,
-              auth,
-              { kind: 'text', text: toJsonText(value) },
-              headers,
-              { kind: 'not', status: 413 },
-            );
+            return huge({ kind: 'text', text: toJsonText(value) }, notOver);
           }
         }
       }),
