@@ -22,9 +22,16 @@ import {
   type TableDefinition,
 } from '../tables.js';
 
-/** Creates every table of infra/tables.ts that is missing; existing ones are left alone. */
-export async function ensureTables(client: DynamoDBClient, stage: string): Promise<void> {
-  for (const def of Object.values(TABLES) as TableDefinition[]) {
+/**
+ * Creates every table of infra/tables.ts (or of `tables`) that is missing; an existing one
+ * keeps its items and gets the indexes it lacks.
+ */
+export async function ensureTables(
+  client: DynamoDBClient,
+  stage: string,
+  tables: Readonly<Record<string, TableDefinition>> = TABLES,
+): Promise<void> {
+  for (const def of Object.values(tables)) {
     const name = physicalTableName(stage, def);
     const attributes = new Map<string, 'S' | 'N'>();
     const keySchema = (pk: { name: string; type: 'S' | 'N' }, sk?: { name: string; type: 'S' | 'N' }) => {

@@ -35,7 +35,7 @@ describe('local provisioning', () => {
         new PutCommand({ TableName: name, Item: { pk: 'ENTITY#urn:x', sk: 'META', urn: 'urn:x', domain: 'Sales' } }),
       );
 
-      await ensureTables(client, stage);
+      await ensureTables(client, stage, { catalog: TABLES.catalog });
       const table = (await client.send(new DescribeTableCommand({ TableName: name }))).Table!;
       expect(table.GlobalSecondaryIndexes?.map((ix) => [ix.IndexName, ix.IndexStatus])).toEqual([
         ['by_domain', 'ACTIVE'],
@@ -51,9 +51,9 @@ describe('local provisioning', () => {
       );
       expect(found.Items?.map((i) => i.urn)).toEqual(['urn:x']);
       // A second start changes nothing.
-      await ensureTables(client, stage);
+      await ensureTables(client, stage, { catalog: TABLES.catalog });
     } finally {
       client.destroy();
     }
-  }, 60_000);
+  }, 120_000);
 });
