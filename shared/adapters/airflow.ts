@@ -11,7 +11,8 @@ export interface AirflowSettings {
 
 export interface AirflowOptions {
   /**
-   * Per request (default 6 s): a slow Airflow becomes a 503 within the API's 10 s. Above the
+   * Per operation (default 6 s; a config update's variable writes share it): a slow Airflow
+   * becomes a 503 within the API's 10 s. Above the
    * 5 s that Airflow's own connection test may take (E4), so a slow probe is still a result.
    */
   readonly timeoutMs?: number;
@@ -78,15 +79,17 @@ export class AirflowWorkflow implements WorkflowEngine {
 
   async publishConfig(changes: Readonly<Record<string, string | number | null>>): Promise<void> {
     const entries = Object.entries(changes);
+    // One deadline for the whole update, however many variables it writes.
+    const signal = AbortSignal.timeout(this.timeoutMs);
     for (const [index, [field, value]] of entries.entries()) {
       const key = airflowVariableName(field);
       // Variables are strings; a cleared field is an empty one, which the DAGs treat as unset.
       const variable = { key, value: value === null ? '' : String(value) };
       try {
-        const patched = await this.call('PATCH', `/variables/${encodeURIComponent(key)}`, variable);
+        const patched = await this.call('PATCH', `/variables/${encodeURIComponent(key)}`, variable, signal);
         if (patched.status === 200) continue;
         if (patched.status !== 404) throw this.unexpected(`PATCH /variables/${key}`, patched);
-        const created = await this.call('POST', '/variables', variable);
+        const created = await this.call('POST', '/variables', variable, signal);
         if (created.status !== 200 && created.status !== 201) throw this.unexpected('POST /variables', created);
       } catch (err) {
         if (!(err instanceof AppError) || entries.length === 1) throw err;
@@ -144,7 +147,12 @@ export class AirflowWorkflow implements WorkflowEngine {
   }
 
   /** One call. No answer, a timeout, 5xx, 401 and 403 are `Unavailable`; other statuses are returned. */
-  private async call(method: string, path: string, body?: unknown): Promise<Answer> {
+  private async call(
+    method: string,
+    path: string,
+    body?: unknown,
+    signal: AbortSignal = AbortSignal.timeout(this.timeoutMs),
+  ): Promise<Answer> {
     const route = `${method} ${routeOf(path)}`;
     let res: Response;
     let text: string;
@@ -152,7 +160,7 @@ export class AirflowWorkflow implements WorkflowEngine {
       res = await fetch(`${this.base}${path}`, {
         method,
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal,
         headers: {
           authorization: this.authorization,
           accept: 'application/json',

@@ -13,7 +13,11 @@ export interface KeycloakSettings {
 }
 
 export interface KeycloakOptions {
-  /** Per request (default 5 s): a slow Keycloak becomes a fast 503. */
+  /**
+   * Per port operation, all its admin calls and the token they wait for together (default
+   * 5 s; the clean-up of a half-made client gets 2 s more): a slow Keycloak becomes a 503
+   * within the API's 10 s.
+   */
   readonly timeoutMs?: number;
   readonly now?: () => number;
 }
@@ -42,6 +46,9 @@ const RENEW_BEFORE_MS = 30_000;
  * shortly before it expires. The client id of the port is Keycloak's `clientId`; the
  * internal `id` is looked up with `GET /clients?clientId=`.
  */
+/** The clean-up of a half-made client gets this long after the creation's deadline. */
+const CLEANUP_MS = 2_000;
+
 export class KeycloakIdentityProvider implements IdentityProvider {
   private readonly base: string;
   private readonly timeoutMs: number;
@@ -72,69 +79,79 @@ export class KeycloakIdentityProvider implements IdentityProvider {
       implicitFlowEnabled: false,
       directAccessGrantsEnabled: false,
     };
-    const res = await this.admin('POST', '/clients', representation);
+    // One deadline for the whole creation; the clean-up below has a short one of its own.
+    const signal = this.deadline();
+    const res = await this.admin('POST', '/clients', representation, signal);
     if (res.status === 409) throw new Conflict(`Client ${client.clientId} already exists in Keycloak`);
     if (res.status !== 201) throw unexpected('POST /clients', res);
     // Location: .../clients/{id}
-    const id = res.headers.get('location')?.split('/').pop() || (await this.find(client.clientId))?.id;
+    const id = res.headers.get('location')?.split('/').pop() || (await this.find(client.clientId, signal))?.id;
     if (!id) throw unexpected('POST /clients (no Location)', res);
     try {
-      const created = await this.admin('GET', `/clients/${encodeURIComponent(id)}`);
+      const created = await this.admin('GET', `/clients/${encodeURIComponent(id)}`, undefined, signal);
       if (created.status !== 200) throw unexpected('GET /clients/{id}', created);
-      return toClient(created.body as ClientRepresentation, id, await this.readSecret(id));
+      return toClient(created.body as ClientRepresentation, id, await this.readSecret(id, signal));
     } catch (err) {
       // We made this client: an orphan would hold the name and a live secret that nothing
       // manages, so it is removed (best effort) before the failure is reported.
-      await this.admin('DELETE', `/clients/${encodeURIComponent(id)}`).catch(() => undefined);
+      await this.admin(
+        'DELETE',
+        `/clients/${encodeURIComponent(id)}`,
+        undefined,
+        AbortSignal.timeout(CLEANUP_MS),
+      ).catch(() => undefined);
       throw err;
     }
   }
 
   async getClient(clientId: string): Promise<IdpClient | undefined> {
-    const rep = await this.find(clientId);
+    const signal = this.deadline();
+    const rep = await this.find(clientId, signal);
     if (!rep?.id) return undefined;
-    return toClient(rep, rep.id, await this.readSecret(rep.id));
+    return toClient(rep, rep.id, await this.readSecret(rep.id, signal));
   }
 
   async regenerateSecret(clientId: string): Promise<IdpClient | undefined> {
-    const rep = await this.find(clientId);
+    const signal = this.deadline();
+    const rep = await this.find(clientId, signal);
     if (!rep?.id) return undefined;
-    const res = await this.admin('POST', `/clients/${encodeURIComponent(rep.id)}/client-secret`);
+    const res = await this.admin('POST', `/clients/${encodeURIComponent(rep.id)}/client-secret`, undefined, signal);
     if (res.status === 404) return undefined;
     if (res.status !== 200) throw unexpected('POST /clients/{id}/client-secret', res);
     return toClient(rep, rep.id, secretOf(res.body));
   }
 
   async deleteClient(clientId: string): Promise<boolean> {
-    const rep = await this.find(clientId);
+    const signal = this.deadline();
+    const rep = await this.find(clientId, signal);
     if (!rep?.id) return false;
-    const res = await this.admin('DELETE', `/clients/${encodeURIComponent(rep.id)}`);
+    const res = await this.admin('DELETE', `/clients/${encodeURIComponent(rep.id)}`, undefined, signal);
     if (res.status === 404) return false;
     if (res.status !== 204 && res.status !== 200) throw unexpected('DELETE /clients/{id}', res);
     return true;
   }
 
   /** The client with exactly this clientId (the query matches exactly unless `search=true`). */
-  private async find(clientId: string): Promise<ClientRepresentation | undefined> {
-    const res = await this.admin('GET', `/clients?clientId=${encodeURIComponent(clientId)}`);
+  private async find(clientId: string, signal: AbortSignal): Promise<ClientRepresentation | undefined> {
+    const res = await this.admin('GET', `/clients?clientId=${encodeURIComponent(clientId)}`, undefined, signal);
     if (res.status !== 200 || !Array.isArray(res.body)) throw unexpected('GET /clients?clientId=', res);
     return (res.body as ClientRepresentation[]).find((c) => c.clientId === clientId);
   }
 
   /** The client's secret; one Keycloak will not show (403, 404, no value) is null, not an error. */
-  private async readSecret(id: string): Promise<string | null> {
-    const res = await this.admin('GET', `/clients/${encodeURIComponent(id)}/client-secret`);
+  private async readSecret(id: string, signal: AbortSignal): Promise<string | null> {
+    const res = await this.admin('GET', `/clients/${encodeURIComponent(id)}/client-secret`, undefined, signal);
     if (res.status === 200) return secretOf(res.body);
     logger.info('Keycloak did not reveal a client secret', { client_uuid: id, status: res.status });
     return null;
   }
 
   /** One admin call; an expired or revoked token is renewed once. 5xx and no answer are `Unavailable`. */
-  private async admin(method: string, path: string, body?: unknown): Promise<Answer> {
+  private async admin(method: string, path: string, body: unknown, signal: AbortSignal): Promise<Answer> {
     const url = `${this.base}/admin/realms/${encodeURIComponent(this.settings.realm)}${path}`;
     for (let attempt = 0; ; attempt++) {
-      const token = await this.accessToken();
-      const res = await this.call(url, {
+      const token = await withinDeadline(this.accessToken(), signal);
+      const res = await this.call(url, signal, {
         method,
         headers: {
           authorization: `Bearer ${token}`,
@@ -164,7 +181,8 @@ export class KeycloakIdentityProvider implements IdentityProvider {
 
   private async fetchToken(): Promise<string> {
     const url = `${this.base}/realms/${encodeURIComponent(this.settings.realm)}/protocol/openid-connect/token`;
-    const res = await this.call(url, {
+    // Shared by every call waiting for it: a deadline of its own, not one caller's.
+    const res = await this.call(url, this.deadline(), {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams({
@@ -192,11 +210,16 @@ export class KeycloakIdentityProvider implements IdentityProvider {
     return answer.access_token;
   }
 
-  private async call(url: string, init: RequestInit): Promise<Answer> {
+  /** The deadline of one port operation, all its calls together. */
+  private deadline(): AbortSignal {
+    return AbortSignal.timeout(this.timeoutMs);
+  }
+
+  private async call(url: string, signal: AbortSignal, init: RequestInit): Promise<Answer> {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
+      res = await fetch(url, { ...init, redirect: 'manual', signal });
       text = await res.text();
     } catch (err) {
       logger.warn('Keycloak did not answer', { url: new URL(url).pathname, error: reason(err) });
@@ -210,6 +233,25 @@ export class KeycloakIdentityProvider implements IdentityProvider {
     }
     return { status: res.status, headers: res.headers, body };
   }
+}
+
+/** `work`, unless the operation's deadline passes first (the work goes on for its other waiters). */
+function withinDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Unavailable('The identity provider did not answer'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Unavailable('The identity provider did not answer'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function unexpected(what: string, res: Answer): Unavailable {

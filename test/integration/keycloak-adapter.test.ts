@@ -179,6 +179,49 @@ describe('the Keycloak identity provider', () => {
     await new Promise<void>((resolve) => silent.close(() => resolve()));
   });
 
+  it('bounds a whole operation, not each call: slow answers add up to Unavailable', async () => {
+    // A proxy that answers every call after 150 ms: a creation makes four calls (token, POST,
+    // GET, secret), 600 ms together, past the 400 ms the operation may take.
+    const slowProxy: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        setTimeout(() => {
+          void fetch(`${keycloak.url}${req.url}`, {
+            method: req.method,
+            headers: Object.fromEntries(
+              Object.entries(req.headers).filter(([k]) => ['authorization', 'content-type', 'accept'].includes(k)),
+            ) as Record<string, string>,
+            ...(body ? { body } : {}),
+            redirect: 'manual',
+          })
+            .then(async (answer) => {
+              res.writeHead(answer.status, Object.fromEntries(answer.headers));
+              res.end(await answer.text());
+            })
+            .catch(() => res.destroy());
+        }, 150);
+      });
+    });
+    await new Promise<void>((resolve) => slowProxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(slowProxy.address() as AddressInfo).port}`;
+      const name = slug('kc-slow');
+      const slow = new KeycloakIdentityProvider(settings({ url }), { timeoutMs: 400 });
+      const started = Date.now();
+      expect(await rejection(slow.createClient({ clientId: name, name }))).toBeInstanceOf(Unavailable);
+      // The deadline, plus the clean-up's own short one at most.
+      expect(Date.now() - started).toBeLessThan(400 + 2_000 + 500);
+      // Given time enough, the same slow path works.
+      const patient = new KeycloakIdentityProvider(settings({ url }), { timeoutMs: 5_000 });
+      const other = slug('kc-slow');
+      expect((await patient.createClient({ clientId: other, name: other })).client_id).toBe(other);
+    } finally {
+      slowProxy.closeAllConnections();
+      await new Promise<void>((resolve) => slowProxy.close(() => resolve()));
+    }
+  });
+
   it('answers Unavailable when Keycloak refuses the admin credentials', async () => {
     const idp = new KeycloakIdentityProvider(settings({ clientSecret: 'wrong' }));
     expect(await rejection(idp.getClient('anything'))).toBeInstanceOf(Unavailable);
