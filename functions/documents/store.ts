@@ -1,13 +1,7 @@
-import {
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, listOwned, withoutListAttributes } from '../../shared/aws/listing.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import { queryAll, type Page } from '../../shared/aws/pagination.js';
 import type { Document, DocumentStatus } from './schemas.js';
 
 const LIST_PK = 'document';
@@ -68,22 +62,13 @@ export class DocumentStore {
 
   /** Every document waiting for `domain`, oldest first (the index is eventually consistent). */
   async listPending(domain: string): Promise<Document[]> {
-    const docs: Document[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: BY_PENDING_DOMAIN,
-          KeyConditionExpression: 'pending_domain = :d',
-          ExpressionAttributeValues: { ':d': domain },
-          ExclusiveStartKey: start,
-        }),
-      );
-      docs.push(...(out.Items ?? []).map(toDocument));
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return docs;
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: BY_PENDING_DOMAIN,
+      KeyConditionExpression: 'pending_domain = :d',
+      ExpressionAttributeValues: { ':d': domain },
+    });
+    return items.map(toDocument);
   }
 
   /** Moves the status in one write, conditional on the current status being one of `from`. */

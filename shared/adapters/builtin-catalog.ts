@@ -1,11 +1,6 @@
-import {
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../aws/errors.js';
+import { queryAll } from '../aws/pagination.js';
 import {
   byName,
   byUrn,
@@ -104,25 +99,14 @@ export class BuiltinCatalog implements MetadataCatalog {
 
   /** One Query on the sparse `by_domain` index (eventually consistent), followed through its pages. */
   async listDomainEntities(domain: string): Promise<EntityAnnotations[]> {
-    const entities: EntityAnnotations[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: BY_DOMAIN,
-          KeyConditionExpression: '#domain = :domain',
-          ExpressionAttributeNames: { '#domain': 'domain' },
-          ExpressionAttributeValues: { ':domain': domain },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        if (typeof item.urn === 'string') entities.push(toAnnotations(item.urn, item));
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return entities.sort(byUrn);
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: BY_DOMAIN,
+      KeyConditionExpression: '#domain = :domain',
+      ExpressionAttributeNames: { '#domain': 'domain' },
+      ExpressionAttributeValues: { ':domain': domain },
+    });
+    return items.flatMap((item) => (typeof item.urn === 'string' ? [toAnnotations(item.urn, item)] : [])).sort(byUrn);
   }
 
   async annotate(urn: string, change: EntityChange): Promise<void> {
@@ -179,22 +163,13 @@ export class BuiltinCatalog implements MetadataCatalog {
   }
 
   private async list(kind: Kind): Promise<CatalogItem[]> {
-    const items: CatalogItem[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': kind },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) items.push(toItem(kind, item));
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': kind },
+    });
     // The sort key orders by UTF-8 bytes; sort by the same comparison as the DataHub adapter.
-    return items.sort(byName);
+    return items.map((item) => toItem(kind, item)).sort(byName);
   }
 
   private async get(kind: Kind, name: string): Promise<CatalogItem | undefined> {

@@ -1,11 +1,6 @@
-import {
-  BatchGetCommand,
-  GetCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Unavailable } from '../http/errors.js';
+import { queryAll } from '../aws/pagination.js';
 import { sortedNames, type ColumnSchema, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';
 
 /** Key layout of the `metastore` table (infra/tables.ts). */
@@ -154,24 +149,15 @@ export class BuiltinMetastore implements Metastore {
     return out.Item !== undefined;
   }
 
-  /** Every sort key of a partition: one Query, followed through LastEvaluatedKey. */
+  /** Every sort key of a partition: one Query, followed through its pages. */
   private async names(pk: string): Promise<string[]> {
-    const names: string[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pk },
-          ProjectionExpression: 'sk',
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? []) names.push(item.sk as string);
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return sortedNames(names);
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ProjectionExpression: 'sk',
+    });
+    return sortedNames(items.map((item) => item.sk as string));
   }
 }
 

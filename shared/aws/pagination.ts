@@ -1,3 +1,4 @@
+import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ValidationFailed } from '../http/errors.js';
 
 /** Opaque list cursors: the DynamoDB `LastEvaluatedKey`, base64url-encoded JSON. */
@@ -43,4 +44,22 @@ export function decodeCursor(
 export interface Page<T> {
   items: T[];
   nextCursor: string | undefined;
+}
+
+/**
+ * Every item a Query finds, following `LastEvaluatedKey` page by page (each page reads at
+ * most 1 MB). For the lists a rule needs whole; a list an API answers is paged by cursor.
+ */
+export async function queryAll(
+  db: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
 }
