@@ -1,4 +1,5 @@
 import { AppError, Unavailable } from '../http/errors.js';
+import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
 import type { ConnectionTestResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../ports/workflow.js';
 
@@ -171,17 +172,16 @@ export class AirflowWorkflow implements WorkflowEngine {
       text = await res.text();
     } catch (err) {
       const timedOut = (err as Error)?.name === 'TimeoutError';
-      logger.warn('Airflow did not answer', { call: route, origin: new URL(this.base).origin, error: reason(err) });
+      logger.warn('Airflow did not answer', {
+        call: route,
+        origin: new URL(this.base).origin,
+        error: networkReason(err),
+      });
       throw new Unavailable(
         timedOut ? `Airflow did not answer within ${this.timeoutMs / 1000} s` : 'Airflow is not reachable', // where: in the log, not in the answer
       );
     }
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
+    const parsed = jsonOrUndefined(text);
     const answer = { status: res.status, body: parsed, text };
     if (res.status === 401) {
       logger.error('Airflow refused the configured credentials', { call: route, status: 401 });
@@ -249,11 +249,6 @@ function parseExtra(extra: string | null | undefined, connId: string): Record<st
   logger.warn('Airflow connection extra is not a JSON object', { conn_id: connId });
   return null;
 }
-
-const reason = (err: unknown): string => {
-  const e = err as { name?: string; message?: string; cause?: { code?: string } };
-  return [e.name, e.cause?.code ?? e.message].filter(Boolean).join(': ');
-};
 
 function redact(text: string, secret: string | null | undefined): string {
   return secret ? text.split(secret).join('***') : text;

@@ -1,4 +1,5 @@
 import { Unavailable } from '../http/errors.js';
+import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
 import {
   byName,
@@ -292,7 +293,11 @@ export class DataHubCatalog implements MetadataCatalog {
       text = await res.text();
     } catch (err) {
       const timedOut = (err as Error)?.name === 'TimeoutError';
-      logger.warn('DataHub did not answer', { operation, origin: new URL(this.endpoint).origin, error: reason(err) });
+      logger.warn('DataHub did not answer', {
+        operation,
+        origin: new URL(this.endpoint).origin,
+        error: networkReason(err),
+      });
       throw new Unavailable(
         timedOut ? `DataHub did not answer within ${this.timeoutMs / 1000} s` : 'DataHub is not reachable', // where: in the log, not in the answer
       );
@@ -301,12 +306,7 @@ export class DataHubCatalog implements MetadataCatalog {
       logger.error('DataHub refused the configured token', { operation, status: res.status });
       throw new Unavailable(`DataHub refused the configured token (HTTP ${res.status}): check DATAHUB_TOKEN`);
     }
-    let body: { data?: T | null; errors?: { message?: string }[] } | undefined;
-    try {
-      body = text ? (JSON.parse(text) as typeof body) : undefined;
-    } catch {
-      body = undefined;
-    }
+    const body = jsonOrUndefined(text) as { data?: T | null; errors?: { message?: string }[] } | undefined;
     if (res.status >= 500 || !body || typeof body !== 'object') {
       logger.warn('unexpected answer from DataHub', { operation, status: res.status });
       throw new Unavailable(
@@ -373,8 +373,3 @@ function tagNames(tags: TagAssociations | null | undefined): string[] {
 function termNames(terms: TermAssociations | null | undefined): string[] {
   return (terms?.terms ?? []).map(({ term }) => toItem(term, 'urn:li:glossaryTerm:').name).sort();
 }
-
-const reason = (err: unknown): string => {
-  const e = err as { name?: string; message?: string; cause?: { code?: string } };
-  return [e.name, e.cause?.code ?? e.message].filter(Boolean).join(': ');
-};

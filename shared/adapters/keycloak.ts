@@ -1,4 +1,5 @@
 import { Conflict, Unavailable } from '../http/errors.js';
+import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
 import type { IdentityProvider, IdpClient, NewIdpClient } from '../ports/idp.js';
 
@@ -222,16 +223,10 @@ export class KeycloakIdentityProvider implements IdentityProvider {
       res = await fetch(url, { ...init, redirect: 'manual', signal });
       text = await res.text();
     } catch (err) {
-      logger.warn('Keycloak did not answer', { url: new URL(url).pathname, error: reason(err) });
+      logger.warn('Keycloak did not answer', { url: new URL(url).pathname, error: networkReason(err) });
       throw new Unavailable('The identity provider did not answer');
     }
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, headers: res.headers, body };
+    return { status: res.status, headers: res.headers, body: jsonOrUndefined(text) };
   }
 }
 
@@ -260,11 +255,6 @@ function unexpected(what: string, res: Answer): Unavailable {
     res.status >= 500 ? 'The identity provider failed' : 'The identity provider refused an administrative call',
   );
 }
-
-const reason = (err: unknown): string => {
-  const e = err as { name?: string; message?: string; cause?: { code?: string } };
-  return [e.name, e.cause?.code ?? e.message].filter(Boolean).join(': ');
-};
 
 /** A CredentialRepresentation's value. */
 function secretOf(body: unknown): string | null {

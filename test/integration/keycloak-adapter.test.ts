@@ -5,6 +5,7 @@ import { KeycloakIdentityProvider, type KeycloakSettings } from '../../shared/ad
 import { Conflict, Unavailable } from '../../shared/http/errors.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../support/keycloak-server.js';
 import { slug } from './helpers.js';
+import { rejection } from '../support/rejection.js';
 
 let keycloak: FakeKeycloak;
 
@@ -31,15 +32,6 @@ const settings = (over: Partial<KeycloakSettings> = {}): KeycloakSettings => ({
 });
 
 const adminTokenRequests = () => keycloak.tokenRequests.filter((r) => r.clientId === keycloak.adminClientId).length;
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('the Keycloak identity provider', () => {
   it('creates a confidential client with a service account and returns its secret', async () => {

@@ -4,6 +4,7 @@ import { AirflowWorkflow, airflowVariableName, type AirflowSettings } from '../.
 import { Unavailable } from '../../shared/http/errors.js';
 import type { WorkflowConnection } from '../../shared/ports/workflow.js';
 import { type FakeAirflow, startFakeAirflow, tcpTester } from '../support/airflow-server.js';
+import { rejection } from '../support/rejection.js';
 
 const CONN_SECRET = 'c0nn-S3cret-never-shown';
 
@@ -55,15 +56,6 @@ async function closedPort(): Promise<number> {
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** An Unavailable (503) whose message holds neither Airflow's password nor the connection's. */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DataHubCatalog, DataHubError } from '../../shared/adapters/datahub.js';
 import { Unavailable } from '../../shared/http/errors.js';
 import { startFakeDataHub, type FakeDataHub } from '../support/datahub-server.js';
+import { rejection } from '../support/rejection.js';
 
 let datahub: FakeDataHub;
 
@@ -20,15 +21,6 @@ const catalog = (over: { token?: string; gmsUrl?: string; timeoutMs?: number } =
     { gmsUrl: over.gmsUrl ?? `${datahub.url}/`, token: over.token ?? datahub.token },
     { timeoutMs: over.timeoutMs ?? 2_000 },
   );
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('definitions', () => {
   it('creates a tag, then finds it existing', async () => {

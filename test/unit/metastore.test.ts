@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { quoteIdentifier, quoteLiteral, TrinoMetastore, TrinoQueryError } from '../../shared/adapters/trino.js';
 import { Conflict, Unavailable } from '../../shared/http/errors.js';
 import { type FakeTrino, startFakeTrino } from '../support/trino-server.js';
+import { rejection } from '../support/rejection.js';
 
 let trino: FakeTrino;
 
@@ -37,15 +38,6 @@ afterEach(() => {
 
 const metastore = (timeoutMs?: number) =>
   new TrinoMetastore({ url: `${trino.url}/`, user: 'dpm-service' }, timeoutMs ? { timeoutMs } : {});
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('quoting', () => {
   it('doubles the quote character inside the quotes', () => {
