@@ -67,7 +67,8 @@ export const GROUPS = [
     name: 'finetune',
     entry: 'functions/finetune/handler.ts',
     prefixes: ['/api/finetune'],
-    tables: { finetuneJobs: 'readWrite', keys: 'read' },
+    // Reads the owners of a dataset's source documents.
+    tables: { finetuneJobs: 'readWrite', documents: 'read', keys: 'read' },
     buckets: { artifacts: 'readWrite' },
   },
   {

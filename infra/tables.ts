@@ -40,6 +40,23 @@ const N = (name: string): KeyAttribute => ({ name, type: 'N' });
  */
 const BY_CREATED: IndexDefinition = { name: 'by_created', partitionKey: S('list_pk'), sortKey: S('created_key') };
 
+/**
+ * An owner's items, oldest first: keyed by the owner's principal (API.md §1), never the
+ * name. Items stored before principals were have none, so no owner list shows them.
+ */
+const BY_OWNER_PRINCIPAL: IndexDefinition = {
+  name: 'by_owner_principal',
+  partitionKey: S('owner_principal'),
+  sortKey: S('created_at'),
+};
+
+/**
+ * Name-keyed owner indexes of earlier versions, no longer queried. CloudFormation cannot
+ * add one index and delete another of a table in one update, so they are deleted in the
+ * release after every stage has its principal index.
+ */
+const RETIRED_BY_OWNER: IndexDefinition = { name: 'by_owner', partitionKey: S('owner'), sortKey: S('created_at') };
+
 export const TABLES = {
   /** Decision versions (`D#<workspace>#<key>` / `V#<version>`) and their per-key counter. */
   decisions: {
@@ -55,6 +72,8 @@ export const TABLES = {
     partitionKey: S('key_hash'),
     indexes: [
       { name: 'by_psk', partitionKey: S('psk') },
+      { name: 'by_creator_principal', partitionKey: S('created_by_principal'), sortKey: S('created_at') },
+      // Retired (see RETIRED_BY_OWNER).
       { name: 'by_creator', partitionKey: S('created_by'), sortKey: S('created_at') },
       BY_CREATED,
     ],
@@ -85,7 +104,7 @@ export const TABLES = {
   dataShares: {
     id: 'data-shares',
     partitionKey: S('name'),
-    indexes: [{ name: 'by_owner', partitionKey: S('owner'), sortKey: S('created_at') }, BY_CREATED],
+    indexes: [BY_OWNER_PRINCIPAL, RETIRED_BY_OWNER, BY_CREATED],
   },
   /** The built-in identity provider's confidential clients (secrets encrypted). */
   idpClients: {
@@ -101,7 +120,7 @@ export const TABLES = {
   finetuneJobs: {
     id: 'finetune-jobs',
     partitionKey: S('id'),
-    indexes: [{ name: 'by_owner', partitionKey: S('owner'), sortKey: S('created_at') }, BY_CREATED],
+    indexes: [BY_OWNER_PRINCIPAL, RETIRED_BY_OWNER, BY_CREATED],
   },
   /** The migration infrastructure configuration: one item (`id = "current"`). */
   migrationConfig: {
@@ -142,7 +161,8 @@ export const TABLES = {
     id: 'documents',
     partitionKey: S('id'),
     indexes: [
-      { name: 'by_owner', partitionKey: S('owner'), sortKey: S('created_at') },
+      BY_OWNER_PRINCIPAL,
+      RETIRED_BY_OWNER,
       BY_CREATED,
       { name: 'by_pending_domain', partitionKey: S('pending_domain'), sortKey: S('created_at') },
     ],

@@ -162,6 +162,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       clientSecret: secret ? { value: secret } : { arn: secretArn! },
     };
   }
+  if (e.AUTH_ISSUER && !e.AUTH_AUDIENCE) {
+    // Without an audience, tokens issued to any client of the issuer would pass.
+    throw new ConfigError('invalid configuration: AUTH_AUDIENCE is required when AUTH_ISSUER is set');
+  }
   const required = (names: readonly (keyof typeof e)[], when: string) => {
     const missing = names.find((name) => !e[name]);
     if (missing) throw new ConfigError(`invalid configuration: ${String(missing)} is required when ${when}`);

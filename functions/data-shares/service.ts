@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Forbidden, NotFound } from '../../shared/http/errors.js';
 import { logger } from '../../shared/logger.js';
@@ -50,6 +50,7 @@ export class DataShareService {
     const share = {
       name: req.name,
       owner: caller.name,
+      owner_principal: caller.principal,
       description: req.description ?? null,
       tables: req.tables ?? [],
       created_at: new Date(this.now()).toISOString(),
@@ -88,7 +89,7 @@ export class DataShareService {
   async list(caller: Caller, limit: number, cursor: string | undefined): Promise<Page<SharedClient>> {
     const page = isAdmin(caller)
       ? await this.store.list(limit, cursor)
-      : await this.store.listOwned(caller.name, limit, cursor);
+      : await this.store.listOwned(caller.principal, limit, cursor);
     return { items: page.items.map((item) => toShared(item, undefined, null)), nextCursor: page.nextCursor };
   }
 
@@ -121,7 +122,7 @@ export class DataShareService {
   private async load(name: string, caller: Caller): Promise<ShareItem> {
     const item = await this.store.get(name);
     if (!item || item.reservation !== undefined) throw new NotFound(`No data share '${name}'`);
-    if (item.owner !== caller.name && !isAdmin(caller))
+    if (!isPrincipal(item.owner_principal, caller) && !isAdmin(caller))
       throw new Forbidden("Only the data share's owner or an admin may do this");
     return item;
   }

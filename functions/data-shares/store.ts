@@ -10,12 +10,15 @@ import { listAll, listAttributes, listOwned, withoutListAttributes } from '../..
 import type { Page } from '../../shared/aws/pagination.js';
 
 const LIST_PK = 'share';
-const OWNER_INDEX = { name: 'by_owner', ownerAttribute: 'owner' };
+const OWNER_INDEX = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' };
 
 /** A share in the registry (TABLES.dataShares). */
 export interface ShareItem {
   name: string;
+  /** The owner's name, for showing. */
   owner: string;
+  /** The owner's principal (API.md §1); absent on shares stored before principals were. */
+  owner_principal?: string;
   description: string | null;
   tables: string[];
   created_at: string;
@@ -121,7 +124,7 @@ export class DataShareStore {
     return complete(await listAll(this.page(limit, cursor), LIST_PK));
   }
 
-  /** One owner's shares, oldest first; reservations in flight are left out. */
+  /** The shares of the principal `owner`, oldest first; reservations in flight are left out. */
   async listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<ShareItem>> {
     return complete(await listOwned(this.page(limit, cursor), OWNER_INDEX, owner));
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BOOTSTRAP_ADMIN_PSK_ID } from '../../shared/auth/bootstrap.js';
 import type { PskVerifier } from '../../shared/auth/psk.js';
-import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import { type KeyRecord, type KeyStore, MAX_VALID_UNTIL_MS } from '../../shared/auth/key-store.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
@@ -32,9 +32,13 @@ export class KeyService {
     private readonly verifier: PskVerifier,
   ) {}
 
-  /** A new key acting as its creator, with the creator's roles; the secret is returned once. */
+  /**
+   * A new key acting as its creator, with the creator's roles; the secret is returned once.
+   * Made through a key, it never outlives that key and stops with it (key lineage).
+   */
   async create(dataproductId: string, req: CreateKeyRequest, caller: Caller): Promise<CreatedKey> {
     const secret = `dpm_${randomSecret()}`;
+    const wanted = Date.now() + req.validity_days * DAY_MS;
     const record: KeyRecord = {
       key_hash: sha256Hex(secret),
       psk: randomUUID(),
@@ -42,8 +46,10 @@ export class KeyService {
       description: req.description,
       roles: [...caller.roles].sort(),
       created_by: caller.name,
+      created_by_principal: caller.principal,
       created_at: nowIso(),
-      valid_until_ms: Date.now() + req.validity_days * DAY_MS,
+      valid_until_ms: caller.key ? Math.min(wanted, caller.key.validUntilMs) : wanted,
+      ...(caller.key ? { lineage: lineageThrough(caller) } : {}),
     };
     await this.keys.createIfAbsent(record);
     const { deleted_at: _none, ...info } = toInfo(record);
@@ -57,7 +63,7 @@ export class KeyService {
     limit: number,
     cursor: string | undefined,
   ): Promise<Page<KeyInfo>> {
-    const page = await this.keys.list(isAdmin(caller) ? undefined : caller.name, limit, cursor);
+    const page = await this.keys.list(isAdmin(caller) ? undefined : caller.principal, limit, cursor);
     return {
       items: page.items.filter((k) => includeDeleted || !k.deleted_at).map(toInfo),
       nextCursor: page.nextCursor,
@@ -74,19 +80,28 @@ export class KeyService {
   /**
    * E7: new valid_until = max(old valid_until, now) + days. A live key is extended with
    * one atomic ADD (concurrent extensions all count); an expired one by compare-and-set
-   * from now, retried if another extension got there first.
+   * from now, retried if another extension got there first. Extended through another key,
+   * the result ends no later than that key, and the key joins its lineage.
    */
   async extend(pskId: string, days: number, caller: Caller): Promise<ExtendedKey> {
     let record = await this.live(pskId, caller);
+    if (caller.key?.pskId === record.psk) throw new Forbidden('A pre-shared key cannot extend itself');
+    const bound = Math.min(MAX_VALID_UNTIL_MS, caller.key?.validUntilMs ?? MAX_VALID_UNTIL_MS);
+    const lineage = caller.key ? lineageThrough(caller) : [];
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = Date.now();
-      if (Math.max(record.valid_until_ms, now) + days * DAY_MS > MAX_VALID_UNTIL_MS) {
-        throw new Conflict(`Pre-shared key ${pskId} cannot be valid past 9999-12-31`);
+      const wanted = Math.max(record.valid_until_ms, now) + days * DAY_MS;
+      if (wanted > MAX_VALID_UNTIL_MS) throw new Conflict(`Pre-shared key ${pskId} cannot be valid past 9999-12-31`);
+      const until = Math.min(wanted, bound);
+      if (until <= record.valid_until_ms && until < wanted) {
+        throw new Forbidden(
+          `Pre-shared key ${pskId} is already valid until ${iso(record.valid_until_ms)}; a key cannot extend it past the key you authenticate with (${iso(bound)})`,
+        );
       }
       const extended =
-        record.valid_until_ms >= now
-          ? await this.keys.addToExpiry(record.key_hash, days * DAY_MS, now)
-          : await this.keys.replaceExpiry(record.key_hash, record.valid_until_ms, now + days * DAY_MS);
+        record.valid_until_ms >= now && until === wanted
+          ? await this.keys.addToExpiry(record.key_hash, days * DAY_MS, now, bound, lineage)
+          : await this.keys.replaceExpiry(record.key_hash, record.valid_until_ms, until, lineage);
       if (extended) {
         this.verifier.forget(record.key_hash);
         return { psk: extended.psk, description: extended.description, valid_until: iso(extended.valid_until_ms) };
@@ -103,10 +118,16 @@ export class KeyService {
     const record = (await this.keys.findByPskId(pskId)).find((k) => !k.deleted_at);
     if (!record) throw new NotFound(`No pre-shared key ${pskId}`);
     // The bootstrap admin key is the platform's, not a person's: only admins may change it.
-    const owner = record.psk !== BOOTSTRAP_ADMIN_PSK_ID && record.created_by === caller.name;
+    const owner = record.psk !== BOOTSTRAP_ADMIN_PSK_ID && isPrincipal(record.created_by_principal, caller);
     if (!owner && !isAdmin(caller)) {
       throw new Forbidden("Only the key's creator or an admin may change it");
     }
     return record;
   }
+}
+
+/** The lineage of a key made or extended by a PSK caller: that key and everything it came through. */
+function lineageThrough(caller: Caller): string[] {
+  const key = caller.key!;
+  return [...new Set([...key.lineage, key.hash])];
 }

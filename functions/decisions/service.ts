@@ -18,7 +18,7 @@ export type Action = 'submit' | 'approve' | 'reject' | 'retire';
 interface TransitionRule {
   readonly from: DecisionStatus;
   readonly to: DecisionStatus;
-  readonly set: (by: string, at: string) => Record<string, unknown>;
+  readonly set: (by: Caller, at: string) => Record<string, unknown>;
   readonly remove: readonly string[];
   /** The caller must be neither the author nor the submitter (four-eyes rule). */
   readonly fourEyes?: boolean;
@@ -30,13 +30,13 @@ const RULES: Record<Action, TransitionRule> = {
   submit: {
     from: 'draft',
     to: 'submitted',
-    set: (by, at) => ({ submitted_by: by, submitted_at: at }),
+    set: (by, at) => ({ submitted_by: by.name, submitted_by_principal: by.principal, submitted_at: at }),
     remove: [],
   },
   approve: {
     from: 'submitted',
     to: 'approved',
-    set: (by, at) => ({ approved_by: by, approved_at: at }),
+    set: (by, at) => ({ approved_by: by.name, approved_by_principal: by.principal, approved_at: at }),
     remove: [],
     fourEyes: true,
     published: true,
@@ -45,7 +45,7 @@ const RULES: Record<Action, TransitionRule> = {
     from: 'submitted',
     to: 'draft',
     set: () => ({}),
-    remove: ['submitted_by', 'submitted_at'],
+    remove: ['submitted_by', 'submitted_by_principal', 'submitted_at'],
   },
   retire: {
     from: 'approved',
@@ -105,6 +105,7 @@ export class DecisionService {
       status: 'draft',
       notes: req.notes ?? null,
       created_by: caller.name,
+      created_by_principal: caller.principal,
       created_at: at,
       submitted_by: null,
       submitted_at: null,
@@ -163,10 +164,14 @@ export class DecisionService {
     const write: TransitionWrite = {
       from: rule.from,
       to: rule.to,
-      set: { ...rule.set(caller.name, at), ...(notes != null ? { notes } : {}) },
+      set: { ...rule.set(caller, at), ...(notes != null ? { notes } : {}) },
       remove: rule.remove,
       history: { from: rule.from, to: rule.to, action, by: caller.name, at, notes: notes ?? null },
-      ...(rule.fourEyes ? { notEqual: { created_by: caller.name, submitted_by: caller.name } } : {}),
+      // Four-eyes by principal (API.md §1): a version whose author or submitter was
+      // recorded by name only cannot be told apart from the caller, so it is refused.
+      ...(rule.fourEyes
+        ? { differentFrom: { created_by_principal: caller.principal, submitted_by_principal: caller.principal } }
+        : {}),
       maxHistory: MAX_HISTORY,
       ...(rule.published !== undefined ? { published: rule.published } : {}),
     };
@@ -179,14 +184,21 @@ export class DecisionService {
         `Cannot ${action} ${describe(workspace, key, version)}: it is ${current.status}, not ${rule.from}`,
       );
     }
-    const authored = current.created_by === caller.name || current.submitted_by === caller.name;
-    if (!(rule.fourEyes && authored) && (current.history?.length ?? 0) >= MAX_HISTORY) {
+    const authored =
+      rule.fourEyes === true &&
+      [current.created_by_principal, current.submitted_by_principal].some((p) => !p || p === caller.principal);
+    if (!authored && (current.history?.length ?? 0) >= MAX_HISTORY) {
       throw new Conflict(
         `${describe(workspace, key, version)} has reached ${MAX_HISTORY} transitions; create a new version`,
       );
     }
+    if (!current.created_by_principal || !current.submitted_by_principal) {
+      throw new Forbidden(
+        `Four-eyes rule: the author or submitter of ${describe(workspace, key, version)} was recorded before principals were; reject it and submit it again, or create a new version`,
+      );
+    }
     throw new Forbidden(
-      `Four-eyes rule: ${caller.name} authored or submitted ${describe(workspace, key, version)}; a second person must approve it`,
+      `Four-eyes rule: you authored or submitted ${describe(workspace, key, version)}; another person must approve it`,
     );
   }
 

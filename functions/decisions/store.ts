@@ -7,11 +7,17 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
-import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
+import { decodeCursor, queryPage, type Page } from '../../shared/aws/pagination.js';
 import type { DecisionStatus, HistoryEntry, VersionDetail } from './schemas.js';
 
 /** A version as stored: the detail plus its transition history. */
-export type VersionItem = VersionDetail & { history: HistoryEntry[] };
+export type VersionItem = VersionDetail & {
+  history: HistoryEntry[];
+  /** Principals beside the names (API.md §1); absent on versions stored before them. */
+  created_by_principal?: string;
+  submitted_by_principal?: string | null;
+  approved_by_principal?: string | null;
+};
 
 /** What a transition writes, and what must hold for it to be written. */
 export interface TransitionWrite {
@@ -20,8 +26,8 @@ export interface TransitionWrite {
   readonly set: Record<string, unknown>;
   readonly remove: readonly string[];
   readonly history: HistoryEntry;
-  /** Attributes that must not equal the given value (absent attributes pass). */
-  readonly notEqual?: Record<string, string>;
+  /** Attributes that must exist and differ from the given value. */
+  readonly differentFrom?: Record<string, string>;
   /** Add to (true) or remove from (false) the `published` index. */
   readonly published?: boolean;
   /** Refuse the write when the history already holds this many entries. */
@@ -115,22 +121,27 @@ export class DecisionStore {
   /** Versions in ascending order, without content and history. */
   async list(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionItem>> {
     const pk = partitionKey(workspace, key);
-    const names = Object.fromEntries(SUMMARY_ATTRIBUTES.map((a, i) => [`#a${i}`, a]));
-    const out = await this.db.send(
-      new QueryCommand({
+    // The key is projected too: the next cursor is made from the page's last item.
+    const names = Object.fromEntries([...SUMMARY_ATTRIBUTES, 'pk', 'sk'].map((a, i) => [`#a${i}`, a]));
+    const page = await queryPage(
+      this.db,
+      {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
         ExpressionAttributeValues: { ':pk': pk, ':v': 'V#' },
         ProjectionExpression: Object.keys(names).join(', '),
         ExpressionAttributeNames: names,
-        Limit: limit,
-        ExclusiveStartKey: decodeCursor(
+      },
+      {
+        limit,
+        start: decodeCursor(
           cursor,
           (k) => Object.keys(k).length === 2 && k.pk === pk && typeof k.sk === 'string' && k.sk.startsWith('V#'),
         ),
-      }),
+        keyAttributes: ['pk', 'sk'],
+      },
     );
-    return { items: (out.Items ?? []).map(strip), nextCursor: encodeCursor(out.LastEvaluatedKey) };
+    return { items: page.items.map(strip), nextCursor: page.nextCursor };
   }
 
   /** The newest version in the `published` index (approved, not retired). */
@@ -151,7 +162,7 @@ export class DecisionStore {
 
   /**
    * One conditional write: the status moves only if it is still `from` and the
-   * `notEqual` conditions hold. On failure the current item comes back with the error,
+   * `differentFrom` conditions hold. On failure the current item comes back with the error,
    * so the caller can tell "missing" from "wrong state" without another read.
    */
   async transition(workspace: string, key: string, version: number, t: TransitionWrite): Promise<TransitionResult> {
@@ -180,10 +191,10 @@ export class DecisionStore {
       values[':maxHistory'] = t.maxHistory;
       conditions.push('(attribute_not_exists(#history) OR size(#history) < :maxHistory)');
     }
-    Object.entries(t.notEqual ?? {}).forEach(([attr, value], i) => {
+    Object.entries(t.differentFrom ?? {}).forEach(([attr, value], i) => {
       names[`#n${i}`] = attr;
       values[`:n${i}`] = value;
-      conditions.push(`(attribute_not_exists(#n${i}) OR #n${i} <> :n${i})`);
+      conditions.push(`attribute_exists(#n${i}) AND #n${i} <> :n${i}`);
     });
     try {
       const out = await this.db.send(

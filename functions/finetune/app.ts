@@ -8,6 +8,7 @@ import { ArtifactStore } from './artifacts.js';
 import { CreateDatasetRequest, FinetuneJob, JobDeleted, JobParams } from './schemas.js';
 import { FinetuneService } from './service.js';
 import { FinetuneJobStore } from './store.js';
+import { DocumentStore } from '../documents/store.js';
 
 export interface FinetuneDeps {
   readonly authenticator: Authenticator;
@@ -83,6 +84,7 @@ export function finetuneService(runtime: Runtime): FinetuneService {
   return new FinetuneService(
     new FinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
     new ArtifactStore(s3Client(runtime.config), runtime.config.artifactsBucket),
+    new DocumentStore(runtime.db, runtime.tableName('documents')),
   );
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Forbidden, NotFound } from '../../shared/http/errors.js';
+import { Forbidden, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import type { CreateDatasetRequest, FinetuneJob, JobDeleted } from './schemas.js';
@@ -14,14 +14,23 @@ export interface JobArtifacts {
   deleteAll(jobId: string): Promise<number>;
 }
 
+/** Who owns the documents a dataset draws on. */
+export interface SourceDocuments {
+  /** Owner principals of the documents among `ids` that exist ('' where none was recorded). */
+  ownersOf(ids: readonly string[]): Promise<Map<string, string>>;
+}
+
 /** Fine-tuning dataset jobs (API.md §11, E11). */
 export class FinetuneService {
   constructor(
     private readonly jobs: FinetuneJobStore,
     private readonly artifacts: JobArtifacts,
+    private readonly documents: SourceDocuments,
   ) {}
 
+  /** A new job; its source documents must exist and be the caller's (any, for an admin). */
   async create(req: CreateDatasetRequest, caller: Caller): Promise<FinetuneJob> {
+    await this.checkSources(req.source_documents, caller);
     const job: FinetuneJob = {
       id: randomUUID(),
       name: req.name,
@@ -34,7 +43,7 @@ export class FinetuneService {
     // The manifest first: a stored job always has one, and a failed write leaves no job.
     await this.artifacts.writeManifest(job);
     try {
-      await this.jobs.create(job);
+      await this.jobs.create(job, caller.principal);
     } catch (err) {
       await this.artifacts
         .deleteAll(job.id)
@@ -46,15 +55,31 @@ export class FinetuneService {
 
   /** The caller's own jobs; an admin's list holds every job. Oldest first. */
   list(caller: Caller, limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>> {
-    return isAdmin(caller) ? this.jobs.listAll(limit, cursor) : this.jobs.listOwned(caller.name, limit, cursor);
+    return isAdmin(caller) ? this.jobs.listAll(limit, cursor) : this.jobs.listOwned(caller.principal, limit, cursor);
   }
 
   async get(id: string, caller: Caller): Promise<FinetuneJob> {
-    const job = await this.jobs.get(id);
-    if (!job) throw new NotFound(`No fine-tuning job ${id}`);
-    if (job.owner !== caller.name && !isAdmin(caller))
+    const found = await this.jobs.get(id);
+    if (!found) throw new NotFound(`No fine-tuning job ${id}`);
+    if (!isPrincipal(found.ownerPrincipal, caller) && !isAdmin(caller))
       throw new Forbidden("Only the job's owner or an admin may access it");
-    return job;
+    return found.job;
+  }
+
+  /** 422 for documents that do not exist, then 403 for documents of someone else. */
+  private async checkSources(ids: readonly string[], caller: Caller): Promise<void> {
+    if (ids.length === 0) return;
+    const owners = await this.documents.ownersOf(ids);
+    const issues: ValidationIssue[] = [];
+    ids.forEach((id, i) => {
+      if (owners.has(id)) return;
+      const error = `no document ${id}`;
+      issues.push({ type: 'value_error', loc: ['body', 'source_documents', i], msg: `Value error, ${error}`, input: id, ctx: { error } });
+    });
+    if (issues.length > 0) throw new ValidationFailed(issues);
+    if (isAdmin(caller)) return;
+    const foreign = ids.find((id) => !isPrincipal(owners.get(id), caller));
+    if (foreign) throw new Forbidden(`Document ${foreign} is not yours: a dataset may draw only on your own documents`);
   }
 
   /**

@@ -5,7 +5,7 @@ import type { Page } from '../../shared/aws/pagination.js';
 import type { FinetuneJob } from './schemas.js';
 
 const LIST_PK = 'finetune-job';
-const BY_OWNER = { name: 'by_owner', ownerAttribute: 'owner' };
+const BY_OWNER = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' };
 
 /** DynamoDB repository for fine-tuning dataset jobs (TABLES.finetuneJobs). */
 export class FinetuneJobStore {
@@ -14,22 +14,26 @@ export class FinetuneJobStore {
     private readonly tableName: string,
   ) {}
 
-  async create(job: FinetuneJob): Promise<void> {
+  /** Stores a new job owned by the principal `ownerPrincipal`. */
+  async create(job: FinetuneJob, ownerPrincipal: string): Promise<void> {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...job, ...listAttributes(LIST_PK, job.created_at, job.id) },
+        Item: { ...job, owner_principal: ownerPrincipal, ...listAttributes(LIST_PK, job.created_at, job.id) },
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
   }
 
-  async get(id: string): Promise<FinetuneJob | undefined> {
+  /** The job and its owner's principal (absent on jobs stored before principals were). */
+  async get(id: string): Promise<{ job: FinetuneJob; ownerPrincipal: string | undefined } | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
-    return out.Item ? strip(out.Item) : undefined;
+    if (!out.Item) return undefined;
+    const owner = out.Item.owner_principal;
+    return { job: strip(out.Item), ownerPrincipal: typeof owner === 'string' ? owner : undefined };
   }
 
-  /** One owner's jobs, oldest first. */
+  /** The jobs of the principal `owner`, oldest first. */
   async listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>> {
     const page = await listOwned(
       { db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor },
@@ -55,4 +59,7 @@ export class FinetuneJobStore {
   }
 }
 
-const strip = (item: Record<string, unknown>) => withoutListAttributes<FinetuneJob>(item);
+const strip = (item: Record<string, unknown>): FinetuneJob => {
+  const { owner_principal: _owner, ...job } = withoutListAttributes<FinetuneJob & { owner_principal?: string }>(item);
+  return job;
+};

@@ -1,5 +1,6 @@
 import { randomSecret, sha256Hex } from '../crypto.js';
 import { nowIso } from '../time.js';
+import { BOOTSTRAP_PRINCIPAL } from './caller.js';
 import { type KeyRecord, type KeyStore, MAX_VALID_UNTIL_MS } from './key-store.js';
 
 /** The bootstrap admin key's public id: fixed, so it is found again and never duplicated. */
@@ -14,6 +15,7 @@ export function adminKeyRecord(keyHash: string): KeyRecord {
     description: 'bootstrap admin key',
     roles: ['admin'],
     created_by: 'admin',
+    created_by_principal: BOOTSTRAP_PRINCIPAL,
     created_at: nowIso(),
     valid_until_ms: MAX_VALID_UNTIL_MS,
   };

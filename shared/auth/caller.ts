@@ -1,15 +1,54 @@
 /** Who is calling, as every route and service sees it. */
 export type Role = 'admin' | 'approver';
 
+/** The pre-shared key a caller authenticated with, as far as key lineage needs it. */
+export interface CallerKey {
+  /** The key's public id. */
+  readonly pskId: string;
+  /** The SHA-256 hash of its secret (the keys table's key); never shown. */
+  readonly hash: string;
+  readonly validUntilMs: number;
+  /** Hashes of the keys this key was made or extended through, oldest first. */
+  readonly lineage: readonly string[];
+}
+
 export interface Caller {
-  /** preferred_username, else email, else sub (Bearer); the key's creator (PSK). */
+  /**
+   * Who the caller is (API.md §1): the token's issuer and subject, a key's creator's
+   * principal, or the bootstrap key's reserved principal. Every owner check, own-items
+   * list and the four-eyes rule compare this, never the name.
+   */
+  readonly principal: string;
+  /** Only for showing: preferred_username, else email, else sub (Bearer); the key's creator (PSK). */
   readonly name: string;
   readonly roles: ReadonlySet<string>;
   /** `bearer` is an identity-provider session; `psk` never is. */
   readonly via: 'bearer' | 'psk';
-  /** For PSK callers: the public id of the key used. */
-  readonly pskId?: string;
+  /** For PSK callers: the key used. */
+  readonly key?: CallerKey;
 }
+
+/**
+ * A token's principal: issuer and subject, JSON-encoded so that no pair of strings can
+ * collide with another pair (or with the reserved principals below, which are not JSON).
+ */
+export const tokenPrincipal = (issuer: string, subject: string): string => JSON.stringify([issuer, subject]);
+
+/** The bootstrap admin key's principal: not JSON, so no token can ever produce it. */
+export const BOOTSTRAP_PRINCIPAL = 'dpm:bootstrap-admin';
+
+/**
+ * A key stored by a version that recorded only its creator's name acts as a principal of
+ * its own, so it owns what it makes and nothing that anyone else made (fail closed).
+ */
+export const legacyKeyPrincipal = (pskId: string): string => `dpm:legacy-psk:${pskId}`;
+
+/**
+ * Whether the record's stored principal is the caller's. A record written before
+ * principals were stored has none and belongs to nobody (only admins reach it).
+ */
+export const isPrincipal = (stored: string | null | undefined, caller: Caller): boolean =>
+  typeof stored === 'string' && stored === caller.principal;
 
 export const hasRole = (caller: Caller, role: Role): boolean => caller.roles.has(role);
 export const isAdmin = (caller: Caller): boolean => caller.roles.has('admin');
@@ -23,8 +62,10 @@ export function rolesFromClaims(claims: Record<string, unknown>, audience: strin
   const realm = claims.realm_access as { roles?: unknown } | undefined;
   add(realm?.roles);
   if (audience) {
-    const resource = claims.resource_access as Record<string, { roles?: unknown } | undefined> | undefined;
-    add(resource?.[audience]?.roles);
+    const resource = claims.resource_access;
+    if (resource && typeof resource === 'object' && Object.hasOwn(resource, audience)) {
+      add((resource as Record<string, { roles?: unknown } | undefined>)[audience]?.roles);
+    }
   }
   add(claims['cognito:groups']);
   add(claims.roles);

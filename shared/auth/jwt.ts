@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { Unauthorized, Unavailable } from '../http/errors.js';
-import { type Caller, nameFromClaims, rolesFromClaims } from './caller.js';
+import { type Caller, nameFromClaims, rolesFromClaims, tokenPrincipal } from './caller.js';
 
 /** Asymmetric algorithms only: `none` and HMAC (`HS*`) tokens are refused. */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -10,6 +10,9 @@ export interface JwtSettings {
   readonly audience: string | undefined;
   readonly jwksUrl: string | undefined;
 }
+
+/** `typ` header values of access tokens (RFC 9068 `at+jwt`, and the usual `JWT`). */
+const ACCESS_TOKEN_TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt']);
 
 /** JOSE failures that mean "the identity provider did not answer", not "bad token". */
 const PROVIDER_DOWN = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JOSE_GENERIC']);
@@ -24,19 +27,36 @@ export class JwtVerifier {
     if (!issuer) throw new Unauthorized('Bearer sessions are not configured on this service');
     const keys = await this.keySet(issuer);
     let payload: Record<string, unknown>;
+    let header: { typ?: unknown };
     try {
-      ({ payload } = await jwtVerify(token, keys, {
+      ({ payload, protectedHeader: header } = await jwtVerify(token, keys, {
         issuer,
         ...(audience ? { audience } : {}),
         algorithms: ALGORITHMS,
         clockTolerance: 60,
+        // A token without an expiry would be valid forever.
+        requiredClaims: ['exp', 'sub'],
       }));
     } catch (err) {
       throw this.translate(err);
     }
+    if (header.typ !== undefined && !ACCESS_TOKEN_TYPES.has(String(header.typ).toLowerCase())) {
+      throw new Unauthorized('Invalid token: not an access token');
+    }
+    // Keycloak also types its tokens in the payload: "Bearer" for access tokens, while
+    // refresh, ID and offline tokens are signed by the same realm and must not pass.
+    if (payload.typ !== undefined && String(payload.typ).toLowerCase() !== 'bearer') {
+      throw new Unauthorized('Invalid token: not an access token');
+    }
+    const subject = payload.sub;
     const name = nameFromClaims(payload);
-    if (!name) throw new Unauthorized('Token names no subject');
-    return { name, roles: rolesFromClaims(payload, audience), via: 'bearer' };
+    if (typeof subject !== 'string' || subject === '' || !name) throw new Unauthorized('Token names no subject');
+    return {
+      principal: tokenPrincipal(issuer, subject),
+      name,
+      roles: rolesFromClaims(payload, audience),
+      via: 'bearer',
+    };
   }
 
   private translate(err: unknown): Error {

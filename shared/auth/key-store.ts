@@ -17,8 +17,16 @@ export interface KeyRecord {
   description: string;
   /** The creator's roles when the key was made: the key acts with these. */
   roles: string[];
+  /** The creator's name, for showing. */
   created_by: string;
+  /** The creator's principal (API.md §1); absent on keys stored before principals were. */
+  created_by_principal?: string;
   created_at: string;
+  /**
+   * Hashes of the keys this key was made or extended through, oldest first: it stops when
+   * any of them is deleted or expires (key lineage, API.md §1).
+   */
+  lineage?: string[];
   /** Expiry in epoch milliseconds: a number, so extensions can be added atomically. */
   valid_until_ms: number;
   deleted_at?: string;
@@ -38,7 +46,7 @@ export class KeyStore {
 
   async getByHash(keyHash: string): Promise<KeyRecord | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { key_hash: keyHash } }));
-    return out.Item ? withoutListAttributes<KeyRecord>(out.Item) : undefined;
+    return out.Item ? fromItem(out.Item) : undefined;
   }
 
   /** Stores a new key; false when a key with that hash exists already. */
@@ -47,7 +55,7 @@ export class KeyStore {
       this.db.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...record, ...listAttributes(LIST_PK, record.created_at, record.key_hash) },
+          Item: { ...toItem(record), ...listAttributes(LIST_PK, record.created_at, record.key_hash) },
           ConditionExpression: 'attribute_not_exists(key_hash)',
         }),
       ),
@@ -63,16 +71,16 @@ export class KeyStore {
         ExpressionAttributeValues: { ':psk': psk },
       }),
     );
-    return (out.Items ?? []).map((i) => withoutListAttributes<KeyRecord>(i));
+    return (out.Items ?? []).map(fromItem);
   }
 
-  /** Keys made by `createdBy` (or every key), oldest first. */
-  async list(createdBy: string | undefined, limit: number, cursor: string | undefined): Promise<Page<KeyRecord>> {
+  /** Keys made by the principal `creator` (or every key), oldest first. */
+  async list(creator: string | undefined, limit: number, cursor: string | undefined): Promise<Page<KeyRecord>> {
     const page = { db: this.db, tableName: this.tableName, tableKeys: ['key_hash'], limit, cursor };
-    const out = createdBy
-      ? await listOwned(page, { name: 'by_creator', ownerAttribute: 'created_by' }, createdBy)
+    const out = creator
+      ? await listOwned(page, { name: 'by_creator_principal', ownerAttribute: 'created_by_principal' }, creator)
       : await listAll(page, LIST_PK);
-    return { items: out.items.map((i) => withoutListAttributes<KeyRecord>(i)), nextCursor: out.nextCursor };
+    return { items: out.items.map(fromItem), nextCursor: out.nextCursor };
   }
 
   /** Marks a key deleted unless it already is; false when it was. */
@@ -106,45 +114,76 @@ export class KeyStore {
 
   /**
    * Adds `addMs` to a live (not deleted, not expired at `nowMs`) key's expiry in one
-   * atomic update, so concurrent extensions all count. Undefined when the key is not live.
+   * atomic update, so concurrent extensions all count, unless the result would pass
+   * `maxMs`; `lineage` joins the key's lineage in the same update. Undefined when the key
+   * is not live or the bound would be passed.
    */
-  async addToExpiry(keyHash: string, addMs: number, nowMs: number): Promise<KeyRecord | undefined> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { key_hash: keyHash },
-          UpdateExpression: 'ADD valid_until_ms :add',
-          ConditionExpression:
-            'attribute_exists(key_hash) AND attribute_not_exists(deleted_at) AND valid_until_ms >= :now AND valid_until_ms <= :last',
-          ExpressionAttributeValues: { ':add': addMs, ':now': nowMs, ':last': MAX_VALID_UNTIL_MS - addMs },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return withoutListAttributes<KeyRecord>(out.Attributes ?? {});
-    } catch (err) {
-      if (isConditionFailed(err)) return undefined;
-      throw err;
-    }
+  async addToExpiry(
+    keyHash: string,
+    addMs: number,
+    nowMs: number,
+    maxMs: number,
+    lineage: readonly string[],
+  ): Promise<KeyRecord | undefined> {
+    return this.updateExpiry(keyHash, {
+      UpdateExpression: `ADD valid_until_ms :add${lineage.length ? ', lineage :lineage' : ''}`,
+      ConditionExpression:
+        'attribute_exists(key_hash) AND attribute_not_exists(deleted_at) AND valid_until_ms >= :now AND valid_until_ms <= :last',
+      ExpressionAttributeValues: {
+        ':add': addMs,
+        ':now': nowMs,
+        ':last': maxMs - addMs,
+        ...(lineage.length ? { ':lineage': new Set(lineage) } : {}),
+      },
+    });
   }
 
-  /** Sets an expired key's expiry, if it is still `expectedMs` (compare-and-set). */
-  async replaceExpiry(keyHash: string, expectedMs: number, newMs: number): Promise<KeyRecord | undefined> {
+  /** Sets a key's expiry, if it is still `expectedMs` (compare-and-set); `lineage` joins its lineage. */
+  async replaceExpiry(
+    keyHash: string,
+    expectedMs: number,
+    newMs: number,
+    lineage: readonly string[],
+  ): Promise<KeyRecord | undefined> {
+    return this.updateExpiry(keyHash, {
+      UpdateExpression: `SET valid_until_ms = :new${lineage.length ? ' ADD lineage :lineage' : ''}`,
+      ConditionExpression: 'attribute_not_exists(deleted_at) AND valid_until_ms = :expected',
+      ExpressionAttributeValues: {
+        ':new': newMs,
+        ':expected': expectedMs,
+        ...(lineage.length ? { ':lineage': new Set(lineage) } : {}),
+      },
+    });
+  }
+
+  private async updateExpiry(
+    keyHash: string,
+    update: { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+  ): Promise<KeyRecord | undefined> {
     try {
       const out = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { key_hash: keyHash },
-          UpdateExpression: 'SET valid_until_ms = :new',
-          ConditionExpression: 'attribute_not_exists(deleted_at) AND valid_until_ms = :expected',
-          ExpressionAttributeValues: { ':new': newMs, ':expected': expectedMs },
+          ...update,
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return withoutListAttributes<KeyRecord>(out.Attributes ?? {});
+      return fromItem(out.Attributes ?? {});
     } catch (err) {
       if (isConditionFailed(err)) return undefined;
       throw err;
     }
   }
+}
+
+/** Lineage is a string set in the table (so extensions can join it atomically), an array here. */
+function toItem(record: KeyRecord): Record<string, unknown> {
+  const { lineage, ...rest } = record;
+  return lineage?.length ? { ...rest, lineage: new Set(lineage) } : rest;
+}
+
+function fromItem(item: Record<string, unknown>): KeyRecord {
+  const record = withoutListAttributes<KeyRecord & { lineage?: Iterable<string> }>(item);
+  return record.lineage ? { ...record, lineage: [...record.lineage] } : record;
 }

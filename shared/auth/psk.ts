@@ -1,7 +1,7 @@
 import { sha256Hex } from '../crypto.js';
 import { Unauthorized } from '../http/errors.js';
-import type { Caller } from './caller.js';
-import { adminKeyRecord } from './bootstrap.js';
+import { BOOTSTRAP_PRINCIPAL, type Caller, legacyKeyPrincipal } from './caller.js';
+import { adminKeyRecord, BOOTSTRAP_ADMIN_PSK_ID } from './bootstrap.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
 
 /** How long a looked-up key is trusted before the table is read again. */
@@ -25,9 +25,22 @@ export class PskVerifier {
     const hash = sha256Hex(secret);
     const record = await this.lookup(hash);
     if (!record) throw new Unauthorized('Invalid pre-shared key');
-    if (record.deleted_at) throw new Unauthorized('Pre-shared key has been deleted');
-    if (record.valid_until_ms <= Date.now()) throw new Unauthorized('Pre-shared key has expired');
-    return { name: record.created_by, roles: new Set(record.roles), via: 'psk', pskId: record.psk };
+    const now = Date.now();
+    refuseDead(record, now, 'Pre-shared key');
+    // A key never outlives the keys it was made or extended through (API.md §1).
+    const lineage = record.lineage ?? [];
+    const ancestors = await Promise.all(lineage.map((h) => this.lookup(h)));
+    for (const ancestor of ancestors) {
+      if (!ancestor) throw new Unauthorized('Pre-shared key was made through a key that no longer exists');
+      refuseDead(ancestor, now, 'Pre-shared key was made through a key that');
+    }
+    return {
+      principal: principalOf(record),
+      name: record.created_by,
+      roles: new Set(record.roles),
+      via: 'psk',
+      key: { pskId: record.psk, hash: record.key_hash, validUntilMs: record.valid_until_ms, lineage },
+    };
   }
 
   /** Forgets a key at once in this process (after a delete or an extension). */
@@ -58,4 +71,15 @@ export class PskVerifier {
     });
     return this.adminHash;
   }
+}
+
+function refuseDead(record: KeyRecord, now: number, subject: string): void {
+  if (record.deleted_at) throw new Unauthorized(`${subject} has been deleted`);
+  if (record.valid_until_ms <= now) throw new Unauthorized(`${subject} has expired`);
+}
+
+/** The key's creator's principal; the bootstrap key's is reserved, whenever it was stored. */
+function principalOf(record: KeyRecord): string {
+  if (record.psk === BOOTSTRAP_ADMIN_PSK_ID) return BOOTSTRAP_PRINCIPAL;
+  return record.created_by_principal ?? legacyKeyPrincipal(record.psk);
 }

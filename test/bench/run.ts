@@ -59,7 +59,7 @@ const tokenFor = (name: string, roles: string[] = []) =>
   mintToken(idp.privateJwk, { issuer: idp.issuer, audience: 'dpm-api' }, name, { roles, expiresIn: '1h' });
 const userToken = await tokenFor('bench-user');
 const approverToken = await tokenFor('bench-approver', ['approver']);
-const author = { name: 'bench-author', roles: new Set<string>(), via: 'bearer' as const };
+const author = { principal: '["https://bench.test","bench-author"]', name: 'bench-author', roles: new Set<string>(), via: 'bearer' as const };
 
 async function seedSubmitted(key: string, count: number) {
   await runLoad(
@@ -144,16 +144,17 @@ const e1Endpoint = await counted(
   }),
   endpointCalls,
 );
+const approverPrincipal = '["https://bench.test","bench-approver"]';
 const e1Bare = await counted(
   bareLoad(async (i) => {
     const at = new Date().toISOString();
     const result = await bareStore.transition('bench', 'e1-bare', i + 1, {
       from: 'submitted',
       to: 'approved',
-      set: { approved_by: 'bench-approver', approved_at: at, notes: 'bench' },
+      set: { approved_by: 'bench-approver', approved_by_principal: approverPrincipal, approved_at: at, notes: 'bench' },
       remove: [],
       history: { from: 'submitted', to: 'approved', action: 'approve', by: 'bench-approver', at, notes: 'bench' },
-      notEqual: { created_by: 'bench-approver', submitted_by: 'bench-approver' },
+      differentFrom: { created_by_principal: approverPrincipal, submitted_by_principal: approverPrincipal },
       published: true,
     });
     return result.ok;

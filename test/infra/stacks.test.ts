@@ -293,12 +293,25 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       const indexNames = (def: TableDefinition) =>
         (tableNamed(def)[1].Properties.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string }) => i.IndexName);
       expect(tableNamed(TABLES.keys)[1].Properties.TableName).toBe(`dpm-${name}-keys`);
-      expect(indexNames(TABLES.keys)).toEqual(['by_psk', 'by_creator', 'by_created']);
+      expect(indexNames(TABLES.keys)).toEqual(['by_psk', 'by_creator_principal', 'by_creator', 'by_created']);
+      // Owner lists are keyed by principal (API.md §1), never by a name.
+      const ownerIndex = (def: TableDefinition, index: string) =>
+        tableNamed(def)[1].Properties.GlobalSecondaryIndexes.find((i: { IndexName: string }) => i.IndexName === index);
+      expect(ownerIndex(TABLES.keys, 'by_creator_principal').KeySchema[0]).toEqual({
+        AttributeName: 'created_by_principal',
+        KeyType: 'HASH',
+      });
+      for (const def of [TABLES.dataShares, TABLES.finetuneJobs, TABLES.documents]) {
+        expect(ownerIndex(def, 'by_owner_principal').KeySchema[0], def.id).toEqual({
+          AttributeName: 'owner_principal',
+          KeyType: 'HASH',
+        });
+      }
       const expected: [TableDefinition, string, string[]][] = [
-        [TABLES.dataShares, 'name', ['by_owner', 'by_created']],
+        [TABLES.dataShares, 'name', ['by_owner_principal', 'by_owner', 'by_created']],
         [TABLES.idpClients, 'client_id', []],
         [TABLES.mcpServers, 'id', ['by_created']],
-        [TABLES.finetuneJobs, 'id', ['by_owner', 'by_created']],
+        [TABLES.finetuneJobs, 'id', ['by_owner_principal', 'by_owner', 'by_created']],
       ];
       for (const [def, partitionKey, indexes] of expected) {
         const p = tableNamed(def)[1].Properties;

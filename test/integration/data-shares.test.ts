@@ -352,9 +352,9 @@ describe('data shares (built-in identity provider)', () => {
 describe('data shares backed by Keycloak', () => {
   let keycloak: FakeKeycloak;
   let app: ReturnType<typeof createDataSharesApp>;
-  const users: Record<string, { name: string; roles: Set<string>; via: 'bearer' }> = {
-    alice: { name: 'alice', roles: new Set(), via: 'bearer' },
-    bob: { name: 'bob', roles: new Set(), via: 'bearer' },
+  const users: Record<string, { principal: string; name: string; roles: Set<string>; via: 'bearer' }> = {
+    alice: { principal: '["https://issuer.test","sub-alice"]', name: 'alice', roles: new Set(), via: 'bearer' },
+    bob: { principal: '["https://issuer.test","sub-bob"]', name: 'bob', roles: new Set(), via: 'bearer' },
   };
 
   beforeAll(async () => {

@@ -5,6 +5,7 @@ import { createFinetuneApp } from '../../functions/finetune/app.js';
 import { ArtifactStore } from '../../functions/finetune/artifacts.js';
 import { FinetuneService } from '../../functions/finetune/service.js';
 import { FinetuneJobStore } from '../../functions/finetune/store.js';
+import { DocumentStore } from '../../functions/documents/store.js';
 import { freePort } from '../../infra/local/emulators.js';
 import { s3Client } from '../../shared/aws/s3.js';
 import { loadConfig } from '../../shared/config.js';
@@ -46,6 +47,17 @@ async function createJob(t: string, body: unknown = { name: slug('dataset') }): 
   const res = await api<Job>(BASE, { method: 'POST', token: t, body });
   expect(res.status).toBe(201);
   return res.body;
+}
+
+/** A new document owned by the caller of token `t`; its id. */
+async function documentOf(t: string): Promise<string> {
+  const res = await api<{ id: string }>('/api/documents', {
+    method: 'POST',
+    token: t,
+    body: { filename: 'source.txt', mime_type: 'text/plain', size_bytes: 1 },
+  });
+  expect(res.status).toBe(201);
+  return res.body.id;
 }
 
 /** Every key under a job's prefix in the artifacts bucket. */
@@ -108,7 +120,7 @@ describe('creating a dataset job', () => {
   });
 
   it('keeps the source documents and format it was given', async () => {
-    const docs = [randomUUID(), randomUUID()];
+    const docs = [await documentOf(bob), await documentOf(bob)];
     const job = await createJob(bob, { name: 'from documents', source_documents: docs, format: 'csv' });
     expect(job).toMatchObject({ name: 'from documents', owner: 'ft-bob', format: 'csv', source_documents: docs });
     expect(await readManifest(job.id)).toEqual(job);
@@ -432,6 +444,7 @@ describe('artifact store outage', () => {
     const service = new FinetuneService(
       new FinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
       new ArtifactStore(deadS3, bucket),
+      new DocumentStore(runtime.db, runtime.tableName('documents')),
     );
     return createFinetuneApp({ authenticator: runtime.authenticator, service });
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { relative } from 'node:path';
 import { expect, inject } from 'vitest';
+import { tokenPrincipal } from '../../shared/auth/caller.js';
 import { KeyStore } from '../../shared/auth/key-store.js';
 import { documentClient } from '../../shared/aws/clients.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
@@ -81,6 +82,9 @@ export function token(name: string, options: TokenOptions = {}): Promise<string>
   return mintToken(inject('privateJwk'), { issuer: inject('issuer'), audience: inject('audience') }, name, options);
 }
 
+/** The principal of the test issuer's user `name` (its tokens' subject is `sub-<name>`). */
+export const principalOf = (name: string, subject = `sub-${name}`) => tokenPrincipal(inject('issuer'), subject);
+
 /** A unique lowercase slug, so tests never share data. */
 export const slug = (prefix = 't') => `${prefix}-${randomUUID().slice(0, 8)}`;
 
@@ -102,6 +106,9 @@ function keys(): KeyStore {
  */
 export async function insertKey(options: {
   createdBy: string;
+  /** The creator's principal; by default the test issuer's user named `createdBy`; null: none (a legacy key). */
+  createdByPrincipal?: string | null;
+  lineage?: string[];
   roles?: string[];
   validUntil?: string;
   deletedAt?: string;
@@ -115,6 +122,10 @@ export async function insertKey(options: {
     description: 'integration test key',
     roles: options.roles ?? [],
     created_by: options.createdBy,
+    ...(options.createdByPrincipal !== null
+      ? { created_by_principal: options.createdByPrincipal ?? principalOf(options.createdBy) }
+      : {}),
+    ...(options.lineage ? { lineage: options.lineage } : {}),
     created_at: new Date().toISOString(),
     valid_until_ms: options.validUntil ? Date.parse(options.validUntil) : Date.now() + 86_400_000,
     ...(options.deletedAt ? { deleted_at: options.deletedAt } : {}),

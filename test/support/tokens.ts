@@ -7,6 +7,12 @@ export interface TokenOptions {
   expiresIn?: string | number;
   notBefore?: string | number;
   claims?: Record<string, unknown>;
+  /** The token's `sub` (default `sub-<name>`): the principal is issuer + subject. */
+  subject?: string;
+  /** The protected header's `typ` (default `JWT`); null leaves it out. */
+  typ?: string | null;
+  /** Leave out `exp` (a token that never expires). */
+  noExpiry?: boolean;
   /** Sign with another key (bad signature tests). */
   key?: JWK;
 }
@@ -25,12 +31,16 @@ export async function mintToken(
     realm_access: { roles: options.roles ?? [] },
     ...options.claims,
   })
-    .setProtectedHeader({ alg: 'RS256', kid: jwk.kid ?? 'test-key-1', typ: 'JWT' })
-    .setSubject(`sub-${name}`)
+    .setProtectedHeader({
+      alg: 'RS256',
+      kid: jwk.kid ?? 'test-key-1',
+      ...(options.typ === null ? {} : { typ: options.typ ?? 'JWT' }),
+    })
+    .setSubject(options.subject ?? `sub-${name}`)
     .setIssuer(options.issuer ?? defaults.issuer)
     .setAudience(options.audience ?? defaults.audience)
-    .setIssuedAt()
-    .setExpirationTime(options.expiresIn ?? '10m');
+    .setIssuedAt();
+  if (!options.noExpiry) jwt = jwt.setExpirationTime(options.expiresIn ?? '10m');
   if (options.notBefore !== undefined) jwt = jwt.setNotBefore(options.notBefore);
   return jwt.sign(key);
 }

@@ -39,6 +39,14 @@ describe('loadConfig', () => {
     for (const message of [fails({ PORT: 'x' }), fails({ IDP: 'keycloak' })]) expect(message).not.toContain('\n');
   });
 
+  it('refuses an issuer without an audience: tokens of every client of the issuer would pass', () => {
+    expect(fails({ AUTH_ISSUER: 'https://id.example.com/realms/dpm' })).toBe(
+      'invalid configuration: AUTH_AUDIENCE is required when AUTH_ISSUER is set',
+    );
+    const c = loadConfig({ AUTH_ISSUER: 'https://id.example.com/realms/dpm', AUTH_AUDIENCE: 'dpm-api' });
+    expect(c.auth).toMatchObject({ issuer: 'https://id.example.com/realms/dpm', audience: 'dpm-api' });
+  });
+
   it('needs the Keycloak settings with IDP=keycloak, the secret itself or its ARN', () => {
     expect(fails({ IDP: 'keycloak' })).toBe('invalid configuration: KEYCLOAK_URL is required when IDP=keycloak');
     const base = {

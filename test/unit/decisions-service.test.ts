@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { Caller } from '../../shared/auth/caller.js';
+import { type Caller, tokenPrincipal } from '../../shared/auth/caller.js';
 import { Conflict, Forbidden, NotFound, ValidationFailed } from '../../shared/http/errors.js';
 import { DecisionService, MAX_CONTENT_BYTES } from '../../functions/decisions/service.js';
 import type { DecisionStore, TransitionResult, TransitionWrite, VersionItem } from '../../functions/decisions/store.js';
 
-const caller = (name: string, roles: string[] = []): Caller => ({ name, roles: new Set(roles), via: 'bearer' });
+const principal = (name: string) => tokenPrincipal('https://issuer.test', `sub-${name}`);
+const caller = (name: string, roles: string[] = []): Caller => ({
+  principal: principal(name),
+  name,
+  roles: new Set(roles),
+  via: 'bearer',
+});
 
 const item = (over: Partial<VersionItem> = {}): VersionItem => ({
   workspace: 'ws',
@@ -14,8 +20,10 @@ const item = (over: Partial<VersionItem> = {}): VersionItem => ({
   status: 'submitted',
   notes: null,
   created_by: 'alice',
+  created_by_principal: principal('alice'),
   created_at: '2026-01-01T00:00:00.000Z',
   submitted_by: 'bob',
+  submitted_by_principal: principal('bob'),
   submitted_at: '2026-01-01T00:00:01.000Z',
   approved_by: null,
   approved_at: null,
@@ -53,9 +61,9 @@ describe('DecisionService.transition', () => {
     expect(writes[0]).toMatchObject({
       from: 'submitted',
       to: 'approved',
-      notEqual: { created_by: 'carol', submitted_by: 'carol' },
+      differentFrom: { created_by_principal: principal('carol'), submitted_by_principal: principal('carol') },
       published: true,
-      set: { approved_by: 'carol', notes: 'fine' },
+      set: { approved_by: 'carol', approved_by_principal: principal('carol'), notes: 'fine' },
       history: { action: 'approve', by: 'carol', notes: 'fine' },
     });
   });
@@ -66,9 +74,9 @@ describe('DecisionService.transition', () => {
     expect(reject.writes[0]).toMatchObject({
       from: 'submitted',
       to: 'draft',
-      remove: ['submitted_by', 'submitted_at'],
+      remove: ['submitted_by', 'submitted_by_principal', 'submitted_at'],
     });
-    expect(reject.writes[0]!.notEqual).toBeUndefined();
+    expect(reject.writes[0]!.differentFrom).toBeUndefined();
     const retire = fakeStore({ ok: true, item: item({ status: 'retired' }) });
     await new DecisionService(retire.store).transition('retire', 'ws', 'k', 1, null, caller('carol'));
     expect(retire.writes[0]).toMatchObject({ from: 'approved', to: 'retired', published: false });
@@ -87,7 +95,23 @@ describe('DecisionService.transition', () => {
     await expect(run(undefined)).rejects.toBeInstanceOf(NotFound);
     await expect(run(item({ status: 'draft', created_by: 'alice' }))).rejects.toBeInstanceOf(Conflict);
     await expect(run(item({ status: 'approved' }))).rejects.toBeInstanceOf(Conflict);
-    await expect(run(item({ status: 'submitted', created_by: 'alice' }))).rejects.toBeInstanceOf(Forbidden);
+    await expect(
+      run(item({ status: 'submitted', created_by: 'Alice', created_by_principal: principal('alice') })),
+    ).rejects.toBeInstanceOf(Forbidden);
+    // A version recorded by name only cannot be told apart from the caller: refused.
+    const legacy = item({ status: 'submitted', created_by: 'zoe', submitted_by: 'yan' });
+    delete legacy.created_by_principal;
+    await expect(run(legacy)).rejects.toMatchObject({ status: 403, message: expect.stringMatching(/before principals/) });
+  });
+
+  it('compares principals, never names: another subject of the same name may approve', async () => {
+    const { store, writes } = fakeStore({ ok: true, item: item({ status: 'approved' }) });
+    const namesake: Caller = { ...caller('alice'), principal: tokenPrincipal('https://issuer.test', 'someone-else') };
+    await new DecisionService(store).transition('approve', 'ws', 'k', 1, null, namesake);
+    expect(writes[0]!.differentFrom).toEqual({
+      created_by_principal: namesake.principal,
+      submitted_by_principal: namesake.principal,
+    });
   });
 });
 
