@@ -289,6 +289,17 @@ const pskRes = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
   body: JSON.stringify({ description: 'bench key' }),
 });
 const benchPsk = ((await pskRes.json()) as { key: string }).key;
+// A key made through that key, and one through it (key lineage, depth 2): each request
+// also checks both ancestors are live, from the same 3 s cache.
+const childKey = async (parent: string) => {
+  const res = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
+    method: 'POST',
+    headers: { 'authorization-psk': parent, ...json },
+    body: JSON.stringify({ description: 'bench child key' }),
+  });
+  return ((await res.json()) as { key: string }).key;
+};
+const grandchildPsk = await childKey(await childKey(benchPsk));
 const mcpViaHttp = (headers: Record<string, string>, total: number) =>
   httpLoad({ url: `${platform.baseUrl}/api/mcps/${mcpId}`, method: 'GET', headers, expectStatus: 200, total });
 const mcpTable = platform.runtime.tableName('mcpServers');
@@ -297,6 +308,8 @@ const mcpBareCall = async () =>
 await mcpViaHttp({ 'authorization-psk': benchPsk }, 500)();
 await mcpViaHttp(auth(userToken), 500)();
 const mcpPsk = await counted(mcpViaHttp({ 'authorization-psk': benchPsk }, GET_REQUESTS), endpointCalls);
+await mcpViaHttp({ 'authorization-psk': grandchildPsk }, 500)();
+const mcpLineage = await counted(mcpViaHttp({ 'authorization-psk': grandchildPsk }, GET_REQUESTS), endpointCalls);
 const mcpBearer = await counted(mcpViaHttp(auth(userToken), GET_REQUESTS), endpointCalls);
 const mcpBare = await counted(bareLoad(mcpBareCall, GET_REQUESTS), bareCallCount);
 
@@ -512,6 +525,12 @@ const lines = [
     'GET /api/mcps/{id} with Authorization-PSK',
     mcpPsk,
     `steady state ≤ 1.1 calls (keys cached 3 s): ${verdict(mcpPsk.callsPerOp, 1.1)}; ${compared(mcpPsk, mcpBare)}`,
+  ),
+  endpointRow(
+    'mcps',
+    'GET /api/mcps/{id} with a key made through two keys (lineage depth 2)',
+    mcpLineage,
+    `steady state ≤ 1.1 calls (key and ancestors cached 3 s): ${verdict(mcpLineage.callsPerOp, 1.1)}; ${compared(mcpLineage, mcpBare)}`,
   ),
   endpointRow('mcps', 'GET /api/mcps/{id} with a Bearer token', mcpBearer, compared(mcpBearer, mcpBare)),
   endpointRow('dataproduct', 'POST /api/dataproduct/psk/{id}/extend (E7)', e7, 'one atomic UpdateItem after the read'),
