@@ -15,12 +15,21 @@
  *   userPsk      a valid pre-shared key created by `user` (acts as `user`, §8)
  *   approverPsk  a valid pre-shared key created by `approver` with role `approver`
  *   adminPsk     the bootstrap admin key (`DPM_ADMIN_PSK`)
+ *   sameName     Bearer token, no roles, with `user`'s name (`preferred_username`) but another
+ *                subject: another person, so exactly like `other` (§1: identity is iss + sub)
+ *   sameSubject  Bearer token, no roles, with `user`'s subject but another name (email only, so
+ *                the name falls back to the email): `user` itself, so exactly like `user`
+ *   nameAdmin    Bearer token, no roles, named "admin" (the bootstrap key's creator name) with a
+ *                subject of its own: reaches nothing the bootstrap key made (reserved principal)
  *
  * Contract rules the cells come from (API.md §1 "Authentication and roles" and the tables):
  * only `/api/health/ping`, `/openapi.json` and `/docs` are open; 401 comes before anything
  * else; `admin` may do everything that needs no identity-provider session but does not imply
  * `approver`; approve and reject need role `approver` and a Bearer session (a key is never a
  * session); approve also needs a second person (four-eyes); retire is `approver` or `admin`.
+ * Identity (§1 "Identity"): every owner check, own-items list and the four-eyes rule compare
+ * principals (token `iss` + `sub`; a key's creator's; the bootstrap key's reserved one), never
+ * names. Own-items list rows also say, per caller, whether the row's resource is listed.
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
@@ -37,6 +46,9 @@ const CALLERS = [
   'userPsk',
   'approverPsk',
   'adminPsk',
+  'sameName',
+  'sameSubject',
+  'nameAdmin',
 ] as const;
 type Caller = (typeof CALLERS)[number];
 
@@ -58,6 +70,11 @@ const NAMES = {
 const auth = {} as Record<Caller, Auth>;
 let setupAdmin: Auth;
 let setupApprover: Auth;
+/** The approver's subject under another name, and another subject under the approver's name. */
+let approverAlias: Auth;
+let approverNamesake: Auth;
+/** What the identity columns are shown as (checked below, so that they test what they claim). */
+const SAME_SUBJECT_EMAIL = `Authz-User-${run}@example.com`;
 
 beforeAll(async () => {
   const dayAgo = new Date(Date.now() - 86_400_000).toISOString();
@@ -70,11 +87,21 @@ beforeAll(async () => {
   auth.other = { token: await token(NAMES.other) };
   auth.approver = { token: await token(NAMES.approver, { roles: ['approver'] }) };
   auth.admin = { token: await token(NAMES.admin, { roles: ['admin'] }) };
-  auth.userPsk = { psk: (await insertKey({ createdBy: NAMES.user })).secret };
+  // Valid for a year: a key cannot make or extend a key past its own valid_until (§1), and the
+  // owner's keys it extends are valid for 30 days.
+  const yearAhead = new Date(Date.now() + 365 * 86_400_000).toISOString();
+  auth.userPsk = { psk: (await insertKey({ createdBy: NAMES.user, validUntil: yearAhead })).secret };
   auth.approverPsk = { psk: (await insertKey({ createdBy: NAMES.approver, roles: ['approver'] })).secret };
   auth.adminPsk = { psk: inject('adminPsk') };
   setupAdmin = auth.admin;
   setupApprover = { token: await token(NAMES.setupApprover, { roles: ['approver'] }) };
+  auth.sameName = { token: await token(NAMES.user, { subject: `other-subject-${run}` }) };
+  auth.sameSubject = {
+    token: await token(NAMES.user, { claims: { preferred_username: undefined, email: SAME_SUBJECT_EMAIL } }),
+  };
+  auth.nameAdmin = { token: await token('admin', { subject: `authz-name-admin-${run}` }) };
+  approverAlias = { token: await token(`Authz-Approver-${run}`, { subject: `sub-${NAMES.approver}` }) };
+  approverNamesake = { token: await token(NAMES.approver, { subject: `namesake-subject-${run}` }) };
 });
 
 // ---------------------------------------------------------------------------------------
@@ -138,21 +165,22 @@ const sharedRun = once(
       .correlation_id as string,
 );
 
-/** A pre-shared key created by the owner through the API; returns its public id. */
-const ownedKey = async () =>
-  (await must(post('/api/dataproduct/authz-product/psk', auth.user, { description: 'authz' }), 201, 'psk')).psk;
+/** A pre-shared key created by `owner` (default: the owner) through the API; returns its public id. */
+const ownedKey = async (owner: Auth = auth.user) =>
+  (await must(post('/api/dataproduct/authz-product/psk', owner, { description: 'authz' }), 201, 'psk')).psk as string;
+const sharedKey = once(() => ownedKey());
 
-const share = async () =>
-  (await must(post('/api/data_shares', auth.user, { name: slug('authz-share') }), 201, 'data share')).name;
-const sharedShare = once(share);
+const share = async (owner: Auth = auth.user) =>
+  (await must(post('/api/data_shares', owner, { name: slug('authz-share') }), 201, 'data share')).name as string;
+const sharedShare = once(() => share());
 
 const MCP = { name: 'authz mcp', command: 'mcp-server', args: ['--stdio'] };
 const mcp = async () => (await must(post('/api/mcps', setupAdmin, MCP), 201, 'mcp server')).id;
 const sharedMcp = once(mcp);
 
-const job = async () =>
-  (await must(post('/api/finetune/datasets', auth.user, { name: 'authz dataset' }), 201, 'finetune job')).id;
-const sharedJob = once(job);
+const job = async (owner: Auth = auth.user) =>
+  (await must(post('/api/finetune/datasets', owner, { name: 'authz dataset' }), 201, 'finetune job')).id as string;
+const sharedJob = once(() => job());
 
 /** A registered connection pointing at the platform's own port, so a TCP probe succeeds. */
 const connection = async () => {
@@ -187,20 +215,32 @@ const sharedDomain = once(
 
 const DOCUMENT = { filename: 'authz.pdf', mime_type: 'application/pdf', size_bytes: 42 };
 const SUGGESTIONS = { suggested_summary: 'a summary', suggested_tags: [], suggested_glossary_terms: [] };
-const document = async () => (await must(post('/api/documents', auth.user, DOCUMENT), 201, 'document')).id;
-const sharedDocument = once(document);
+const document = async (owner: Auth = auth.user) =>
+  (await must(post('/api/documents', owner, DOCUMENT), 201, 'document')).id as string;
+const sharedDocument = once(() => document());
 const documentAwaitingReview = async () => {
   const id = await document();
   await must(put(`/api/documents/${id}/suggestions`, setupAdmin, SUGGESTIONS), 200, 'suggestions');
   return id;
 };
 
+/**
+ * Resources made with the bootstrap admin key, whose principal is a reserved one (§1): its
+ * creator name is "admin", which a token can carry, but that gives the token none of them.
+ */
+const bootstrapKey = () => ownedKey(auth.adminPsk);
+const sharedBootstrapKey = once(bootstrapKey);
+const bootstrapShare = () => share(auth.adminPsk);
+const sharedBootstrapShare = once(bootstrapShare);
+const sharedBootstrapDocument = once(() => document(auth.adminPsk));
+const sharedBootstrapJob = once(() => job(auth.adminPsk));
+
 // ---------------------------------------------------------------------------------------
 // The matrix. `path` is the route exactly as `/openapi.json` lists it; `setup` runs once per
 // row, and again for each allowed cell when the call changes state (`fresh: true`);
 // `request` builds the concrete call. `expect` lists the statuses in CALLERS order:
 //
-//   anon  badPsk expPsk user other approver admin userPsk apprPsk adminPsk
+//   anon  badPsk expPsk user other approver admin userPsk apprPsk adminPsk sameName sameSubj nameAdmin
 
 interface Request {
   path: string;
@@ -220,6 +260,12 @@ interface Row {
    * must leave it as it was; an allowed one must change it.
    */
   observe?: (state: any) => Promise<unknown>;
+  /**
+   * For own-items lists (`request` asks for `limit=1000`; further pages are followed): whether
+   * the row's resource is in the list, and per caller in CALLERS order whether it must be
+   * (`y` / `n`; `-` for the cells that are refused).
+   */
+  lists?: { has: (state: any, item: any) => boolean; expect: string };
 }
 
 /** What an admin reads at `path`: status and body. */
@@ -232,15 +278,35 @@ const ownKey = async (psk: string) => {
   const res = await api<{ psk: string }[]>('/api/dataproduct/psk?include_deleted=true&limit=1000', auth.user);
   return { status: res.status, key: res.body.find((k) => k.psk === psk) };
 };
+/** Every item of the list at `path` (which has a query) as `who` sees it, following `X-Next-Cursor`. */
+async function everyItem(path: string, who: Auth, first?: ApiResponse<any[]>): Promise<any[]> {
+  let res = first ?? (await api<any[]>(path, who));
+  const items: any[] = [];
+  for (;;) {
+    if (res.status !== 200 || !Array.isArray(res.body)) throw new Error(`list ${path}: ${res.status} ${res.text}`);
+    items.push(...res.body);
+    const cursor = res.headers.get('x-next-cursor');
+    if (!cursor) return items;
+    res = await api<any[]>(`${path}&cursor=${encodeURIComponent(cursor)}`, who);
+  }
+}
+/** Any key `psk` as an admin's list shows it (deleted ones included). */
+const anyKey = async (psk: string) => ({
+  key: (await everyItem('/api/dataproduct/psk?include_deleted=true&limit=1000', setupAdmin)).find((k) => k.psk === psk),
+});
 
-const ANY_USER_200 = '401 401 401 200 200 200 200 200 200 200';
-const ANY_USER_201 = '401 401 401 201 201 201 201 201 201 201';
-const OWNER_OR_ADMIN_200 = '401 401 401 200 403 403 200 200 403 200';
-const OWNER_OR_ADMIN_204 = '401 401 401 204 403 403 204 204 403 204';
-const ADMIN_200 = '401 401 401 403 403 403 200 403 403 200';
-const ADMIN_201 = '401 401 401 403 403 403 201 403 403 201';
-const ADMIN_204 = '401 401 401 403 403 403 204 403 403 204';
-const PUBLIC_200 = '200 200 200 200 200 200 200 200 200 200';
+const ANY_USER_200 = '401 401 401 200 200 200 200 200 200 200 200 200 200';
+const ANY_USER_201 = '401 401 401 201 201 201 201 201 201 201 201 201 201';
+const OWNER_OR_ADMIN_200 = '401 401 401 200 403 403 200 200 403 200 403 200 403';
+const OWNER_OR_ADMIN_204 = '401 401 401 204 403 403 204 204 403 204 403 204 403';
+const ADMIN_200 = '401 401 401 403 403 403 200 403 403 200 403 403 403';
+const ADMIN_201 = '401 401 401 403 403 403 201 403 403 201 403 403 403';
+const ADMIN_204 = '401 401 401 403 403 403 204 403 403 204 403 403 403';
+const PUBLIC_200 = '200 200 200 200 200 200 200 200 200 200 200 200 200';
+/** Who finds the owner's resource in an own-items list (admins see everyone's). */
+const LISTS_OWNERS = '- - - y n n y y n y n y n';
+/** Who finds a resource made with the bootstrap key in an own-items list: admins only. */
+const LISTS_BOOTSTRAPS = '- - - n n n y n n y n n n';
 
 const ROWS: Row[] = [
   // §2 Platform: open to anyone, whatever credentials come along.
@@ -300,7 +366,7 @@ const ROWS: Row[] = [
     setup: () => submitted(),
     request: (v: Version) => ({ path: `${v.base}/approve`, body: { notes: 'looks right' } }),
     observe: (v: Version) => readAsAdmin(v.base),
-    expect: '401 401 401 403 403 200 403 403 403 403',
+    expect: '401 401 401 403 403 200 403 403 403 403 403 403 403',
   },
   {
     // Four-eyes: the approver authored the version (the owner submitted it).
@@ -311,7 +377,7 @@ const ROWS: Row[] = [
     setup: () => submitted(auth.approver, auth.user),
     request: (v: Version) => ({ path: `${v.base}/approve` }),
     observe: (v: Version) => readAsAdmin(v.base),
-    expect: '401 401 401 403 403 403 403 403 403 403',
+    expect: '401 401 401 403 403 403 403 403 403 403 403 403 403',
   },
   {
     // Four-eyes: the approver submitted the version (the owner authored it).
@@ -322,7 +388,40 @@ const ROWS: Row[] = [
     setup: () => submitted(auth.user, auth.approver),
     request: (v: Version) => ({ path: `${v.base}/approve` }),
     observe: (v: Version) => readAsAdmin(v.base),
-    expect: '401 401 401 403 403 403 403 403 403 403',
+    expect: '401 401 401 403 403 403 403 403 403 403 403 403 403',
+  },
+  {
+    // Four-eyes compares principals: the author had the approver's subject under another name.
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/approve',
+    variant: "authored by the approver's subject under another name",
+    fresh: true,
+    setup: () => submitted(approverAlias, auth.user),
+    request: (v: Version) => ({ path: `${v.base}/approve` }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: '401 401 401 403 403 403 403 403 403 403 403 403 403',
+  },
+  {
+    // Four-eyes compares principals: the submitter had the approver's subject under another name.
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/approve',
+    variant: "submitted by the approver's subject under another name",
+    fresh: true,
+    setup: () => submitted(auth.user, approverAlias),
+    request: (v: Version) => ({ path: `${v.base}/approve` }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: '401 401 401 403 403 403 403 403 403 403 403 403 403',
+  },
+  {
+    // ... and only principals: another person who shares the approver's name is a second person.
+    method: 'POST',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/approve',
+    variant: "authored by the approver's namesake",
+    fresh: true,
+    setup: () => submitted(approverNamesake, auth.user),
+    request: (v: Version) => ({ path: `${v.base}/approve` }),
+    observe: (v: Version) => readAsAdmin(v.base),
+    expect: '401 401 401 403 403 200 403 403 403 403 403 403 403',
   },
   {
     method: 'POST',
@@ -331,7 +430,7 @@ const ROWS: Row[] = [
     setup: () => submitted(),
     request: (v: Version) => ({ path: `${v.base}/reject`, body: { notes: 'not yet' } }),
     observe: (v: Version) => readAsAdmin(v.base),
-    expect: '401 401 401 403 403 200 403 403 403 403',
+    expect: '401 401 401 403 403 200 403 403 403 403 403 403 403',
   },
   {
     // Retire: approver or admin, no session needed, so their keys work too.
@@ -341,7 +440,7 @@ const ROWS: Row[] = [
     setup: approved,
     request: (v: Version) => ({ path: `${v.base}/retire` }),
     observe: (v: Version) => readAsAdmin(v.base),
-    expect: '401 401 401 403 403 200 200 403 200 200',
+    expect: '401 401 401 403 403 200 200 403 200 200 403 403 403',
   },
 
   // §4 Crew templates, runs and events.
@@ -387,7 +486,7 @@ const ROWS: Row[] = [
     path: '/api/crew-templates/{template_id}/run',
     setup: sharedTemplate,
     request: (id: string) => ({ path: `/api/crew-templates/${id}/run`, body: { values: { who: 'matrix' } } }),
-    expect: '401 401 401 202 202 202 202 202 202 202',
+    expect: '401 401 401 202 202 202 202 202 202 202 202 202 202',
   },
   {
     // The run was started by `user`: its starter or an admin.
@@ -415,8 +514,19 @@ const ROWS: Row[] = [
   {
     method: 'GET',
     path: '/api/dataproduct/psk',
-    request: () => ({ path: '/api/dataproduct/psk?include_deleted=false' }),
+    setup: sharedKey,
+    request: () => ({ path: '/api/dataproduct/psk?include_deleted=false&limit=1000' }),
     expect: ANY_USER_200,
+    lists: { has: (psk: string, k) => k.psk === psk, expect: LISTS_OWNERS },
+  },
+  {
+    method: 'GET',
+    path: '/api/dataproduct/psk',
+    variant: 'made with the bootstrap key',
+    setup: sharedBootstrapKey,
+    request: () => ({ path: '/api/dataproduct/psk?include_deleted=false&limit=1000' }),
+    expect: ANY_USER_200,
+    lists: { has: (psk: string, k) => k.psk === psk, expect: LISTS_BOOTSTRAPS },
   },
   {
     method: 'DELETE',
@@ -436,6 +546,27 @@ const ROWS: Row[] = [
     observe: ownKey,
     expect: OWNER_OR_ADMIN_200,
   },
+  {
+    // A key made with the bootstrap key: only admins (its creator "admin" is no name to match).
+    method: 'DELETE',
+    path: '/api/dataproduct/psk/{psk_id}',
+    variant: 'made with the bootstrap key',
+    fresh: true,
+    setup: bootstrapKey,
+    request: (id: string) => ({ path: `/api/dataproduct/psk/${id}` }),
+    observe: anyKey,
+    expect: ADMIN_204,
+  },
+  {
+    method: 'POST',
+    path: '/api/dataproduct/psk/{psk_id}/extend',
+    variant: 'made with the bootstrap key',
+    fresh: true,
+    setup: bootstrapKey,
+    request: (id: string) => ({ path: `/api/dataproduct/psk/${id}/extend`, body: { validity_days: 1 } }),
+    observe: anyKey,
+    expect: ADMIN_200,
+  },
 
   // §9 Data shares.
   {
@@ -444,13 +575,38 @@ const ROWS: Row[] = [
     request: () => ({ path: '/api/data_shares', body: { name: slug('authz-share') } }),
     expect: ANY_USER_201,
   },
-  { method: 'GET', path: '/api/data_shares', request: () => ({ path: '/api/data_shares' }), expect: ANY_USER_200 },
+  {
+    method: 'GET',
+    path: '/api/data_shares',
+    setup: sharedShare,
+    request: () => ({ path: '/api/data_shares?limit=1000' }),
+    expect: ANY_USER_200,
+    lists: { has: (name: string, s) => s.name === name, expect: LISTS_OWNERS },
+  },
+  {
+    method: 'GET',
+    path: '/api/data_shares',
+    variant: 'made with the bootstrap key',
+    setup: sharedBootstrapShare,
+    request: () => ({ path: '/api/data_shares?limit=1000' }),
+    expect: ANY_USER_200,
+    lists: { has: (name: string, s) => s.name === name, expect: LISTS_BOOTSTRAPS },
+  },
   {
     method: 'GET',
     path: '/api/data_shares/{name}',
     setup: sharedShare,
     request: (name: string) => ({ path: `/api/data_shares/${name}` }),
     expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    // E8 answers the secret: a token named "admin" must not get the bootstrap key's share.
+    method: 'GET',
+    path: '/api/data_shares/{name}',
+    variant: 'made with the bootstrap key',
+    setup: sharedBootstrapShare,
+    request: (name: string) => ({ path: `/api/data_shares/${name}` }),
+    expect: ADMIN_200,
   },
   {
     method: 'POST',
@@ -460,6 +616,16 @@ const ROWS: Row[] = [
     request: (name: string) => ({ path: `/api/data_shares/${name}/rotate-secret` }),
     observe: (name: string) => readAsAdmin(`/api/data_shares/${name}`),
     expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/data_shares/{name}/rotate-secret',
+    variant: 'made with the bootstrap key',
+    fresh: true,
+    setup: bootstrapShare,
+    request: (name: string) => ({ path: `/api/data_shares/${name}/rotate-secret` }),
+    observe: (name: string) => readAsAdmin(`/api/data_shares/${name}`),
+    expect: ADMIN_200,
   },
   {
     method: 'DELETE',
@@ -510,8 +676,19 @@ const ROWS: Row[] = [
   {
     method: 'GET',
     path: '/api/finetune/datasets',
-    request: () => ({ path: '/api/finetune/datasets' }),
+    setup: sharedJob,
+    request: () => ({ path: '/api/finetune/datasets?limit=1000' }),
     expect: ANY_USER_200,
+    lists: { has: (id: string, j) => j.id === id, expect: LISTS_OWNERS },
+  },
+  {
+    method: 'GET',
+    path: '/api/finetune/datasets',
+    variant: 'made with the bootstrap key',
+    setup: sharedBootstrapJob,
+    request: () => ({ path: '/api/finetune/datasets?limit=1000' }),
+    expect: ANY_USER_200,
+    lists: { has: (id: string, j) => j.id === id, expect: LISTS_BOOTSTRAPS },
   },
   {
     // API.md §11 does not say who may read one job; owner-or-admin, as for the list (own;
@@ -521,6 +698,14 @@ const ROWS: Row[] = [
     setup: sharedJob,
     request: (id: string) => ({ path: `/api/finetune/datasets/${id}` }),
     expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/finetune/datasets/{job_id}',
+    variant: 'made with the bootstrap key',
+    setup: sharedBootstrapJob,
+    request: (id: string) => ({ path: `/api/finetune/datasets/${id}` }),
+    expect: ADMIN_200,
   },
   {
     // E11: the owner or an admin, else 403; answers 200 {"id", "deleted": true}.
@@ -547,7 +732,7 @@ const ROWS: Row[] = [
     method: 'PUT',
     path: '/api/migration/infrastructure-config',
     request: () => ({ path: '/api/migration/infrastructure-config', body: { copy_mappers: 0, copy_bandwidth: 0 } }),
-    expect: '401 401 401 403 403 403 422 403 403 422',
+    expect: '401 401 401 403 403 403 422 403 403 422 403 403 403',
   },
   {
     method: 'PUT',
@@ -670,8 +855,19 @@ const ROWS: Row[] = [
     // "owner or admin": a plain user lists their own documents.
     method: 'GET',
     path: '/api/documents',
-    request: () => ({ path: '/api/documents' }),
+    setup: sharedDocument,
+    request: () => ({ path: '/api/documents?limit=1000' }),
     expect: ANY_USER_200,
+    lists: { has: (id: string, d) => d.id === id, expect: LISTS_OWNERS },
+  },
+  {
+    method: 'GET',
+    path: '/api/documents',
+    variant: 'made with the bootstrap key',
+    setup: sharedBootstrapDocument,
+    request: () => ({ path: '/api/documents?limit=1000' }),
+    expect: ANY_USER_200,
+    lists: { has: (id: string, d) => d.id === id, expect: LISTS_BOOTSTRAPS },
   },
   {
     method: 'GET',
@@ -679,6 +875,14 @@ const ROWS: Row[] = [
     setup: sharedDocument,
     request: (id: string) => ({ path: `/api/documents/${id}` }),
     expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/documents/{document_id}',
+    variant: 'made with the bootstrap key',
+    setup: sharedBootstrapDocument,
+    request: (id: string) => ({ path: `/api/documents/${id}` }),
+    expect: ADMIN_200,
   },
   {
     // The ingestion pipeline: admin only, even for the owner.
@@ -728,6 +932,21 @@ const ROWS: Row[] = [
   },
 ];
 
+/** Per caller, whether the row's resource must be in the list (`lists` rows only). */
+function listed(row: Row): Record<Caller, boolean | undefined> {
+  const marks = row.lists!.expect.trim().split(/\s+/);
+  const statuses = cells(row);
+  if (
+    marks.length !== CALLERS.length ||
+    CALLERS.some((c, i) => !(statuses[c] === 200 ? ['y', 'n'] : ['-']).includes(marks[i] ?? ''))
+  )
+    throw new Error(`${rowName(row)}: lists needs y/n per 200 cell and - otherwise, got "${row.lists!.expect}"`);
+  return Object.fromEntries(CALLERS.map((c, i) => [c, marks[i] === '-' ? undefined : marks[i] === 'y'])) as Record<
+    Caller,
+    boolean | undefined
+  >;
+}
+
 const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
 const rowName = (row: Row) => `${routeKey(row.method, row.path)}${row.variant ? ` [${row.variant}]` : ''}`;
 
@@ -760,6 +979,20 @@ describe('authorization matrix', () => {
     ).toEqual([]);
     // Every row parses to a full set of cells.
     for (const row of ROWS) expect(Object.keys(cells(row))).toEqual([...CALLERS]);
+    for (const row of ROWS.filter((r) => r.lists)) expect(Object.keys(listed(row))).toEqual([...CALLERS]);
+  });
+
+  it('the identity columns are shown under the names they claim', async () => {
+    // So that sameName / sameSubject / nameAdmin test what they say: the name is what differs.
+    const shownAs = async (who: Auth) =>
+      (await must(post(`/api/decisions/${slug('authz')}/limits/versions`, who, { content: 1 }), 201, 'version'))
+        .created_by;
+    expect(await shownAs(auth.user)).toBe(NAMES.user);
+    expect(await shownAs(auth.sameName)).toBe(NAMES.user);
+    expect(await shownAs(auth.sameSubject)).toBe(SAME_SUBJECT_EMAIL);
+    expect(await shownAs(auth.nameAdmin)).toBe('admin');
+    expect(await shownAs(approverAlias)).toBe(`Authz-Approver-${run}`);
+    expect(await shownAs(approverNamesake)).toBe(NAMES.approver);
   });
 
   it('row names are unique', () => {
@@ -769,6 +1002,7 @@ describe('authorization matrix', () => {
 
   for (const row of ROWS) {
     const expected = cells(row);
+    const sees = row.lists && listed(row);
     // Refused calls (401/403) must not change anything (`observe` checks that), so they share
     // one resource per row; calls that are allowed to change state get a fresh one each.
     const shared = row.setup && (row.fresh ? once(row.setup) : row.setup);
@@ -791,6 +1025,13 @@ describe('authorization matrix', () => {
             if (status === 401) expect(res.headers.get('www-authenticate')).toMatch(/\S/);
           } else if (status === 204) {
             expect(res.text).toBe('');
+          }
+          if (sees && res.status === 200) {
+            const items = await everyItem(path, auth[caller], res);
+            expect(
+              items.some((item) => row.lists!.has(state, item)),
+              `${path} as ${caller}: the row's resource ${sees[caller] ? 'missing from' : 'shown in'} the list`,
+            ).toBe(sees[caller]);
           }
           if (row.observe) {
             const after = await row.observe(state);
