@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Forbidden, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
 import { documentUrnOf, type CatalogItem, type EntityChange, type MetadataCatalog } from '../../shared/ports/catalog.js';
@@ -61,14 +61,14 @@ export class DocumentService {
       extraction_warning: null,
       suggested_summary: null,
       error: null,
-      objstore_key: req.objstore_key ?? null,
+      objstore_key: objectKeyFor(id, req.objstore_key, caller),
       suggested_tags: [],
       suggested_glossary_terms: [],
       suggested_domain: null,
       created_at: at,
       updated_at: at,
     };
-    await this.documents.create(doc);
+    await this.documents.create(doc, caller.principal);
     return doc;
   }
 
@@ -76,15 +76,15 @@ export class DocumentService {
   list(caller: Caller, limit: number, cursor: string | undefined): Promise<Page<Document>> {
     return isAdmin(caller)
       ? this.documents.listAll(limit, cursor)
-      : this.documents.listOwned(caller.name, limit, cursor);
+      : this.documents.listOwned(caller.principal, limit, cursor);
   }
 
   async get(id: string, caller: Caller): Promise<Document> {
-    const doc = await this.documents.get(id);
-    if (!doc) throw new NotFound(`No document ${id}`);
-    if (doc.owner !== caller.name && !isAdmin(caller))
+    const found = await this.documents.getWithOwner(id);
+    if (!found) throw new NotFound(`No document ${id}`);
+    if (!isPrincipal(found.ownerPrincipal, caller) && !isAdmin(caller))
       throw new Forbidden("Only the document's owner or an admin may access it");
-    return doc;
+    return found.document;
   }
 
   /** A forward status move (admin), one write conditional on the current status. */
@@ -122,18 +122,23 @@ export class DocumentService {
   }
 
   /**
-   * E6. All or nothing, in three steps:
+   * How long a confirmation's claim holds: well beyond the longest a request can run (the
+   * Lambda timeout), so only a claim whose holder died can expire and be taken over.
+   */
+  static readonly CONFIRMATION_CLAIM_MS = 30_000;
+
+  /**
+   * E6. All or nothing, in four steps:
    * 1. read and check everything (404, 403, 409 unless awaiting review, 422 for accepted
-   *    names or an existing domain the catalog lacks) before writing anything;
-   * 2. create the new tags and terms (idempotent) and annotate the document's catalog entity
-   *    (the catalog adds tags and terms and replaces description and domain, so a repeat
-   *    leaves the same state);
-   * 3. flip the document with one write conditional on `awaiting_review`.
-   * If step 3 loses a race (another confirmation came first) the answer is 409. There is no
-   * rollback of step 2, by design: the definitions created are ones the caller asked for and
-   * are harmless and idempotent, and the annotations are the ones the winning confirmation
-   * was also allowed to make. A failure in step 2 leaves the document awaiting review, so a
-   * retry of the same request completes it.
+   *    names, an existing domain the catalog lacks, or annotations the catalog cannot
+   *    store) before writing anything;
+   * 2. claim the document: one write conditional on `awaiting_review` (or on an expired
+   *    claim), so of concurrent confirmations exactly one goes on and the others get 409
+   *    having written nothing;
+   * 3. create the new tags and terms (idempotent) and annotate the document's catalog
+   *    entity; if that fails, the claim is released (the document awaits review again) and
+   *    a retry of the request completes it;
+   * 4. flip the document with one write conditional on still holding the claim.
    */
   async confirm(id: string, req: EnrichmentConfirmation, caller: Caller): Promise<Document> {
     const doc = await this.get(id, caller);
@@ -159,28 +164,70 @@ export class DocumentService {
     }
     if (issues.length > 0) throw new ValidationFailed(issues);
 
-    // Definitions: new ones created (an existing one is simply attached).
-    const [newTags, newTerms] = await Promise.all([
-      Promise.all(distinct(req.new_tags).map((n) => this.catalog.createTag(n).then((c) => c.item))),
-      Promise.all(distinct(req.new_glossary_terms).map((n) => this.catalog.createGlossaryTerm(n).then((c) => c.item))),
-    ]);
-    const tags = dedupe([...(acceptedTags as CatalogItem[]), ...newTags]);
-    const terms = dedupe([...(acceptedTerms as CatalogItem[]), ...newTerms]);
     // A domain marked new that exists meanwhile is attached at once; one still missing waits.
     const domain = req.domain === null ? undefined : existingDomain;
     const pendingDomain = req.domain !== null && !domain ? req.domain : null;
-    const summary = req.summary ?? doc.suggested_summary;
-
-    const change: EntityChange = {
-      tags: tags.map((t) => t.name),
-      glossaryTerms: terms.map((t) => t.name),
+    const changeOf = (tags: string[], terms: string[], summary: string | null): EntityChange => ({
+      tags,
+      glossaryTerms: terms,
       ...(summary ? { description: summary } : {}),
       ...(domain ? { domain: domain.name } : {}),
-    };
-    await this.catalog.annotate(doc.catalog_urn, change);
+    });
+    // Annotations the catalog could not store: 422 (AnnotationTooLarge) before anything is written.
+    await this.catalog.checkAnnotation(
+      doc.catalog_urn,
+      changeOf(
+        distinct([...req.accepted_tags, ...req.new_tags]),
+        distinct([...req.accepted_glossary_terms, ...req.new_glossary_terms]),
+        req.summary ?? doc.suggested_summary,
+      ),
+    );
+
+    const claim = randomUUID();
+    const now = Date.now();
+    const claimed = outcome(
+      await this.documents.claimConfirmation(id, claim, now, now + DocumentService.CONFIRMATION_CLAIM_MS),
+      id,
+      'the enrichment is no longer awaiting review',
+    );
+    // The summary as the claim found it (suggestions may have been replaced since the first read).
+    const summary = req.summary ?? claimed.suggested_summary;
+    let tags: CatalogItem[];
+    let terms: CatalogItem[];
+    try {
+      // Definitions: new ones created (an existing one is simply attached).
+      const [newTags, newTerms] = await Promise.all([
+        Promise.all(distinct(req.new_tags).map((n) => this.catalog.createTag(n).then((c) => c.item))),
+        Promise.all(
+          distinct(req.new_glossary_terms).map((n) => this.catalog.createGlossaryTerm(n).then((c) => c.item)),
+        ),
+      ]);
+      tags = dedupe([...(acceptedTags as CatalogItem[]), ...newTags]);
+      terms = dedupe([...(acceptedTerms as CatalogItem[]), ...newTerms]);
+      await this.catalog.annotate(
+        doc.catalog_urn,
+        changeOf(
+          tags.map((t) => t.name),
+          terms.map((t) => t.name),
+          summary,
+        ),
+      );
+    } catch (err) {
+      // Awaiting review again, so the caller can retry; a release that fails too expires.
+      const released = await this.documents.releaseConfirmation(id, claim).catch((releaseError: unknown) => {
+        logger.warn('could not release a confirmation claim; it expires', {
+          document_id: id,
+          error: releaseError as Error,
+        });
+        return undefined;
+      });
+      if (released && !released.ok) logger.warn('confirmation claim lost before release', { document_id: id });
+      throw err;
+    }
 
     const result = await this.documents.confirm(
       id,
+      claim,
       {
         suggested_summary: summary,
         suggested_tags: tags.map(kept),
@@ -220,6 +267,26 @@ export class DocumentService {
     }
     return attached;
   }
+}
+
+/** Prefix of the object keys that non-admins' documents get: derived from the document. */
+export const documentObjectPrefix = (id: string) => `documents/${id}/`;
+
+/**
+ * Where the document's object is stored. An admin (the ingestion pipeline) names any key;
+ * anyone else's key lives under the document's own prefix, so that no user can claim
+ * another's object.
+ */
+function objectKeyFor(id: string, requested: string | null | undefined, caller: Caller): string | null {
+  if (requested == null) return null;
+  if (isAdmin(caller)) return requested;
+  const relative = requested.replace(/^\/+/, '');
+  if (relative === '' || relative.split('/').some((part) => part === '.' || part === '..')) {
+    throw new ValidationFailed([
+      valueError(['body', 'objstore_key'], 'must be a relative object key without "." or ".." parts', requested),
+    ]);
+  }
+  return `${documentObjectPrefix(id)}${relative}`;
 }
 
 const dedupe = (items: CatalogItem[]): CatalogItem[] => {

@@ -1,11 +1,20 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '../../shared/aws/batch-get.js';
 import { isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, listOwned, withoutListAttributes } from '../../shared/aws/listing.js';
 import { queryAll, type Page } from '../../shared/aws/pagination.js';
 import type { Document, DocumentStatus } from './schemas.js';
 
 const LIST_PK = 'document';
-const BY_OWNER = { name: 'by_owner', ownerAttribute: 'owner' };
+/**
+ * A confirmation in progress (E6): the stored enrichment status while a confirmation
+ * applies its catalog effects, with the claim's token and expiry. Internal: read back as
+ * `awaiting_review`, the contract's status for a document not confirmed yet.
+ */
+const CONFIRMING = 'confirming';
+const CLAIM = 'confirmation_claim';
+const CLAIM_EXPIRES = 'confirmation_claim_expires_at';
+const BY_OWNER = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' };
 const BY_PENDING_DOMAIN = 'by_pending_domain';
 
 /** Fields a write may set; `null` is stored as null (the contract's unset value). */
@@ -25,11 +34,12 @@ export class DocumentStore {
     private readonly tableName: string,
   ) {}
 
-  async create(doc: Document): Promise<void> {
+  /** Stores a new document owned by the principal `ownerPrincipal`. */
+  async create(doc: Document, ownerPrincipal: string): Promise<void> {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...doc, ...listAttributes(LIST_PK, doc.created_at, doc.id) },
+        Item: { ...doc, owner_principal: ownerPrincipal, ...listAttributes(LIST_PK, doc.created_at, doc.id) },
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
@@ -40,12 +50,35 @@ export class DocumentStore {
     return item ? toDocument(item) : undefined;
   }
 
+  /** The document and its owner's principal (absent on documents stored before principals were). */
+  async getWithOwner(id: string): Promise<{ document: Document; ownerPrincipal: string | undefined } | undefined> {
+    const item = await this.getRaw(id);
+    if (!item) return undefined;
+    const owner = item.owner_principal;
+    return { document: toDocument(item), ownerPrincipal: typeof owner === 'string' ? owner : undefined };
+  }
+
+  /** The owners' principals of the documents that exist among `ids` (empty string: none recorded). */
+  async ownersOf(ids: readonly string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(ids)];
+    const items = await batchGetAll(
+      this.db,
+      this.tableName,
+      unique.map((id) => ({ id })),
+      {
+        projection: ['id', 'owner_principal'],
+      },
+    );
+    return new Map(items.map((i) => [i.id as string, typeof i.owner_principal === 'string' ? i.owner_principal : '']));
+  }
+
   /** The stored item as is (with `pending_domain` when set). */
   async getRaw(id: string): Promise<Record<string, unknown> | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
     return out.Item;
   }
 
+  /** The documents of the principal `owner`, oldest first. */
   async listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<Document>> {
     const page = await listOwned(
       { db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor },
@@ -81,25 +114,72 @@ export class DocumentStore {
     return this.update(id, fields, { condition, names: from.length ? { '#status': 'status' } : {}, values });
   }
 
-  /** Stores enrichment suggestions unless the document's enrichment is confirmed already. */
-  setSuggestions(id: string, fields: DocumentFields): Promise<WriteResult> {
+  /**
+   * Stores enrichment suggestions unless the document's enrichment is confirmed already or
+   * a confirmation holds a live claim on it (its effects are being applied).
+   */
+  setSuggestions(id: string, fields: DocumentFields, nowMs = Date.now()): Promise<WriteResult> {
     return this.update(id, fields, {
-      condition: '#es <> :confirmed',
-      names: { '#es': 'enrichment_status' },
-      values: { ':confirmed': 'confirmed' },
+      condition: '#es <> :confirmed AND (#es <> :confirming OR #exp < :now)',
+      names: { '#es': 'enrichment_status', '#claim': CLAIM, '#exp': CLAIM_EXPIRES },
+      values: { ':confirmed': 'confirmed', ':confirming': CONFIRMING, ':now': nowMs },
+      remove: '#claim, #exp',
     });
   }
 
   /**
-   * Writes a confirmation, conditional on the enrichment awaiting review; sets
-   * `pending_domain` when given, else removes it.
+   * Claims the confirmation of a document (E6) for `claim`: one write, conditional on the
+   * enrichment awaiting review or on an earlier claim having expired (its holder crashed).
+   * The claim is held until `expiresAtMs` (epoch milliseconds).
    */
-  confirm(id: string, fields: DocumentFields, pendingDomain: string | null): Promise<WriteResult> {
+  claimConfirmation(id: string, claim: string, nowMs: number, expiresAtMs: number): Promise<WriteResult> {
+    return this.update(
+      id,
+      {},
+      {
+        condition: '#es = :awaiting OR (#es = :confirming AND #exp < :now)',
+        names: { '#es': 'enrichment_status', '#claim': CLAIM, '#exp': CLAIM_EXPIRES },
+        values: {
+          ':awaiting': 'awaiting_review',
+          ':confirming': CONFIRMING,
+          ':now': nowMs,
+          ':claim': claim,
+          ':exp': expiresAtMs,
+        },
+        extraSet: '#es = :confirming, #claim = :claim, #exp = :exp',
+      },
+    );
+  }
+
+  /** Gives a claim up (the enrichment awaits review again), conditional on `claim` still holding it. */
+  releaseConfirmation(id: string, claim: string): Promise<WriteResult> {
+    return this.update(
+      id,
+      {},
+      {
+        condition: '#es = :confirming AND #claim = :claim',
+        names: { '#es': 'enrichment_status', '#claim': CLAIM, '#exp': CLAIM_EXPIRES },
+        values: { ':awaiting': 'awaiting_review', ':confirming': CONFIRMING, ':claim': claim },
+        extraSet: '#es = :awaiting',
+        remove: '#claim, #exp',
+      },
+    );
+  }
+
+  /**
+   * Writes a confirmation, conditional on `claim` still holding the document's claim (see
+   * claimConfirmation), and drops the claim; sets `pending_domain` when given, else removes it.
+   */
+  confirm(id: string, claim: string, fields: DocumentFields, pendingDomain: string | null): Promise<WriteResult> {
     return this.update(id, fields, {
-      condition: '#es = :awaiting',
-      names: { '#es': 'enrichment_status', '#pd': 'pending_domain' },
-      values: { ':awaiting': 'awaiting_review', ...(pendingDomain !== null ? { ':pd': pendingDomain } : {}) },
-      ...(pendingDomain !== null ? { extraSet: '#pd = :pd' } : { remove: '#pd' }),
+      condition: '#es = :confirming AND #claim = :claim',
+      names: { '#es': 'enrichment_status', '#pd': 'pending_domain', '#claim': CLAIM, '#exp': CLAIM_EXPIRES },
+      values: {
+        ':confirming': CONFIRMING,
+        ':claim': claim,
+        ...(pendingDomain !== null ? { ':pd': pendingDomain } : {}),
+      },
+      ...(pendingDomain !== null ? { extraSet: '#pd = :pd', remove: '#claim, #exp' } : { remove: '#pd, #claim, #exp' }),
     });
   }
 
@@ -127,7 +207,7 @@ export class DocumentStore {
     const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
     const sets = entries.map((_, i) => `#f${i} = :f${i}`);
     if (when.extraSet) sets.push(when.extraSet);
-    let expression = `SET ${sets.join(', ')}`;
+    let expression = sets.length ? `SET ${sets.join(', ')}` : '';
     if (when.remove) expression += ` REMOVE ${when.remove}`;
     try {
       const out = await this.db.send(
@@ -168,7 +248,8 @@ export const toDocument = (item: Record<string, unknown>): Document => {
     chunk_count: d.chunk_count ?? null,
     subtype: d.subtype ?? null,
     status: d.status,
-    enrichment_status: d.enrichment_status,
+    // A claimed confirmation is not confirmed yet: to readers it still awaits review.
+    enrichment_status: (d.enrichment_status as string) === CONFIRMING ? 'awaiting_review' : d.enrichment_status,
     catalog_urn: d.catalog_urn,
     extraction_warning: d.extraction_warning ?? null,
     suggested_summary: d.suggested_summary ?? null,

@@ -1,7 +1,7 @@
 import type { Page } from '../../shared/aws/pagination.js';
 import { decodeCursor, encodeCursor } from '../../shared/aws/pagination.js';
 import { Conflict, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
-import type { CatalogItem, EntityChange, MetadataCatalog } from '../../shared/ports/catalog.js';
+import type { CatalogItem, ColumnChange, EntityChange, MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { Metastore } from '../../shared/ports/metastore.js';
 import type {
   AcceptanceResult,
@@ -66,7 +66,7 @@ export class MetastoreService {
     const urn = this.catalog.datasetUrn(catalog, schema, table);
     const entity = await this.catalog.getEntity(urn);
     const columns = found.columns.map((column): ColumnMetadata => {
-      const notes = entity.columns[column.name];
+      const notes = entity.columns.get(column.name);
       const tags = notes?.tags ?? [];
       return {
         name: column.name,
@@ -127,9 +127,10 @@ export class MetastoreService {
 
   /**
    * E5. Everything is checked before anything is written (unknown table 404; unknown or
-   * repeated column, missing existing glossary term 422). Then tags and terms are created
-   * where missing (idempotent), and one annotate call adds them to the table and columns:
-   * the catalog adds set members and replaces descriptions, so a repeat leaves the same state.
+   * repeated column, missing existing glossary term, a result larger than the catalog
+   * stores: 422). Then tags and terms are created where missing (idempotent), and one
+   * annotate call adds them to the table and columns, all or nothing: the catalog adds set
+   * members and replaces descriptions, so a repeat leaves the same state.
    */
   async accept(
     catalog: string,
@@ -184,11 +185,42 @@ export class MetastoreService {
     });
     if (issues.length > 0) throw new ValidationFailed(issues);
 
-    // Tags (classifications included) and new terms, created where the catalog lacks them.
+    // One change for the table and its columns, keyed by column name in Maps (names are data).
     const tagsOf = (part: TableClassification) =>
       distinctSorted([...part.accepted_classifications, ...part.accepted_tags]);
     const termsOf = (part: TableClassification) =>
       distinctSorted([...part.accepted_glossary_terms, ...part.new_glossary_terms.map((t) => t.term_name)]);
+    let linked = 0;
+    let descriptions = 0;
+    const tableTags = tagsOf(req.table);
+    const tableTerms = termsOf(req.table);
+    linked += tableTerms.length;
+    const columnsChange = new Map<string, ColumnChange>();
+    const columnTagsApplied = new Map<string, string[]>();
+    for (const column of req.columns) {
+      const tags = tagsOf(column);
+      const terms = termsOf(column);
+      linked += terms.length;
+      columnTagsApplied.set(column.column_name, tags);
+      columnsChange.set(column.column_name, {
+        tags,
+        glossaryTerms: terms,
+        ...(column.description ? { description: column.description } : {}),
+      });
+      if (column.description) descriptions++;
+    }
+    const change: EntityChange = {
+      tags: tableTags,
+      glossaryTerms: tableTerms,
+      columns: columnsChange,
+      ...(req.table.description ? { description: req.table.description } : {}),
+    };
+    if (req.table.description) descriptions++;
+    const urn = this.catalog.datasetUrn(catalog, schema, table);
+    // A result the catalog cannot store (AnnotationTooLarge, 422) is refused before anything is written.
+    await this.catalog.checkAnnotation(urn, change);
+
+    // Tags (classifications included) and new terms, created where the catalog lacks them.
     const allTags = distinctSorted(parts.flatMap(({ part }) => tagsOf(part)));
     await Promise.all(allTags.map((tag) => this.catalog.createTag(tag)));
     const toCreate = new Map<string, string>();
@@ -202,42 +234,13 @@ export class MetastoreService {
     );
     const created = creations.filter((c) => c.created).length;
 
-    // One change for the table and its columns.
-    let linked = 0;
-    let descriptions = 0;
-    const tableTags = tagsOf(req.table);
-    const tableTerms = termsOf(req.table);
-    linked += tableTerms.length;
-    const columnsChange: Record<string, { description?: string; tags?: string[]; glossaryTerms?: string[] }> = {};
-    const columnTagsApplied: Record<string, string[]> = {};
-    for (const column of req.columns) {
-      const tags = tagsOf(column);
-      const terms = termsOf(column);
-      linked += terms.length;
-      columnTagsApplied[column.column_name] = tags;
-      const change: { description?: string; tags?: string[]; glossaryTerms?: string[] } = {
-        tags,
-        glossaryTerms: terms,
-      };
-      if (column.description) {
-        change.description = column.description;
-        descriptions++;
-      }
-      columnsChange[column.column_name] = change;
-    }
-    const change: EntityChange = {
-      tags: tableTags,
-      glossaryTerms: tableTerms,
-      columns: columnsChange,
-      ...(req.table.description ? { description: req.table.description } : {}),
-    };
-    if (req.table.description) descriptions++;
-    await this.catalog.annotate(this.catalog.datasetUrn(catalog, schema, table), change);
+    await this.catalog.annotate(urn, change);
 
     return {
       success: true,
       table_tags_applied: tableTags,
-      column_tags_applied: columnTagsApplied,
+      // Object.fromEntries makes every name an own property, `__proto__` included.
+      column_tags_applied: Object.fromEntries(columnTagsApplied),
       glossary_terms_linked: linked,
       glossary_terms_created: created,
       descriptions_updated: descriptions,

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { NotFound } from '../../shared/http/errors.js';
 import { logger } from '../../shared/logger.js';
-import { isDocumentUrn, type EntityAnnotations, type MetadataCatalog } from '../../shared/ports/catalog.js';
+import {
+  isDocumentUrn,
+  parseDatasetUrn,
+  type EntityAnnotations,
+  type MetadataCatalog,
+} from '../../shared/ports/catalog.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
 import type { ColumnSchema, Metastore, TableRef, TableSchema } from '../../shared/ports/metastore.js';
 import type { Suggestion } from './schemas.js';
@@ -79,7 +84,7 @@ const byTable = (a: DomainTable, b: DomainTable): number =>
 /** " (glossary term: X)" for the column's first glossary term, else the table's, else "". */
 const termNote = (entity: EntityAnnotations, column?: string): string => {
   const term =
-    (column !== undefined ? entity.columns[column]?.glossary_terms[0] : undefined) ?? entity.glossary_terms[0];
+    (column !== undefined ? entity.columns.get(column)?.glossary_terms[0] : undefined) ?? entity.glossary_terms[0];
   return term ? ` (glossary term: ${term})` : '';
 };
 
@@ -89,7 +94,7 @@ const termNote = (entity: EntityAnnotations, column?: string): string => {
  */
 const pickColumn = (table: DomainTable, test: (c: ColumnSchema) => boolean): ColumnSchema | undefined => {
   const candidates = table.schema.columns.filter((c) => test(c) && !isKeyLike(c));
-  return candidates.find((c) => (table.entity.columns[c.name]?.glossary_terms.length ?? 0) > 0) ?? candidates[0];
+  return candidates.find((c) => (table.entity.columns.get(c.name)?.glossary_terms.length ?? 0) > 0) ?? candidates[0];
 };
 
 /** The first sentence of a summary, at most EXCERPT_LENGTH characters, without double quotes. */
@@ -248,28 +253,6 @@ export function suggestionsFor(
   return suggestions;
 }
 
-/**
- * The tables a dataset urn can name: `urn:li:dataset:(urn:li:dataPlatform:<p>,<c>.<s>.<t>,<env>)`.
- * Names may hold dots, so every split of the name into three parts is a candidate (at
- * most 10); the metastore says which exists.
- */
-export function tableRefsOf(urn: string): TableRef[] {
-  const match = /^urn:li:dataset:\(urn:li:dataPlatform:[^,]+,(.+),[A-Za-z]+\)$/.exec(urn);
-  if (!match) return [];
-  const parts = match[1]!.split('.');
-  const refs: TableRef[] = [];
-  for (let i = 1; i < parts.length - 1 && refs.length < 10; i++) {
-    for (let j = i + 1; j < parts.length && refs.length < 10; j++) {
-      refs.push({
-        catalog: parts.slice(0, i).join('.'),
-        schema: parts.slice(i, j).join('.'),
-        table: parts.slice(j).join('.'),
-      });
-    }
-  }
-  return refs;
-}
-
 const refKey = (r: TableRef): string => JSON.stringify([r.catalog, r.schema, r.table]);
 
 const REPHRASE_SYSTEM =
@@ -338,11 +321,12 @@ export class QueryService {
         tables: datasets.length,
         MAX_DOMAIN_TABLES,
       });
-    const candidates = datasets.slice(0, MAX_DOMAIN_TABLES).flatMap((entity) =>
-      tableRefsOf(entity.urn)
-        .filter((ref) => this.catalog.datasetUrn(ref.catalog, ref.schema, ref.table) === entity.urn)
-        .map((ref) => ({ ref, entity })),
-    );
+    // Each urn names one table (names are escaped in it); one of another platform is not ours.
+    const candidates = datasets.slice(0, MAX_DOMAIN_TABLES).flatMap((entity) => {
+      const parsed = parseDatasetUrn(entity.urn);
+      if (!parsed || this.catalog.datasetUrn(parsed.catalog, parsed.schema, parsed.table) !== entity.urn) return [];
+      return [{ ref: { catalog: parsed.catalog, schema: parsed.schema, table: parsed.table }, entity }];
+    });
     const schemas = new Map(
       (await this.metastore.getTables(candidates.map((c) => c.ref))).map((t) => [refKey(t), t] as const),
     );

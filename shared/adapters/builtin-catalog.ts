@@ -1,7 +1,9 @@
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../aws/errors.js';
+import { Unavailable } from '../http/errors.js';
 import { queryAll } from '../aws/pagination.js';
 import {
+  AnnotationTooLarge,
   byName,
   byUrn,
   datasetUrnOf,
@@ -24,25 +26,34 @@ const BY_DOMAIN = 'by_domain';
 
 const URNS: Record<Kind, (name: string) => string> = { TAG: tagUrn, TERM: glossaryTermUrn, DOMAIN: domainUrn };
 
-/** The entity item's attribute names. Column attributes are top-level: `col:<column>:<field>`. */
+/**
+ * The entity item's attribute names. Column attributes are top-level: `col:<column>:<field>`;
+ * the field never holds a `:`, so the last `:` splits the name back whatever the column
+ * name holds, and the fixed prefix keeps a column name from ever being an attribute name
+ * of its own (`__proto__`, `urn`...).
+ */
 const COLUMN_PREFIX = 'col:';
 const FIELDS = { description: 'description', tags: 'tags', terms: 'terms' } as const;
 const columnAttribute = (column: string, field: keyof typeof FIELDS) => `${COLUMN_PREFIX}${column}:${FIELDS[field]}`;
+/** Bumped by every write: an annotation is written only over the version it was computed from. */
+const VERSION = 'version';
 
-/** DynamoDB allows 4 KB of update expression; stay well below it and split larger changes. */
-const MAX_EXPRESSION = 3_000;
+/** DynamoDB's item size limit. */
+export const MAX_ENTITY_BYTES = 400 * 1024;
+/** Concurrent annotations of one entity each retry on a fresh read until written. */
+const ANNOTATE_ATTEMPTS = 16;
 
 /**
  * The built-in metadata catalog on the `catalog` table (infra/tables.ts):
  * - definitions are items `TAG` | `TERM` | `DOMAIN` / name with `{name, urn, description}`;
  *   creating one is a conditional put, so concurrent creates agree on who created it;
- * - an entity's annotations are one item `ENTITY#<urn>` / `META`. Tags and terms are
- *   DynamoDB string sets updated with `ADD` (set union done by DynamoDB), descriptions and
- *   the domain with `SET`, all in one UpdateItem: two annotate calls racing both survive
- *   with no read-modify-write. Column annotations are top-level attributes
- *   `col:<column>:tags|terms|description` so they can be ADDed without a parent map
- *   existing. A change whose update expression would pass DynamoDB's 4 KB limit (a table
- *   with very many columns) is written in several UpdateItems, each still a set union.
+ * - an entity's annotations are one item `ENTITY#<urn>` / `META`: `description`, `domain`,
+ *   the string sets `tags` and `terms`, and per column the top-level attributes
+ *   `col:<column>:tags|terms|description`. A change is applied to the item as read,
+ *   its size checked against DynamoDB's 400 KB (AnnotationTooLarge, nothing written), and
+ *   written whole by one PutItem conditional on the `version` it was read at: all or
+ *   nothing however many columns it touches, and of two annotate calls racing the loser
+ *   reads again and adds its change to the winner's, so both survive.
  */
 export class BuiltinCatalog implements MetadataCatalog {
   constructor(
@@ -91,10 +102,8 @@ export class BuiltinCatalog implements MetadataCatalog {
   }
 
   async getEntity(urn: string): Promise<EntityAnnotations> {
-    const { Item } = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: entityKey(urn), ConsistentRead: true }),
-    );
-    return Item ? toAnnotations(urn, Item) : emptyAnnotations(urn);
+    const item = await this.readEntity(urn);
+    return item ? toAnnotations(urn, item) : emptyAnnotations(urn);
   }
 
   /** One Query on the sparse `by_domain` index (eventually consistent), followed through its pages. */
@@ -109,57 +118,44 @@ export class BuiltinCatalog implements MetadataCatalog {
     return items.flatMap((item) => (typeof item.urn === 'string' ? [toAnnotations(item.urn, item)] : [])).sort(byUrn);
   }
 
+  async checkAnnotation(urn: string, change: EntityChange): Promise<void> {
+    assertFits(urn, applied(urn, await this.readEntity(urn), change));
+  }
+
   async annotate(urn: string, change: EntityChange): Promise<void> {
-    // Each clause: SET (replace) or ADD (string-set union) of one top-level attribute.
-    const clauses: { op: 'SET' | 'ADD'; attribute: string; value: unknown }[] = [];
-    const add = (attribute: string, names: readonly string[] | undefined) => {
-      if (names && names.length > 0) clauses.push({ op: 'ADD', attribute, value: new Set(names) });
-    };
-    if (change.description !== undefined)
-      clauses.push({ op: 'SET', attribute: 'description', value: change.description });
-    if (change.domain !== undefined) clauses.push({ op: 'SET', attribute: 'domain', value: change.domain });
-    add('tags', change.tags);
-    add('terms', change.glossaryTerms);
-    for (const [name, col] of Object.entries(change.columns ?? {})) {
-      if (col.description !== undefined)
-        clauses.push({ op: 'SET', attribute: columnAttribute(name, 'description'), value: col.description });
-      add(columnAttribute(name, 'tags'), col.tags);
-      add(columnAttribute(name, 'terms'), col.glossaryTerms);
-    }
-
-    // Batches that keep the update expression (and its names) under DynamoDB's limit.
-    const batches: (typeof clauses)[] = [[]];
-    let size = 0;
-    for (const clause of clauses) {
-      const cost = clause.attribute.length + 16;
-      if (size + cost > MAX_EXPRESSION && batches.at(-1)!.length > 0) {
-        batches.push([]);
-        size = 0;
-      }
-      batches.at(-1)!.push(clause);
-      size += cost;
-    }
-
-    for (const batch of batches) {
-      const names: Record<string, string> = { '#urn': 'urn' };
-      const values: Record<string, unknown> = { ':urn': urn };
-      const sets = ['#urn = :urn'];
-      const adds: string[] = [];
-      batch.forEach((clause, i) => {
-        names[`#a${i}`] = clause.attribute;
-        values[`:v${i}`] = clause.value;
-        (clause.op === 'SET' ? sets : adds).push(clause.op === 'SET' ? `#a${i} = :v${i}` : `#a${i} :v${i}`);
-      });
-      await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: entityKey(urn),
-          UpdateExpression: `SET ${sets.join(', ')}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.readEntity(urn);
+      const next = applied(urn, current, change);
+      assertFits(urn, next);
+      const version = current?.[VERSION];
+      const written = await conditionally(
+        this.db.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...next, [VERSION]: typeof version === 'number' ? version + 1 : 1 },
+            ConditionExpression:
+              current === undefined
+                ? 'attribute_not_exists(pk)'
+                : typeof version === 'number'
+                  ? '#version = :version'
+                  : 'attribute_exists(pk) AND attribute_not_exists(#version)',
+            ...(current !== undefined ? { ExpressionAttributeNames: { '#version': VERSION } } : {}),
+            ...(typeof version === 'number' ? { ExpressionAttributeValues: { ':version': version } } : {}),
+          }),
+        ),
       );
+      if (written) return;
+      if (attempt === ANNOTATE_ATTEMPTS)
+        throw new Unavailable('the catalog is busy with concurrent annotations of one entity; try again');
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
     }
+  }
+
+  private async readEntity(urn: string): Promise<Record<string, unknown> | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: entityKey(urn), ConsistentRead: true }),
+    );
+    return Item;
   }
 
   private async list(kind: Kind): Promise<CatalogItem[]> {
@@ -197,10 +193,70 @@ export class BuiltinCatalog implements MetadataCatalog {
 
 const entityKey = (urn: string) => ({ pk: `ENTITY#${urn}`, sk: 'META' });
 
+/**
+ * The entity item with `change` applied (without its version): descriptions and the domain
+ * replaced, tags and terms added to the sets. Attribute names are built here, never taken
+ * from a user as they are, and the item is a Map until the end so no name is a property
+ * lookup on a plain object.
+ */
+function applied(urn: string, current: Record<string, unknown> | undefined, change: EntityChange) {
+  const item = new Map<string, unknown>(Object.entries(current ?? {}));
+  item.delete(VERSION);
+  for (const [attribute, value] of Object.entries(entityKey(urn))) item.set(attribute, value);
+  item.set('urn', urn);
+  const add = (attribute: string, names: readonly string[] | undefined) => {
+    if (!names || names.length === 0) return;
+    const existing = item.get(attribute);
+    item.set(attribute, new Set([...(existing instanceof Set ? (existing as Set<string>) : []), ...names]));
+  };
+  if (change.description !== undefined) item.set('description', change.description);
+  if (change.domain !== undefined) item.set('domain', change.domain);
+  add('tags', change.tags);
+  add('terms', change.glossaryTerms);
+  for (const [name, col] of change.columns ?? []) {
+    if (col.description !== undefined) item.set(columnAttribute(name, 'description'), col.description);
+    add(columnAttribute(name, 'tags'), col.tags);
+    add(columnAttribute(name, 'terms'), col.glossaryTerms);
+  }
+  return Object.fromEntries(item) as Record<string, unknown>;
+}
+
+function assertFits(urn: string, item: Record<string, unknown>): void {
+  // The version number the write adds: at most 21 bytes.
+  const bytes = itemSize(item) + Buffer.byteLength(VERSION) + 21;
+  if (bytes > MAX_ENTITY_BYTES) throw new AnnotationTooLarge(urn, bytes, MAX_ENTITY_BYTES);
+}
+
+/**
+ * An item's size as DynamoDB counts it against 400 KB: per attribute its name's UTF-8
+ * bytes plus its value's (strings and set members by UTF-8 bytes, a number at most 21,
+ * lists and maps 3 bytes plus 1 per element).
+ */
+export function itemSize(item: Record<string, unknown>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) bytes += Buffer.byteLength(name) + valueSize(value);
+  return bytes;
+}
+
+function valueSize(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number') return 21;
+  if (typeof value === 'boolean' || value === null || value === undefined) return 1;
+  if (value instanceof Set) return [...(value as Set<unknown>)].reduce<number>((n, v) => n + valueSize(v), 0);
+  if (Array.isArray(value)) return value.reduce<number>((n, v) => n + 1 + valueSize(v), 3);
+  if (typeof value === 'object')
+    return Object.entries(value).reduce<number>((n, [k, v]) => n + Buffer.byteLength(k) + 1 + valueSize(v), 3);
+  return 0;
+}
+
 /** The stored entity item as the port's annotations (columns sorted by name). */
 function toAnnotations(urn: string, item: Record<string, unknown>): EntityAnnotations {
-  const columns: Record<string, { description: string | null; tags: string[]; glossary_terms: string[] }> = {};
-  const column = (name: string) => (columns[name] ??= { description: null, tags: [], glossary_terms: [] });
+  const columns = new Map<string, { description: string | null; tags: string[]; glossary_terms: string[] }>();
+  const column = (name: string) => {
+    let found = columns.get(name);
+    if (!found) columns.set(name, (found = { description: null, tags: [], glossary_terms: [] }));
+    return found;
+  };
   for (const [attribute, value] of Object.entries(item)) {
     if (!attribute.startsWith(COLUMN_PREFIX)) continue;
     const colon = attribute.lastIndexOf(':');
@@ -210,15 +266,13 @@ function toAnnotations(urn: string, item: Record<string, unknown>): EntityAnnota
     else if (field === FIELDS.tags) column(name).tags = sorted(value);
     else if (field === FIELDS.terms) column(name).glossary_terms = sorted(value);
   }
-  const ordered: Record<string, ColumnAnnotations> = {};
-  for (const name of Object.keys(columns).sort()) ordered[name] = columns[name]!;
   return {
     urn,
     description: typeof item.description === 'string' ? item.description : null,
     domain: typeof item.domain === 'string' ? item.domain : null,
     tags: sorted(item.tags),
     glossary_terms: sorted(item.terms),
-    columns: ordered,
+    columns: new Map<string, ColumnAnnotations>([...columns].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
   };
 }
 

@@ -3,10 +3,15 @@ import { Unavailable } from '../http/errors.js';
 import { queryAll } from '../aws/pagination.js';
 import { sortedNames, type ColumnSchema, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';
 
-/** Key layout of the `metastore` table (infra/tables.ts). */
+/**
+ * Key layout of the `metastore` table (infra/tables.ts). Names inside a partition key have
+ * `%` and `#` percent-encoded, so `#` only ever separates (a registered name holds neither,
+ * so its key reads as it always did; a name looked up from elsewhere cannot alias another).
+ */
 const CATALOGS = 'CATALOG';
-const schemasOf = (catalog: string) => `SCHEMA#${catalog}`;
-const tablesOf = (catalog: string, schema: string) => `TABLE#${catalog}#${schema}`;
+const keyPart = (name: string) => name.replace(/[%#]/g, (c) => (c === '%' ? '%25' : '%23'));
+const schemasOf = (catalog: string) => `SCHEMA#${keyPart(catalog)}`;
+const tablesOf = (catalog: string, schema: string) => `TABLE#${keyPart(catalog)}#${keyPart(schema)}`;
 
 interface TableItem {
   catalog: string;

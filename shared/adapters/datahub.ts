@@ -198,6 +198,12 @@ export class DataHubCatalog implements MetadataCatalog {
       .sort(byUrn);
   }
 
+  /**
+   * DataHub keeps each annotation in its own aspect entry and has no per-entity limit that
+   * a change within the API's 1 MiB request body could reach: nothing to refuse up front.
+   */
+  async checkAnnotation(): Promise<void> {}
+
   async annotate(urn: string, change: EntityChange): Promise<void> {
     const target = (column?: string) =>
       column === undefined
@@ -218,7 +224,7 @@ export class DataHubCatalog implements MetadataCatalog {
     await write(undefined, change);
     if (change.domain !== undefined)
       await this.mutate(Q.setDomain, 'setDomain', { domainUrn: domainUrn(change.domain), entityUrn: urn });
-    for (const [column, part] of Object.entries(change.columns ?? {})) await write(column, part);
+    for (const [column, part] of change.columns ?? []) await write(column, part);
   }
 
   private async create(
@@ -344,16 +350,17 @@ function toItem(entity: Named, prefix: string): CatalogItem {
 
 /** A dataset's editable annotations as the port's (columns sorted by field path). */
 function datasetAnnotations(urn: string, dataset: DatasetAnswer): EntityAnnotations {
-  const columns: Record<string, ColumnAnnotations> = {};
+  // Field paths are column names: Map keys, never plain-object keys.
+  const columns = new Map<string, ColumnAnnotations>();
   const fields = [...(dataset.editableSchemaMetadata?.editableSchemaFieldInfo ?? [])].sort((a, b) =>
     a.fieldPath < b.fieldPath ? -1 : a.fieldPath > b.fieldPath ? 1 : 0,
   );
   for (const field of fields) {
-    columns[field.fieldPath] = {
+    columns.set(field.fieldPath, {
       description: field.description ?? null,
       tags: tagNames(field.globalTags),
       glossary_terms: termNames(field.glossaryTerms),
-    };
+    });
   }
   const domain = dataset.domain?.domain;
   return {

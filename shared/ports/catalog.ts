@@ -1,3 +1,5 @@
+import { ValidationFailed } from '../http/errors.js';
+
 /** A catalog definition: a tag, a glossary term or a domain (API.md §6). */
 export interface CatalogItem {
   readonly name: string;
@@ -14,7 +16,10 @@ export interface ColumnAnnotations {
   readonly glossary_terms: string[];
 }
 
-/** What the catalog holds about one entity (a table or a document). */
+/**
+ * What the catalog holds about one entity (a table or a document). Column names come from
+ * users: they are keys of a Map, never of a plain object (`constructor`, `__proto__`...).
+ */
 export interface EntityAnnotations {
   readonly urn: string;
   readonly description: string | null;
@@ -24,7 +29,15 @@ export interface EntityAnnotations {
   readonly tags: string[];
   /** Glossary term names, sorted. */
   readonly glossary_terms: string[];
-  readonly columns: Record<string, ColumnAnnotations>;
+  /** By column name, sorted by name. */
+  readonly columns: ReadonlyMap<string, ColumnAnnotations>;
+}
+
+/** Annotations to add to one column (see EntityChange). */
+export interface ColumnChange {
+  readonly description?: string;
+  readonly tags?: readonly string[];
+  readonly glossaryTerms?: readonly string[];
 }
 
 /**
@@ -37,12 +50,26 @@ export interface EntityChange {
   readonly domain?: string;
   readonly tags?: readonly string[];
   readonly glossaryTerms?: readonly string[];
-  readonly columns?: Readonly<
-    Record<
-      string,
-      { readonly description?: string; readonly tags?: readonly string[]; readonly glossaryTerms?: readonly string[] }
-    >
-  >;
+  /** By column name. */
+  readonly columns?: ReadonlyMap<string, ColumnChange>;
+}
+
+/**
+ * The entity with a change applied would be larger than the catalog can store (the
+ * built-in catalog keeps an entity in one DynamoDB item of at most 400 KB). Thrown before
+ * anything is written; the request asked for too much, so it is a 422 on its body.
+ */
+export class AnnotationTooLarge extends ValidationFailed {
+  constructor(
+    readonly urn: string,
+    /** The size the entity would have, in bytes. */
+    readonly bytes: number,
+    /** The most the catalog stores for one entity, in bytes. */
+    readonly limit: number,
+  ) {
+    const error = `the annotations would take ${bytes} bytes; the catalog stores at most ${limit} for one entity`;
+    super([{ type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input: null, ctx: { error } }]);
+  }
 }
 
 export interface Created {
@@ -55,7 +82,8 @@ export interface Created {
  * The metadata catalog (tags, glossary terms, domains and the annotations of tables and
  * documents). Built-in: DynamoDB. DataHub: its GMS GraphQL API. Both use DataHub's urns
  * (`urn:li:tag:<name>`, `urn:li:glossaryTerm:<name>`, `urn:li:domain:<name>`, datasets
- * `urn:li:dataset:(urn:li:dataPlatform:<platform>,<catalog>.<schema>.<table>,PROD)`).
+ * `urn:li:dataset:(urn:li:dataPlatform:<platform>,<catalog>.<schema>.<table>,PROD)`, each
+ * name escaped: see datasetUrnOf).
  */
 export interface MetadataCatalog {
   /** The urn of a table (the platform is the adapter's: `dpm` built-in, `trino` for DataHub by default). */
@@ -82,8 +110,14 @@ export interface MetadataCatalog {
    */
   listDomainEntities(domain: string): Promise<EntityAnnotations[]>;
   /**
+   * Throws AnnotationTooLarge when the entity with `change` applied would be larger than
+   * the catalog stores, so a caller can refuse a request before writing anything.
+   */
+  checkAnnotation(urn: string, change: EntityChange): Promise<void>;
+  /**
    * Adds annotations (see EntityChange). The tags, terms and domain named must exist:
-   * the caller creates them first (DataHub refuses unknown ones).
+   * the caller creates them first (DataHub refuses unknown ones). Throws AnnotationTooLarge,
+   * having written nothing, when the result would not fit.
    */
   annotate(urn: string, change: EntityChange): Promise<void>;
 }
@@ -94,11 +128,54 @@ export const glossaryTermUrn = (name: string): string => `urn:li:glossaryTerm:${
 export const domainUrn = (name: string): string => `urn:li:domain:${name}`;
 export const documentUrnOf = (id: string): string => `urn:li:document:${id}`;
 export const isDocumentUrn = (urn: string): boolean => urn.startsWith('urn:li:document:');
-export const datasetUrnOf = (platform: string, catalog: string, schema: string, table: string): string =>
-  `urn:li:dataset:(urn:li:dataPlatform:${platform},${catalog}.${schema}.${table},PROD)`;
 
-export const byUrn = (a: { urn: string }, b: { urn: string }): number =>
-  a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0;
+/**
+ * What a name may not hold verbatim inside a dataset urn: `.` separates catalog, schema and
+ * table; `,` `(` `)` delimit the urn's tuple (DataHub percent-encodes those too); `%` is the
+ * escape itself. Names without them (the usual ones) appear unchanged.
+ */
+const URN_RESERVED = /[%.,()]/g;
+const escapeUrnPart = (name: string): string =>
+  name.replace(URN_RESERVED, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
+ * The one way to build a table's urn: `sales.eu` / `core` / `orders` and `sales` / `eu.core`
+ * / `orders` get different urns (`sales%2Eeu.core.orders` and `sales.eu%2Ecore.orders`).
+ */
+export const datasetUrnOf = (platform: string, catalog: string, schema: string, table: string): string =>
+  `urn:li:dataset:(urn:li:dataPlatform:${platform},${[catalog, schema, table].map(escapeUrnPart).join('.')},PROD)`;
+
+/** A table's place as a dataset urn names it. */
+export interface DatasetRef {
+  readonly platform: string;
+  readonly catalog: string;
+  readonly schema: string;
+  readonly table: string;
+}
+
+/**
+ * The one way to read a table's urn back: the table datasetUrnOf built it from, or
+ * undefined for anything datasetUrnOf does not build (another entity type, not three
+ * parts, a malformed or non-canonical escape), so each urn names at most one table.
+ */
+export function parseDatasetUrn(urn: string): DatasetRef | undefined {
+  const match = /^urn:li:dataset:\(urn:li:dataPlatform:([^,()]+),([^,()]+),PROD\)$/.exec(urn);
+  if (!match) return undefined;
+  const [, platform, name] = match as unknown as [string, string, string];
+  const parts = name.split('.');
+  if (parts.length !== 3) return undefined;
+  let names: string[];
+  try {
+    names = parts.map((part) => decodeURIComponent(part));
+  } catch {
+    return undefined;
+  }
+  const [catalog, schema, table] = names as [string, string, string];
+  if (!catalog || !schema || !table) return undefined;
+  return datasetUrnOf(platform, catalog, schema, table) === urn ? { platform, catalog, schema, table } : undefined;
+}
+
+export const byUrn = (a: { urn: string }, b: { urn: string }): number => (a.urn < b.urn ? -1 : a.urn > b.urn ? 1 : 0);
 
 export const byName = (a: { name: string }, b: { name: string }): number =>
   a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
@@ -109,5 +186,5 @@ export const emptyAnnotations = (urn: string): EntityAnnotations => ({
   domain: null,
   tags: [],
   glossary_terms: [],
-  columns: {},
+  columns: new Map(),
 });

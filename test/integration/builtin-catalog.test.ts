@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
-import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
+import { BuiltinCatalog, itemSize, MAX_ENTITY_BYTES } from '../../shared/adapters/builtin-catalog.js';
 import { DataHubCatalog } from '../../shared/adapters/datahub.js';
 import { documentClient } from '../../shared/aws/clients.js';
 import { TABLES, physicalTableName } from '../../infra/tables.js';
+import { AnnotationTooLarge } from '../../shared/ports/catalog.js';
+import { rejection } from '../support/rejection.js';
 
 const catalog = () =>
   new BuiltinCatalog(
@@ -80,7 +82,7 @@ describe('built-in catalog entities', () => {
       domain: null,
       tags: [],
       glossary_terms: [],
-      columns: {},
+      columns: new Map(),
     });
   });
 
@@ -92,11 +94,14 @@ describe('built-in catalog entities', () => {
       domain: 'Sales',
       tags: ['Sensitive'],
       glossaryTerms: ['Order'],
-      columns: { 'e:mail': { description: 'Buyer email', tags: ['PII'], glossaryTerms: ['Email Address'] } },
+      columns: new Map([['e:mail', { description: 'Buyer email', tags: ['PII'], glossaryTerms: ['Email Address'] }]]),
     });
     await c.annotate(urn, {
       tags: ['Gold', 'Sensitive'],
-      columns: { amount: { description: 'Total' }, 'e:mail': { tags: ['Sensitive'], glossaryTerms: [] } },
+      columns: new Map([
+        ['amount', { description: 'Total' }],
+        ['e:mail', { tags: ['Sensitive'], glossaryTerms: [] }],
+      ]),
     });
     expect(await c.getEntity(urn)).toEqual({
       urn,
@@ -104,17 +109,17 @@ describe('built-in catalog entities', () => {
       domain: 'Sales',
       tags: ['Gold', 'Sensitive'],
       glossary_terms: ['Order'],
-      columns: {
-        amount: { description: 'Total', tags: [], glossary_terms: [] },
-        'e:mail': { description: 'Buyer email', tags: ['PII', 'Sensitive'], glossary_terms: ['Email Address'] },
-      },
+      columns: new Map([
+        ['amount', { description: 'Total', tags: [], glossary_terms: [] }],
+        ['e:mail', { description: 'Buyer email', tags: ['PII', 'Sensitive'], glossary_terms: ['Email Address'] }],
+      ]),
     });
   });
 
   it('a change with very many columns is written whole', async () => {
     const c = catalog();
     const urn = c.datasetUrn('hive', unique('wide'), 't');
-    const columns = Object.fromEntries(
+    const columns = new Map(
       Array.from({ length: 300 }, (_, i) => [
         `column_${i}`,
         { description: `d${i}`, tags: ['PII'], glossaryTerms: ['T'] },
@@ -122,8 +127,8 @@ describe('built-in catalog entities', () => {
     );
     await c.annotate(urn, { columns });
     const entity = await c.getEntity(urn);
-    expect(Object.keys(entity.columns)).toHaveLength(300);
-    expect(entity.columns.column_299).toEqual({ description: 'd299', tags: ['PII'], glossary_terms: ['T'] });
+    expect(entity.columns.size).toBe(300);
+    expect(entity.columns.get('column_299')).toEqual({ description: 'd299', tags: ['PII'], glossary_terms: ['T'] });
   });
 
   it('10 concurrent annotate calls adding different tags all survive', async () => {
@@ -131,11 +136,17 @@ describe('built-in catalog entities', () => {
     const urn = c.datasetUrn('hive', unique('race'), 't');
     const tags = Array.from({ length: 10 }, (_, i) => `tag-${i}`);
     await Promise.all(
-      tags.map((tag) => c.annotate(urn, { tags: [tag], columns: { id: { tags: [tag], glossaryTerms: [tag] } } })),
+      tags.map((tag) =>
+        c.annotate(urn, { tags: [tag], columns: new Map([['id', { tags: [tag], glossaryTerms: [tag] }]]) }),
+      ),
     );
     const entity = await c.getEntity(urn);
     expect(entity.tags).toEqual([...tags].sort());
-    expect(entity.columns.id).toEqual({ description: null, tags: [...tags].sort(), glossary_terms: [...tags].sort() });
+    expect(entity.columns.get('id')).toEqual({
+      description: null,
+      tags: [...tags].sort(),
+      glossary_terms: [...tags].sort(),
+    });
   });
 
   it("lists a domain's entities (tables and documents) from the by_domain index, following a domain move", async () => {
@@ -145,7 +156,9 @@ describe('built-in catalog entities', () => {
     await c.createDomain(hr);
     const schema = unique('s');
     const urns = Array.from({ length: 30 }, (_, i) => c.datasetUrn('hive', schema, `t${i}`));
-    await Promise.all(urns.map((urn) => c.annotate(urn, { domain: sales, columns: { id: { description: 'key' } } })));
+    await Promise.all(
+      urns.map((urn) => c.annotate(urn, { domain: sales, columns: new Map([['id', { description: 'key' }]]) })),
+    );
     const doc = `urn:li:document:${randomUUID()}`;
     await c.annotate(doc, { domain: sales, description: 'About orders' });
     // Annotated without a domain: not in any domain's list.
@@ -161,13 +174,50 @@ describe('built-in catalog entities', () => {
       domain: sales,
       tags: [],
       glossary_terms: [],
-      columns: {},
+      columns: new Map(),
     });
-    expect(entities.find((e) => e.urn === urns[1])?.columns).toEqual({
-      id: { description: 'key', tags: [], glossary_terms: [] },
-    });
+    expect(entities.find((e) => e.urn === urns[1])?.columns).toEqual(
+      new Map([['id', { description: 'key', tags: [], glossary_terms: [] }]]),
+    );
     expect((await c.listDomainEntities(hr)).map((e) => e.urn)).toEqual([urns[0]]);
     expect(await c.listDomainEntities(unique('empty'))).toEqual([]);
+  });
+
+  it('keeps columns named like Object.prototype properties as data, and Object.prototype untouched', async () => {
+    const c = catalog();
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+    const urn = c.datasetUrn('hive', unique('proto'), 't');
+    await c.annotate(urn, {
+      columns: new Map(names.map((name) => [name, { description: `d-${name}`, tags: [`t-${name}`] }])),
+    });
+    const entity = await c.getEntity(urn);
+    expect([...entity.columns.keys()]).toEqual([...names].sort());
+    for (const name of names)
+      expect(entity.columns.get(name)).toEqual({ description: `d-${name}`, tags: [`t-${name}`], glossary_terms: [] });
+    expect((await c.getEntity(c.datasetUrn('hive', unique('fresh'), 't'))).columns.size).toBe(0);
+    expect(Object.hasOwn(Object, 'tags') || Object.hasOwn(Object, 'description')).toBe(false);
+  });
+
+  it('refuses a change that would not fit one item (AnnotationTooLarge) having written nothing', async () => {
+    const c = catalog();
+    const urn = c.datasetUrn('hive', unique('big'), 't');
+    await c.annotate(urn, { description: 'kept', columns: new Map([['a', { description: 'kept' }]]) });
+    const before = await c.getEntity(urn);
+    const columns = new Map(Array.from({ length: 120 }, (_, i) => [`c${i}`, { description: 'x'.repeat(4000) }]));
+    const err = await rejection(c.annotate(urn, { description: 'changed', columns }));
+    expect(err).toBeInstanceOf(AnnotationTooLarge);
+    expect((err as AnnotationTooLarge).bytes).toBeGreaterThan(MAX_ENTITY_BYTES);
+    expect(await rejection(c.checkAnnotation(urn, { columns }))).toBeInstanceOf(AnnotationTooLarge);
+    expect(await c.getEntity(urn)).toEqual(before);
+    // Just under the limit is written whole.
+    const fitting = new Map(Array.from({ length: 95 }, (_, i) => [`c${i}`, { description: 'x'.repeat(4000) }]));
+    await c.checkAnnotation(urn, { columns: fitting });
+    await c.annotate(urn, { columns: fitting });
+    expect((await c.getEntity(urn)).columns.size).toBe(96);
+  });
+
+  it('counts an item as DynamoDB does: names and values in UTF-8 bytes, set members summed', () => {
+    expect(itemSize({ ab: 'é', tags: new Set(['x', 'yz']), n: 1 })).toBe(2 + 2 + 4 + 3 + 1 + 21);
   });
 
   it('urns have the DataHub adapter’s format (platform dpm)', async () => {

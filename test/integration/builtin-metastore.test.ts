@@ -84,6 +84,15 @@ describe('BuiltinMetastore', () => {
     expect(await metastore.listTables(catalog, 'sales')).toEqual(['orders']);
   });
 
+  it('never lets a name holding the key separator alias another table', async () => {
+    const catalog = uniqueCatalog();
+    await metastore.registerTable(table(catalog, 'b#c', 't'));
+    expect(await metastore.getTable(catalog, 'b#c', 't')).toMatchObject({ catalog, schema: 'b#c', table: 't' });
+    expect(await metastore.getTable(`${catalog}#b`, 'c', 't')).toBeUndefined();
+    expect(await metastore.getTables([{ catalog: `${catalog}#b`, schema: 'c', table: 't' }])).toEqual([]);
+    expect(await metastore.listTables(`${catalog}#b`, 'c')).toBeUndefined();
+  });
+
   it('registers concurrently into one schema', async () => {
     const catalog = uniqueCatalog();
     const names = Array.from({ length: 12 }, (_, i) => `t${String(i).padStart(2, '0')}`);

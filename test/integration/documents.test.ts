@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { EnrichmentConfirmation } from '../../functions/documents/schemas.js';
 import { DocumentService } from '../../functions/documents/service.js';
 import { DocumentStore } from '../../functions/documents/store.js';
 import { TABLES, physicalTableName } from '../../infra/tables.js';
 import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
+import type { Caller } from '../../shared/auth/caller.js';
 import { documentClient } from '../../shared/aws/clients.js';
+import { Unavailable } from '../../shared/http/errors.js';
+import { rejection } from '../support/rejection.js';
 import { api, slug, token } from './helpers.js';
 
 const BASE = '/api/documents';
@@ -30,6 +34,14 @@ const db = () =>
 const catalog = () => new BuiltinCatalog(db(), physicalTableName(inject('stage'), TABLES.catalog));
 const store = () => new DocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
 const service = () => new DocumentService(store(), catalog());
+
+/** An admin as the service sees one (the HTTP layer's caller), for calls that bypass HTTP. */
+const ADMIN_CALLER: Caller = {
+  principal: 'documents-test-admin',
+  name: 'doc-admin',
+  roles: new Set(['admin']),
+  via: 'bearer',
+};
 
 interface Flagged {
   name: string;
@@ -97,7 +109,8 @@ describe('documents', () => {
       extraction_warning: null,
       suggested_summary: null,
       error: null,
-      objstore_key: 'docs/a.pdf',
+      // A user's object key lives under the document's own prefix (an admin's is kept as given).
+      objstore_key: `documents/${doc.id}/docs/a.pdf`,
       suggested_tags: [],
       suggested_glossary_terms: [],
       suggested_domain: null,
@@ -402,5 +415,128 @@ describe('documents', () => {
         [['body', 'size_bytes'], 'greater_than_equal'],
       ]),
     );
+  });
+});
+
+describe('E6 is all or nothing under concurrency (claim, apply, finish)', () => {
+  it('of 15 concurrent confirmations exactly one wins, and only its tags, terms and summary reach the catalog', async () => {
+    const doc = await awaitingReview();
+    const attempts = Array.from({ length: 15 }, (_, i) => ({
+      summary: `summary of attempt ${i}`,
+      new_tags: [slug(`race-tag-${i}`)],
+      new_glossary_terms: [slug(`race-term-${i}`)],
+    }));
+    const answers = await Promise.all(attempts.map((body) => confirm(doc.id, body)));
+    const statuses = answers.map((a) => a.status);
+    expect(
+      statuses.filter((s) => s === 200),
+      statuses.join(','),
+    ).toHaveLength(1);
+    expect(
+      statuses.filter((s) => s === 409),
+      statuses.join(','),
+    ).toHaveLength(14);
+    const w = statuses.indexOf(200);
+    const winner = attempts[w]!;
+
+    const read = await api<Doc>(`${BASE}/${doc.id}`, { token: alice });
+    expect(read.body).toEqual(answers[w]!.body);
+    expect(read.body).toMatchObject({
+      enrichment_status: 'confirmed',
+      suggested_summary: winner.summary,
+      suggested_tags: [{ name: winner.new_tags[0], is_existing: true, urn: `urn:li:tag:${winner.new_tags[0]}` }],
+      suggested_glossary_terms: [
+        {
+          name: winner.new_glossary_terms[0],
+          is_existing: true,
+          urn: `urn:li:glossaryTerm:${winner.new_glossary_terms[0]}`,
+        },
+      ],
+    });
+    const c = catalog();
+    expect(await c.getEntity(doc.catalog_urn)).toMatchObject({
+      description: winner.summary,
+      tags: winner.new_tags,
+      glossary_terms: winner.new_glossary_terms,
+    });
+    // The losers created nothing.
+    for (const [i, loser] of attempts.entries()) {
+      if (i === w) continue;
+      expect(await c.getTag(loser.new_tags[0]!), loser.new_tags[0]).toBeUndefined();
+      expect(await c.getGlossaryTerm(loser.new_glossary_terms[0]!), loser.new_glossary_terms[0]).toBeUndefined();
+    }
+  });
+
+  it('answers 409 while another confirmation holds a live claim, which reads as awaiting_review', async () => {
+    const doc = await awaitingReview();
+    const now = Date.now();
+    const claimed = await store().claimConfirmation(doc.id, 'live-claim', now, now + 60_000);
+    expect(claimed.ok).toBe(true);
+    const read = await api<Doc>(`${BASE}/${doc.id}`, { token: alice });
+    expect(read.body.enrichment_status).toBe('awaiting_review');
+    const listed = await api<Doc[]>(`${BASE}?limit=1000`, { token: admin });
+    expect(listed.body.find((d) => d.id === doc.id)?.enrichment_status).toBe('awaiting_review');
+
+    const tag = slug('blocked');
+    const res = await confirm(doc.id, { new_tags: [tag], summary: 'blocked' });
+    expect(res.status).toBe(409);
+    expect(await catalog().getTag(tag)).toBeUndefined();
+    // New suggestions do not overwrite a confirmation in progress either.
+    const suggested = await suggest(doc.id, {
+      suggested_summary: 'x',
+      suggested_tags: [],
+      suggested_glossary_terms: [],
+    });
+    expect(suggested.status).toBe(409);
+  });
+
+  it('takes over a claim whose holder died once it has expired', async () => {
+    const doc = await awaitingReview();
+    const now = Date.now();
+    expect((await store().claimConfirmation(doc.id, 'crashed', now - 60_000, now - 30_000)).ok).toBe(true);
+    const res = await confirm(doc.id, { summary: 'after the crash' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ enrichment_status: 'confirmed', suggested_summary: 'after the crash' });
+    const raw = await store().getRaw(doc.id);
+    expect(Object.keys(raw ?? {}).filter((k) => k.startsWith('confirmation_claim'))).toEqual([]);
+  });
+
+  it('releases the claim when the catalog fails, so the same request succeeds when retried', async () => {
+    const doc = await awaitingReview();
+    const real = catalog();
+    const failing = Object.create(real) as BuiltinCatalog;
+    failing.annotate = () => Promise.reject(new Unavailable('the catalog did not answer'));
+    const body = { summary: 'retried', new_tags: [slug('retry-tag')] };
+    const failed = await rejection(
+      new DocumentService(store(), failing).confirm(doc.id, EnrichmentConfirmation.parse(body), ADMIN_CALLER),
+    );
+    expect(failed).toBeInstanceOf(Unavailable);
+    const read = await api<Doc>(`${BASE}/${doc.id}`, { token: alice });
+    expect(read.body.enrichment_status).toBe('awaiting_review');
+    expect((await store().getRaw(doc.id))?.enrichment_status).toBe('awaiting_review');
+
+    const retried = await confirm(doc.id, body);
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body.suggested_summary).toBe('retried');
+    expect((await real.getEntity(doc.catalog_urn)).description).toBe('retried');
+  });
+
+  it('answers 422 before claiming when the annotations would not fit the catalog', async () => {
+    const doc = await awaitingReview();
+    const prefix = slug('big');
+    // 1000 names of 255 characters, twice, and a 10,000-character summary: over 400 KB.
+    const namesOf = (kind: string) =>
+      Array.from({ length: 1000 }, (_, i) => `${prefix}-${kind}-${i}-`.padEnd(255, 'x'));
+    const res = await confirm(doc.id, {
+      summary: 's'.repeat(10_000),
+      new_tags: namesOf('tag'),
+      new_glossary_terms: namesOf('term'),
+    });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.detail).toEqual([
+      expect.objectContaining({ type: 'value_error', loc: ['body'], msg: expect.stringMatching(/^Value error, /) }),
+    ]);
+    expect((await api<Doc>(`${BASE}/${doc.id}`, { token: alice })).body.enrichment_status).toBe('awaiting_review');
+    expect(await catalog().getTag(namesOf('tag')[0]!)).toBeUndefined();
   });
 });

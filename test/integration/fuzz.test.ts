@@ -23,6 +23,16 @@ import { api, baseUrl, slug, token } from './helpers.js';
  * The seed is fixed so CI is repeatable; `FUZZ_SEED=<n>` explores (or replays) another.
  */
 
+/**
+ * Names that are properties of every plain object: a service that keys a plain object by
+ * a name from a request reads or writes Object.prototype instead (security review). Sent
+ * in every path parameter and every body field that carries a name.
+ */
+const PROTO_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'] as const;
+
+/** Body fields whose strings are names (of tags, terms, domains, columns, tables, variables, steps, ...). */
+const NAME_FIELD = /(^|_)(name|tags|terms|classifications|domain|tables|id|key)$/;
+
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : 20_250_611;
 const MIN_REQUESTS = 2000;
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -374,8 +384,7 @@ const NASTY_STRINGS = [
   "'; DROP TABLE x; --",
   '<script>alert(1)</script>',
   '%00%2F',
-  '__proto__',
-  'constructor',
+  ...PROTO_NAMES,
   'null',
   'true',
   '1e308',
@@ -453,7 +462,7 @@ const nastyValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 const extraKey = fc.oneof(
-  fc.constantFrom('extra', '__proto__', 'constructor', '', ' ', 'id', 'created_by', 'owner', 'roles', '\u0000', '😀'),
+  fc.constantFrom('extra', ...PROTO_NAMES, '', ' ', 'id', 'created_by', 'owner', 'roles', '\u0000', '😀'),
   fc.string({ maxLength: 12 }),
 );
 
@@ -572,9 +581,7 @@ const BAD_SEGMENTS = [
   'null',
   'undefined',
   'NaN',
-  '__proto__',
-  'constructor',
-  'hasOwnProperty',
+  ...PROTO_NAMES,
   encodeSegment("' OR '1'='1"),
   encodeSegment('{{x}}'),
   '00000000-0000-0000-0000-000000000000',
@@ -706,7 +713,11 @@ function pathValue(route: Route, param: RouteParam, validOnly = false): fc.Arbit
   const good: fc.WeightedArbitrary<string>[] = [{ weight: 3, arbitrary: valid }];
   if (existing.length) good.push({ weight: 6, arbitrary: fc.constantFrom(...existing.map(encodeSegment)) });
   if (validOnly) return fc.oneof(...good);
-  return fc.oneof(...good, { weight: 3, arbitrary: badSegment });
+  return fc.oneof(
+    ...good,
+    { weight: 2, arbitrary: fc.constantFrom(...PROTO_NAMES.map(encodeSegment)) },
+    { weight: 3, arbitrary: badSegment },
+  );
 }
 
 /** A query string for the route's query parameters: absent, valid, bad, repeated or unknown ones. */
@@ -753,7 +764,10 @@ function pathFor(route: Route, validOnly = false): fc.Arbitrary<string> {
   return fc.oneof({ weight: 1, arbitrary: allExisting }, { weight: 1, arbitrary: mixed });
 }
 
-const valueOptions = () => ({ hints: (name: string) => pools.body[name] });
+/** Known-good values for a body field, and for every name field the Object.prototype names too. */
+const valueOptions = () => ({
+  hints: (name: string) => [...(pools.body[name] ?? []), ...(NAME_FIELD.test(name) ? PROTO_NAMES : [])],
+});
 
 /** A body for the route: a schema-valid example, a mutated one, a nasty value, or none. */
 function bodyFor(route: Route): fc.Arbitrary<{ value: unknown } | undefined> {
@@ -1131,6 +1145,23 @@ beforeAll(async () => {
     },
     'PUT',
   );
+  // A table whose catalog, schema, table and column names are Object.prototype names, in a
+  // domain of such a name too (tolerating a repeat: other files never use these names).
+  const protoDomain = await api('/api/catalog/domains', {
+    method: 'POST',
+    token: await adminToken(),
+    body: { name: 'valueOf' },
+  });
+  expect([201, 409], protoDomain.text).toContain(protoDomain.status);
+  const protoTable = ['constructor', '__proto__', 'toString'] as const;
+  await created(
+    `/api/metastore/catalogs/${protoTable[0]}/schemas/${protoTable[1]}/tables/${protoTable[2]}`,
+    {
+      domain: 'valueOf',
+      columns: [{ name: 'id', type: 'bigint' }, ...PROTO_NAMES.map((name) => ({ name, type: 'varchar' }))],
+    },
+    'PUT',
+  );
   const render = {
     name: 'fuzz render',
     variables: [{ name: 'who' }],
@@ -1188,14 +1219,14 @@ beforeAll(async () => {
     key: [key],
     version: ['1', '2', '3'],
     server_id: [mcp.id],
-    catalog_name: [catalog],
-    catalog: [catalog],
-    schema_name: [schema],
-    schema: [schema],
-    table_name: [table],
-    table: [table],
+    catalog_name: [catalog, protoTable[0]],
+    catalog: [catalog, protoTable[0]],
+    schema_name: [schema, protoTable[1]],
+    schema: [schema, protoTable[1]],
+    table_name: [table, protoTable[2]],
+    table: [table, protoTable[2]],
     conn_id: [probe],
-    domain: [domain],
+    domain: [domain, 'valueOf'],
   });
   Object.assign(pools.scratch, {
     template_id: [scratchTemplate.id],
@@ -1210,7 +1241,7 @@ beforeAll(async () => {
     suggested_domain: [domain],
     source_documents: [docA.id, docB.id],
     conn_id: [probe],
-    column_name: ['id', 'email'],
+    column_name: ['id', 'email', ...PROTO_NAMES],
     accepted_tags: ['fuzz-tag'],
     accepted_glossary_terms: ['fuzz-term'],
     tables: [`${catalog}.${schema}.${table}`],
@@ -1320,6 +1351,22 @@ describe('what the fuzzer found (regressions)', () => {
     expect(res.body).toEqual({
       detail: [{ type: 'missing', loc: ['body', 'status'], msg: 'Field required', input: {} }],
     });
+  });
+
+  it('answers names that are Object.prototype properties as data, in paths and bodies', async () => {
+    const suggested = await api('/api/query/suggest/valueOf', { token: await adminToken() });
+    expect(suggested.status, suggested.text).toBe(200);
+    expect(suggested.body.length).toBeGreaterThan(0);
+    const accepted = await api('/api/metastore/classify/constructor/__proto__/toString/accept', {
+      method: 'POST',
+      token: await adminToken(),
+      body: {
+        table: { accepted_tags: [...PROTO_NAMES] },
+        columns: PROTO_NAMES.map((name) => ({ column_name: name, accepted_tags: [name], description: name })),
+      },
+    });
+    expect(accepted.status, accepted.text).toBe(200);
+    expect(Object.keys(accepted.body.column_tags_applied).sort()).toEqual([...PROTO_NAMES].sort());
   });
 
   it('answers a body nested thousands of levels deep with 422, not a 500 from echoing it', async () => {

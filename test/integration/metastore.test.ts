@@ -471,3 +471,141 @@ describe('catalog browse and domains', () => {
     }
   });
 });
+
+describe('names from users are data (security review)', () => {
+  const PROTO_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+
+  it('keeps columns named like Object.prototype properties apart, in E5 and on every other table', async () => {
+    const c = slug('cat');
+    await register(c, 's', 'odd', {
+      columns: [{ name: 'id', type: 'bigint' }, ...PROTO_NAMES.map((name) => ({ name, type: 'varchar' }))],
+    });
+    const tagOf = (name: string) => `tag-of-${name}`;
+    const res = await api(acceptPath(c, 's', 'odd'), {
+      method: 'POST',
+      token: alice,
+      body: {
+        table: {},
+        columns: PROTO_NAMES.map((name) => ({
+          column_name: name,
+          accepted_tags: [tagOf(name)],
+          description: `the ${name} column`,
+          new_glossary_terms: [{ term_name: `term-of-${name}` }],
+        })),
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    // Every name is an own key of the answer, `__proto__` included (JSON.parse keeps it own).
+    expect(Object.keys(res.body.column_tags_applied).sort()).toEqual([...PROTO_NAMES].sort());
+    for (const name of PROTO_NAMES) expect(res.body.column_tags_applied[name]).toEqual([tagOf(name)]);
+    expect(res.body).toMatchObject({ descriptions_updated: 5, glossary_terms_linked: 5 });
+
+    const read = await api(tablePath(c, 's', 'odd'), { token: alice });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.columns).toEqual([
+      { name: 'id', type: 'bigint', description: null, tags: [], classifications: [], glossary_terms: [] },
+      ...PROTO_NAMES.map((name) => ({
+        name,
+        type: 'varchar',
+        description: `the ${name} column`,
+        tags: [tagOf(name)],
+        classifications: [tagOf(name)],
+        glossary_terms: [`term-of-${name}`],
+      })),
+    ]);
+
+    // A brand-new table with the same column names shows none of it.
+    const fresh = await register(slug('cat'), 's', 'fresh', {
+      columns: PROTO_NAMES.map((name) => ({ name, type: 'varchar' })),
+    });
+    expect(fresh.columns).toEqual(
+      PROTO_NAMES.map((name) => ({
+        name,
+        type: 'varchar',
+        description: null,
+        tags: [],
+        classifications: [],
+        glossary_terms: [],
+      })),
+    );
+  });
+
+  it('gives sales.eu/core/orders and sales/eu.core/orders urns and annotations of their own', async () => {
+    const c = slug('sales');
+    const first = await register(`${c}.eu`, 'core', 'orders');
+    const second = await register(c, 'eu.core', 'orders');
+    expect(first.urn).not.toBe(second.urn);
+    expect(first.urn).toBe(`urn:li:dataset:(urn:li:dataPlatform:dpm,${c}%2Eeu.core.orders,PROD)`);
+    expect(second.urn).toBe(`urn:li:dataset:(urn:li:dataPlatform:dpm,${c}.eu%2Ecore.orders,PROD)`);
+
+    const tag = slug('only-first');
+    const res = await api(acceptPath(`${c}.eu`, 'core', 'orders'), {
+      method: 'POST',
+      token: alice,
+      body: {
+        table: { accepted_tags: [tag], description: 'the first one' },
+        columns: [{ column_name: 'email', accepted_tags: [tag] }],
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect((await api(tablePath(`${c}.eu`, 'core', 'orders'), { token: alice })).body).toMatchObject({
+      tags: [tag],
+      description: 'the first one',
+    });
+    const other = await api(tablePath(c, 'eu.core', 'orders'), { token: alice });
+    expect(other.body).toMatchObject({ tags: [], description: 'Customer orders' });
+    expect(other.body.columns.every((col: { tags: string[] }) => col.tags.length === 0)).toBe(true);
+  });
+
+  it('answers an acceptance too large for the catalog 422 before writing anything, and a fitting one whole', async () => {
+    const c = slug('cat');
+    const columns = Array.from({ length: 200 }, (_, i) => ({
+      name: `col_${String(i).padStart(3, '0')}`,
+      type: 'varchar',
+    }));
+    await register(c, 's', 'wide', { columns });
+    const seeded = await api(acceptPath(c, 's', 'wide'), {
+      method: 'POST',
+      token: alice,
+      body: { table: { description: 'before' }, columns: [{ column_name: 'col_000', description: 'first' }] },
+    });
+    expect(seeded.status, seeded.text).toBe(200);
+    const before = await api(tablePath(c, 's', 'wide'), { token: alice });
+
+    // 200 descriptions of 2,500 characters: about 500 KB, over DynamoDB's 400 KB item.
+    const tag = slug('never-created');
+    const accept = (length: number, description: string) =>
+      api(acceptPath(c, 's', 'wide'), {
+        method: 'POST',
+        token: alice,
+        body: {
+          table: { description, accepted_tags: [tag] },
+          columns: columns.map((col, i) => ({ column_name: col.name, description: `${i}:`.padEnd(length, 'd') })),
+        },
+      });
+    const big = await accept(2_500, 'after');
+    expect(big.status, big.text.slice(0, 500)).toBe(422);
+    expect(big.body.detail).toEqual([
+      {
+        type: 'value_error',
+        loc: ['body'],
+        msg: expect.stringMatching(/^Value error, .*at most 409600/),
+        input: null,
+        ctx: { error: expect.any(String) },
+      },
+    ]);
+    expect((await api(tablePath(c, 's', 'wide'), { token: alice })).body).toEqual(before.body);
+    const tags = await api<{ name: string }[]>('/api/catalog/tags?limit=1000', { token: alice });
+    expect(tags.body.map((t) => t.name)).not.toContain(tag);
+
+    // 200 descriptions of 1,500 characters fit: all of them are written.
+    const fits = await accept(1_500, 'after');
+    expect(fits.status, fits.text.slice(0, 500)).toBe(200);
+    expect(fits.body.descriptions_updated).toBe(201);
+    const after = await api(tablePath(c, 's', 'wide'), { token: alice });
+    expect(after.body.description).toBe('after');
+    expect(after.body.columns.map((col: { description: string }) => col.description)).toEqual(
+      columns.map((_, i) => `${i}:`.padEnd(1_500, 'd')),
+    );
+  });
+});

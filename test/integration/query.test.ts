@@ -301,6 +301,63 @@ describe('suggested questions: what the catalog knows of the domain', () => {
     expect(left.body.map((s) => s.tables[0])).toEqual([`${cat}.sales.leaving`]);
   });
 
+  it('suggests over columns named like Object.prototype properties (never a 500 for the domain)', async () => {
+    const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+    const { name, cat } = await domainWith('proto', {
+      odd: [
+        { name: 'id', type: 'bigint' },
+        ...names.map((n) => ({ name: n, type: 'varchar' })),
+        { name: 'total', type: 'double' },
+      ],
+      plain: TABLES.customers!,
+    });
+    const accepted = await api(acceptPath(cat, schema, 'odd'), {
+      method: 'POST',
+      token: alice,
+      body: {
+        table: {},
+        columns: names.map((n) => ({ column_name: n, new_glossary_terms: [{ term_name: `term-${n}` }] })),
+      },
+    });
+    expect(accepted.status, accepted.text).toBe(200);
+
+    const res = await api<Suggestion[]>(`/api/query/suggest/${name}`, { token: alice });
+    expect(res.status, res.text).toBe(200);
+    expect(new Set(res.body.flatMap((s) => s.tables))).toEqual(
+      new Set([`${cat}.${schema}.odd`, `${cat}.${schema}.plain`]),
+    );
+    // The first text column is `constructor`, and its own glossary term is named.
+    const top = res.body.find((s) => s.tables[0] === `${cat}.${schema}.odd` && s.sql.includes('GROUP BY'))!;
+    expect(top.sql).toContain('"constructor"');
+    expect(top.question).toContain('(glossary term: term-constructor)');
+  });
+
+  it('tells sales.eu/core/orders and sales/eu.core/orders apart in a domain', async () => {
+    const name = slug('split');
+    const c = slug('sales');
+    expect((await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name } })).status).toBe(201);
+    for (const [catalogName, schemaName, columns] of [
+      [`${c}.eu`, 'core', [{ name: 'eu_amount', type: 'double' }]],
+      [c, 'eu.core', [{ name: 'other_amount', type: 'double' }]],
+    ] as const) {
+      const res = await api(tablePath(catalogName, schemaName, 'orders'), {
+        method: 'PUT',
+        token: admin,
+        body: { domain: name, columns },
+      });
+      expect(res.status, res.text).toBe(200);
+    }
+    const res = await api<Suggestion[]>(`/api/query/suggest/${name}`, { token: alice });
+    expect(res.status, res.text).toBe(200);
+    const sums = res.body.filter((s) => s.sql.startsWith('SELECT SUM(')).map((s) => s.sql);
+    expect(sums.sort()).toEqual(
+      [
+        `SELECT SUM("eu_amount") AS total FROM "${c}.eu"."core"."orders"`,
+        `SELECT SUM("other_amount") AS total FROM "${c}"."eu.core"."orders"`,
+      ].sort(),
+    );
+  });
+
   it('words questions as the configured model rephrases them, keeping SQL and ids', async () => {
     // The suite's platform has LLM_BASE_URL set: the fake model prefixes "In plain words: ".
     const { name } = await domainWith('llm', { orders: TABLES.orders! });

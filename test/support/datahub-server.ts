@@ -299,7 +299,8 @@ export async function startFakeDataHub(options: { token?: string } = {}): Promis
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/api/graphql' || req.method !== 'POST') return send(res, 404, 'Not Found');
     if (req.headers.authorization !== `Bearer ${token}`) return send(res, 401, 'Unauthorized to perform this action.');
-    const run = operation ? operations[operation] : undefined;
+    // An operation name is the client's text: only the server's own operations count.
+    const run = operation && Object.hasOwn(operations, operation) ? operations[operation] : undefined;
     if (!run)
       return send(res, 200, {
         errors: [

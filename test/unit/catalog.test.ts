@@ -105,7 +105,7 @@ describe('entities', () => {
       domain: null,
       tags: [],
       glossary_terms: [],
-      columns: {},
+      columns: new Map(),
     });
   });
 
@@ -121,11 +121,14 @@ describe('entities', () => {
       domain: 'Sales',
       tags: ['Sensitive'],
       glossaryTerms: ['Order'],
-      columns: { email: { description: 'Buyer email', tags: ['PII'], glossaryTerms: ['Email Address'] } },
+      columns: new Map([['email', { description: 'Buyer email', tags: ['PII'], glossaryTerms: ['Email Address'] }]]),
     });
     await c.annotate(urn, {
       tags: ['Gold'],
-      columns: { amount: { description: 'Total' }, email: { tags: ['Sensitive'] } },
+      columns: new Map([
+        ['amount', { description: 'Total' }],
+        ['email', { tags: ['Sensitive'] }],
+      ]),
     });
 
     expect(await c.getEntity(urn)).toEqual({
@@ -134,10 +137,10 @@ describe('entities', () => {
       domain: 'Sales',
       tags: ['Gold', 'Sensitive'],
       glossary_terms: ['Order'],
-      columns: {
-        amount: { description: 'Total', tags: [], glossary_terms: [] },
-        email: { description: 'Buyer email', tags: ['PII', 'Sensitive'], glossary_terms: ['Email Address'] },
-      },
+      columns: new Map([
+        ['amount', { description: 'Total', tags: [], glossary_terms: [] }],
+        ['email', { description: 'Buyer email', tags: ['PII', 'Sensitive'], glossary_terms: ['Email Address'] }],
+      ]),
     });
     const columnTags = datahub.requests.find(
       (r) => r.operation === 'AddTags' && (r.variables.input as { subResource?: string }).subResource === 'email',
@@ -161,7 +164,7 @@ describe('entities', () => {
     const hr = c.datasetUrn('hive', 'hr', 'people');
     datahub.addDataset(hr, ['id']);
     for (const urn of urns) await c.annotate(urn, { domain: 'Sales' });
-    await c.annotate(urns[0]!, { glossaryTerms: ['Order'], columns: { id: { description: 'key' } } });
+    await c.annotate(urns[0]!, { glossaryTerms: ['Order'], columns: new Map([['id', { description: 'key' }]]) });
     await c.annotate(hr, { domain: 'HR' });
     datahub.requests.length = 0;
 
@@ -173,7 +176,7 @@ describe('entities', () => {
       domain: 'Sales',
       tags: [],
       glossary_terms: ['Order'],
-      columns: { id: { description: 'key', tags: [], glossary_terms: [] } },
+      columns: new Map([['id', { description: 'key', tags: [], glossary_terms: [] }]]),
     });
     const searches = datahub.requests.filter((r) => r.operation === 'DomainDatasets');
     expect(searches).toHaveLength(3);
@@ -187,6 +190,29 @@ describe('entities', () => {
       },
     });
     expect(await c.listDomainEntities('Nobody')).toEqual([]);
+  });
+
+  it('keeps fields named like Object.prototype properties as data', async () => {
+    const c = catalog();
+    const names = ['constructor', '__proto__', 'toString'];
+    const urn = c.datasetUrn('hive', 'sales', 'odd');
+    datahub.addDataset(urn, names);
+    await c.createTag('PII');
+    await c.annotate(urn, { columns: new Map(names.map((n) => [n, { description: `d-${n}`, tags: ['PII'] }])) });
+    const entity = await c.getEntity(urn);
+    expect([...entity.columns.keys()]).toEqual([...names].sort());
+    for (const n of names)
+      expect(entity.columns.get(n)).toEqual({ description: `d-${n}`, tags: ['PII'], glossary_terms: [] });
+  });
+
+  it('escapes dots in dataset urns like the built-in catalog, so two tables never share one', () => {
+    const c = catalog();
+    expect(c.datasetUrn('sales.eu', 'core', 'orders')).toBe(
+      'urn:li:dataset:(urn:li:dataPlatform:trino,sales%2Eeu.core.orders,PROD)',
+    );
+    expect(c.datasetUrn('sales', 'eu.core', 'orders')).toBe(
+      'urn:li:dataset:(urn:li:dataPlatform:trino,sales.eu%2Ecore.orders,PROD)',
+    );
   });
 
   it('sends the bearer token on every call', async () => {

@@ -5,10 +5,9 @@ import {
   parseRephrasing,
   QueryService,
   suggestionsFor,
-  tableRefsOf,
   type DomainTable,
 } from '../../functions/query/service.js';
-import { emptyAnnotations, type MetadataCatalog } from '../../shared/ports/catalog.js';
+import { datasetUrnOf, emptyAnnotations, parseDatasetUrn, type MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
 import type { Metastore, TableSchema } from '../../shared/ports/metastore.js';
 
@@ -26,23 +25,59 @@ const orders: TableSchema = {
 };
 const urn = 'urn:li:dataset:(urn:li:dataPlatform:dpm,hive.sales.orders,PROD)';
 
-describe('tableRefsOf', () => {
-  it('reads catalog, schema and table from a dataset urn', () => {
-    expect(tableRefsOf(urn)).toEqual([{ catalog: 'hive', schema: 'sales', table: 'orders' }]);
+describe('dataset urns: one builder, one parser', () => {
+  it('reads catalog, schema and table back from a dataset urn', () => {
+    expect(parseDatasetUrn(urn)).toEqual({ platform: 'dpm', catalog: 'hive', schema: 'sales', table: 'orders' });
   });
-  it('offers every split when names hold dots', () => {
-    expect(tableRefsOf('urn:li:dataset:(urn:li:dataPlatform:dpm,a.b.c.d,PROD)')).toEqual([
-      { catalog: 'a', schema: 'b', table: 'c.d' },
-      { catalog: 'a', schema: 'b.c', table: 'd' },
-      { catalog: 'a.b', schema: 'c', table: 'd' },
-    ]);
+  it('gives two tables whose names split the same dots two urns, each read back as its own table', () => {
+    const a = datasetUrnOf('dpm', 'sales.eu', 'core', 'orders');
+    const b = datasetUrnOf('dpm', 'sales', 'eu.core', 'orders');
+    expect(a).toBe('urn:li:dataset:(urn:li:dataPlatform:dpm,sales%2Eeu.core.orders,PROD)');
+    expect(b).toBe('urn:li:dataset:(urn:li:dataPlatform:dpm,sales.eu%2Ecore.orders,PROD)');
+    expect(parseDatasetUrn(a)).toEqual({ platform: 'dpm', catalog: 'sales.eu', schema: 'core', table: 'orders' });
+    expect(parseDatasetUrn(b)).toEqual({ platform: 'dpm', catalog: 'sales', schema: 'eu.core', table: 'orders' });
   });
-  it('gives nothing for other urns or too few parts', () => {
-    expect(tableRefsOf('urn:li:document:123')).toEqual([]);
-    expect(tableRefsOf('urn:li:dataset:(urn:li:dataPlatform:dpm,a.b,PROD)')).toEqual([]);
+  it('round-trips names with the urn delimiters and the escape character', () => {
+    for (const [c, s, t] of [
+      ['a%2Eb', 's', 't'],
+      ['x,y', '(s)', 't.'],
+      ['%', '%25', '..'],
+      ['constructor', '__proto__', 'toString'],
+    ] as const) {
+      const built = datasetUrnOf('trino', c, s, t);
+      expect(built.match(/,/g)).toHaveLength(2);
+      expect(parseDatasetUrn(built)).toEqual({ platform: 'trino', catalog: c, schema: s, table: t });
+    }
   });
-  it('caps the candidates of a name with very many dots', () => {
-    expect(tableRefsOf(`urn:li:dataset:(urn:li:dataPlatform:dpm,${'x.'.repeat(40)}y,PROD)`)).toHaveLength(10);
+  it('gives nothing for other urns, a wrong number of parts, or a non-canonical escape', () => {
+    expect(parseDatasetUrn('urn:li:document:123')).toBeUndefined();
+    expect(parseDatasetUrn('urn:li:dataset:(urn:li:dataPlatform:dpm,a.b,PROD)')).toBeUndefined();
+    // Unescaped dots are ambiguous: never guessed at.
+    expect(parseDatasetUrn('urn:li:dataset:(urn:li:dataPlatform:dpm,a.b.c.d,PROD)')).toBeUndefined();
+    expect(parseDatasetUrn('urn:li:dataset:(urn:li:dataPlatform:dpm,%61.b.c,PROD)')).toBeUndefined();
+    expect(parseDatasetUrn('urn:li:dataset:(urn:li:dataPlatform:dpm,%E0%A4.b.c,PROD)')).toBeUndefined();
+    expect(parseDatasetUrn('urn:li:dataset:(urn:li:dataPlatform:dpm,.b.c,PROD)')).toBeUndefined();
+  });
+});
+
+describe('suggestions over columns named like object properties', () => {
+  it('reads each column of its own, not what Object.prototype has under that name', () => {
+    const odd: TableSchema = {
+      ...orders,
+      columns: ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'].map((name) => ({
+        name,
+        type: 'varchar',
+        description: null,
+      })),
+    };
+    const entity = {
+      ...emptyAnnotations(urn),
+      columns: new Map([['toString', { description: null, tags: [], glossary_terms: ['Label'] }]]),
+    };
+    const list = suggestionsFor('d', [{ schema: odd, entity }]);
+    const top = list.find((s) => s.sql.includes('GROUP BY'))!;
+    expect(top.sql).toContain('"toString"');
+    expect(top.question).toContain('(glossary term: Label)');
   });
 });
 
@@ -66,7 +101,7 @@ describe('suggestionsFor', () => {
   it('prefers a column with a glossary term and names the term', () => {
     const entity = {
       ...emptyAnnotations(urn),
-      columns: { region: { description: null, tags: [], glossary_terms: ['Sales Region'] } },
+      columns: new Map([['region', { description: null, tags: [], glossary_terms: ['Sales Region'] }]]),
     };
     const list = suggestionsFor('d', [{ schema: orders, entity }]);
     const top = list.find((s) => s.sql.includes('GROUP BY'))!;
@@ -98,7 +133,7 @@ describe('QueryService with a model', () => {
   const catalog = {
     getDomain: async () => ({ name: 'd', urn: 'urn:li:domain:d', description: null }),
     listDomainEntities: async () => [table.entity],
-    datasetUrn: (c: string, s: string, t: string) => `urn:li:dataset:(urn:li:dataPlatform:dpm,${c}.${s}.${t},PROD)`,
+    datasetUrn: (c: string, s: string, t: string) => datasetUrnOf('dpm', c, s, t),
   } as unknown as MetadataCatalog;
   const metastore = { getTables: async () => [orders] } as unknown as Metastore;
 
