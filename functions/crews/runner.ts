@@ -1,5 +1,6 @@
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
+import { boundOutputs, capText, MAX_MESSAGE_BYTES } from './limits.js';
 import type { CrewEvent, EventType } from './schemas.js';
 import type { StepOutcome } from './steps.js';
 import type { RunItem, RunStore, RunUpdate } from './store.js';
@@ -160,7 +161,7 @@ export class CrewRunner {
       'run.completed',
       'Run completed',
       undefined,
-      { outputs },
+      { outputs: boundOutputs(outputs) },
       { status: 'succeeded', finished_at: nowIso() },
     );
     log.info('crew run completed', { events: next });
@@ -180,7 +181,7 @@ export class CrewRunner {
       type,
       timestamp: nowIso(),
       ...(stepId ? { step_id: stepId } : {}),
-      message,
+      message: capText(message, MAX_MESSAGE_BYTES),
       ...(data ? { data } : {}),
     };
   }

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type Caller, isAdmin } from '../../shared/auth/caller.js';
+import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Forbidden, NotFound, Unavailable, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
+import { fittingPage } from './limits.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
 import type { RunItem, RunStore, TemplateStore } from './store.js';
 import { references } from './templating.js';
@@ -243,6 +244,7 @@ export class CrewService {
       status: 'pending',
       values: resolved,
       created_by: caller.name,
+      created_by_principal: caller.principal,
       created_at: at,
       started_at: null,
       finished_at: null,
@@ -301,19 +303,22 @@ export class CrewService {
     return toRun(await this.ownRun(correlationId, caller));
   }
 
-  /** E13: events with index ≥ start: one GetItem (ownership) and one Query from `start`. */
+  /**
+   * E13: events with index ≥ start: one GetItem (ownership) and one Query from `start`; as
+   * many as fit in 1 MiB of JSON (the client continues after the last index).
+   */
   async events(correlationId: string, start: number, caller: Caller): Promise<CrewEvent[]> {
     const [, events] = await Promise.all([
       this.ownRun(correlationId, caller),
       this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL),
     ]);
-    return events;
+    return fittingPage(events);
   }
 
   private async ownRun(correlationId: string, caller: Caller): Promise<RunItem> {
     const run = await this.runs.get(correlationId);
     if (!run) throw new NotFound(`No crew run ${correlationId}`);
-    if (run.created_by !== caller.name && !isAdmin(caller))
+    if (!isPrincipal(run.created_by_principal, caller) && !isAdmin(caller))
       throw new Forbidden("Only the run's starter or an admin may read it");
     return run;
   }

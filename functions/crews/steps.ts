@@ -1,29 +1,23 @@
 import type { OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
+import { redactUrl, redactUrls } from '../../shared/redact.js';
+import { capJson, capText, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
 import type { Step } from './schemas.js';
 import { type RenderContext, render } from './templating.js';
 
 export type StepOutcome = { ok: true; output: unknown } | { ok: false; error: string };
 
-/** Every output is capped, so a run's `run.completed` event fits in one item. */
-export const MAX_OUTPUT_BYTES = 16 * 1024;
 const HTTP_TIMEOUT_MS = 10_000;
 const LLM_TIMEOUT_MS = 60_000;
 
-/** Outputs are capped in UTF-8 bytes (what DynamoDB counts), cut on a character boundary. */
-function capped(output: unknown): unknown {
-  const text = typeof output === 'string' ? output : (JSON.stringify(output) ?? 'null');
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= MAX_OUTPUT_BYTES) return output;
-  const kept = bytes
-    .subarray(0, MAX_OUTPUT_BYTES)
-    .toString('utf8')
-    .replace(/\uFFFD$/, '');
-  return `${kept}…[truncated ${bytes.length - Buffer.byteLength(kept, 'utf8')} bytes]`;
+/**
+ * Why a step failed, as events and the log may show it: bounded, and with every URL
+ * redacted (an error may quote the URL it was given, credentials included).
+ */
+function failureText(err: unknown): string {
+  const text = err instanceof Error ? (err.name === 'TimeoutError' ? 'timed out' : err.message) : String(err);
+  return capText(redactUrls(text), MAX_ERROR_BYTES);
 }
-
-const message = (err: unknown) =>
-  err instanceof Error ? (err.name === 'TimeoutError' ? 'timed out' : err.message) : String(err);
 
 /** Executes one step; a failure is an outcome (step.failed), never a thrown error. */
 export class StepExecutor {
@@ -34,9 +28,9 @@ export class StepExecutor {
 
   async execute(step: Step, ctx: RenderContext): Promise<StepOutcome> {
     try {
-      return { ok: true, output: capped(await this.run(step, ctx)) };
+      return { ok: true, output: capJson(await this.run(step, ctx), MAX_OUTPUT_BYTES) };
     } catch (err) {
-      return { ok: false, error: message(err) };
+      return { ok: false, error: failureText(err) };
     }
   }
 
@@ -49,16 +43,17 @@ export class StepExecutor {
         return null;
       case 'http': {
         const headers = Object.fromEntries(Object.entries(step.headers ?? {}).map(([k, v]) => [k, render(v, ctx)]));
+        const url = render(step.url, ctx);
         const res = await this.http.request(
           {
             method: step.method,
-            url: render(step.url, ctx),
+            url,
             headers,
             ...(step.body !== undefined ? { body: render(step.body, ctx) } : {}),
           },
           AbortSignal.timeout(HTTP_TIMEOUT_MS),
         );
-        if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status} from ${render(step.url, ctx)}`);
+        if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status} from ${redactUrl(url)}`);
         return res;
       }
       case 'llm': {

@@ -100,6 +100,8 @@ function toEvent(item: Record<string, unknown>): CrewEvent {
 
 /** A run as stored: its public record plus the steps it executes (a snapshot). */
 export interface RunItem extends CrewRun {
+  /** The starter's principal (API.md §1); absent on runs stored before principals were. */
+  created_by_principal?: string;
   steps: Step[];
   expires_at: number;
 }
@@ -236,8 +238,29 @@ export class RunStore {
     }
   }
 
-  /** Events with index ≥ `from`, ascending: one Query, however long the run is. */
+  /**
+   * Events with index ≥ `from`, ascending: one Query, however long the run is (fewer than
+   * `limit` when they hold more than the 1 MB a Query reads).
+   */
   async events(correlationId: string, from: number, limit: number): Promise<CrewEvent[]> {
+    return (await this.eventPage(correlationId, from, limit)).events;
+  }
+
+  /** Every event of a run (the worker rebuilds the run's progress from them). */
+  async allEvents(correlationId: string): Promise<CrewEvent[]> {
+    const all: CrewEvent[] = [];
+    for (;;) {
+      const page = await this.eventPage(correlationId, all.length, 1000);
+      all.push(...page.events);
+      if (!page.more || page.events.length === 0) return all;
+    }
+  }
+
+  private async eventPage(
+    correlationId: string,
+    from: number,
+    limit: number,
+  ): Promise<{ events: CrewEvent[]; more: boolean }> {
     const out = await this.db.send(
       new QueryCommand({
         TableName: this.eventsTable,
@@ -248,17 +271,7 @@ export class RunStore {
         ConsistentRead: true,
       }),
     );
-    return (out.Items ?? []).map(toEvent);
-  }
-
-  /** Every event of a run (the worker rebuilds the run's progress from them). */
-  async allEvents(correlationId: string): Promise<CrewEvent[]> {
-    const all: CrewEvent[] = [];
-    for (;;) {
-      const page = await this.events(correlationId, all.length, 1000);
-      all.push(...page);
-      if (page.length < 1000) return all;
-    }
+    return { events: (out.Items ?? []).map(toEvent), more: out.LastEvaluatedKey !== undefined };
   }
 }
 

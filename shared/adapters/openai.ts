@@ -1,6 +1,11 @@
 import { secretValue } from '../aws/secrets-manager.js';
 import type { Config } from '../config.js';
 import type { ChatModel } from '../ports/llm.js';
+import { redactUrl, redactUrls } from '../redact.js';
+import { networkReason } from './answers.js';
+
+/** How much of an endpoint's error message a failure quotes. */
+const MAX_PEER_TEXT = 500;
 
 /** The OpenAI chat-completions protocol: `POST {base}/chat/completions`. */
 export class OpenAiChatModel implements ChatModel {
@@ -18,29 +23,46 @@ export class OpenAiChatModel implements ChatModel {
       ...(request.system ? [{ role: 'system', content: request.system }] : []),
       { role: 'user', content: request.prompt },
     ];
-    const res = await fetch(`${this.settings.baseUrl.replace(/\/$/, '')}/chat/completions`, {
-      method: 'POST',
-      signal,
-      headers: {
-        'content-type': 'application/json',
-        ...(await this.authorization()),
-      },
-      body: JSON.stringify({ model: this.settings.model ?? 'gpt-4o-mini', messages }),
-    });
+    const url = `${this.settings.baseUrl.replace(/\/$/, '')}/chat/completions`;
+    const key = await this.apiKey();
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        signal,
+        headers: {
+          'content-type': 'application/json',
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+        },
+        body: JSON.stringify({ model: this.settings.model ?? 'gpt-4o-mini', messages }),
+      });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      // fetch's own message may quote the URL, credentials included.
+      throw new Error(`model endpoint ${redactUrl(url)} did not answer: ${redactUrls(networkReason(err))}`);
+    }
     const body = (await res.json().catch(() => undefined)) as
-      { choices?: { message?: { content?: unknown } }[]; error?: { message?: string } } | undefined;
-    if (!res.ok)
-      throw new Error(`model endpoint answered ${res.status}${body?.error?.message ? `: ${body.error.message}` : ''}`);
+      { choices?: { message?: { content?: unknown } }[]; error?: { message?: unknown } } | undefined;
+    if (!res.ok) {
+      const detail = typeof body?.error?.message === 'string' ? peerText(body.error.message, key) : '';
+      throw new Error(`model endpoint answered ${res.status}${detail ? `: ${detail}` : ''}`);
+    }
     const content = body?.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw new Error('model endpoint answered without choices[0].message.content');
     return content;
   }
 
-  private async authorization(): Promise<Record<string, string>> {
+  private async apiKey(): Promise<string | undefined> {
     const { apiKey } = this.settings;
-    if (!apiKey) return {};
-    return { authorization: `Bearer ${typeof apiKey === 'string' ? apiKey : await apiKey()}` };
+    if (!apiKey) return undefined;
+    return typeof apiKey === 'string' ? apiKey : apiKey();
   }
+}
+
+/** The endpoint's own words, as a message may carry them: without the key (some echo it), bounded. */
+function peerText(text: string, key: string | undefined): string {
+  const safe = redactUrls(key ? text.split(key).join('***') : text);
+  return safe.length > MAX_PEER_TEXT ? `${safe.slice(0, MAX_PEER_TEXT)}…` : safe;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrewRunner, type StepRunner } from '../../functions/crews/runner.js';
 import type { CrewEvent, Step } from '../../functions/crews/schemas.js';
+import { jsonBytes, MAX_EVENT_DATA_BYTES } from '../../functions/crews/limits.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
 import { type RunItem, RunStore, type RunUpdate } from '../../functions/crews/store.js';
 import { createWorkerHandler, type SqsHandler } from '../../functions/crews/worker.js';
@@ -589,6 +590,48 @@ describe('crew worker: http steps', () => {
       error: expect.stringMatching(/169\.254\.169\.254.*link-local or metadata/),
     });
     expect(run.error).toMatch(/link-local or metadata/);
+  });
+});
+
+describe('crew worker: large event logs', () => {
+  it('resumes from an event log larger than one Query answer (1 MB) and bounds run.completed', async () => {
+    const ids = Array.from({ length: 6 }, (_, i) => `big-${i}`);
+    const id = await insertRun(ids.map((stepId) => ({ id: stepId, kind: 'render', template: 'not run again' })));
+    const run = (await store.get(id))!;
+    // Earlier deliveries completed every step with a large output (as stored before outputs
+    // were bounded as JSON): 1.8 MB of events, and the delivery died before run.completed.
+    const at = new Date().toISOString();
+    const base = { correlation_id: id, timestamp: at };
+    let index = 1;
+    const append = async (event: Omit<CrewEvent, 'index' | 'correlation_id' | 'timestamp'>, update?: RunUpdate) =>
+      expect(await store.append(run, { ...base, index: index++, ...event }, update)).toBe(true);
+    await append({ type: 'run.started', message: 'Run started' }, { status: 'running', started_at: at });
+    for (const [i, stepId] of ids.entries()) {
+      await append({ type: 'step.started', step_id: stepId, message: `Step ${stepId} started` });
+      await append({
+        type: 'step.completed',
+        step_id: stepId,
+        message: `Step ${stepId} completed`,
+        data: { output: String(i).repeat(300_000) },
+      });
+    }
+
+    const { runner, counts } = counting(executor());
+    expect(await deliver(workerFor(store, runner), [runMessage(id)])).toEqual([]);
+    const { events, terminal } = await finishedLog(id, ids, 'succeeded');
+    expect(events).toHaveLength(2 + 2 * ids.length + 1);
+    expect(counts).toEqual({});
+    // The largest outputs give way to a note (they are in their step.completed events).
+    const data = terminal.data as { outputs: Record<string, unknown> };
+    expect(jsonBytes(data)).toBeLessThanOrEqual(MAX_EVENT_DATA_BYTES);
+    expect(data.outputs).toEqual({
+      ...Object.fromEntries(
+        ids
+          .slice(0, 5)
+          .map((stepId) => [stepId, `[omitted: 300002 bytes as JSON; see the step.completed event of step ${stepId}]`]),
+      ),
+      'big-5': '5'.repeat(300_000),
+    });
   });
 });
 

@@ -1,6 +1,10 @@
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createCrewsApp, crewService } from '../../functions/crews/app.js';
+import { jsonBytes, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from '../../functions/crews/limits.js';
 import { CrewService } from '../../functions/crews/service.js';
 import { RunStore, TemplateStore } from '../../functions/crews/store.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
@@ -439,7 +443,12 @@ describe('E2 run and E13 events', () => {
     );
     const app = createCrewsApp({
       authenticator: {
-        authenticate: async () => ({ name: 'alice', roles: new Set<string>(), via: 'bearer' as const }),
+        authenticate: async () => ({
+          principal: '["https://issuer.test","sub-alice"]',
+          name: 'alice',
+          roles: new Set<string>(),
+          via: 'bearer' as const,
+        }),
       } as never,
       service,
     });
@@ -452,9 +461,10 @@ describe('E2 run and E13 events', () => {
     expect(res.status).toBe(503);
     expect(await res.json()).toEqual({ error: expect.any(String), code: 503 });
     expect(sent).toHaveLength(1);
-    const status = await api(`/api/crew-runs/${sent[0]}`, { token: alice });
+    // Read as an admin: the stub above authenticates no real principal.
+    const status = await api(`/api/crew-runs/${sent[0]}`, { token: admin });
     expect(status.body).toMatchObject({ status: 'failed', error: expect.stringContaining('queued'), event_count: 2 });
-    const events = await api<Event[]>(`/api/events/${sent[0]}`, { token: alice });
+    const events = await api<Event[]>(`/api/events/${sent[0]}`, { token: admin });
     expect(events.body.map((e) => e.type)).toEqual(['run.queued', 'run.failed']);
   });
 });
@@ -491,9 +501,10 @@ describe('unfinished runs', () => {
       { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
     );
     await new Promise((r) => setTimeout(r, 300));
-    expect((await api(`/api/crew-runs/${id}`, { token: alice })).body.status).toBe('pending');
+    // Read as an admin: the run was stored directly, with a starter's name only.
+    expect((await api(`/api/crew-runs/${id}`, { token: admin })).body.status).toBe('pending');
     expect(await crewService(runtime).requeueOpenRuns()).toBeGreaterThanOrEqual(1);
-    const events = await pollUntilDone(id, alice);
+    const events = await pollUntilDone(id, admin);
     expect(events.at(-1)!.type).toBe('run.completed');
     expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
   });
@@ -532,5 +543,272 @@ describe('what a template or run can hold', () => {
     const events = await pollUntilDone(fine.body.correlation_id, alice);
     expect(events.at(-1)!.data).toEqual({ outputs: { a: `{"":[[[[1]]]],"big":1e+300} ${2 ** 60}` } });
     expect(events[0]!.data).toMatchObject({ values: { o: { '': [[[[1]]]], big: 1e300 }, n: 2 ** 60 } });
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Sizes (issue 12, item 8): what a run writes is bounded as JSON, where a control character
+// takes six bytes (\u0001), and so is every E13 answer.
+// ---------------------------------------------------------------------------------------
+
+/** 0x00-0x1f, over and over: most take six bytes in JSON. */
+const controlCharacters = (length: number) => Array.from({ length }, (_, i) => String.fromCharCode(i % 32)).join('');
+
+const MiB = 1024 * 1024;
+
+let peer: Server;
+let peerPort: number;
+beforeAll(async () => {
+  peer = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url?.startsWith('/noise')) {
+        res.setHeader('content-type', 'text/plain; charset=utf-8');
+        res.end(controlCharacters(MAX_OUTPUT_BYTES));
+      } else if (req.url?.startsWith('/fail')) {
+        res.statusCode = 500;
+        res.end('failed');
+      } else {
+        res.end('ok');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+  peerPort = (peer.address() as AddressInfo).port;
+});
+afterAll(() => new Promise<void>((resolve) => peer.close(() => resolve())));
+
+/** Every event from `start` on, page by page as a client reads them; checks each page's size. */
+async function readPages(id: string, t: string): Promise<{ events: Event[]; pages: number[] }> {
+  const events: Event[] = [];
+  const pages: number[] = [];
+  for (;;) {
+    const res = await api<Event[]>(`/api/events/${id}?start=${events.length}`, { token: t });
+    expect(res.status).toBe(200);
+    expect(Buffer.byteLength(res.text, 'utf8')).toBeLessThanOrEqual(MiB);
+    if (res.body.length === 0) return { events, pages };
+    expect(res.body[0]!.index).toBe(events.length);
+    pages.push(res.body.length);
+    events.push(...res.body);
+  }
+}
+
+async function finishedRun(
+  id: string,
+  t: string,
+  timeoutMs = 25_000,
+): Promise<{ status: string; error: string | null }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api(`/api/crew-runs/${id}`, { token: t });
+    expect(res.status).toBe(200);
+    if (res.body.status === 'succeeded' || res.body.status === 'failed') return res.body;
+    if (Date.now() > deadline) throw new Error(`run ${id} is still ${res.body.status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('step outputs of control characters (bounded as JSON)', () => {
+  it('a run whose render and http steps each output 16 KiB of control characters completes with run.completed', async () => {
+    const renders = Array.from({ length: 6 }, (_, i) => ({ id: `noise-${i}`, kind: 'render', template: '{{noise}}' }));
+    const template = await createTemplate({
+      name: slug('control-characters'),
+      variables: [{ name: 'noise', required: true }],
+      steps: [
+        ...renders,
+        { id: 'fetch', kind: 'http', method: 'GET', url: `http://127.0.0.1:${peerPort}/noise` },
+        { id: 'both', kind: 'render', template: '{{steps.noise-0.output}}{{steps.fetch.output}}' },
+      ],
+    });
+    const noise = controlCharacters(MAX_OUTPUT_BYTES);
+    const started = await run(template.id, { noise });
+    expect(started.status).toBe(202);
+    const id = started.body.correlation_id as string;
+
+    const run_ = await finishedRun(id, alice);
+    expect(run_).toMatchObject({ status: 'succeeded', error: null });
+    const { events } = await readPages(id, alice);
+    expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
+    const completed = events.filter((e) => e.type === 'step.completed');
+    expect(completed.map((e) => e.step_id)).toEqual([...renders.map((r) => r.id), 'fetch', 'both']);
+    for (const step of completed) {
+      const output = step.data!.output as string;
+      expect(jsonBytes(output)).toBeLessThanOrEqual(MAX_OUTPUT_BYTES);
+      expect(output).toMatch(/…\[truncated: \d+ bytes as JSON, over the limit of 16384\]$/);
+    }
+    // A render step keeps the start of its text; the http step's output is its answer's JSON.
+    expect(noise.startsWith((completed[0]!.data!.output as string).split('…')[0]!)).toBe(true);
+    expect(completed[6]!.data!.output as string).toMatch(/^\{"status":200,"body":"\\u0000\\u0001/);
+
+    const last = events.at(-1)!;
+    expect(last.type).toBe('run.completed');
+    expect(Object.keys((last.data as { outputs: object }).outputs)).toEqual(completed.map((e) => e.step_id));
+    expect((last.data as { outputs: Record<string, unknown> }).outputs).toEqual(
+      Object.fromEntries(completed.map((e) => [e.step_id, e.data!.output])),
+    );
+  });
+
+  it('E13 pages stay within 1 MiB of JSON for a run with many large events, and continue without gaps', async () => {
+    const steps = Array.from({ length: 20 }, (_, i) => ({ id: `s${i}`, kind: 'render', template: '{{noise}}' }));
+    const template = await createTemplate({
+      name: slug('large-events'),
+      variables: [
+        { name: 'noise', required: true },
+        { name: 'filler', required: true },
+      ],
+      steps,
+    });
+    // run.queued carries the values (~395 KB of JSON, close to what a run item holds), 20
+    // step.completed 16 KiB each, run.completed all of them: more than 1 MiB of events.
+    const started = await run(template.id, { noise: controlCharacters(4_000), filler: 'f'.repeat(373_000) });
+    expect(started.status).toBe(202);
+    const id = started.body.correlation_id as string;
+    expect(await finishedRun(id, alice)).toMatchObject({ status: 'succeeded' });
+
+    const { events, pages } = await readPages(id, alice);
+    expect(events).toHaveLength(2 + 2 * steps.length + 1);
+    expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
+    expect(events.at(-1)!.type).toBe('run.completed');
+    expect(jsonBytes(events)).toBeGreaterThan(MiB);
+    expect(pages.length).toBeGreaterThan(1);
+  });
+
+  it('E13 splits stored events larger than a page allows, one event at least per answer', async () => {
+    // Events as a service without these bounds wrote them: messages that are 6x larger as
+    // JSON than as stored (control characters), one of them over 1 MiB on its own.
+    const runtime = createRuntime(
+      loadConfig({
+        STAGE: inject('stage'),
+        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        SQS_ENDPOINT: inject('sqsEndpoint'),
+        CREW_RUN_QUEUE_URL: inject('crewRunQueueUrl'),
+      }),
+    );
+    const store = new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    const item = {
+      correlation_id: id,
+      template_id: randomUUID(),
+      status: 'pending' as const,
+      values: {},
+      created_by: 'alice',
+      created_at: now,
+      started_at: null,
+      finished_at: null,
+      event_count: 1,
+      error: null,
+      steps: [],
+      expires_at: Math.floor(Date.now() / 1000) + 3600,
+    };
+    await store.create(item, { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' });
+    const sizes = [30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 200_000, 10, 30_000, 30_000];
+    for (const [i, size] of sizes.entries()) {
+      const ok = await store.append(item, {
+        index: i + 1,
+        correlation_id: id,
+        type: 'step.failed',
+        step_id: `s${i}`,
+        timestamp: now,
+        message: controlCharacters(size),
+        data: { error: 'x' },
+      });
+      expect(ok).toBe(true);
+    }
+    const read: Event[] = [];
+    const answers: { count: number; bytes: number }[] = [];
+    for (;;) {
+      const res = await api<Event[]>(`/api/events/${id}?start=${read.length}`, { token: admin });
+      expect(res.status).toBe(200);
+      if (res.body.length === 0) break;
+      const bytes = Buffer.byteLength(res.text, 'utf8');
+      // Over 1 MiB only when one event alone is larger, so that the client still advances.
+      if (bytes > MiB) expect(res.body).toHaveLength(1);
+      answers.push({ count: res.body.length, bytes });
+      read.push(...res.body);
+    }
+    expect(read.map((e) => e.index)).toEqual(Array.from({ length: sizes.length + 1 }, (_, i) => i));
+    expect(read.slice(1).map((e) => e.message.length)).toEqual(sizes);
+    expect(answers.filter((a) => a.bytes > MiB)).toEqual([{ count: 1, bytes: expect.any(Number) }]);
+    expect(answers.length).toBeGreaterThanOrEqual(4);
+    expect(answers.every((a) => a.count >= 1)).toBe(true);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Credentials in http step URLs (issue 12, item 9): never in an event, the run, or the log.
+// ---------------------------------------------------------------------------------------
+
+describe('credentials in the URL of an http step', () => {
+  /** A port nothing listens on: a server's, closed again. */
+  async function refusedPort(): Promise<number> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+
+  it.each([
+    [
+      'a host outside the allow-list',
+      () => 'not-allowed.example',
+      /not-allowed\.example is not in CREW_HTTP_ALLOWED_HOSTS/,
+    ],
+    ['an allowed host that refuses the connection', async () => `127.0.0.1:${await refusedPort()}`, /ECONNREFUSED/],
+    [
+      'an allowed host that answers 500',
+      async () => `127.0.0.1:${peerPort}`,
+      /^HTTP 500 from http:\/\/\*\*\*@127\.0\.0\.1:\d+\/fail\/x\?\*\*\*$/,
+    ],
+    [
+      'a URL that does not parse',
+      async () => '127.0.0.1:99999',
+      /^not a URL: http:\/\/\*\*\*@127\.0\.0\.1:99999\/fail\/x\?\*\*\*$/,
+    ],
+  ])('%s: events, the run and the log show neither the password nor the api key', async (_case, host, error) => {
+    const password = `pw-${randomUUID()}`;
+    const apiKey = `key-${randomUUID()}`;
+    const template = await createTemplate({
+      name: slug('credentials'),
+      steps: [
+        {
+          id: 'call',
+          kind: 'http',
+          method: 'GET',
+          url: `http://ada:${password}@${await host()}/fail/x?api_key=${apiKey}&page=1`,
+        },
+      ],
+    });
+    const started = await run(template.id, {});
+    expect(started.status).toBe(202);
+    const id = started.body.correlation_id as string;
+    const finished = await finishedRun(id, alice);
+    expect(finished.status).toBe('failed');
+
+    const { events } = await readPages(id, alice);
+    expect(events.map((e) => e.type)).toEqual([
+      'run.queued',
+      'run.started',
+      'step.started',
+      'step.failed',
+      'run.failed',
+    ]);
+    const failed = events[3]!;
+    expect(failed.data!.error).toMatch(error);
+    expect(jsonBytes(failed.data!.error)).toBeLessThanOrEqual(MAX_ERROR_BYTES);
+    expect(events[4]!.data).toEqual({ error: failed.data!.error });
+    expect(finished.error).toBe(failed.data!.error);
+    for (const text of [JSON.stringify(events), JSON.stringify(finished)]) {
+      expect(text).not.toContain(password);
+      expect(text).not.toContain(apiKey);
+    }
+
+    // The worker logged the failure (with the run's correlation id) before writing step.failed.
+    const log = readFileSync(inject('logFile'), 'utf8');
+    const lines = log.split('\n').filter((line) => line.includes(id));
+    expect(lines.some((line) => line.includes('crew step failed'))).toBe(true);
+    expect(log).not.toContain(password);
+    expect(log).not.toContain(apiKey);
   });
 });

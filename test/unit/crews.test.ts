@@ -7,7 +7,16 @@ import { ValidationFailed, type ValidationIssue } from '../../shared/http/errors
 import type { ChatModel } from '../../shared/ports/llm.js';
 import { type Step, TemplateRequest, type Variable } from '../../functions/crews/schemas.js';
 import { declarationIssues, resolveValues } from '../../functions/crews/service.js';
-import { MAX_OUTPUT_BYTES, StepExecutor } from '../../functions/crews/steps.js';
+import {
+  boundOutputs,
+  capJson,
+  fittingPage,
+  jsonBytes,
+  MAX_ERROR_BYTES,
+  MAX_EVENT_DATA_BYTES,
+  MAX_OUTPUT_BYTES,
+} from '../../functions/crews/limits.js';
+import { StepExecutor } from '../../functions/crews/steps.js';
 import { references, render } from '../../functions/crews/templating.js';
 
 /** A template request as the HTTP layer hands it over (zod defaults filled in). */
@@ -466,6 +475,15 @@ describe('OutboundHttp', () => {
     );
   });
 
+  it('does not quote the credentials of a URL it cannot use', async () => {
+    const http = new OutboundHttp(['127.0.0.1']);
+    const refused = http.request(
+      { method: 'GET', url: 'http://ada:pw-9@not allowed/?api_key=k-9' },
+      AbortSignal.timeout(5000),
+    );
+    await expect(refused).rejects.toThrow('not a URL: http://***@not allowed/?***');
+  });
+
   it('calls an allowed host', async () => {
     const http = new OutboundHttp(['127.0.0.1']);
     const res = await http.request({ method: 'GET', url: `http://127.0.0.1:${port}/ok` }, AbortSignal.timeout(5000));
@@ -537,36 +555,90 @@ describe('StepExecutor', () => {
     });
   });
 
-  it('counts the cap in UTF-8 bytes and cuts multibyte text on a character boundary', async () => {
-    const wide = fakeModel(() => '漢'.repeat(16_000));
-    const outcome = await new StepExecutor(noHttp, wide.model).execute(llmStep(), ctx);
-    const output = (outcome as { output: unknown }).output as string;
-    const [kept, suffix] = output.split('…');
-    expect(Buffer.byteLength(kept!, 'utf8')).toBeLessThanOrEqual(MAX_OUTPUT_BYTES);
-    expect(kept).toBe('漢'.repeat(Math.floor(MAX_OUTPUT_BYTES / 3)));
-    expect(suffix).toBe(`[truncated ${48_000 - Math.floor(MAX_OUTPUT_BYTES / 3) * 3} bytes]`);
+  /** The output of one llm step whose model replies `reply`. */
+  async function outputOf(reply: string): Promise<string> {
+    const outcome = await new StepExecutor(noHttp, fakeModel(() => reply).model).execute(llmStep(), ctx);
+    expect(outcome.ok).toBe(true);
+    return (outcome as { output: string }).output;
+  }
+  const marker = (size: number) => `…[truncated: ${size} bytes as JSON, over the limit of ${MAX_OUTPUT_BYTES}]`;
+
+  it('caps an output at 16 KiB of JSON, so control characters (6 bytes each as \\u0001) count as stored', async () => {
+    expect(MAX_OUTPUT_BYTES).toBe(16 * 1024);
+    const control = '\u0001'.repeat(MAX_OUTPUT_BYTES);
+    const output = await outputOf(control);
+    expect(jsonBytes(output)).toBeLessThanOrEqual(MAX_OUTPUT_BYTES);
+    const size = MAX_OUTPUT_BYTES * 6 + 2;
+    expect(output.endsWith(marker(size))).toBe(true);
+    const kept = output.slice(0, -marker(size).length);
+    // As many characters as fit: 6 bytes each, within the cap less the quotes and the marker.
+    expect(kept).toBe('\u0001'.repeat(Math.floor((MAX_OUTPUT_BYTES - jsonBytes(marker(size))) / 6)));
+    expect(MAX_OUTPUT_BYTES - jsonBytes(output)).toBeLessThan(6);
   });
 
-  it('truncates outputs over 16 KiB and keeps outputs of exactly 16 KiB', async () => {
-    expect(MAX_OUTPUT_BYTES).toBe(16 * 1024);
-    const long = fakeModel(() => 'x'.repeat(MAX_OUTPUT_BYTES + 1000));
-    const outcome = await new StepExecutor(noHttp, long.model).execute(llmStep(), ctx);
-    expect(outcome.ok).toBe(true);
-    const output = (outcome as { output: unknown }).output as string;
-    expect(output.startsWith('x'.repeat(MAX_OUTPUT_BYTES))).toBe(true);
-    expect(output.slice(MAX_OUTPUT_BYTES)).toBe('…[truncated 1000 bytes]');
+  it('cuts multibyte text on a character boundary, never inside a surrogate pair', async () => {
+    const wide = await outputOf('漢'.repeat(16_000));
+    const wideMarker = marker(48_002);
+    expect(wide.endsWith(wideMarker)).toBe(true);
+    expect(wide.slice(0, -wideMarker.length)).toBe(
+      '漢'.repeat(Math.floor((MAX_OUTPUT_BYTES - jsonBytes(wideMarker)) / 3)),
+    );
+    const emoji = await outputOf('😀'.repeat(5000));
+    expect(jsonBytes(emoji)).toBeLessThanOrEqual(MAX_OUTPUT_BYTES);
+    expect(emoji).not.toContain('\uFFFD');
+    expect(emoji.split('…')[0]).toMatch(/^(😀)+$/u);
+  });
 
-    const exact = fakeModel(() => 'y'.repeat(MAX_OUTPUT_BYTES));
-    expect(await new StepExecutor(noHttp, exact.model).execute(llmStep(), ctx)).toEqual({
-      ok: true,
-      output: 'y'.repeat(MAX_OUTPUT_BYTES),
-    });
+  it('keeps an output of exactly 16 KiB of JSON and truncates one byte more', async () => {
+    const exact = 'y'.repeat(MAX_OUTPUT_BYTES - 2); // plus the two quotes
+    expect(await outputOf(exact)).toBe(exact);
+    const over = await outputOf(`${exact}y`);
+    expect(over).toBe(
+      `${'y'.repeat(MAX_OUTPUT_BYTES - jsonBytes(marker(MAX_OUTPUT_BYTES + 1)))}${marker(MAX_OUTPUT_BYTES + 1)}`,
+    );
+    expect(jsonBytes(over)).toBe(MAX_OUTPUT_BYTES);
 
     const rendered = await new StepExecutor(noHttp, undefined).execute(
       { id: 'r', kind: 'render', template: '{{who}}' },
-      { values: { who: 'z'.repeat(20_000) }, outputs: {} },
+      { values: { who: '"\\'.repeat(10_000) }, outputs: {} },
     );
-    expect(rendered.ok && (rendered.output as string).length).toBe(MAX_OUTPUT_BYTES + '…[truncated 3616 bytes]'.length);
+    expect(rendered.ok).toBe(true);
+    expect(jsonBytes((rendered as { output: unknown }).output)).toBeLessThanOrEqual(MAX_OUTPUT_BYTES);
+    expect((rendered as { output: string }).output.startsWith('"\\"\\')).toBe(true);
+  });
+
+  it('caps a structured output (an http answer) as the start of its JSON text', async () => {
+    const body = { items: Array.from({ length: 3000 }, (_, i) => ({ i, note: '\u0007bell' })) };
+    const http = { request: async () => ({ status: 200, body }) } as unknown as OutboundHttp;
+    const outcome = await new StepExecutor(http, undefined).execute(
+      { id: 'h', kind: 'http', method: 'GET', url: 'http://api.test/' },
+      ctx,
+    );
+    const output = (outcome as { output: unknown }).output;
+    expect(typeof output).toBe('string');
+    expect(jsonBytes(output)).toBeLessThanOrEqual(MAX_OUTPUT_BYTES);
+    expect((output as string).startsWith('{"status":200,"body":{"items":[{"i":0,"note":"\\u0007bell"}')).toBe(true);
+    expect(output as string).toMatch(/…\[truncated: \d+ bytes as JSON, over the limit of 16384\]$/);
+  });
+
+  it('bounds a failure text and redacts every URL in it', async () => {
+    const huge = fakeModel(() => {
+      throw new Error(`model endpoint answered 500: ${'\u0002'.repeat(50_000)}`);
+    });
+    const failed = await new StepExecutor(noHttp, huge.model).execute(llmStep(), ctx);
+    expect(failed.ok).toBe(false);
+    expect(jsonBytes((failed as { error: string }).error)).toBeLessThanOrEqual(MAX_ERROR_BYTES);
+    expect((failed as { error: string }).error.startsWith('model endpoint answered 500: \u0002')).toBe(true);
+
+    const quoting = fakeModel(() => {
+      throw new TypeError(
+        'Request cannot be constructed from a URL that includes credentials: https://ada:pw-1@llm.test/v1?api_key=k-1',
+      );
+    });
+    expect(await new StepExecutor(noHttp, quoting.model).execute(llmStep(), ctx)).toEqual({
+      ok: false,
+      error: 'Request cannot be constructed from a URL that includes credentials: https://***@llm.test/v1?***',
+    });
   });
 
   it('renders a render step and outputs null for a wait step', async () => {
@@ -602,5 +674,70 @@ describe('StepExecutor', () => {
     ]);
     status = 503;
     expect(await executor.execute(step, ctx)).toEqual({ ok: false, error: 'HTTP 503 from http://api.test/Ada' });
+  });
+
+  it('names the URL of a failed http step without its userinfo or query', async () => {
+    const http = { request: async () => ({ status: 401, body: 'no' }) } as unknown as OutboundHttp;
+    const step: Step = {
+      id: 'h',
+      kind: 'http',
+      method: 'GET',
+      url: 'https://{{who}}:{{tone}}-pw@api.test/v1/items?api_key={{tone}}-key&x=1#frag',
+    };
+    expect(await new StepExecutor(http, undefined).execute(step, ctx)).toEqual({
+      ok: false,
+      error: 'HTTP 401 from https://***@api.test/v1/items?***',
+    });
+  });
+});
+
+describe('size bounds (JSON bytes, as stored and served)', () => {
+  it('capJson leaves a value that fits as it is, whatever its type', () => {
+    const value = { a: [1, 'two', null], b: '\u0001' };
+    expect(capJson(value, jsonBytes(value))).toBe(value);
+    expect(capJson('x', 3)).toBe('x');
+  });
+
+  it('property: capJson always fits, and keeps a start of the text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), fc.integer({ min: 80, max: 600 }), (text, max) => {
+        const capped = capJson(text, max) as string;
+        expect(jsonBytes(capped)).toBeLessThanOrEqual(max);
+        if (capped !== text) expect(text.startsWith(capped.slice(0, capped.lastIndexOf('…[truncated')))).toBe(true);
+      }),
+    );
+  });
+
+  it('boundOutputs keeps outputs that fit and replaces the largest by a note when they do not', () => {
+    const small = { a: 'x', b: { n: 1 } };
+    expect(boundOutputs(small)).toEqual(small);
+    const outputs = { a: 'a'.repeat(100), big: '\u0001'.repeat(1000), b: 'b'.repeat(300), c: 'short' };
+    const bounded = boundOutputs(outputs, 1000);
+    expect(jsonBytes({ outputs: bounded })).toBeLessThanOrEqual(1000);
+    expect(bounded).toEqual({
+      a: outputs.a,
+      big: '[omitted: 6002 bytes as JSON; see the step.completed event of step big]',
+      b: outputs.b,
+      c: 'short',
+    });
+    // The default bound: 20 steps of 16 KiB (the most a template has) fit as they are.
+    const full = Object.fromEntries(
+      Array.from({ length: 20 }, (_, i) => [
+        `step-${i}`.padEnd(64, 'x'),
+        capJson('\u0001'.repeat(20_000), MAX_OUTPUT_BYTES),
+      ]),
+    );
+    expect(boundOutputs(full)).toEqual(full);
+    expect(jsonBytes({ outputs: full })).toBeLessThanOrEqual(MAX_EVENT_DATA_BYTES);
+  });
+
+  it('fittingPage keeps the first events that fit, and always the first one', () => {
+    const events = Array.from({ length: 5 }, (_, index) => ({ index, data: 'z'.repeat(100) }));
+    const one = jsonBytes(events[0]);
+    expect(fittingPage(events, 2 + 3 * one + 2)).toEqual(events.slice(0, 3));
+    expect(fittingPage(events, 2 + 3 * one + 1)).toEqual(events.slice(0, 2));
+    expect(fittingPage(events, 10)).toEqual(events.slice(0, 1));
+    expect(fittingPage(events)).toEqual(events);
+    expect(fittingPage([])).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAiChatModel } from '../../shared/adapters/openai.js';
 import { type FakeModel, startFakeModel } from '../support/openai-server.js';
@@ -44,5 +46,48 @@ describe('OpenAiChatModel', () => {
       'model endpoint answered 500: model overloaded',
     );
     expect(model.requests.at(-1)?.authorization).toBeUndefined();
+  });
+});
+
+describe('OpenAiChatModel failures quote no credentials', () => {
+  it('redacts the userinfo and query of the endpoint when the call cannot be made', async () => {
+    const chat = new OpenAiChatModel({
+      baseUrl: 'http://ada:pw-llm@127.0.0.1:1/v1?api_key=key-llm',
+      model: 'm',
+      apiKey: undefined,
+    });
+    const error = await chat.complete({ prompt: 'x' }, AbortSignal.timeout(5000)).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect(error!.message).toMatch(/^model endpoint http:\/\/\*\*\*@127\.0\.0\.1:1\/v1\?\*\*\* did not answer: /);
+    expect(error!.message).not.toMatch(/pw-llm|key-llm/);
+  });
+
+  it('removes the API key from an error message that echoes it, and bounds that message', async () => {
+    const server = createServer((_req, res) => {
+      res.statusCode = 401;
+      res.setHeader('content-type', 'application/json');
+      const message = `Incorrect API key provided: echo-key-123. ${'x'.repeat(5000)}`;
+      res.end(JSON.stringify({ error: { message } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const chat = new OpenAiChatModel({
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        model: 'm',
+        apiKey: 'echo-key-123',
+      });
+      const error = await chat.complete({ prompt: 'x' }, AbortSignal.timeout(5000)).then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      expect(error!.message.startsWith('model endpoint answered 401: Incorrect API key provided: ***. xxx')).toBe(true);
+      expect(error!.message).not.toContain('echo-key-123');
+      expect(error!.message.length).toBeLessThan(600);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
