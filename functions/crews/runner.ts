@@ -115,7 +115,8 @@ export class CrewRunner {
     if (!events.some((e) => e.type === 'run.started')) {
       await append('run.started', 'Run started', undefined, undefined, { status: 'running', started_at: nowIso() });
     }
-    const outputs: Record<string, unknown> = {};
+    // Keyed by step ids (the template's names): no inherited keys.
+    const outputs: Record<string, unknown> = Object.create(null);
     for (const step of run.steps) {
       const done = stepEvent('step.completed', step.id);
       if (done) {

@@ -77,6 +77,13 @@ function renderedFields(step: Step): [string[], string][] {
 }
 
 /**
+ * Variable names and step ids become keys of stored objects (`values`, `outputs`), and
+ * DynamoDB's marshaller drops a key named `__proto__`: such a name could never be used.
+ */
+const RESERVED_KEY = '__proto__';
+const RESERVED_MESSAGE = `'${RESERVED_KEY}' is reserved`;
+
+/**
  * The declaration rules of API.md §4: unique variable names, defaults of the declared
  * type, unique step ids, and references only to variables and earlier steps.
  */
@@ -86,6 +93,7 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
   req.variables.forEach((v, i) => {
     if (names.has(v.name))
       issues.push(valueError(['body', 'variables', i, 'name'], v.name, `duplicate variable name '${v.name}'`));
+    if (v.name === RESERVED_KEY) issues.push(valueError(['body', 'variables', i, 'name'], v.name, RESERVED_MESSAGE));
     names.add(v.name);
     if (v.default !== undefined) {
       const wrong = typeIssue(v.type, v.default, ['body', 'variables', i, 'default']);
@@ -97,6 +105,7 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
   req.steps.forEach((step, i) => {
     if (earlier.has(step.id))
       issues.push(valueError(['body', 'steps', i, 'id'], step.id, `duplicate step id '${step.id}'`));
+    if (step.id === RESERVED_KEY) issues.push(valueError(['body', 'steps', i, 'id'], step.id, RESERVED_MESSAGE));
     for (const [field, text] of renderedFields(step)) {
       const loc = ['body', 'steps', i, ...field];
       for (const ref of references(text)) {
@@ -125,7 +134,7 @@ export function resolveValues(
 ): Record<string, unknown> {
   const issues: ValidationIssue[] = [];
   const declared = new Map(variables.map((v) => [v.name, v]));
-  const resolved: Record<string, unknown> = {};
+  const resolved: Record<string, unknown> = Object.create(null);
   for (const v of variables) {
     const loc = ['body', 'values', v.name];
     if (Object.hasOwn(values, v.name)) {

@@ -63,7 +63,9 @@ export function documentClient(config: Pick<Config, 'region' | 'endpoints'>): Dy
       requestHandler: requestTimeouts(),
     });
     client = DynamoDBDocumentClient.from(base, {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+      // Objects of user JSON may have an own key named `constructor`, which the marshaller
+      // takes for a class instance unless told to convert those too.
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
     });
     documentClients.set(cacheKey, client);
   }

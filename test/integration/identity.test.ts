@@ -355,3 +355,68 @@ describe('only access tokens pass', () => {
     expectStatus(await check(await token(name, { typ: null })), 200);
   });
 });
+
+describe('user JSON keys that are Object.prototype names are data', () => {
+  it('stores and answers env keys constructor, toString and hasOwnProperty (MCP servers)', async () => {
+    const env = { constructor: 'a', toString: 'b', hasOwnProperty: 'c', valueOf: 'd' };
+    const created = await post('/api/mcps', { psk: adminPsk() }, { name: 'proto-env', command: 'x', env });
+    expectStatus(created, 201);
+    expect(created.body.env).toEqual(env);
+    const read = await api(`/api/mcps/${created.body.id}`, { psk: adminPsk() });
+    expect(read.body.env).toEqual(env);
+  });
+
+  it('refuses a __proto__ key with 422 rather than storing the value without it', async () => {
+    const res = await api('/api/mcps', {
+      method: 'POST',
+      psk: adminPsk(),
+      rawBody: '{"name": "proto-env", "command": "x", "env": {"__proto__": "lost", "A": "kept"}}',
+    });
+    expectStatus(res, 422);
+    expect(res.body.detail).toEqual([
+      {
+        type: 'value_error',
+        loc: ['body'],
+        msg: 'Value error, an object key named __proto__ cannot be stored',
+        input: null,
+        ctx: { error: 'an object key named __proto__ cannot be stored' },
+      },
+    ]);
+  });
+
+  it('runs a crew whose object value holds a constructor key', async () => {
+    const template = await post('/api/crew-templates', { psk: adminPsk() }, {
+      name: slug('proto'),
+      variables: [{ name: 'config', type: 'object', required: true }],
+      steps: [{ id: 'constructor', kind: 'render', template: 'got {{config}}' }],
+    });
+    expectStatus(template, 201);
+    const started = await post(`/api/crew-templates/${template.body.id}/run`, { psk: adminPsk() }, {
+      values: { config: { constructor: 1, toString: 'x' } },
+    });
+    expectStatus(started, 202);
+    let events: { type: string; data?: { outputs?: Record<string, unknown> } }[] = [];
+    for (let i = 0; i < 100 && !events.some((e) => e.type.startsWith('run.') && e.type !== 'run.queued' && e.type !== 'run.started'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      events = (await api(`/api/events/${started.body.correlation_id}`, { psk: adminPsk() })).body;
+    }
+    const done = events.at(-1)!;
+    expect(done.type).toBe('run.completed');
+    expect(Object.keys(done.data!.outputs!)).toEqual(['constructor']);
+  });
+});
+
+describe('template names that could never be stored', () => {
+  it('refuses a variable or step named __proto__ with the loc of each', async () => {
+    const res = await post('/api/crew-templates', { psk: adminPsk() }, {
+      name: slug('proto'),
+      variables: [{ name: '__proto__' }],
+      steps: [{ id: '__proto__', kind: 'render', template: 'x' }],
+    });
+    expectStatus(res, 422);
+    expect(res.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual([
+      [['body', 'variables', 0, 'name'], 'value_error'],
+      [['body', 'steps', 0, 'id'], 'value_error'],
+    ]);
+  });
+});
