@@ -99,7 +99,8 @@ export type InfrastructureConfig = z.infer<typeof InfrastructureConfig>;
 
 /** A connection id as Airflow accepts it. */
 /** Airflow's connection id characters; `.` and `..` alone are refused: URLs drop them from a path. */
-export const CONN_ID = /^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]{0,249}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,248}|\.\.[A-Za-z0-9_.-]{1,248})$/;
+export const CONN_ID =
+  /^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]{0,249}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,248}|\.\.[A-Za-z0-9_.-]{1,248})$/;
 const connId = () => z.string().regex(CONN_ID).openapi({ description: 'the connection id', example: 'cluster_ssh' });
 
 export const ConnectionParams = z.object({ conn_id: connId() });
@@ -116,7 +117,7 @@ export const ConnectionRequest = z
     login: z.string().max(MAX_TEXT).nullable().optional(),
     password: z.string().max(MAX_TEXT).nullable().optional().openapi({
       description:
-        'write-only: encrypted at rest and never returned; left out, the stored one is kept; `""` or null removes it',
+        'write-only: encrypted at rest and never returned; left out, the stored one is kept, unless `host` changes: then it is required again (422 `missing`); `""` or null removes it',
     }),
     extra: z
       .record(z.string(), z.unknown())

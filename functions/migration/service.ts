@@ -135,7 +135,12 @@ export class MigrationService {
     return toConfig(after);
   }
 
-  /** Creates or replaces a connection; a left-out password keeps the stored one. */
+  /**
+   * Creates or replaces a connection; a left-out password keeps the stored one, but a
+   * stored password is only kept for the host it was given for: changing the host
+   * without giving the password again is 422 `missing` at `["body", "password"]` (the
+   * field is required in that case, as a variable without a default is for E2).
+   */
   async putConnection(connId: string, req: ConnectionRequest): Promise<Connection> {
     const extra = req.extra ?? null;
     const bytes = extra === null ? 0 : Buffer.byteLength(JSON.stringify(extra), 'utf8');
@@ -159,6 +164,9 @@ export class MigrationService {
       password,
       at: nowIso(),
     });
+    if (!record) {
+      throw new ValidationFailed([{ type: 'missing', loc: ['body', 'password'], msg: 'Field required', input: req }]);
+    }
     return toConnection(record);
   }
 

@@ -108,7 +108,10 @@ export interface ConnectionWrite {
   readonly schema: string | null;
   readonly login: string | null;
   readonly extra: Record<string, unknown> | null;
-  /** A sealed password sets it, null removes it, undefined keeps the stored one. */
+  /**
+   * A sealed password sets it, null removes it, undefined keeps the stored one: but only
+   * for the host it was given for (see `put`).
+   */
   readonly password: Sealed | null | undefined;
   readonly at: string;
 }
@@ -124,9 +127,13 @@ export class ConnectionStore {
 
   /**
    * Creates or replaces a connection in one UpdateItem: created_at (and the listing
-   * position) stay as they were; fields left empty are removed.
+   * position) stay as they were; fields left empty are removed. A write that keeps the
+   * stored password (undefined) is conditioned on the stored host being the written one
+   * (or on there being no password), in the same write: a password never follows its
+   * connection to another host, even when a concurrent write changed the host in
+   * between. Undefined when that condition failed.
    */
-  async put(write: ConnectionWrite): Promise<ConnectionRecord> {
+  async put(write: ConnectionWrite): Promise<ConnectionRecord | undefined> {
     const names: Record<string, string> = {
       '#conn_type': 'conn_type',
       '#host': 'host',
@@ -164,18 +171,29 @@ export class ConnectionStore {
     for (const field of OPTIONAL_FIELDS) assign(field, write[field]);
     // JSON text: DynamoDB cannot hold every JSON value (numbers beyond its range, for one).
     assign('extra', write.extra === null ? null : JSON.stringify(write.extra));
+    let condition: string | undefined;
     if (write.password !== undefined) assign('password', write.password);
-    const out = await this.db.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { conn_id: write.conn_id },
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return toRecord(out.Attributes!);
+    else {
+      names['#password'] = 'password';
+      condition = 'attribute_not_exists(#password) OR #host = :host';
+    }
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { conn_id: write.conn_id },
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toRecord(out.Attributes!);
+    } catch (err) {
+      if (isConditionFailed(err)) return undefined;
+      throw err;
+    }
   }
 
   async get(connId: string): Promise<ConnectionRecord | undefined> {

@@ -1,32 +1,12 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { guardedLookup, refusedHost } from './address-guard.js';
+import { redactUrl } from '../redact.js';
 
 /** Responses are read up to this size; step outputs keep far less. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
-/**
- * Resolves like dns.lookup but refuses link-local and metadata addresses. The connection
- * uses exactly the addresses checked here, so a name that resolves differently a moment
- * later (DNS rebinding) cannot slip through.
- */
-const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, '', 0);
-    const refused = addresses.find((a) => isForbiddenAddress(a.address));
-    if (refused) {
-      const error = Object.assign(
-        new Error(`host ${hostname} resolves to ${refused.address}, a link-local or metadata address`),
-        { code: 'EREFUSEDADDRESS' },
-      );
-      return callback(error, '', 0);
-    }
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0]!;
-    callback(null, first.address, first.family);
-  });
-};
+export { isForbiddenAddress } from './address-guard.js';
 
 /**
  * Outbound HTTP for crew `http` steps: only to hosts on the allow-list, never to
@@ -43,7 +23,7 @@ export class OutboundHttp {
     try {
       url = new URL(req.url);
     } catch {
-      throw new Error(`not a URL: ${req.url}`);
+      throw new Error(`not a URL: ${redactUrl(req.url)}`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new Error(`only http and https URLs are allowed, not ${url.protocol}`);
@@ -51,7 +31,7 @@ export class OutboundHttp {
     if (!this.allowedHosts.includes(host) && !this.allowedHosts.includes(url.host.toLowerCase())) {
       throw new Error(`host ${url.host} is not in CREW_HTTP_ALLOWED_HOSTS`);
     }
-    if (isIP(host) && isForbiddenAddress(host)) {
+    if (refusedHost(host)) {
       throw new Error(`host ${url.host} is a link-local or metadata address`);
     }
     const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body;
@@ -101,31 +81,4 @@ async function readCapped(res: IncomingMessage): Promise<string> {
     chunks.push(buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Link-local (IPv4 169.254/16, IPv6 fe80::/10) and well-known metadata endpoints. */
-export function isForbiddenAddress(address: string): boolean {
-  const a = unmapIpv4(address.toLowerCase());
-  if (isIP(a) === 4) {
-    return a.startsWith('169.254.') || a === '100.100.100.200' || a === '0.0.0.0';
-  }
-  return /^fe[89ab][0-9a-f]:/.test(a) || a === 'fd00:ec2::254' || a === '::';
-}
-
-/**
- * `::ffff:169.254.169.254`, its hex form `::ffff:a9fe:a9fe`, and the NAT64 form
- * `64:ff9b::a9fe:a9fe` all reach an IPv4 address.
- */
-function unmapIpv4(address: string): string {
-  const nat64 = /^64:ff9b::([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
-  if (nat64) {
-    const [hi, lo] = [parseInt(nat64[1]!, 16), parseInt(nat64[2]!, 16)];
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  const hex = /^(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(address);
-  if (hex) {
-    const [hi, lo] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  return address.replace(/^(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:(?=\d+\.)/, '');
 }

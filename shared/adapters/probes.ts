@@ -1,9 +1,11 @@
-import { request as httpRequest, type ClientRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { guardedLookup, refusedHost } from './address-guard.js';
 import type { ConnectionTestResult, ProbeType, WorkflowConnection } from '../ports/workflow.js';
+import { redactUrl } from '../redact.js';
 
 export interface ProbeOptions {
   /** For the whole probe (connect and conversation); default 5 s (API.md §5). */
@@ -24,6 +26,11 @@ const MAX_LINE = 1_024;
  * Probes a connection from this service, as E4 does with the built-in workflow engine
  * (API.md §5). A failed probe is `ok: false` with a reason a person can act on; this
  * never throws, and the connection's password never appears in a message.
+ *
+ * Link-local, cloud metadata and unspecified addresses are refused before connecting
+ * (like a failed probe): a literal host at once, a name after resolution, every address
+ * it resolves to, and the connection goes to the address checked (no DNS rebinding).
+ * Private ranges and loopback are probed: migration hosts live there.
  */
 export async function probeConnection(
   connection: WorkflowConnection,
@@ -55,6 +62,8 @@ async function run(
   const port = connection.port ?? DEFAULT_PORTS[probe];
   if (port === undefined) return failed(`the connection has no port (a ${probe} probe needs host and port)`);
   if (!validPort(port)) return failed(`port ${port} is not a TCP port (1-65535)`);
+  const refused = refusedHost(host);
+  if (refused) return refusal(refused);
   const target = { host, port };
   if (probe === 'generic') return converse(target, timeoutMs, false, async () => `connected to ${where(target)}`);
   if (probe === 'ssh') return converse(target, timeoutMs, false, (io) => sshBanner(io, target));
@@ -73,6 +82,9 @@ class ProbeFailure extends Error {}
 class TimedOut extends Error {}
 
 const failed = (message: string): ConnectionTestResult => ({ ok: false, message });
+
+/** A probe this service will not make: answered like a failed one, without connecting. */
+const refusal = (reason: string): ConnectionTestResult => failed(`refused: ${printable(reason)}; not probed`);
 
 async function sshBanner(io: LineReader, target: Target): Promise<string> {
   io.phase = `waiting for the SSH banner from ${where(target)}`;
@@ -184,8 +196,13 @@ async function converse(
   talk: (io: LineReader) => Promise<string>,
 ): Promise<ConnectionTestResult> {
   const socket = tls
-    ? tlsConnect({ host: target.host, port: target.port, ...(isIP(target.host) ? {} : { servername: target.host }) })
-    : netConnect({ host: target.host, port: target.port });
+    ? tlsConnect({
+        host: target.host,
+        port: target.port,
+        lookup: guardedLookup,
+        ...(isIP(target.host) ? {} : { servername: target.host }),
+      })
+    : netConnect({ host: target.host, port: target.port, lookup: guardedLookup });
   const io = new LineReader(socket, target);
   const timer = setTimeout(() => socket.destroy(new TimedOut()), timeoutMs);
   let ok = false;
@@ -226,7 +243,7 @@ async function probeHttp(connection: WorkflowConnection, timeoutMs: number): Pro
     try {
       url = new URL(raw);
     } catch {
-      return failed(`host '${printable(raw)}' is not a valid URL`);
+      return failed(`host '${printable(redactUrl(raw))}' is not a valid URL`);
     }
     scheme = url.protocol.slice(0, -1);
     host = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -239,6 +256,8 @@ async function probeHttp(connection: WorkflowConnection, timeoutMs: number): Pro
   }
   if (scheme !== 'http' && scheme !== 'https') return failed(`scheme '${printable(scheme)}' is not http or https`);
   if (!validPort(port)) return failed(`port ${port} is not a TCP port (1-65535)`);
+  const refused = refusedHost(host);
+  if (refused) return refusal(refused);
   const target = { host, port };
   const url = `${scheme}://${where(target)}${path}`;
 
@@ -254,6 +273,7 @@ async function probeHttp(connection: WorkflowConnection, timeoutMs: number): Pro
         path,
         method: 'GET',
         agent: false,
+        lookup: guardedLookup,
         headers: { 'user-agent': 'dpm-connection-probe', accept: '*/*', connection: 'close' },
       });
       req.on('socket', (socket) => {
@@ -291,10 +311,15 @@ async function probeS3(
   try {
     endpoint = s3EndpointOf(connection, defaultEndpoint);
   } catch {
-    return failed(`the S3 endpoint '${printable(connection.host ?? '')}' is not a valid URL`);
+    return failed(`the S3 endpoint '${printable(redactUrl(connection.host ?? ''))}' is not a valid URL`);
   }
   const region = stringField(connection.extra, 'region_name') ?? stringField(connection.extra, 'region') ?? 'us-east-1';
-  const at = endpoint ?? `AWS S3 (${region})`;
+  const at = endpoint ? redactUrl(endpoint) : `AWS S3 (${region})`;
+  const refused = endpoint === undefined ? undefined : refusedHost(endpointTarget(endpoint, region).host);
+  if (refused) return refusal(refused);
+  // Agents of its own, whose connections resolve through the address guard.
+  const httpAgent = new HttpAgent({ lookup: guardedLookup });
+  const httpsAgent = new HttpsAgent({ lookup: guardedLookup });
   const client = new S3Client({
     region,
     ...(endpoint ? { endpoint } : {}),
@@ -302,7 +327,7 @@ async function probeS3(
     credentials: { accessKeyId: accessKey, secretAccessKey: connection.password },
     // One attempt: a retry would only stretch the probe past its timeout.
     maxAttempts: 1,
-    requestHandler: { connectionTimeout: timeoutMs, requestTimeout: timeoutMs },
+    requestHandler: { connectionTimeout: timeoutMs, requestTimeout: timeoutMs, httpAgent, httpsAgent },
   });
   try {
     await client.send(new ListObjectsV2Command({ Bucket: bucket, MaxKeys: 1 }), {
@@ -333,6 +358,8 @@ async function probeS3(
     return failed(networkFailure(err, target, `listing bucket '${bucket}' at ${at}`, timeoutMs));
   } finally {
     client.destroy();
+    httpAgent.destroy();
+    httpsAgent.destroy();
   }
 }
 
@@ -375,6 +402,8 @@ function networkFailure(err: unknown, target: Target, phase: string, timeoutMs: 
   const code = e.code ?? e.cause?.code ?? '';
   const detail = e.message ?? e.cause?.message ?? String(err);
   switch (code) {
+    case 'EREFUSEDADDRESS':
+      return `refused: ${printable(detail)}; not probed`;
     case 'ECONNREFUSED':
       return `connection refused by ${where(target)}`;
     case 'ENOTFOUND':

@@ -1,5 +1,5 @@
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor, encodeCursor, type Page } from './pagination.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { decodeCursor, queryPage, type Page } from './pagination.js';
 
 /**
  * Listing support for tables with the `by_created` index (see infra/tables.ts): the
@@ -33,24 +33,24 @@ async function queryIndex(
   sortKeyName: string,
 ): Promise<Page<Record<string, unknown>>> {
   const expected = new Set([...page.tableKeys, partition.name, sortKeyName]);
-  const out = await page.db.send(
-    new QueryCommand({
+  const start = decodeCursor(
+    page.cursor,
+    (k) =>
+      k[partition.name] === partition.value &&
+      Object.keys(k).length === expected.size &&
+      Object.keys(k).every((name) => expected.has(name) && typeof k[name] === 'string' && k[name] !== ''),
+  );
+  return queryPage(
+    page.db,
+    {
       TableName: page.tableName,
       IndexName: indexName,
       KeyConditionExpression: '#p = :p',
       ExpressionAttributeNames: { '#p': partition.name },
       ExpressionAttributeValues: { ':p': partition.value },
-      Limit: page.limit,
-      ExclusiveStartKey: decodeCursor(
-        page.cursor,
-        (k) =>
-          k[partition.name] === partition.value &&
-          Object.keys(k).length === expected.size &&
-          Object.keys(k).every((name) => expected.has(name) && typeof k[name] === 'string' && k[name] !== ''),
-      ),
-    }),
+    },
+    { limit: page.limit, start, keyAttributes: [...expected] },
   );
-  return { items: out.Items ?? [], nextCursor: encodeCursor(out.LastEvaluatedKey) };
 }
 
 /** Every item, oldest first (index `by_created`). */

@@ -43,7 +43,36 @@ export function decodeCursor(
 
 export interface Page<T> {
   items: T[];
+  /** Only when more items remain (never after a page that happens to be exactly full). */
   nextCursor: string | undefined;
+}
+
+/**
+ * One page of a Query: at most `limit` items from `start` on, and a cursor only when more
+ * remain. DynamoDB hands back a `LastEvaluatedKey` whenever it stopped at `Limit`, also
+ * when nothing follows; so this reads one item ahead (following `LastEvaluatedKey` past
+ * the 1 MB a Query reads) and makes the cursor from the last item handed out: its
+ * `keyAttributes` (the table's key and, for an index, the index's key), which must be
+ * among the projected attributes.
+ */
+export async function queryPage(
+  db: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey'>,
+  page: { limit: number; start: Record<string, unknown> | undefined; keyAttributes: readonly string[] },
+): Promise<Page<Record<string, unknown>>> {
+  const items: Record<string, unknown>[] = [];
+  let start = page.start;
+  do {
+    const out = await db.send(
+      new QueryCommand({ ...input, Limit: page.limit + 1 - items.length, ExclusiveStartKey: start }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length <= page.limit);
+  if (items.length <= page.limit) return { items, nextCursor: undefined };
+  const last = items[page.limit - 1]!;
+  const key = Object.fromEntries(page.keyAttributes.map((name) => [name, last[name]]));
+  return { items: items.slice(0, page.limit), nextCursor: encodeCursor(key) };
 }
 
 /**

@@ -25,8 +25,8 @@ import {
   jsonInvalid,
   jsonNestingDepth,
   MAX_JSON_DEPTH,
-  toValidationIssues,
   tooDeeplyNested,
+  validateSource,
   type Source,
 } from './validation.js';
 
@@ -229,7 +229,11 @@ function errorToResponse(err: Error, c: Context<AppEnv>): Response {
   return c.json({ error: 'Internal Server Error', code: 500 }, 500);
 }
 
-/** Methods registered for a path that matched no route with the request's method. */
+/**
+ * Methods registered for a path that matched no route with the request's method. The path
+ * must match a route exactly: `/api/mcps/` is not `/api/mcps` (Hono routes strictly), so it
+ * is no route at all (404), not a wrong method.
+ */
 function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
   const methods = new Set<string>();
   for (const route of app.routes) {
@@ -238,7 +242,7 @@ function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
       .replaceAll(/[.+?^$()[\]\\|]/g, '\\$&')
       .replaceAll(/:\w+/g, '[^/]+')
       .replaceAll('*', '.*');
-    if (new RegExp(`^${pattern}/?$`).test(path)) methods.add(route.method);
+    if (new RegExp(`^${pattern}$`).test(path)) methods.add(route.method);
   }
   return [...methods].sort();
 }
@@ -248,9 +252,9 @@ async function validateRequest(c: Context<AppEnv>, spec: RequestSpec) {
   const parsed: Record<string, unknown> = { params: {}, query: {}, headers: {}, body: undefined };
   const check = (source: Source, target: string, schema: z.ZodType | undefined, raw: unknown) => {
     if (!schema) return;
-    const result = schema.safeParse(raw);
+    const result = validateSource(schema, raw, source);
     if (result.success) parsed[target] = result.data;
-    else detail.push(...toValidationIssues(result.error.issues, source, raw));
+    else detail.push(...result.issues);
   };
   check('path', 'params', spec.params, c.req.param());
   check('query', 'query', spec.query, c.req.query());

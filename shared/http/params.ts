@@ -1,23 +1,22 @@
 import { z } from '@hono/zod-openapi';
-import { INT_TYPE_MESSAGE, pydanticIssue } from './validation.js';
+import { INT_TYPE_MESSAGE, laxInt, pydanticIssue } from './validation.js';
 
 /**
  * Schemas for path, query and header values, which arrive as strings. They parse the
- * way FastAPI does: `int_parsing` for "abc", then the numeric bounds on the number.
+ * way FastAPI does (pydantic's lax integers: `"7"`, `" 7 "`, `"007"`, `"7.0"`, `"1_000"`):
+ * `int_parsing` for "abc", then the numeric bounds on the number.
  */
-const INTEGER = /^\s*[+-]?\d+\s*$/;
-
 export function intParam(bounds: { min?: number; max?: number } = {}) {
   let target = z.number().int();
   if (bounds.min !== undefined) target = target.min(bounds.min);
   if (bounds.max !== undefined) target = target.max(bounds.max);
   return z
     .string()
-    .refine((s) => INTEGER.test(s), {
+    .refine((s) => typeof laxInt(s) === 'number', {
       params: pydanticIssue('int_parsing', 'Input should be a valid integer, unable to parse string as an integer'),
       abort: true,
     })
-    .transform(Number)
+    .transform((s) => laxInt(s) as number)
     .pipe(target)
     .openapi({
       type: 'integer',
@@ -26,7 +25,11 @@ export function intParam(bounds: { min?: number; max?: number } = {}) {
     });
 }
 
-/** An integer in a JSON body: `int_type` for a non-number, `int_from_float` for 1.5. */
+/**
+ * An integer in a JSON body: `int_type` for a non-number, `int_from_float` for 1.5. (The
+ * body's lax conversions, `"3"` → 3 and `int_parsing` for `"ten"`, are made for every
+ * integer, number and boolean field before the schema runs: `laxCoerce` in validation.ts.)
+ */
 export const integer = () =>
   z.int({
     error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined),

@@ -125,7 +125,16 @@ describe('POST /api/dataproduct/{dataproduct_id}/psk', () => {
       token: alice,
       body: { description: 'x', validity_days: 'ten' },
     });
-    expect(notInt.body.detail).toEqual([expect.objectContaining({ type: 'int_type', loc: ['body', 'validity_days'] })]);
+    expect(notInt.body.detail).toEqual([
+      expect.objectContaining({ type: 'int_parsing', loc: ['body', 'validity_days'], input: 'ten' }),
+    ]);
+    // pydantic's lax mode: a numeric string is the number.
+    const numeric = await api('/api/dataproduct/p/psk', {
+      method: 'POST',
+      token: alice,
+      body: { description: 'x', validity_days: '3' },
+    });
+    expect(numeric.status).toBe(201);
     const malformed = await api('/api/dataproduct/p/psk', {
       method: 'POST',
       token: alice,

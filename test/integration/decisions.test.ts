@@ -159,7 +159,20 @@ describe('POST /api/decisions/{workspace}/{key}/versions', () => {
       body: { content: 1, source_version: 'seven' },
     });
     expect(badVersion.body.detail).toEqual([
-      expect.objectContaining({ type: 'int_type', loc: ['body', 'source_version'] }),
+      {
+        type: 'int_parsing',
+        loc: ['body', 'source_version'],
+        msg: 'Input should be a valid integer, unable to parse string as an integer',
+        input: 'seven',
+      },
+    ]);
+    const notANumber = await api(`${base(ws, key)}/versions`, {
+      method: 'POST',
+      token: author,
+      body: { content: 1, source_version: [7] },
+    });
+    expect(notANumber.body.detail).toEqual([
+      { type: 'int_type', loc: ['body', 'source_version'], msg: 'Input should be a valid integer', input: [7] },
     ]);
     const fractional = await api(`${base(ws, key)}/versions`, {
       method: 'POST',
@@ -236,6 +249,77 @@ describe('POST /api/decisions/{workspace}/{key}/versions', () => {
   });
 });
 
+describe('lax integers and non-finite numbers in the body', () => {
+  it('reads source_version "3" (and "3.0", true) as pydantic does in lax mode', async () => {
+    const { ws, key } = await newKey();
+    for (const [given, stored] of [
+      ['3', 3],
+      [' 3.0 ', 3],
+      [true, 1],
+    ] as const) {
+      const res = await api(`${base(ws, key)}/versions`, {
+        method: 'POST',
+        token: author,
+        body: { content: { n: 1 }, source_version: given },
+      });
+      expect(res.status, String(given)).toBe(201);
+      expect(res.body.source_version).toBe(stored);
+    }
+    const zero = await api(`${base(ws, key)}/versions`, {
+      method: 'POST',
+      token: author,
+      body: { content: 1, source_version: '0' },
+    });
+    expect(zero.body.detail).toEqual([
+      {
+        type: 'greater_than_equal',
+        loc: ['body', 'source_version'],
+        msg: 'Input should be greater than or equal to 1',
+        input: '0',
+        ctx: { ge: 1 },
+      },
+    ]);
+  });
+
+  it('refuses content 1e309 (it would be stored as null) with finite_number at the value', async () => {
+    const { ws, key } = await newKey();
+    const top = await api(`${base(ws, key)}/versions`, {
+      method: 'POST',
+      token: author,
+      rawBody: '{"content": 1e309}',
+    });
+    expect(top.status).toBe(422);
+    expect(top.body).toEqual({
+      detail: [
+        { type: 'finite_number', loc: ['body', 'content'], msg: 'Input should be a finite number', input: 'Infinity' },
+      ],
+    });
+    const nested = await api(`${base(ws, key)}/versions`, {
+      method: 'POST',
+      token: author,
+      rawBody: '{"content": {"limits": [1, -1e400], "ok": 1e308}, "source_version": 1e309, "notes": 7}',
+    });
+    expect(nested.status).toBe(422);
+    expect(nested.body.detail).toEqual([
+      { type: 'string_type', loc: ['body', 'notes'], msg: 'Input should be a valid string', input: 7 },
+      {
+        type: 'finite_number',
+        loc: ['body', 'source_version'],
+        msg: 'Input should be a finite number',
+        input: 'Infinity',
+      },
+      {
+        type: 'finite_number',
+        loc: ['body', 'content', 'limits', 1],
+        msg: 'Input should be a finite number',
+        input: '-Infinity',
+      },
+    ]);
+    // nothing was stored
+    expect((await api(`${base(ws, key)}/versions`, { token: plainUser })).status).toBe(404);
+  });
+});
+
 describe('what a version can hold', () => {
   it('stores any JSON content exactly: extreme numbers, empty keys, deep nesting', async () => {
     const { ws, key } = await newKey();
@@ -292,6 +376,30 @@ describe('reading versions', () => {
       cursor = page.headers.get('x-next-cursor');
     } while (cursor);
     expect(seen).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('sends X-Next-Cursor only when more remain, not after an exactly full last page', async () => {
+    const { ws, key } = await newKey();
+    for (let i = 0; i < 4; i++) await createVersion(ws, key, { i });
+    const whole = await api(`${base(ws, key)}/versions?limit=4`, { token: plainUser });
+    expect(whole.body).toHaveLength(4);
+    expect(whole.headers.get('x-next-cursor')).toBeNull();
+    const first = await api(`${base(ws, key)}/versions?limit=2`, { token: plainUser });
+    expect(first.body.map((v: { version: number }) => v.version)).toEqual([1, 2]);
+    const cursor = first.headers.get('x-next-cursor');
+    expect(cursor).toBeTruthy();
+    const second = await api(`${base(ws, key)}/versions?limit=2&cursor=${cursor}`, { token: plainUser });
+    expect(second.body.map((v: { version: number }) => v.version)).toEqual([3, 4]);
+    expect(second.headers.get('x-next-cursor')).toBeNull();
+    // A version added after the cursor was handed out is on the page it leads to.
+    await createVersion(ws, key, { i: 4 });
+    const more = await api(`${base(ws, key)}/versions?limit=2&cursor=${cursor}`, { token: plainUser });
+    expect(more.body.map((v: { version: number }) => v.version)).toEqual([3, 4]);
+    const last = await api(`${base(ws, key)}/versions?limit=2&cursor=${more.headers.get('x-next-cursor')}`, {
+      token: plainUser,
+    });
+    expect(last.body.map((v: { version: number }) => v.version)).toEqual([5]);
+    expect(last.headers.get('x-next-cursor')).toBeNull();
   });
 
   it('answers 404 for a key without versions and 422 for bad paging', async () => {

@@ -974,7 +974,8 @@ function methodsServing(path: string): string[] {
   const methods = new Set<string>();
   for (const r of routes) {
     const pattern = r.path.replaceAll(/[.+?^$()[\]\\|]/g, '\\$&').replaceAll(/\{\w+\}/g, '[^/]+');
-    if (new RegExp(`^${pattern}/?$`).test(bare)) methods.add(r.method);
+    // Routes match exactly: a trailing slash is another path (404), as in FastAPI.
+    if (new RegExp(`^${pattern}$`).test(bare)) methods.add(r.method);
   }
   return [...methods];
 }

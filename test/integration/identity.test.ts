@@ -376,12 +376,20 @@ describe('user JSON keys that are Object.prototype names are data', () => {
     expect(res.body.detail).toEqual([
       {
         type: 'value_error',
-        loc: ['body'],
+        loc: ['body', 'env', '__proto__'],
         msg: 'Value error, an object key named __proto__ cannot be stored',
-        input: null,
+        input: 'lost',
         ctx: { error: 'an object key named __proto__ cannot be stored' },
       },
     ]);
+    // Free-form values too: decision content keeps every key it is given, or is refused.
+    const content = await api(`/api/decisions/${slug('proto')}/k/versions`, {
+      method: 'POST',
+      psk: adminPsk(),
+      rawBody: '{"content": {"a": [{"__proto__": {"admin": true}}]}}',
+    });
+    expectStatus(content, 422);
+    expect(content.body.detail[0].loc).toEqual(['body', 'content', 'a', 0, '__proto__']);
   });
 
   it('runs a crew whose object value holds a constructor key', async () => {

@@ -196,6 +196,42 @@ describe('MCP servers', () => {
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
   });
 
+  it('sends X-Next-Cursor only when more remain: never after the last item, even on a full page', async () => {
+    await createServer();
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Awaited<ReturnType<typeof api<Server[]>>> = await api(
+        `/api/mcps?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { token: alice },
+      );
+      expect(page.status).toBe(200);
+      // Every page a cursor leads to has the item it promised: none is an empty last page.
+      expect(page.body).toHaveLength(1);
+      cursor = page.headers.get('x-next-cursor');
+      pages++;
+    } while (cursor && pages < 1000);
+    expect(cursor).toBeNull();
+    expect(pages).toBeGreaterThanOrEqual(1);
+  });
+
+  it('answers 404, not 405, to a path with a trailing slash', async () => {
+    const { id } = await createServer();
+    for (const [method, path] of [
+      ['GET', '/api/mcps/'],
+      ['POST', '/api/mcps/'],
+      ['GET', `/api/mcps/${id}/`],
+      ['DELETE', `/api/mcps/${id}/`],
+    ] as const) {
+      const res = await api(path, { method, token: admin, ...(method === 'POST' ? { body: filesystem } : {}) });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body).toEqual({ error: expect.any(String), code: 404 });
+      expect(res.headers.get('allow')).toBeNull();
+    }
+    // nothing was deleted or created through the slash
+    expect((await api(`/api/mcps/${id}`, { token: alice })).status).toBe(200);
+  });
+
   it('answers 422 for bad list parameters', async () => {
     const limit = await api('/api/mcps?limit=0', { token: alice });
     expect(limit.status).toBe(422);
@@ -294,6 +330,34 @@ describe('MCP server validation', () => {
     expect(res.body.detail).toEqual([
       { type: 'bool_type', loc: ['body', 'enabled'], msg: 'Input should be a valid boolean', input: [true] },
     ]);
+    for (const enabled of ['maybe', 'true ', 2]) {
+      const unreadable = await post({ name: 'n', command: 'c', enabled });
+      expect(unreadable.body.detail, String(enabled)).toEqual([
+        {
+          type: 'bool_parsing',
+          loc: ['body', 'enabled'],
+          msg: 'Input should be a valid boolean, unable to interpret input',
+          input: enabled,
+        },
+      ]);
+    }
+  });
+
+  it('reads enabled as pydantic does in lax mode: "no", "ON", "f", 0, 1', async () => {
+    for (const [enabled, value] of [
+      ['no', false],
+      ['ON', true],
+      ['f', false],
+      ['True', true],
+      [0, false],
+      [1, true],
+    ] as const) {
+      const res = await post({ name: slug('lax'), command: 'c', enabled });
+      expect(res.status, String(enabled)).toBe(201);
+      expect(res.body.enabled, String(enabled)).toBe(value);
+      const read = await api(`/api/mcps/${res.body.id}`, { token: alice });
+      expect(read.body.enabled).toBe(value);
+    }
   });
 
   it('refuses unknown fields, id and timestamps included', async () => {
@@ -313,7 +377,7 @@ describe('MCP server validation', () => {
       [['body', 'name'], 'missing'],
       [['body', 'command'], 'string_type'],
       [['body', 'args'], 'list_type'],
-      [['body', 'enabled'], 'bool_type'],
+      [['body', 'enabled'], 'bool_parsing'],
       [['body', 'env', 'A B', '[key]'], 'string_pattern_mismatch'],
       [['body', 'env', 'N'], 'string_type'],
       [['body', 'colour'], 'extra_forbidden'],

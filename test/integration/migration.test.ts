@@ -345,7 +345,12 @@ describe('validation (422)', () => {
         input: 0,
         ctx: { ge: 1 },
       },
-      { type: 'int_type', loc: ['body', 'copy_bandwidth'], msg: 'Input should be a valid integer', input: 'fast' },
+      {
+        type: 'int_parsing',
+        loc: ['body', 'copy_bandwidth'],
+        msg: 'Input should be a valid integer, unable to parse string as an integer',
+        input: 'fast',
+      },
       { type: 'string_type', loc: ['body', 'fs_user'], msg: 'Input should be a valid string', input: 5 },
       {
         type: 'string_too_long',
@@ -359,16 +364,49 @@ describe('validation (422)', () => {
     expect(await getConfig()).toEqual(before);
   });
 
-  it('refuses fractional, boolean and negative counts', async () => {
-    const res = await putConfig({ copy_mappers: 1.5, copy_bandwidth: true });
+  it('refuses fractional, unreadable, non-integer and negative counts', async () => {
+    const res = await putConfig({ copy_mappers: 1.5, copy_bandwidth: '2.5' });
     expect(locTypes(res.body.detail)).toEqual([
       [['body', 'copy_mappers'], 'int_from_float'],
+      [['body', 'copy_bandwidth'], 'int_parsing'],
+    ]);
+    const notNumbers = await putConfig({ copy_mappers: [1], copy_bandwidth: { n: 1 } });
+    expect(locTypes(notNumbers.body.detail)).toEqual([
+      [['body', 'copy_mappers'], 'int_type'],
       [['body', 'copy_bandwidth'], 'int_type'],
     ]);
-    const negative = await putConfig({ copy_mappers: -1, copy_bandwidth: -1 });
-    expect(locTypes(negative.body.detail)).toEqual([
-      [['body', 'copy_mappers'], 'greater_than_equal'],
-      [['body', 'copy_bandwidth'], 'greater_than_equal'],
+    const negative = await putConfig({ copy_mappers: -1, copy_bandwidth: '-1' });
+    expect(negative.body.detail).toEqual([
+      expect.objectContaining({ type: 'greater_than_equal', loc: ['body', 'copy_mappers'], input: -1 }),
+      expect.objectContaining({ type: 'greater_than_equal', loc: ['body', 'copy_bandwidth'], input: '-1' }),
+    ]);
+  });
+
+  it('reads counts as pydantic does in lax mode: "3", " 4 ", "5.0", true (1)', async () => {
+    const res = await putConfig({ copy_mappers: '3', copy_bandwidth: ' 4 ' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ copy_mappers: 3, copy_bandwidth: 4 });
+    expect(await rawItem('migrationConfig', { id: 'current' })).toMatchObject({ copy_mappers: 3, copy_bandwidth: 4 });
+    const again = await putConfig({ copy_mappers: '5.0', copy_bandwidth: true });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ copy_mappers: 5, copy_bandwidth: 1 });
+    // a connection's port the same way
+    const connId = slug('laxport');
+    const conn = await putConnection(connId, { conn_type: 'ssh', host: 'edge.example.com', port: '2222' });
+    expect(conn.status).toBe(200);
+    expect(conn.body.port).toBe(2222);
+    const bad = await api(`${CONNECTIONS}/${connId}`, {
+      method: 'PUT',
+      token: admin,
+      body: { conn_type: 'ssh', host: 'edge.example.com', port: 'twenty-two' },
+    });
+    expect(bad.body.detail).toEqual([
+      {
+        type: 'int_parsing',
+        loc: ['body', 'port'],
+        msg: 'Input should be a valid integer, unable to parse string as an integer',
+        input: 'twenty-two',
+      },
     ]);
   });
 
@@ -512,14 +550,14 @@ describe('connections registry', () => {
     });
     expectNoSecrets(JSON.stringify(item));
 
-    // A replacement without the password keeps it; optional fields left out are emptied.
+    // A replacement without the password keeps it (same host); optional fields left out are emptied.
     await new Promise((r) => setTimeout(r, 5));
-    const replaced = await putConnection(connId, { conn_type: 'ssh', host: 'edge2.example.com' });
+    const replaced = await putConnection(connId, { conn_type: 'ssh', host: 'edge.example.com' });
     expect(replaced.status).toBe(200);
     expect(replaced.body).toEqual({
       conn_id: connId,
       conn_type: 'ssh',
-      host: 'edge2.example.com',
+      host: 'edge.example.com',
       port: null,
       schema: null,
       login: null,
@@ -576,6 +614,156 @@ describe('connections registry', () => {
     const res = await api(`${CONNECTIONS}/${slug('none')}`, { token: admin });
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: expect.any(String), code: 404 });
+  });
+});
+
+describe('a stored password never follows its connection to another host', () => {
+  const sealedPassword = async (connId: string) =>
+    (await rawItem('migrationConnections', { conn_id: connId }))?.password as unknown;
+
+  it('requires the password again when the host changes (422 missing at ["body", "password"])', async () => {
+    const connId = slug('moved');
+    const original = secret('moved-pw');
+    expect(
+      (await putConnection(connId, { conn_type: 'ssh', host: 'edge.example.com', login: 'ops', password: original }))
+        .status,
+    ).toBe(200);
+    const sealed = await sealedPassword(connId);
+
+    const moved = await putConnection(connId, { conn_type: 'ssh', host: 'attacker.example.net', login: 'ops' });
+    expect(moved.status).toBe(422);
+    expect(moved.body).toEqual({
+      detail: [
+        {
+          type: 'missing',
+          loc: ['body', 'password'],
+          msg: 'Field required',
+          input: { conn_type: 'ssh', host: 'attacker.example.net', login: 'ops' },
+        },
+      ],
+    });
+    // nothing changed
+    const read = await api<Connection>(`${CONNECTIONS}/${connId}`, { token: admin });
+    expect(read.body.host).toBe('edge.example.com');
+    expect(await sealedPassword(connId)).toEqual(sealed);
+
+    // The same host without the password keeps it; a new host with a password (or with
+    // the password removed) is fine.
+    expect((await putConnection(connId, { conn_type: 'ssh', host: 'edge.example.com', port: 2222 })).status).toBe(200);
+    expect(await sealedPassword(connId)).toEqual(sealed);
+    const withPassword = await putConnection(connId, {
+      conn_type: 'ssh',
+      host: 'edge2.example.com',
+      password: secret('moved-pw-2'),
+    });
+    expect(withPassword.status).toBe(200);
+    expect(withPassword.body.host).toBe('edge2.example.com');
+    expect(await sealedPassword(connId)).not.toEqual(sealed);
+    expect((await putConnection(connId, { conn_type: 'ssh', host: 'edge3.example.com', password: null })).status).toBe(
+      200,
+    );
+    expect(await sealedPassword(connId)).toBeUndefined();
+    // Without a stored password there is nothing to carry over: any host, no password.
+    expect((await putConnection(connId, { conn_type: 'ssh', host: 'edge4.example.com' })).status).toBe(200);
+    expectNoSecrets(moved.text + withPassword.text);
+  });
+
+  it('creates a connection without a password on any host', async () => {
+    const res = await putConnection(slug('nopw'), { conn_type: 'http', host: 'web.example.com' });
+    expect(res.status).toBe(200);
+  });
+
+  it('holds under concurrent writes: a password given for one host is never kept for another', async () => {
+    // A replacement that keeps the password for host A races one that moves the connection
+    // to host B with a new password. Whatever the order, the password stored with host A
+    // is the one given for A: the keeping write is conditioned on the stored host.
+    for (let round = 0; round < 8; round++) {
+      const connId = slug('race');
+      await putConnection(connId, { conn_type: 'ssh', host: 'a.example.com', password: secret('race-a') });
+      const sealedA = await sealedPassword(connId);
+      const [keep, move] = await Promise.all([
+        putConnection(connId, { conn_type: 'ssh', host: 'a.example.com' }),
+        putConnection(connId, { conn_type: 'ssh', host: 'b.example.com', password: secret('race-b') }),
+      ]);
+      expect(move.status).toBe(200);
+      expect([200, 422]).toContain(keep.status);
+      const item = await rawItem('migrationConnections', { conn_id: connId });
+      if (item?.host === 'a.example.com') expect(item.password).toEqual(sealedA);
+      else expect(item?.password).not.toEqual(sealedA);
+      // A keep that failed did so because the host had moved on.
+      if (keep.status === 422) expect(item?.host).toBe('b.example.com');
+    }
+  });
+});
+
+describe('E4 refuses link-local, cloud metadata and unspecified addresses', () => {
+  let port: number;
+  let connections = 0;
+  const server = createServer((s) => {
+    connections++;
+    s.on('error', () => {});
+    s.end('SSH-2.0-MetadataServiceBanner\r\n');
+  });
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '::', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const probe = (body: unknown) => api<{ ok: boolean; message: string }>(TEST, { method: 'POST', token: admin, body });
+
+  it.each([
+    ['0.0.0.0', 'generic'],
+    ['::', 'ssh'],
+    ['::ffff:0.0.0.0', 'smtp'],
+    ['169.254.169.254', 'ssh'],
+    ['::ffff:169.254.169.254', 'generic'],
+    ['::ffff:a9fe:a9fe', 'http'],
+    ['fe80::1', 'generic'],
+    ['fd00:ec2::254', 'http'],
+    ['metadata.google.internal', 'http'],
+  ])('answers ok: false for host %s (%s probe), without connecting or echoing a banner', async (host, type) => {
+    const connId = slug('forbidden');
+    expect((await putConnection(connId, { conn_type: type, host, port })).status).toBe(200);
+    const res = await probe({ conn_id: connId, conn_type: type });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ok: false, message: expect.stringMatching(/^refused: .*; not probed$/) });
+    expect(res.text).not.toContain('MetadataServiceBanner');
+    expect(connections).toBe(0);
+  });
+
+  it('refuses an http URL host and an s3 endpoint on the metadata address', async () => {
+    const http = slug('forbidden-url');
+    await putConnection(http, { conn_type: 'http', host: 'http://169.254.169.254/latest/meta-data/' });
+    expect((await probe({ conn_id: http, conn_type: 'http' })).body).toEqual({
+      ok: false,
+      message: 'refused: 169.254.169.254 is a link-local, metadata or unspecified address; not probed',
+    });
+    const s3 = slug('forbidden-s3');
+    await putConnection(s3, {
+      conn_type: 'aws',
+      host: '',
+      schema: 'bucket',
+      login: 'AKIAEXAMPLE',
+      password: secret('s3-forbidden'),
+      extra: { endpoint_url: 'http://[::ffff:169.254.169.254]:80' },
+    });
+    const res = await probe({ conn_id: s3, conn_type: 's3' });
+    expect(res.body).toEqual({ ok: false, message: expect.stringMatching(/^refused: /) });
+    expectNoSecrets(res.text);
+  });
+
+  it('still probes a loopback host on the same listener (private ranges and loopback stay allowed)', async () => {
+    const connId = slug('loopback');
+    await putConnection(connId, { conn_type: 'ssh', host: '127.0.0.1', port });
+    expect((await probe({ conn_id: connId, conn_type: 'ssh' })).body).toEqual({
+      ok: true,
+      message: `SSH server at 127.0.0.1:${port}: SSH-2.0-MetadataServiceBanner`,
+    });
+    expect(connections).toBe(1);
   });
 });
 

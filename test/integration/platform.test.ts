@@ -144,6 +144,21 @@ describe('unknown routes and wrong methods', () => {
     expect(res.headers.get('allow')?.split(/,\s*/).sort()).toEqual(['GET', 'POST']);
   });
 
+  it.each([
+    ['GET', '/api/health/ping/'],
+    ['DELETE', '/api/health/ping/'],
+    ['GET', '/api/mcps/'],
+    ['GET', '/api/crew-templates/'],
+    ['GET', '/api/migration/connections/'],
+    ['POST', '/api/decisions/ws/k/versions/'],
+    ['GET', '/api/decisions/ws/k/versions/1/'],
+    ['GET', '/openapi.json/'],
+  ])('%s %s (a trailing slash) answers 404 ErrorResponse, not 405', async (method, path) => {
+    const res = await api(path, { method, token: await token(slug('u')), ...(method === 'POST' ? { body: {} } : {}) });
+    expectErrorResponse(res, 404);
+    expect(res.headers.get('allow')).toBeNull();
+  });
+
   it('POST /openapi.json answers 405', async () => {
     const res = await api('/openapi.json', { method: 'POST', body: {} });
     expectErrorResponse(res, 405);

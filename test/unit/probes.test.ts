@@ -368,3 +368,67 @@ describe('the built-in workflow engine', () => {
     });
   });
 });
+
+describe('refused addresses (link-local, cloud metadata, unspecified)', () => {
+  /** A listener on every local address that counts connections and sends a banner at once. */
+  async function bannerEverywhere() {
+    const seen = { count: 0 };
+    const server = createServer((socket) => {
+      seen.count++;
+      socket.on('error', () => {});
+      socket.end('SSH-2.0-MustNotBeEchoed\r\n');
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '::', resolve));
+    return { port: (server.address() as AddressInfo).port, seen };
+  }
+
+  it.each(['0.0.0.0', '::', '::ffff:0.0.0.0', '0:0:0:0:0:0:0:0'])(
+    'does not connect to the unspecified address %s (which reaches this host) and echoes no banner',
+    async (host) => {
+      const { port, seen } = await bannerEverywhere();
+      for (const probe of ['generic', 'ssh', 'smtp', 'http'] as const) {
+        const result = await probeConnection(conn({ host, port }), probe);
+        expect(result, probe).toEqual({
+          ok: false,
+          message: `refused: ${host} is a link-local, metadata or unspecified address; not probed`,
+        });
+      }
+      expect(seen.count).toBe(0);
+    },
+  );
+
+  it.each([
+    '169.254.169.254',
+    '169.254.170.2',
+    'fe80::1',
+    'fd00:ec2::254',
+    '::ffff:169.254.169.254',
+    '::ffff:a9fe:a9fe',
+    '100.100.100.200',
+  ])('refuses %s for every probe type without connecting', async (host) => {
+    for (const probe of ['generic', 'ssh', 'smtp', 'http'] as const) {
+      const result = await probeConnection(conn({ host, port: 80 }), probe, { timeoutMs: 300 });
+      expect(result, probe).toEqual({ ok: false, message: expect.stringMatching(/^refused: .*; not probed$/) });
+    }
+    const name = host.includes(':') ? `[${host}]` : host;
+    expect(
+      (await probeConnection(conn({ host: `http://${name}/latest/meta-data/`, port: null }), 'http')).message,
+    ).toMatch(/^refused: /);
+    const s3 = conn({ host: '', schema: 'bucket', login: 'AKIA', extra: { endpoint_url: `http://${name}` } });
+    expect((await probeConnection(s3, 's3')).message).toMatch(/^refused: /);
+  });
+
+  it('refuses a cloud metadata service by name', async () => {
+    expect(await probeConnection(conn({ host: 'metadata.google.internal', port: 80 }), 'http')).toEqual({
+      ok: false,
+      message: 'refused: metadata.google.internal is a cloud metadata service; not probed',
+    });
+  });
+
+  it('still probes loopback and private addresses: migration hosts live there', async () => {
+    const port = await tcp((socket) => socket.end('SSH-2.0-Private\r\n'));
+    expect((await probeConnection(conn({ host: '127.0.0.1', port }), 'ssh')).ok).toBe(true);
+    expect((await probeConnection(conn({ host: 'localhost', port }), 'generic')).ok).toBe(true);
+  });
+});

@@ -4,7 +4,16 @@ import { z } from 'zod';
 import type { ValidationIssue } from '../../shared/http/errors.js';
 import { boolParam, integer, intParam, PageQuery } from '../../shared/http/params.js';
 import { slug } from '../../shared/http/schemas.js';
-import { jsonInvalid, pydanticIssue, type Source, toValidationIssues } from '../../shared/http/validation.js';
+import {
+  jsonInvalid,
+  laxBool,
+  laxFloat,
+  laxInt,
+  pydanticIssue,
+  type Source,
+  toValidationIssues,
+  validateSource,
+} from '../../shared/http/validation.js';
 
 /** Parses `raw` with `schema`, which must fail, and maps the failure the way the app does. */
 function detail(schema: z.ZodType, raw: unknown, source: Source = 'body'): ValidationIssue[] {
@@ -399,10 +408,12 @@ describe('intParam (path and query integers)', () => {
 
   it('property: any string that is not an integer gives exactly one int_parsing issue', () => {
     const notInteger = fc.oneof(
-      // anything containing a character that never appears in an integer
-      fc.string({ minLength: 1 }).filter((s) => /[^0-9\s+-]/.test(s)),
-      // digits with an inner separator
-      fc.tuple(fc.nat(), fc.constantFrom('.', ',', '_', 'e', ' '), fc.nat()).map(([a, sep, b]) => `${a}${sep}${b}`),
+      // anything containing a character that never appears in an integer pydantic reads
+      fc.string({ minLength: 1 }).filter((s) => /[^0-9\s+._-]/.test(s)),
+      // digits with an inner separator (`1_000` and `7.0` are integers to pydantic)
+      fc.tuple(fc.nat(), fc.constantFrom(',', 'e', ' ', '__'), fc.nat()).map(([a, sep, b]) => `${a}${sep}${b}`),
+      // a fraction that is not zero
+      fc.tuple(fc.nat(), fc.integer({ min: 1 })).map(([a, b]) => `${a}.${b}`),
       // only signs or whitespace
       fc.stringMatching(/^[\s+-]*$/),
     );
@@ -496,5 +507,308 @@ describe('json_invalid', () => {
         }
       }),
     );
+  });
+});
+
+/** A JSON body through the app's validation (lax conversions, non-finite numbers, schema). */
+function body(schema: z.ZodType, raw: unknown) {
+  return validateSource(schema, raw, 'body');
+}
+const accepted = (schema: z.ZodType, raw: unknown) => {
+  const result = body(schema, raw);
+  if (!result.success) throw new Error(`expected ${JSON.stringify(raw)} to pass: ${JSON.stringify(result.issues)}`);
+  return result.data;
+};
+const refused = (schema: z.ZodType, raw: unknown) => {
+  const result = body(schema, raw);
+  if (result.success) throw new Error(`expected ${JSON.stringify(raw)} to be refused`);
+  return result.issues;
+};
+
+const INT_PARSING = 'Input should be a valid integer, unable to parse string as an integer';
+
+describe("laxInt, laxFloat, laxBool (pydantic-core's str_as_int, str_as_float, str_as_bool)", () => {
+  it.each([
+    ['3', 3],
+    [' 3 ', 3],
+    ['\t-3\n', -3],
+    ['+3', 3],
+    ['007', 7],
+    ['-007', -7],
+    ['3.0', 3],
+    ['3.000', 3],
+    ['00.0', 0],
+    ['-0', 0],
+    ['1_000', 1000],
+    ['1_000.0', 1000],
+  ])('reads %j as the integer %d', (text, n) => {
+    expect(laxInt(text)).toBe(n);
+  });
+
+  it.each(['ten', '', ' ', '3.5', '3.', '.0', '1e3', '0x10', '_1', '1_', '1__0', '+-1', '--1', '-+1', '1 000', '١'])(
+    'cannot read %j as an integer',
+    (text) => {
+      expect(laxInt(text)).toBeUndefined();
+    },
+  );
+
+  it('refuses more than 4300 characters as too large to read (int_parsing_size)', () => {
+    expect(laxInt('1'.repeat(4301))).toBe('size');
+  });
+
+  it.each([
+    ['1.5', 1.5],
+    [' 1.5 ', 1.5],
+    ['-2', -2],
+    ['1.', 1],
+    ['.5', 0.5],
+    ['1e3', 1000],
+    ['+1E-2', 0.01],
+    ['1_000.5', 1000.5],
+    ['inf', Infinity],
+    ['-Infinity', -Infinity],
+  ])('reads %j as the number %d', (text, n) => {
+    expect(laxFloat(text)).toBe(n);
+  });
+
+  it.each(['x', '', '.', '1e', 'e3', '0x10', '1,5', '_1.5'])('cannot read %j as a number', (text) => {
+    expect(laxFloat(text)).toBeUndefined();
+  });
+
+  it('reads the booleans pydantic reads, words in any case, and nothing else', () => {
+    for (const t of ['true', 'True', 'TRUE', '1', 'yes', 'YES', 'on', 'On', 't', 'T', 'y', 'Y'])
+      expect(laxBool(t), t).toBe(true);
+    for (const f of ['false', 'False', '0', 'no', 'NO', 'off', 'Off', 'f', 'F', 'n', 'N'])
+      expect(laxBool(f), f).toBe(false);
+    for (const x of ['2', 'maybe', '', ' true', 'true ', '00', '1.0', 'nope']) expect(laxBool(x), x).toBeUndefined();
+  });
+});
+
+describe('lax conversions of body values (pydantic v2 lax mode)', () => {
+  const ints = z.strictObject({ n: integer().min(1).max(100).optional(), m: z.int().nullable().optional() });
+
+  it('takes an integer as a numeric string, a whole float, or a boolean', () => {
+    expect(accepted(ints, { n: '3' })).toEqual({ n: 3 });
+    expect(accepted(ints, { n: ' 42 ' })).toEqual({ n: 42 });
+    expect(accepted(ints, { n: '3.0' })).toEqual({ n: 3 });
+    expect(accepted(ints, { n: 3.0 })).toEqual({ n: 3 });
+    expect(accepted(ints, { n: true })).toEqual({ n: 1 });
+    expect(accepted(ints, { m: '-12', n: '1_0' })).toEqual({ m: -12, n: 10 });
+    expect(accepted(ints, { m: null })).toEqual({ m: null });
+  });
+
+  it('answers int_parsing for a string that is no integer, and int_from_float for a fraction', () => {
+    expect(refused(ints, { n: 'ten' })).toEqual([
+      { type: 'int_parsing', loc: ['body', 'n'], msg: INT_PARSING, input: 'ten' },
+    ]);
+    expect(refused(ints, { n: '3.5' })).toEqual([
+      { type: 'int_parsing', loc: ['body', 'n'], msg: INT_PARSING, input: '3.5' },
+    ]);
+    expect(refused(ints, { n: 3.5 })).toEqual([
+      {
+        type: 'int_from_float',
+        loc: ['body', 'n'],
+        msg: 'Input should be a valid integer, got a number with a fractional part',
+        input: 3.5,
+      },
+    ]);
+    expect(refused(ints, { n: [3] })).toEqual([
+      { type: 'int_type', loc: ['body', 'n'], msg: 'Input should be a valid integer', input: [3] },
+    ]);
+  });
+
+  it('checks the bounds on the number read, and shows the string that was sent', () => {
+    expect(refused(ints, { n: '0' })).toEqual([
+      {
+        type: 'greater_than_equal',
+        loc: ['body', 'n'],
+        msg: 'Input should be greater than or equal to 1',
+        input: '0',
+        ctx: { ge: 1 },
+      },
+    ]);
+    expect(refused(ints, { n: false })).toEqual([
+      expect.objectContaining({ type: 'greater_than_equal', input: false }),
+    ]);
+  });
+
+  it('takes a number as a numeric string or a boolean; float_parsing otherwise', () => {
+    const schema = z.object({ x: z.number().min(0) });
+    expect(accepted(schema, { x: '1.5' })).toEqual({ x: 1.5 });
+    expect(accepted(schema, { x: ' 2e3 ' })).toEqual({ x: 2000 });
+    expect(accepted(schema, { x: true })).toEqual({ x: 1 });
+    expect(refused(schema, { x: 'x' })).toEqual([
+      {
+        type: 'float_parsing',
+        loc: ['body', 'x'],
+        msg: 'Input should be a valid number, unable to parse string as a number',
+        input: 'x',
+      },
+    ]);
+    expect(refused(schema, { x: 'inf' })).toEqual([
+      { type: 'finite_number', loc: ['body', 'x'], msg: 'Input should be a finite number', input: 'inf' },
+    ]);
+    expect(refused(schema, { x: '-1' })).toEqual([
+      expect.objectContaining({ type: 'greater_than_equal', input: '-1' }),
+    ]);
+  });
+
+  it('takes a boolean as 0/1 or a word; bool_parsing for other strings and numbers, bool_type for the rest', () => {
+    const schema = z.object({ b: z.boolean().default(true) });
+    for (const [input, value] of [
+      ['yes', true],
+      ['Off', false],
+      ['TRUE', true],
+      ['f', false],
+      ['1', true],
+      [0, false],
+      [1, true],
+      [1.0, true],
+    ] as const) {
+      expect(accepted(schema, { b: input }), String(input)).toEqual({ b: value });
+    }
+    for (const input of ['maybe', '', 'true ', 2, -1]) {
+      expect(refused(schema, { b: input }), String(input)).toEqual([
+        {
+          type: 'bool_parsing',
+          loc: ['body', 'b'],
+          msg: 'Input should be a valid boolean, unable to interpret input',
+          input,
+        },
+      ]);
+    }
+    for (const input of [0.5, [], {}, null]) {
+      expect(refused(schema, { b: input }), JSON.stringify(input)).toEqual([
+        { type: 'bool_type', loc: ['body', 'b'], msg: 'Input should be a valid boolean', input },
+      ]);
+    }
+  });
+
+  it('never turns a number into a string (pydantic does not either)', () => {
+    expect(refused(z.object({ s: z.string() }), { s: 3 })).toEqual([
+      { type: 'string_type', loc: ['body', 's'], msg: 'Input should be a valid string', input: 3 },
+    ]);
+  });
+
+  it('reaches fields in lists, records, nested objects and discriminated unions', () => {
+    const schema = z.strictObject({
+      list: z.array(integer()).optional(),
+      map: z.record(z.string(), z.boolean()).optional(),
+      nested: z.object({ deep: z.object({ n: z.number() }) }).optional(),
+      steps: z
+        .array(
+          z.discriminatedUnion('kind', [
+            z.strictObject({ kind: z.literal('wait'), seconds: z.number().min(0).max(60) }),
+            z.strictObject({ kind: z.literal('flag'), on: z.boolean() }),
+          ]),
+        )
+        .optional(),
+    });
+    expect(
+      accepted(schema, {
+        list: ['1', 2, '3.0'],
+        map: { a: 'on', b: 0 },
+        nested: { deep: { n: '2.5' } },
+        steps: [
+          { kind: 'wait', seconds: '5' },
+          { kind: 'flag', on: 'no' },
+        ],
+      }),
+    ).toEqual({
+      list: [1, 2, 3],
+      map: { a: true, b: false },
+      nested: { deep: { n: 2.5 } },
+      steps: [
+        { kind: 'wait', seconds: 5 },
+        { kind: 'flag', on: false },
+      ],
+    });
+    expect(
+      refused(schema, { list: ['1', 'x'], map: { a: 'perhaps' }, steps: [{ kind: 'wait', seconds: '61' }] }),
+    ).toEqual([
+      { type: 'int_parsing', loc: ['body', 'list', 1], msg: INT_PARSING, input: 'x' },
+      expect.objectContaining({ type: 'bool_parsing', loc: ['body', 'map', 'a'], input: 'perhaps' }),
+      expect.objectContaining({ type: 'less_than_equal', loc: ['body', 'steps', 0, 'seconds'], input: '61' }),
+    ]);
+  });
+
+  it('in a union, keeps a value a member takes as it is, else converts for the member that takes it', () => {
+    const count = z.object({
+      c: z
+        .union([integer().min(1), z.literal('')])
+        .nullable()
+        .optional(),
+    });
+    expect(accepted(count, { c: '' })).toEqual({ c: '' });
+    expect(accepted(count, { c: '4' })).toEqual({ c: 4 });
+    expect(accepted(count, { c: true })).toEqual({ c: 1 });
+    expect(refused(count, { c: 'four' })).toEqual([
+      { type: 'int_parsing', loc: ['body', 'c'], msg: INT_PARSING, input: 'four' },
+    ]);
+    expect(refused(count, { c: '0' })).toEqual([expect.objectContaining({ type: 'greater_than_equal', input: '0' })]);
+    // A string member takes a numeric string as it is.
+    expect(accepted(z.object({ v: z.union([z.string(), z.int()]) }), { v: '3' })).toEqual({ v: '3' });
+  });
+
+  it('lists conversion failures with the other failures of the body, one per loc', () => {
+    const schema = z.strictObject({ a: integer(), b: z.string(), c: z.boolean() });
+    expect(refused(schema, { a: 'x', b: 1, c: 'x', d: 1 }).map((i) => [i.loc, i.type])).toEqual([
+      [['body', 'a'], 'int_parsing'],
+      [['body', 'b'], 'string_type'],
+      [['body', 'c'], 'bool_parsing'],
+      [['body', 'd'], 'extra_forbidden'],
+    ]);
+  });
+
+  it('property: every safe integer written as a string is read as that integer', () => {
+    const schema = z.object({ n: integer() });
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), (n) => {
+        expect(accepted(schema, { n: String(n) })).toEqual({ n });
+        expect(accepted(schema, { n: ` ${n}.0 ` })).toEqual({ n });
+      }),
+    );
+  });
+
+  it('property: every finite number written as a string is read as that number', () => {
+    const schema = z.object({ x: z.number() });
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) => {
+        expect(accepted(schema, { x: String(x) })).toEqual({ x: x === 0 ? 0 : x });
+      }),
+    );
+  });
+
+  it('leaves path and query values to their own schemas (they arrive as strings)', () => {
+    const schema = z.object({ flag: z.boolean() });
+    expect(validateSource(schema, { flag: 'yes' }, 'query').success).toBe(false);
+  });
+});
+
+describe('finite_number: numbers JSON cannot carry (1e309 parses to Infinity)', () => {
+  it('is refused anywhere in the body, also in free-form values, with the loc of the value', () => {
+    const schema = z.object({ content: z.unknown(), n: integer().optional() });
+    const raw = JSON.parse('{"content": {"a": [1, 1e309], "b": -1e309}, "n": 1e309}') as unknown;
+    expect(refused(schema, raw)).toEqual([
+      { type: 'finite_number', loc: ['body', 'n'], msg: 'Input should be a finite number', input: 'Infinity' },
+      {
+        type: 'finite_number',
+        loc: ['body', 'content', 'a', 1],
+        msg: 'Input should be a finite number',
+        input: 'Infinity',
+      },
+      {
+        type: 'finite_number',
+        loc: ['body', 'content', 'b'],
+        msg: 'Input should be a finite number',
+        input: '-Infinity',
+      },
+    ]);
+  });
+
+  it('is refused at the top of the body too', () => {
+    expect(refused(z.unknown(), Infinity)).toEqual([
+      { type: 'finite_number', loc: ['body'], msg: 'Input should be a finite number', input: 'Infinity' },
+    ]);
   });
 });
