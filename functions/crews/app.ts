@@ -151,7 +151,8 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         request: { params: RunParams, query: EventsQuery },
         success: {
           status: 200,
-          description: 'Events with index ≥ start, ascending, at most 1000',
+          description:
+            'Events with index ≥ start, ascending, at most 1000 and at most 1 MiB of JSON (continue from the last index + 1)',
           schema: z.array(CrewEvent),
         },
         errors: [403, 404],

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Forbidden, NotFound, Unavailable, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import { laxCoerce } from '../../shared/http/validation.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import { fittingPage } from './limits.js';
@@ -32,6 +34,33 @@ const TYPE_CHECKS: Record<VariableType, { ok: (v: unknown) => boolean; type: str
   },
   array: { ok: (v) => Array.isArray(v), type: 'list_type', msg: 'Input should be a valid list' },
 };
+
+/** Types whose values pydantic's lax mode converts: `"3"` is 3, `"yes"` is true. */
+const LAX_SCHEMAS: Partial<Record<VariableType, z.ZodType>> = {
+  integer: z.int(),
+  number: z.number(),
+  boolean: z.boolean(),
+};
+
+/**
+ * `value` as a value of `type` after pydantic's lax conversions, or the pydantic error
+ * (`int_parsing` for `"ten"`, `int_type` for a list...) at `loc`.
+ */
+function typed(
+  type: VariableType,
+  value: unknown,
+  loc: (string | number)[],
+): { value: unknown; issue?: undefined } | { issue: ValidationIssue } {
+  const lax = LAX_SCHEMAS[type];
+  if (lax) {
+    const converted = laxCoerce(lax, value);
+    const [first] = converted.issues;
+    if (first) return { issue: { ...first, loc: [...loc, ...first.loc.slice(1)] } };
+    value = converted.value;
+  }
+  const wrong = typeIssue(type, value, loc);
+  return wrong ? { issue: wrong } : { value };
+}
 
 /** The pydantic error for `value` not being of `type`, or undefined when it is. */
 function typeIssue(type: VariableType, value: unknown, loc: (string | number)[]): ValidationIssue | undefined {
@@ -138,9 +167,9 @@ export function resolveValues(
   for (const v of variables) {
     const loc = ['body', 'values', v.name];
     if (Object.hasOwn(values, v.name)) {
-      const wrong = typeIssue(v.type, values[v.name], loc);
-      if (wrong) issues.push(wrong);
-      else resolved[v.name] = values[v.name];
+      const checked = typed(v.type, values[v.name], loc);
+      if (checked.issue) issues.push(checked.issue);
+      else resolved[v.name] = checked.value;
     } else if (v.default !== undefined) {
       resolved[v.name] = v.default;
     } else if (v.required) {

@@ -143,13 +143,14 @@ export class DataShareStore {
     );
   }
 
+  /** Pages of shares; names reserved by a creation in flight are not shares yet. */
   private page(limit: number, cursor: string | undefined) {
-    return { db: this.db, tableName: this.tableName, tableKeys: ['name'], limit, cursor };
+    return { db: this.db, tableName: this.tableName, tableKeys: ['name'], limit, cursor, without: 'reservation' };
   }
 }
 
 const strip = (item: Record<string, unknown>) => withoutListAttributes<ShareItem>(item);
 
 function complete(page: Page<Record<string, unknown>>): Page<ShareItem> {
-  return { items: page.items.map(strip).filter((s) => s.reservation === undefined), nextCursor: page.nextCursor };
+  return { items: page.items.map(strip), nextCursor: page.nextCursor };
 }

@@ -63,11 +63,8 @@ export class KeyService {
     limit: number,
     cursor: string | undefined,
   ): Promise<Page<KeyInfo>> {
-    const page = await this.keys.list(isAdmin(caller) ? undefined : caller.principal, limit, cursor);
-    return {
-      items: page.items.filter((k) => includeDeleted || !k.deleted_at).map(toInfo),
-      nextCursor: page.nextCursor,
-    };
+    const page = await this.keys.list(isAdmin(caller) ? undefined : caller.principal, includeDeleted, limit, cursor);
+    return { items: page.items.map(toInfo), nextCursor: page.nextCursor };
   }
 
   /** Deletes a key; it stops authenticating at once here, and within seconds everywhere. */

@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Forbidden, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
-import { documentUrnOf, type CatalogItem, type EntityChange, type MetadataCatalog } from '../../shared/ports/catalog.js';
+import {
+  documentUrnOf,
+  type CatalogItem,
+  type EntityChange,
+  type MetadataCatalog,
+} from '../../shared/ports/catalog.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import {

@@ -74,7 +74,13 @@ export class FinetuneService {
     ids.forEach((id, i) => {
       if (owners.has(id)) return;
       const error = `no document ${id}`;
-      issues.push({ type: 'value_error', loc: ['body', 'source_documents', i], msg: `Value error, ${error}`, input: id, ctx: { error } });
+      issues.push({
+        type: 'value_error',
+        loc: ['body', 'source_documents', i],
+        msg: `Value error, ${error}`,
+        input: id,
+        ctx: { error },
+      });
     });
     if (issues.length > 0) throw new ValidationFailed(issues);
     if (isAdmin(caller)) return;

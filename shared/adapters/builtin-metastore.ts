@@ -1,5 +1,6 @@
-import { BatchGetCommand, GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Unavailable } from '../http/errors.js';
+import { batchGetAll } from '../aws/batch-get.js';
 import { queryAll } from '../aws/pagination.js';
 import { sortedNames, type ColumnSchema, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';
 
@@ -20,10 +21,6 @@ interface TableItem {
   description?: string | null;
   columns?: { name: string; type: string; description?: string | null }[];
 }
-
-/** BatchGetItem's limit, and how often unprocessed keys are asked again. */
-const BATCH_GET_KEYS = 100;
-const BATCH_GET_ATTEMPTS = 5;
 
 /** A stored table item as the port's schema. */
 const toSchema = (item: TableItem): TableSchema => ({
@@ -82,24 +79,14 @@ export class BuiltinMetastore implements Metastore {
 
   /** BatchGetItem, 100 keys a call; keys DynamoDB leaves unprocessed are asked again after a pause. */
   async getTables(refs: readonly TableRef[]): Promise<TableSchema[]> {
-    const found = new Map<string, TableSchema>();
     const refKey = (r: TableRef) => JSON.stringify([r.catalog, r.schema, r.table]);
     const unique = [...new Map(refs.map((r) => [refKey(r), r])).values()];
-    for (let i = 0; i < unique.length; i += BATCH_GET_KEYS) {
-      let keys: Record<string, unknown>[] = unique
-        .slice(i, i + BATCH_GET_KEYS)
-        .map((r) => ({ pk: tablesOf(r.catalog, r.schema), sk: r.table }));
-      for (let attempt = 1; keys.length > 0; attempt++) {
-        if (attempt > BATCH_GET_ATTEMPTS) throw new Unavailable('the metastore is throttling reads; try again');
-        if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
-        const out = await this.db.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys } } }));
-        for (const item of out.Responses?.[this.tableName] ?? []) {
-          const schema = toSchema(item as TableItem);
-          found.set(refKey(schema), schema);
-        }
-        keys = (out.UnprocessedKeys?.[this.tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-      }
-    }
+    const items = await batchGetAll(
+      this.db,
+      this.tableName,
+      unique.map((r) => ({ pk: tablesOf(r.catalog, r.schema), sk: r.table })),
+    );
+    const found = new Map(items.map((item) => toSchema(item as unknown as TableItem)).map((t) => [refKey(t), t]));
     return refs.flatMap((r) => found.get(refKey(r)) ?? []);
   }
 

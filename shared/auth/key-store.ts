@@ -74,9 +74,21 @@ export class KeyStore {
     return (out.Items ?? []).map(fromItem);
   }
 
-  /** Keys made by the principal `creator` (or every key), oldest first. */
-  async list(creator: string | undefined, limit: number, cursor: string | undefined): Promise<Page<KeyRecord>> {
-    const page = { db: this.db, tableName: this.tableName, tableKeys: ['key_hash'], limit, cursor };
+  /** Keys made by the principal `creator` (or every key), oldest first; deleted ones only when asked. */
+  async list(
+    creator: string | undefined,
+    includeDeleted: boolean,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<KeyRecord>> {
+    const page = {
+      db: this.db,
+      tableName: this.tableName,
+      tableKeys: ['key_hash'],
+      limit,
+      cursor,
+      ...(includeDeleted ? {} : { without: 'deleted_at' }),
+    };
     const out = creator
       ? await listOwned(page, { name: 'by_creator_principal', ownerAttribute: 'created_by_principal' }, creator)
       : await listAll(page, LIST_PK);
@@ -158,7 +170,11 @@ export class KeyStore {
 
   private async updateExpiry(
     keyHash: string,
-    update: { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, unknown> },
+    update: {
+      UpdateExpression: string;
+      ConditionExpression: string;
+      ExpressionAttributeValues: Record<string, unknown>;
+    },
   ): Promise<KeyRecord | undefined> {
     try {
       const out = await this.db.send(

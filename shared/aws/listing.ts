@@ -24,6 +24,12 @@ export interface IndexPage {
   readonly tableKeys: readonly string[];
   readonly limit: number;
   readonly cursor: string | undefined;
+  /**
+   * Leave out items that carry this attribute (deleted keys, reserved names). Filtered in
+   * the Query, so a page is still full when enough items follow, and never empty with a
+   * cursor.
+   */
+  readonly without?: string;
 }
 
 async function queryIndex(
@@ -46,8 +52,9 @@ async function queryIndex(
       TableName: page.tableName,
       IndexName: indexName,
       KeyConditionExpression: '#p = :p',
-      ExpressionAttributeNames: { '#p': partition.name },
+      ExpressionAttributeNames: { '#p': partition.name, ...(page.without ? { '#w': page.without } : {}) },
       ExpressionAttributeValues: { ':p': partition.value },
+      ...(page.without ? { FilterExpression: 'attribute_not_exists(#w)' } : {}),
     },
     { limit: page.limit, start, keyAttributes: [...expected] },
   );

@@ -59,7 +59,12 @@ const tokenFor = (name: string, roles: string[] = []) =>
   mintToken(idp.privateJwk, { issuer: idp.issuer, audience: 'dpm-api' }, name, { roles, expiresIn: '1h' });
 const userToken = await tokenFor('bench-user');
 const approverToken = await tokenFor('bench-approver', ['approver']);
-const author = { principal: '["https://bench.test","bench-author"]', name: 'bench-author', roles: new Set<string>(), via: 'bearer' as const };
+const author = {
+  principal: '["https://bench.test","bench-author"]',
+  name: 'bench-author',
+  roles: new Set<string>(),
+  via: 'bearer' as const,
+};
 
 async function seedSubmitted(key: string, count: number) {
   await runLoad(

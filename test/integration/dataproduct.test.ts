@@ -193,6 +193,25 @@ describe('GET /api/dataproduct/psk', () => {
       expect.objectContaining({ type: 'bool_parsing', loc: ['query', 'include_deleted'] }),
     ]);
   });
+
+  it('pages over live keys only: full pages while live keys follow, no cursor after the last', async () => {
+    const owner = await token(slug('pager'));
+    const keys = [];
+    for (let i = 0; i < 5; i++) keys.push(await createKey(owner));
+    for (const k of [keys[0]!, keys[1]!, keys[3]!]) {
+      expect((await api(`/api/dataproduct/psk/${k.psk}`, { method: 'DELETE', token: owner })).status).toBe(204);
+    }
+    const first = await api<{ psk: string }[]>('/api/dataproduct/psk?limit=1', { token: owner });
+    expect(first.body.map((k) => k.psk)).toEqual([keys[2]!.psk]);
+    const cursor = first.headers.get('x-next-cursor');
+    expect(cursor).toBeTruthy();
+    const second = await api<{ psk: string }[]>(`/api/dataproduct/psk?limit=1&cursor=${cursor}`, { token: owner });
+    expect(second.body.map((k) => k.psk)).toEqual([keys[4]!.psk]);
+    expect(second.headers.get('x-next-cursor')).toBeNull();
+    const all = await api<{ psk: string }[]>('/api/dataproduct/psk?limit=5&include_deleted=true', { token: owner });
+    expect(all.body).toHaveLength(5);
+    expect(all.headers.get('x-next-cursor')).toBeNull();
+  });
 });
 
 describe('DELETE /api/dataproduct/psk/{psk_id}', () => {

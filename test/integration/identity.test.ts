@@ -75,7 +75,11 @@ describe('ownership compares principals, never names', () => {
     expectStatus(await api(`/api/data_shares/${share.body.name}`, { token: second }), 403);
     expectStatus(await api(`/api/data_shares/${share.body.name}`, { token: first }), 200);
 
-    const doc = await post('/api/documents', { token: first }, { filename: 'a.txt', mime_type: 'text/plain', size_bytes: 1 });
+    const doc = await post(
+      '/api/documents',
+      { token: first },
+      { filename: 'a.txt', mime_type: 'text/plain', size_bytes: 1 },
+    );
     expectStatus(doc, 201);
     expectStatus(await api(`/api/documents/${doc.body.id}`, { token: second }), 403);
     const secondDocs = await api<{ id: string }[]>('/api/documents?limit=1000', { token: second });
@@ -99,7 +103,11 @@ describe('ownership compares principals, never names', () => {
     const subject = `renamed-${run}`;
     const before = await token(`carol-${run}`, { subject });
     const after = await token(`Carol-${run}`, { subject, claims: { email: `carol-${run}@example.com` } });
-    const doc = await post('/api/documents', { token: before }, { filename: 'a.txt', mime_type: 'text/plain', size_bytes: 1 });
+    const doc = await post(
+      '/api/documents',
+      { token: before },
+      { filename: 'a.txt', mime_type: 'text/plain', size_bytes: 1 },
+    );
     expectStatus(doc, 201);
     expectStatus(await api(`/api/documents/${doc.body.id}`, { token: after }), 200);
   });
@@ -107,7 +115,11 @@ describe('ownership compares principals, never names', () => {
   it('a key acts as its creator’s principal: the creator’s key reaches the creator’s items, a namesake’s does not', async () => {
     const name = `keyowner-${run}`;
     const owner = await token(name, { subject: `owner-${run}` });
-    const doc = await post('/api/documents', { token: owner }, { filename: 'a.txt', mime_type: 'text/plain', size_bytes: 1 });
+    const doc = await post(
+      '/api/documents',
+      { token: owner },
+      { filename: 'a.txt', mime_type: 'text/plain', size_bytes: 1 },
+    );
     expectStatus(doc, 201);
     const ownersKey = await newKey({ token: owner });
     expectStatus(await api(`/api/documents/${doc.body.id}`, { psk: ownersKey.key }), 200);
@@ -143,17 +155,27 @@ describe('records stored before principals (legacy) are admins’ only', () => {
     expectStatus(await api(`/api/documents/${id}`, { token: await token(name) }), 403);
     const mine = await api<{ id: string }[]>('/api/documents?limit=1000', { token: await token(name) });
     expect(mine.body.map((d) => d.id)).not.toContain(id);
-    const admin = await api(`/api/documents/${id}`, { token: await token(`legacy-admin-${run}`, { roles: ['admin'] }) });
+    const admin = await api(`/api/documents/${id}`, {
+      token: await token(`legacy-admin-${run}`, { roles: ['admin'] }),
+    });
     expectStatus(admin, 200);
     expect(admin.body.owner).toBe(name);
   });
 
   it('a key with only a creator name authenticates but owns only what it makes', async () => {
     const name = `legacy-key-${run}`;
-    const doc = await post('/api/documents', { token: await token(name) }, { filename: 'a', mime_type: 'text/plain', size_bytes: 1 });
+    const doc = await post(
+      '/api/documents',
+      { token: await token(name) },
+      { filename: 'a', mime_type: 'text/plain', size_bytes: 1 },
+    );
     const legacy = await insertKey({ createdBy: name, createdByPrincipal: null });
     expectStatus(await api(`/api/documents/${doc.body.id}`, { psk: legacy.secret }), 403);
-    const own = await post('/api/documents', { psk: legacy.secret }, { filename: 'b', mime_type: 'text/plain', size_bytes: 1 });
+    const own = await post(
+      '/api/documents',
+      { psk: legacy.secret },
+      { filename: 'b', mime_type: 'text/plain', size_bytes: 1 },
+    );
     expectStatus(own, 201);
     expectStatus(await api(`/api/documents/${own.body.id}`, { psk: legacy.secret }), 200);
   });
@@ -178,7 +200,11 @@ describe('four-eyes compares principals', () => {
     const disguises = [
       await token(`Carol-${run}`, { subject, roles: ['approver'] }),
       await token(`carol-${run} `, { subject, roles: ['approver'] }),
-      await token('', { subject, roles: ['approver'], claims: { preferred_username: undefined, email: `c-${run}@x.test` } }),
+      await token('', {
+        subject,
+        roles: ['approver'],
+        claims: { preferred_username: undefined, email: `c-${run}@x.test` },
+      }),
       await token(`renamed-${run}`, { subject, roles: ['approver'] }),
     ];
     for (const disguise of disguises) {
@@ -195,7 +221,10 @@ describe('four-eyes compares principals', () => {
     const created = await post(base, { token: author }, { content: { limit: 2 } });
     const path = `${base}/${created.body.version}`;
     const submitterSubject = `erin-sub-${run}`;
-    expectStatus(await post(`${path}/submit`, { token: await token(`erin-${run}`, { subject: submitterSubject }) }), 200);
+    expectStatus(
+      await post(`${path}/submit`, { token: await token(`erin-${run}`, { subject: submitterSubject }) }),
+      200,
+    );
     const submitterAsApprover = await token(`ERIN-${run}`, { subject: submitterSubject, roles: ['approver'] });
     expectStatus(await post(`${path}/approve`, { token: submitterAsApprover }), 403);
     // Same display name as the author, another subject: a second person.
@@ -243,7 +272,11 @@ describe('key lineage', () => {
     expect(self.body.error).toMatch(/cannot extend itself/);
 
     const sibling = await newKey({ token: owner }, 1);
-    const extended = await post(`/api/dataproduct/psk/${sibling.psk}/extend`, { psk: key.key }, { validity_days: 3650 });
+    const extended = await post(
+      `/api/dataproduct/psk/${sibling.psk}/extend`,
+      { psk: key.key },
+      { validity_days: 3650 },
+    );
     expectStatus(extended, 200);
     expect(Date.parse(extended.body.valid_until)).toBeLessThanOrEqual(Date.parse(key.valid_until));
     expect(Date.parse(extended.body.valid_until)).toBeGreaterThan(Date.parse(sibling.valid_until));
@@ -251,7 +284,9 @@ describe('key lineage', () => {
     const longer = await newKey({ token: owner }, 30);
     const refused = await post(`/api/dataproduct/psk/${longer.psk}/extend`, { psk: key.key }, { validity_days: 1 });
     expectStatus(refused, 403);
-    const listed = await api<{ psk: string; valid_until: string }[]>('/api/dataproduct/psk?limit=1000', { token: owner });
+    const listed = await api<{ psk: string; valid_until: string }[]>('/api/dataproduct/psk?limit=1000', {
+      token: owner,
+    });
     expect(listed.body.find((k) => k.psk === longer.psk)!.valid_until).toBe(longer.valid_until);
 
     // The extended key now depends on the key that extended it.
@@ -270,7 +305,9 @@ describe('key lineage', () => {
       ),
     );
     for (const r of results) expectStatus(r, 200);
-    const listed = await api<{ psk: string; valid_until: string }[]>('/api/dataproduct/psk?limit=1000', { token: owner });
+    const listed = await api<{ psk: string; valid_until: string }[]>('/api/dataproduct/psk?limit=1000', {
+      token: owner,
+    });
     const until = Date.parse(listed.body.find((k) => k.psk === target.psk)!.valid_until);
     expect(until - Date.parse(target.valid_until)).toBe(80 * 86_400_000);
   });
@@ -291,13 +328,25 @@ describe('fine-tuning datasets and documents belong to their owners', () => {
   it('a dataset cannot draw on another user’s documents; unknown ones are 422; admins may use any', async () => {
     const alice = await token(`ft-owner-${run}`);
     const mallory = await token(`ft-thief-${run}`);
-    const doc = await post('/api/documents', { token: alice }, { filename: 'a', mime_type: 'text/plain', size_bytes: 1 });
-    const stolen = await post('/api/finetune/datasets', { token: mallory }, { name: 'steal', source_documents: [doc.body.id] });
+    const doc = await post(
+      '/api/documents',
+      { token: alice },
+      { filename: 'a', mime_type: 'text/plain', size_bytes: 1 },
+    );
+    const stolen = await post(
+      '/api/finetune/datasets',
+      { token: mallory },
+      { name: 'steal', source_documents: [doc.body.id] },
+    );
     expectStatus(stolen, 403);
     const mine = await api<{ id: string }[]>('/api/finetune/datasets?limit=1000', { token: mallory });
     expect(mine.body).toEqual([]);
     const missing = randomUUID();
-    const unknown = await post('/api/finetune/datasets', { token: alice }, { name: 'x', source_documents: [doc.body.id, missing] });
+    const unknown = await post(
+      '/api/finetune/datasets',
+      { token: alice },
+      { name: 'x', source_documents: [doc.body.id, missing] },
+    );
     expectStatus(unknown, 422);
     expect(unknown.body.detail).toEqual([
       {
@@ -308,34 +357,52 @@ describe('fine-tuning datasets and documents belong to their owners', () => {
         ctx: { error: `no document ${missing}` },
       },
     ]);
-    expectStatus(await post('/api/finetune/datasets', { token: alice }, { name: 'ok', source_documents: [doc.body.id] }), 201);
-    expectStatus(await post('/api/finetune/datasets', { psk: adminPsk() }, { name: 'admin', source_documents: [doc.body.id] }), 201);
+    expectStatus(
+      await post('/api/finetune/datasets', { token: alice }, { name: 'ok', source_documents: [doc.body.id] }),
+      201,
+    );
+    expectStatus(
+      await post('/api/finetune/datasets', { psk: adminPsk() }, { name: 'admin', source_documents: [doc.body.id] }),
+      201,
+    );
   });
 
   it('a user’s object key lives under the document’s prefix; an admin’s is kept', async () => {
     const user = await token(`objkey-${run}`);
-    const mine = await post('/api/documents', { token: user }, {
-      filename: 'a',
-      mime_type: 'text/plain',
-      size_bytes: 1,
-      objstore_key: '/finetune/someone-elses-job/manifest.json',
-    });
+    const mine = await post(
+      '/api/documents',
+      { token: user },
+      {
+        filename: 'a',
+        mime_type: 'text/plain',
+        size_bytes: 1,
+        objstore_key: '/finetune/someone-elses-job/manifest.json',
+      },
+    );
     expectStatus(mine, 201);
     expect(mine.body.objstore_key).toBe(`documents/${mine.body.id}/finetune/someone-elses-job/manifest.json`);
-    const escape = await post('/api/documents', { token: user }, {
-      filename: 'a',
-      mime_type: 'text/plain',
-      size_bytes: 1,
-      objstore_key: 'a/../../other/key',
-    });
+    const escape = await post(
+      '/api/documents',
+      { token: user },
+      {
+        filename: 'a',
+        mime_type: 'text/plain',
+        size_bytes: 1,
+        objstore_key: 'a/../../other/key',
+      },
+    );
     expectStatus(escape, 422);
     expect(escape.body.detail[0]).toMatchObject({ type: 'value_error', loc: ['body', 'objstore_key'] });
-    const pipeline = await post('/api/documents', { psk: adminPsk() }, {
-      filename: 'a',
-      mime_type: 'text/plain',
-      size_bytes: 1,
-      objstore_key: 'ingest/2026/a.txt',
-    });
+    const pipeline = await post(
+      '/api/documents',
+      { psk: adminPsk() },
+      {
+        filename: 'a',
+        mime_type: 'text/plain',
+        size_bytes: 1,
+        objstore_key: 'ingest/2026/a.txt',
+      },
+    );
     expect(pipeline.body.objstore_key).toBe('ingest/2026/a.txt');
   });
 });
@@ -393,18 +460,30 @@ describe('user JSON keys that are Object.prototype names are data', () => {
   });
 
   it('runs a crew whose object value holds a constructor key', async () => {
-    const template = await post('/api/crew-templates', { psk: adminPsk() }, {
-      name: slug('proto'),
-      variables: [{ name: 'config', type: 'object', required: true }],
-      steps: [{ id: 'constructor', kind: 'render', template: 'got {{config}}' }],
-    });
+    const template = await post(
+      '/api/crew-templates',
+      { psk: adminPsk() },
+      {
+        name: slug('proto'),
+        variables: [{ name: 'config', type: 'object', required: true }],
+        steps: [{ id: 'constructor', kind: 'render', template: 'got {{config}}' }],
+      },
+    );
     expectStatus(template, 201);
-    const started = await post(`/api/crew-templates/${template.body.id}/run`, { psk: adminPsk() }, {
-      values: { config: { constructor: 1, toString: 'x' } },
-    });
+    const started = await post(
+      `/api/crew-templates/${template.body.id}/run`,
+      { psk: adminPsk() },
+      {
+        values: { config: { constructor: 1, toString: 'x' } },
+      },
+    );
     expectStatus(started, 202);
     let events: { type: string; data?: { outputs?: Record<string, unknown> } }[] = [];
-    for (let i = 0; i < 100 && !events.some((e) => e.type.startsWith('run.') && e.type !== 'run.queued' && e.type !== 'run.started'); i++) {
+    for (
+      let i = 0;
+      i < 100 && !events.some((e) => e.type.startsWith('run.') && e.type !== 'run.queued' && e.type !== 'run.started');
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 100));
       events = (await api(`/api/events/${started.body.correlation_id}`, { psk: adminPsk() })).body;
     }
@@ -416,11 +495,15 @@ describe('user JSON keys that are Object.prototype names are data', () => {
 
 describe('template names that could never be stored', () => {
   it('refuses a variable or step named __proto__ with the loc of each', async () => {
-    const res = await post('/api/crew-templates', { psk: adminPsk() }, {
-      name: slug('proto'),
-      variables: [{ name: '__proto__' }],
-      steps: [{ id: '__proto__', kind: 'render', template: 'x' }],
-    });
+    const res = await post(
+      '/api/crew-templates',
+      { psk: adminPsk() },
+      {
+        name: slug('proto'),
+        variables: [{ name: '__proto__' }],
+        steps: [{ id: '__proto__', kind: 'render', template: 'x' }],
+      },
+    );
     expectStatus(res, 422);
     expect(res.body.detail.map((d: { loc: unknown[]; type: string }) => [d.loc, d.type])).toEqual([
       [['body', 'variables', 0, 'name'], 'value_error'],

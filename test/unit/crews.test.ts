@@ -351,11 +351,15 @@ describe('resolveValues()', () => {
     ['string', 5, 'string_type'],
     ['string', null, 'string_type'],
     ['integer', 2.5, 'int_from_float'],
-    ['integer', '2', 'int_type'],
-    ['integer', false, 'int_type'],
-    ['number', '2.5', 'float_type'],
-    ['boolean', 'yes', 'bool_type'],
-    ['boolean', 1, 'bool_type'],
+    // pydantic's lax mode reads strings it can; what it cannot read is *_parsing.
+    ['integer', 'two', 'int_parsing'],
+    ['integer', '2.5', 'int_parsing'],
+    ['integer', [], 'int_type'],
+    ['number', 'x', 'float_parsing'],
+    ['number', {}, 'float_type'],
+    ['boolean', 'maybe', 'bool_parsing'],
+    ['boolean', 2, 'bool_parsing'],
+    ['boolean', [], 'bool_type'],
     ['object', [], 'dict_type'],
     ['object', 'x', 'dict_type'],
     ['array', {}, 'list_type'],
@@ -378,8 +382,21 @@ describe('resolveValues()', () => {
     expect(resolveValues([variable('v', type)], { v: value })).toEqual({ v: value });
   });
 
+  it.each([
+    ['integer', '2', 2],
+    ['integer', ' 7 ', 7],
+    ['integer', 3.0, 3],
+    ['integer', false, 0],
+    ['number', '2.5', 2.5],
+    ['boolean', 'yes', true],
+    ['boolean', 'OFF', false],
+    ['boolean', 1, true],
+  ] as const)('converts a %s given %j to %j, as pydantic (lax) does', (type, value, expected) => {
+    expect(resolveValues([variable('v', type)], { v: value })).toEqual({ v: expected });
+  });
+
   it('lists all problems together', () => {
-    const values = { i: 1.5, b: 'no', extra1: 1, extra2: 2 };
+    const values = { i: 1.5, b: 'nope', extra1: 1, extra2: 2 };
     const issues = valueIssues(
       [variable('i', 'integer'), variable('b', 'boolean'), variable('req', 'string', { required: true })],
       values,
@@ -387,7 +404,7 @@ describe('resolveValues()', () => {
     expect(issues.map((i) => [i.type, i.loc])).toEqual(
       expect.arrayContaining([
         ['int_from_float', ['body', 'values', 'i']],
-        ['bool_type', ['body', 'values', 'b']],
+        ['bool_parsing', ['body', 'values', 'b']],
         ['missing', ['body', 'values', 'req']],
         ['extra_forbidden', ['body', 'values', 'extra1']],
         ['extra_forbidden', ['body', 'values', 'extra2']],

@@ -101,7 +101,10 @@ describe('DecisionService.transition', () => {
     // A version recorded by name only cannot be told apart from the caller: refused.
     const legacy = item({ status: 'submitted', created_by: 'zoe', submitted_by: 'yan' });
     delete legacy.created_by_principal;
-    await expect(run(legacy)).rejects.toMatchObject({ status: 403, message: expect.stringMatching(/before principals/) });
+    await expect(run(legacy)).rejects.toMatchObject({
+      status: 403,
+      message: expect.stringMatching(/before principals/),
+    });
   });
 
   it('compares principals, never names: another subject of the same name may approve', async () => {

@@ -29,7 +29,12 @@ import { logger } from '../../shared/logger.js';
 const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
 const ddbMock = mockClient(DynamoDBDocumentClient);
 
-const alice: Caller = { principal: '["https://issuer.test","sub-alice"]', name: 'alice', roles: new Set(['approver']), via: 'bearer' };
+const alice: Caller = {
+  principal: '["https://issuer.test","sub-alice"]',
+  name: 'alice',
+  roles: new Set(['approver']),
+  via: 'bearer',
+};
 
 function appWith(authenticate: () => Promise<Caller> = async () => alice) {
   const authenticator = { authenticate } as unknown as Authenticator;

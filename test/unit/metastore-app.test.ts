@@ -6,7 +6,12 @@ import type { MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { Metastore } from '../../shared/ports/metastore.js';
 
 const admin = {
-  authenticate: async () => ({ principal: '["https://issuer.test","sub-ops"]', name: 'ops', roles: new Set(['admin']), via: 'bearer' as const }),
+  authenticate: async () => ({
+    principal: '["https://issuer.test","sub-ops"]',
+    name: 'ops',
+    roles: new Set(['admin']),
+    via: 'bearer' as const,
+  }),
 } as unknown as Authenticator;
 
 describe('table registration with an external metastore', () => {

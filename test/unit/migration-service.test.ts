@@ -8,7 +8,12 @@ import type { Caller } from '../../shared/auth/caller.js';
 import type { WorkflowEngine } from '../../shared/ports/workflow.js';
 import { LocalKeyWrapper, SecretBox } from '../../shared/secrets.js';
 
-const admin: Caller = { principal: '["https://issuer.test","sub-ops"]', name: 'ops', roles: new Set(['admin']), via: 'bearer' };
+const admin: Caller = {
+  principal: '["https://issuer.test","sub-ops"]',
+  name: 'ops',
+  roles: new Set(['admin']),
+  via: 'bearer',
+};
 
 /** The config item in memory: each write applies and hands back the item as it was. */
 function fakeConfigs() {
