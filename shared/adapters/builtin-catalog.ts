@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../aws/errors.js';
 import { Unavailable } from '../http/errors.js';
@@ -128,6 +129,8 @@ export class BuiltinCatalog implements MetadataCatalog {
       const next = applied(urn, current, change);
       assertFits(urn, next);
       const version = current?.[VERSION];
+      // A change the entity already holds (a repeated acceptance) writes nothing.
+      if (current !== undefined && isDeepStrictEqual(next, withoutVersion(current))) return;
       const written = await conditionally(
         this.db.send(
           new PutCommand({
@@ -290,4 +293,9 @@ function sorted(value: unknown): string[] {
   if (value instanceof Set) return [...(value as Set<string>)].sort();
   if (Array.isArray(value)) return [...(value as string[])].sort();
   return [];
+}
+
+function withoutVersion(item: Record<string, unknown>): Record<string, unknown> {
+  const { [VERSION]: _version, ...rest } = item;
+  return rest;
 }

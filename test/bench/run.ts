@@ -29,6 +29,7 @@ const { randomUUID } = await import('node:crypto');
 const { runLoad, runHttpLoad } = await import('./load.js');
 type HttpLoad = import('./load.js').HttpLoad;
 const { measureBundles } = await import('./bundles.js');
+const { tokenPrincipal } = await import('../../shared/auth/caller.js');
 type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
 const idp = await startTestIssuer();
@@ -238,6 +239,8 @@ async function seedRun(events: number): Promise<string> {
       status: 'running',
       values: {},
       created_by: 'bench-user',
+      // The principal of userToken (the test issuer names subjects `sub-<name>`).
+      created_by_principal: tokenPrincipal(idp.issuer, 'sub-bench-user'),
       created_at: now,
       started_at: now,
       finished_at: null,
