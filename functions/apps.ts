@@ -3,6 +3,7 @@ import pkg from '../package.json' with { type: 'json' };
 import type { ServiceApp } from '../shared/http/app.js';
 import { mergeDocuments } from '../shared/http/openapi.js';
 import type { Runtime } from '../shared/runtime.js';
+import { oauthEndpointsOf } from '../shared/auth/discovery.js';
 import { crewsApp } from './crews/app.js';
 import { dataSharesApp } from './data-shares/app.js';
 import { dataproductApp } from './dataproduct/app.js';
@@ -29,7 +30,13 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
   const documentOfAll = () => (document ??= openApiDocument(Object.values(apps)));
   const factories: Record<GroupName, () => ServiceApp> = {
     platform: () =>
-      createPlatformApp({ version: pkg.version, buildNumber: runtime.config.buildNumber, document: documentOfAll }),
+      createPlatformApp({
+        version: pkg.version,
+        buildNumber: runtime.config.buildNumber,
+        document: documentOfAll,
+        oauthEndpoints: oauthEndpointsOf(runtime.config.auth.issuer),
+        docsClientId: runtime.config.auth.docsClientId,
+      }),
     decisions: () => decisionsApp(runtime),
     crews: () => crewsApp(runtime),
     dataproduct: () => dataproductApp(runtime),

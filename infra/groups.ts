@@ -20,6 +20,8 @@ export interface GroupDefinition {
   readonly buckets?: Partial<Record<BucketKey, 'read' | 'readWrite'>>;
   /** The group encrypts or decrypts secrets with the stage's KMS key. */
   readonly usesKms?: boolean;
+  /** Files read at run time, copied beside the Lambda bundle: folder → paths from the project root. */
+  readonly bundledFiles?: Readonly<Record<string, readonly string[]>>;
 }
 
 export const GROUPS = [
@@ -29,6 +31,16 @@ export const GROUPS = [
     prefixes: ['/api/health'],
     exactPaths: ['/openapi.json', '/docs'],
     tables: {},
+    // /docs serves Swagger UI itself (no CDN): functions/platform/docs.ts reads these.
+    bundledFiles: {
+      'swagger-ui': [
+        'node_modules/swagger-ui-dist/swagger-ui-bundle.js',
+        'node_modules/swagger-ui-dist/swagger-ui.css',
+        'node_modules/swagger-ui-dist/oauth2-redirect.html',
+        'node_modules/swagger-ui-dist/oauth2-redirect.js',
+        'node_modules/swagger-ui-dist/favicon-32x32.png',
+      ],
+    },
   },
   {
     name: 'decisions',

@@ -34,6 +34,7 @@ const EnvSchema = z.object({
   AUTH_ISSUER: optionalUrl,
   AUTH_AUDIENCE: optionalText,
   AUTH_JWKS_URL: optionalUrl,
+  AUTH_DOCS_CLIENT_ID: z.string().trim().min(1).default('dpm-docs'),
   DYNAMODB_ENDPOINT: optionalUrl,
   SQS_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
@@ -64,9 +65,47 @@ const EnvSchema = z.object({
   LLM_API_KEY_ARN: optionalText,
   CREW_HTTP_ALLOWED_HOSTS: optionalText,
   BUILD_NUMBER: z.string().min(1).default('local'),
+  DPM_LOCAL_USERS: z.string().default('alice:approver,bob:approver,carol:,dana:admin'),
 });
 
 export type Env = z.input<typeof EnvSchema>;
+
+/** A user of the local identity provider: signs in with this name, gets these roles. */
+export interface LocalUser {
+  readonly name: string;
+  readonly roles: readonly string[];
+}
+
+const LOCAL_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+const ROLE = /^[A-Za-z][A-Za-z0-9_:.-]{0,63}$/;
+
+/**
+ * DPM_LOCAL_USERS: `name:role,role;name:;...` (entries split by `;`, roles by `,`), or,
+ * without any `;`, `name:role,name:role,...` (one role an entry, `+` joining more:
+ * `dana:admin+approver`), as in the default `alice:approver,bob:approver,carol:,dana:admin`.
+ */
+export function parseLocalUsers(text: string): LocalUser[] {
+  const fail = (why: string) => {
+    throw new ConfigError(`invalid configuration: DPM_LOCAL_USERS ${why}`);
+  };
+  const entries = text.includes(';') ? text.split(';') : text.split(',');
+  const users = new Map<string, LocalUser>();
+  for (const raw of entries.map((e) => e.trim()).filter((e) => e !== '')) {
+    const colon = raw.indexOf(':');
+    const name = (colon < 0 ? raw : raw.slice(0, colon)).trim();
+    const roleText = colon < 0 ? '' : raw.slice(colon + 1);
+    const roles = roleText
+      .split(text.includes(';') ? /[,+]/ : /\+/)
+      .map((r) => r.trim())
+      .filter((r) => r !== '');
+    if (!LOCAL_NAME.test(name)) fail(`has an invalid user name '${name}' (letters, digits, . _ @ -; at most 64)`);
+    for (const role of roles) if (!ROLE.test(role)) fail(`has an invalid role '${role}' for user '${name}'`);
+    if (users.has(name)) fail(`names user '${name}' twice`);
+    users.set(name, { name, roles: [...new Set(roles)] });
+  }
+  if (users.size === 0) fail('names no user (format: name:role,role;name:role)');
+  return [...users.values()];
+}
 
 export interface Config {
   readonly stage: string;
@@ -77,10 +116,14 @@ export interface Config {
   readonly adminPsk: string | undefined;
   /** On AWS: the Secrets Manager ARN holding the bootstrap admin key (instead of DPM_ADMIN_PSK). */
   readonly adminPskArn: string | undefined;
+  /** Users of the local identity provider (`npm start` without AUTH_ISSUER). */
+  readonly localUsers: readonly LocalUser[];
   readonly auth: {
     readonly issuer: string | undefined;
     readonly audience: string | undefined;
     readonly jwksUrl: string | undefined;
+    /** The issuer's public client that /docs signs in with (authorization code + PKCE). */
+    readonly docsClientId: string;
   };
   readonly endpoints: {
     readonly dynamodb: string | undefined;
@@ -204,7 +247,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.DPM_DATA_DIR,
     adminPsk: e.DPM_ADMIN_PSK,
     adminPskArn: e.DPM_ADMIN_PSK_ARN,
-    auth: { issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE, jwksUrl: e.AUTH_JWKS_URL },
+    localUsers: parseLocalUsers(e.DPM_LOCAL_USERS),
+    auth: {
+      issuer: e.AUTH_ISSUER,
+      audience: e.AUTH_AUDIENCE,
+      jwksUrl: e.AUTH_JWKS_URL,
+      docsClientId: e.AUTH_DOCS_CLIENT_ID,
+    },
     endpoints: { dynamodb: e.DYNAMODB_ENDPOINT, sqs: e.SQS_ENDPOINT, s3: e.S3_ENDPOINT },
     crewRunQueueUrl: e.CREW_RUN_QUEUE_URL,
     artifactsBucket: e.ARTIFACTS_BUCKET,

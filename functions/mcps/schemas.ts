@@ -30,14 +30,14 @@ export type McpServerRequest = z.infer<typeof McpServerRequest>;
 
 export const McpServer = z
   .object({
-    id: z.uuid(),
-    name: z.string(),
-    command: z.string(),
-    args: z.array(z.string()),
-    enabled: z.boolean(),
-    env: z.record(z.string(), z.string()),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
+    id: z.uuid().openapi({ description: 'the server id (UUID), assigned at creation' }),
+    name: z.string().openapi({ description: 'human-readable name' }),
+    command: z.string().openapi({ description: 'executable command' }),
+    args: z.array(z.string()).openapi({ description: 'command arguments' }),
+    enabled: z.boolean().openapi({ description: 'whether active' }),
+    env: z.record(z.string(), z.string()).openapi({ description: 'environment variables: name → value' }),
+    created_at: z.iso.datetime().openapi({ description: 'when the configuration was created (ISO 8601 UTC)' }),
+    updated_at: z.iso.datetime().openapi({ description: 'when it was last replaced (ISO 8601 UTC)' }),
   })
   .openapi('McpServer');
 export type McpServer = z.infer<typeof McpServer>;

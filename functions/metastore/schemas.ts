@@ -35,8 +35,12 @@ export const ClassifyParams = z.object({
   table: name('table name'),
 });
 
-export const CatalogList = z.object({ catalogs: z.array(z.string()) }).openapi('CatalogList');
-export const SchemaList = z.object({ schemas: z.array(z.string()) }).openapi('SchemaList');
+export const CatalogList = z
+  .object({ catalogs: z.array(z.string()).openapi({ description: 'catalog names' }) })
+  .openapi('CatalogList');
+export const SchemaList = z
+  .object({ schemas: z.array(z.string()).openapi({ description: 'the schema names of the catalog' }) })
+  .openapi('SchemaList');
 /** Spec 2.12. */
 export const TableList = z
   .object({ tables: z.array(z.string()).openapi({ description: 'table names, sorted' }) })
@@ -59,29 +63,31 @@ export type TableRegistration = z.infer<typeof TableRegistration>;
 
 export const ColumnMetadata = z
   .object({
-    name: z.string(),
-    type: z.string(),
-    description: z.string().nullable(),
-    tags: z.array(z.string()),
-    classifications: z.array(z.string()),
-    glossary_terms: z.array(z.string()),
+    name: z.string().openapi({ description: 'column name' }),
+    type: z.string().openapi({ description: 'column type, e.g. `varchar`' }),
+    description: z.string().nullable().openapi({ description: 'column description; null when none' }),
+    tags: z.array(z.string()).openapi({ description: "the column's tags in the metadata catalog" }),
+    classifications: z.array(z.string()).openapi({
+      description: 'the catalog keeps classifications as tags (E5), so these are the same names as `tags`',
+    }),
+    glossary_terms: z.array(z.string()).openapi({ description: 'glossary terms linked to the column' }),
   })
   .openapi('ColumnMetadata');
 
 export const TableMetadata = z
   .object({
-    catalog: z.string(),
-    schema: z.string(),
-    table: z.string(),
-    urn: z.string(),
-    description: z.string().nullable(),
-    domain: z.string().nullable(),
-    tags: z.array(z.string()),
+    catalog: z.string().openapi({ description: 'catalog name' }),
+    schema: z.string().openapi({ description: 'schema name' }),
+    table: z.string().openapi({ description: 'table name' }),
+    urn: z.string().openapi({ description: "the table's dataset urn in the metadata catalog" }),
+    description: z.string().nullable().openapi({ description: 'table description; null when none' }),
+    domain: z.string().nullable().openapi({ description: 'the catalog domain of the table; null when none' }),
+    tags: z.array(z.string()).openapi({ description: "the table's tags in the metadata catalog" }),
     classifications: z.array(z.string()).openapi({
       description: 'the catalog keeps classifications as tags (E5), so these are the same names as `tags`',
     }),
-    glossary_terms: z.array(z.string()),
-    columns: z.array(ColumnMetadata),
+    glossary_terms: z.array(z.string()).openapi({ description: 'glossary terms linked to the table' }),
+    columns: z.array(ColumnMetadata).openapi({ description: 'the columns in their order' }),
   })
   .openapi('TableMetadata');
 export type TableMetadata = z.infer<typeof TableMetadata>;
@@ -107,18 +113,28 @@ const classificationFields = {
     .max(1000)
     .default([])
     .openapi({ description: 'applied as catalog tags' }),
-  accepted_tags: z.array(label('tag')).max(1000).default([]),
+  accepted_tags: z
+    .array(label('tag'))
+    .max(1000)
+    .default([])
+    .openapi({ description: 'tags to apply; a tag the catalog does not have yet is created' }),
   description: description('written when non-empty').default(''),
   accepted_glossary_terms: z
     .array(label('glossary term'))
     .max(1000)
     .default([])
     .openapi({ description: 'existing glossary terms to link' }),
-  new_glossary_terms: z.array(GlossaryTermEntry).max(1000).default([]),
+  new_glossary_terms: z
+    .array(GlossaryTermEntry)
+    .max(1000)
+    .default([])
+    .openapi({ description: 'glossary terms to link, each created unless it exists (see `is_existing`)' }),
 };
 
 /** Spec 2.6: the table part. */
-export const TableClassification = z.strictObject(classificationFields).openapi('TableClassification');
+export const TableClassification = z.strictObject(classificationFields).openapi('TableClassification', {
+  description: 'what to apply to the table itself; every field is optional',
+});
 /** Spec 2.6: a column entry. */
 export const ColumnClassification = z
   .strictObject({ column_name: label('a column of the table'), ...classificationFields })
@@ -129,7 +145,11 @@ export type ColumnClassification = z.infer<typeof ColumnClassification>;
 export const ClassificationAcceptance = z
   .strictObject({
     table: TableClassification,
-    columns: z.array(ColumnClassification).max(1000).default([]),
+    columns: z
+      .array(ColumnClassification)
+      .max(1000)
+      .default([])
+      .openapi({ description: 'what to apply to columns, one entry per column (an unknown column is 422)' }),
   })
   .openapi('ClassificationAcceptance');
 export type ClassificationAcceptance = z.infer<typeof ClassificationAcceptance>;
@@ -137,25 +157,37 @@ export type ClassificationAcceptance = z.infer<typeof ClassificationAcceptance>;
 /** Spec 2.6: the acceptance result. */
 export const AcceptanceResult = z
   .object({
-    success: z.boolean(),
-    table_tags_applied: z.array(z.string()),
-    column_tags_applied: z.record(z.string(), z.array(z.string())),
-    glossary_terms_linked: z.int().default(0),
-    glossary_terms_created: z.int().default(0),
-    descriptions_updated: z.int().default(0),
+    success: z.boolean().openapi({ description: 'true: everything was applied (a failure answers an error instead)' }),
+    table_tags_applied: z.array(z.string()).openapi({ description: "the table's applied tags" }),
+    column_tags_applied: z
+      .record(z.string(), z.array(z.string()))
+      .openapi({ description: 'column name → its applied tags' }),
+    glossary_terms_linked: z
+      .int()
+      .default(0)
+      .openapi({ description: 'term links made to the table and its columns (accepted and new)' }),
+    glossary_terms_created: z
+      .int()
+      .default(0)
+      .openapi({ description: 'glossary terms actually created (not those that existed already)' }),
+    descriptions_updated: z.int().default(0).openapi({ description: 'non-empty descriptions written' }),
   })
   .openapi('AcceptanceResult');
 export type AcceptanceResult = z.infer<typeof AcceptanceResult>;
 
 export const CatalogItem = z
-  .object({ name: z.string(), urn: z.string(), description: z.string().nullable() })
+  .object({
+    name: z.string().openapi({ description: 'the name of the tag or glossary term' }),
+    urn: z.string().openapi({ description: 'its urn in the metadata catalog' }),
+    description: z.string().nullable().openapi({ description: 'its description; null when none' }),
+  })
   .openapi('CatalogItem');
 
 export const Domain = z
   .object({
-    name: z.string(),
-    urn: z.string(),
-    description: z.string().nullable(),
+    name: z.string().openapi({ description: 'domain name' }),
+    urn: z.string().openapi({ description: 'its urn in the metadata catalog' }),
+    description: z.string().nullable().openapi({ description: 'domain description; null when none' }),
     pending_documents: z
       .array(z.string())
       .openapi({ description: 'documents waiting for this domain (always empty until documents exist)' }),

@@ -67,30 +67,37 @@ export type ConfigField = keyof InfrastructureConfigUpdate;
 /** Every field, in the spec's order. */
 export const CONFIG_FIELDS = Object.keys(InfrastructureConfigUpdate.shape) as ConfigField[];
 
-const stored = () => z.string().nullable();
+const stored = (description: string) =>
+  z
+    .string()
+    .nullable()
+    .openapi({ description: `${description}; null when not set` });
 
 /** Spec 2.4 without the write-only fields; null for what is not set. */
 export const InfrastructureConfig = z
   .object({
-    cluster_ssh_conn_id: stored(),
-    cluster_edge_temp_path: stored(),
-    migration_compute_conn_id: stored(),
-    migration_smtp_conn_id: stored(),
-    objstore_source_endpoint: stored(),
-    objstore_source_access_key: stored(),
-    objstore_dest_endpoint: stored(),
-    objstore_dest_access_key: stored(),
-    default_objstore_bucket: stored(),
-    tracking_database: stored(),
-    tracking_location: stored(),
-    report_output_location: stored(),
-    email_recipients: stored(),
-    copy_mappers: z.int().nullable(),
-    copy_bandwidth: z.int().nullable(),
-    fs_user: stored(),
-    fs_ticketfile_location: stored(),
-    kinit_principal: stored(),
-    kinit_keytab: stored(),
+    cluster_ssh_conn_id: stored('workflow connection id of the cluster edge node (SSH)'),
+    cluster_edge_temp_path: stored('temporary path on the cluster edge node'),
+    migration_compute_conn_id: stored('workflow connection id of the compute cluster (Spark)'),
+    migration_smtp_conn_id: stored('workflow connection id of the mail server (SMTP)'),
+    objstore_source_endpoint: stored('source object store endpoint'),
+    objstore_source_access_key: stored('source object store access key'),
+    objstore_dest_endpoint: stored('destination object store endpoint'),
+    objstore_dest_access_key: stored('destination object store access key'),
+    default_objstore_bucket: stored('default object store bucket'),
+    tracking_database: stored('database of the migration tracking tables'),
+    tracking_location: stored('location of the migration tracking tables'),
+    report_output_location: stored('where migration reports are written'),
+    email_recipients: stored('who receives migration reports'),
+    copy_mappers: z.int().nullable().openapi({ description: 'distributed copy mappers; null when not set' }),
+    copy_bandwidth: z
+      .int()
+      .nullable()
+      .openapi({ description: 'distributed copy bandwidth per mapper (MB/s); null when not set' }),
+    fs_user: stored('file system user'),
+    fs_ticketfile_location: stored('file system ticket file location'),
+    kinit_principal: stored('Kerberos principal'),
+    kinit_keytab: stored('Kerberos keytab location'),
     updated_by: z.string().nullable().openapi({ description: 'who made the last update; null before the first' }),
     updated_at: z.iso.datetime().nullable().openapi({ description: 'when; null before the first update' }),
   })
@@ -111,10 +118,21 @@ export const MAX_EXTRA_BYTES = 64 * 1024;
 export const ConnectionRequest = z
   .strictObject({
     conn_type: z.string().min(1).max(250).openapi({ description: 'the connection type', example: 'ssh' }),
-    host: z.string().max(MAX_TEXT).openapi({ example: 'edge.example.com' }),
-    port: integer().min(1).max(65535).nullable().optional(),
-    schema: z.string().max(MAX_TEXT).nullable().optional(),
-    login: z.string().max(MAX_TEXT).nullable().optional(),
+    host: z.string().max(MAX_TEXT).openapi({
+      description: 'host name or address (required, at most 4000 characters)',
+      example: 'edge.example.com',
+    }),
+    port: integer().min(1).max(65535).nullable().optional().openapi({ description: 'TCP port, 1–65535' }),
+    schema: z.string().max(MAX_TEXT).nullable().optional().openapi({
+      description:
+        "the connection's `schema` field as Airflow has it (e.g. a database; for an `s3` probe the bucket), at most 4000 characters",
+    }),
+    login: z
+      .string()
+      .max(MAX_TEXT)
+      .nullable()
+      .optional()
+      .openapi({ description: 'user name, at most 4000 characters' }),
     password: z.string().max(MAX_TEXT).nullable().optional().openapi({
       description:
         'write-only: encrypted at rest and never returned; left out, the stored one is kept, unless `host` changes: then it is required again (422 `missing`); `""` or null removes it',
@@ -130,15 +148,18 @@ export type ConnectionRequest = z.infer<typeof ConnectionRequest>;
 
 export const Connection = z
   .object({
-    conn_id: z.string(),
-    conn_type: z.string(),
-    host: z.string(),
-    port: z.int().nullable(),
-    schema: z.string().nullable(),
-    login: z.string().nullable(),
-    extra: z.record(z.string(), z.unknown()).nullable(),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
+    conn_id: z.string().openapi({ description: 'the connection id' }),
+    conn_type: z.string().openapi({ description: 'the connection type, e.g. `ssh`' }),
+    host: z.string().openapi({ description: 'host name or address' }),
+    port: z.int().nullable().openapi({ description: 'TCP port; null when not set' }),
+    schema: z.string().nullable().openapi({ description: 'the connection schema; null when not set' }),
+    login: z.string().nullable().openapi({ description: 'user name; null when not set' }),
+    extra: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: 'free-form settings of the connection type; null when not set' }),
+    created_at: z.iso.datetime().openapi({ description: 'when the connection was created (ISO 8601 UTC)' }),
+    updated_at: z.iso.datetime().openapi({ description: 'when it was last replaced (ISO 8601 UTC)' }),
   })
   .openapi('Connection');
 export type Connection = z.infer<typeof Connection>;
@@ -155,5 +176,12 @@ export const ConnectionTestRequest = z
 export type ConnectionTestRequest = z.infer<typeof ConnectionTestRequest>;
 
 /** Spec 2.5. */
-export const ConnectionTestResult = z.object({ ok: z.boolean(), message: z.string() }).openapi('ConnectionTestResult');
+export const ConnectionTestResult = z
+  .object({
+    ok: z
+      .boolean()
+      .openapi({ description: 'whether the probe succeeded (a failed probe is `ok: false`, not an error)' }),
+    message: z.string().openapi({ description: 'what the probe found, or why it failed' }),
+  })
+  .openapi('ConnectionTestResult');
 export type ConnectionTestResult = z.infer<typeof ConnectionTestResult>;

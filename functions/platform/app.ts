@@ -1,26 +1,62 @@
 import { z } from '@hono/zod-openapi';
-import { swaggerUI } from '@hono/swagger-ui';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { createServiceApp, OAUTH2_SCHEME, type ServiceApp } from '../../shared/http/app.js';
+import { docsPage, SWAGGER_UI_ASSETS, swaggerUiAsset } from './docs.js';
 
 export const HealthResponse = z
-  .object({ status: z.literal('ok'), version: z.string(), build_number: z.string() })
+  .object({
+    status: z.literal('ok').openapi({ description: 'always `ok` while the service answers' }),
+    version: z.string().openapi({ description: "the service's package version" }),
+    build_number: z.string().openapi({ description: "the build's git sha (BUILD_NUMBER), or `local`" }),
+  })
   .openapi('HealthResponse');
 
-/**
- * The Swagger UI the /docs page loads from the CDN, pinned (an unpinned URL would follow
- * every new major). Kept equal to the `swagger-ui-dist` devDependency the docs test serves.
- */
-export const SWAGGER_UI_VERSION = '5.35.0';
+/** The issuer's OAuth 2.0 endpoints, for the document's authorization-code flow. */
+export interface OAuthEndpoints {
+  readonly authorizationUrl: string;
+  readonly tokenUrl: string;
+}
 
 export interface PlatformDeps {
   readonly version: string;
   readonly buildNumber: string;
   /** The OpenAPI document of every group (built live locally, generated for Lambda). */
   readonly document: () => unknown;
+  /** The configured issuer's endpoints (from its OIDC discovery), when there is an issuer. */
+  readonly oauthEndpoints: () => Promise<OAuthEndpoints | undefined>;
+  /** The public client /docs signs in with (authorization code + PKCE). */
+  readonly docsClientId: string;
+}
+
+const TITLE = 'Data Platform Management Service';
+
+/**
+ * The document with the issuer's authorization and token URLs in its OAuth 2.0 scheme
+ * (the generated document holds the local provider's paths as placeholders).
+ */
+export function withOAuthEndpoints(document: unknown, endpoints: OAuthEndpoints | undefined): unknown {
+  if (!endpoints) return document;
+  const doc = document as { components?: { securitySchemes?: Record<string, unknown> } };
+  const scheme = doc.components?.securitySchemes?.[OAUTH2_SCHEME] as
+    { flows?: { authorizationCode?: Record<string, unknown> } } | undefined;
+  if (!scheme?.flows?.authorizationCode) return document;
+  return {
+    ...doc,
+    components: {
+      ...doc.components,
+      securitySchemes: {
+        ...doc.components!.securitySchemes,
+        [OAUTH2_SCHEME]: {
+          ...scheme,
+          flows: { authorizationCode: { ...scheme.flows.authorizationCode, ...endpoints } },
+        },
+      },
+    },
+  };
 }
 
 /** Health, the OpenAPI document and the HTML reference: the only open endpoints. */
-export function createPlatformApp({ version, buildNumber, document }: PlatformDeps): ServiceApp {
+export function createPlatformApp(deps: PlatformDeps): ServiceApp {
+  const { version, buildNumber, document } = deps;
   const app = createServiceApp(undefined)
     .endpoint(
       {
@@ -44,19 +80,41 @@ export function createPlatformApp({ version, buildNumber, document }: PlatformDe
         access: 'public',
         success: { status: 200, description: 'The OpenAPI document' },
       },
-      (c) => c.json(document() as object, 200),
+      async (c) => c.json(withOAuthEndpoints(document(), await deps.oauthEndpoints()) as object, 200),
     );
   app.openAPIRegistry.registerPath({
     method: 'get',
     path: '/docs',
     operationId: 'docs_docs_get',
-    summary: 'HTML API reference (Swagger UI) rendered from /openapi.json',
+    summary: 'HTML API reference (Swagger UI, served by the service) rendered from /openapi.json',
     tags: ['platform'],
     responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
   });
-  app.get(
-    '/docs',
-    swaggerUI({ url: '/openapi.json', title: 'Data Platform Management Service', version: SWAGGER_UI_VERSION }),
-  );
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/docs/{asset}',
+    operationId: 'docs_asset_docs__asset__get',
+    summary: "The API reference's own files (Swagger UI's script, style sheet, sign-in redirect page, icon)",
+    tags: ['platform'],
+    request: {
+      params: z.object({
+        asset: z.enum(Object.keys(SWAGGER_UI_ASSETS) as [string, ...string[]]).openapi({ description: 'a file name' }),
+      }),
+    },
+    responses: {
+      200: { description: 'The file' },
+      404: { description: 'No such file' },
+    },
+  });
+  const page = docsPage({ title: TITLE, clientId: deps.docsClientId });
+  app.get('/docs', (c) => c.html(page));
+  app.get('/docs/:asset', (c) => {
+    const asset = swaggerUiAsset(c.req.param('asset'));
+    if (!asset) return c.json({ error: 'Not Found', code: 404 }, 404);
+    return c.body(new Uint8Array(asset.body), 200, {
+      'content-type': asset.type,
+      'cache-control': 'public, max-age=86400',
+    });
+  });
   return app;
 }

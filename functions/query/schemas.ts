@@ -13,7 +13,7 @@ export type SuggestRequest = z.infer<typeof SuggestRequest>;
 export const Suggestion = z
   .object({
     suggestion_id: z.string().openapi({ description: 'stable: derived from the domain and the SQL' }),
-    domain: z.string(),
+    domain: z.string().openapi({ description: 'the domain the question is about' }),
     question: z.string().openapi({ description: 'the question in plain English' }),
     sql: z.string().openapi({ description: 'one SELECT over the real columns of the tables named' }),
     tables: z.array(z.string()).openapi({ description: 'the tables the SQL reads, as `catalog.schema.table`' }),

@@ -25,6 +25,20 @@ export interface ServiceFunctionProps {
   readonly timeoutSeconds?: number;
   /** Runs the function in the VPC's private subnets, with a security group of its own. */
   readonly vpc?: IVpc;
+  /** Files the code reads at run time, copied beside the bundle: folder → paths from the project root. */
+  readonly bundledFiles?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The commands that copy `files` (folder → paths from the project root) beside a bundle. */
+export function copyCommands(
+  files: Readonly<Record<string, readonly string[]>>,
+  inputDir: string,
+  outputDir: string,
+): string[] {
+  return Object.entries(files).flatMap(([folder, paths]) => [
+    `mkdir -p "${join(outputDir, folder)}"`,
+    ...paths.map((path) => `cp "${join(inputDir, path)}" "${join(outputDir, folder)}/"`),
+  ]);
 }
 
 /** Every Lambda's defaults in one place: runtime, bundling, logging, environment. */
@@ -93,6 +107,14 @@ export class ServiceFunction extends Construct implements IGrantable {
         banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
         // Local esbuild from node_modules; Docker is not available everywhere.
         forceDockerBundling: false,
+        ...(props.bundledFiles && {
+          commandHooks: {
+            beforeBundling: () => [],
+            beforeInstall: () => [],
+            afterBundling: (inputDir: string, outputDir: string) =>
+              copyCommands(props.bundledFiles!, inputDir, outputDir),
+          },
+        }),
       },
     });
     this.grantPrincipal = this.lambda.grantPrincipal;

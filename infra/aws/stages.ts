@@ -18,6 +18,8 @@ export interface StageSettings {
   readonly authIssuer?: string;
   readonly authAudience?: string;
   readonly authJwksUrl?: string;
+  /** The issuer's public client /docs signs in with (authorization code + PKCE); default `dpm-docs`. */
+  readonly authDocsClientId?: string;
   /** Hosts crew HTTP tools may call; empty means none. */
   readonly crewHttpAllowedHosts: readonly string[];
   readonly llmBaseUrl?: string;

@@ -90,6 +90,7 @@ export class StatelessStack extends Stack {
       AUTH_ISSUER: stage.authIssuer,
       AUTH_AUDIENCE: stage.authAudience,
       AUTH_JWKS_URL: stage.authJwksUrl,
+      AUTH_DOCS_CLIENT_ID: stage.authDocsClientId,
       EVENTS_TTL_DAYS: String(stage.eventsTtlDays),
       BUILD_NUMBER: props.buildNumber,
       CREW_HTTP_ALLOWED_HOSTS: stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
@@ -149,6 +150,7 @@ export class StatelessStack extends Stack {
         name: group.name,
         entry: group.entry,
         projectRoot: props.projectRoot,
+        ...('bundledFiles' in group && { bundledFiles: group.bundledFiles }),
         ...(vpc && VPC_GROUPS.includes(group.name as GroupName) && { vpc }),
         environment: {
           ...sharedEnvironment,

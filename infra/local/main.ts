@@ -20,6 +20,15 @@ async function main(): Promise<void> {
   console.log(`Data Platform Management Service listening on ${platform.baseUrl}`);
   console.log(`  API reference: ${platform.baseUrl}/docs   OpenAPI: ${platform.baseUrl}/openapi.json`);
   console.log(`  stage: ${platform.config.stage}   data: ${platform.config.dataDir}`);
+  if (platform.identity) {
+    const users = platform.config.localUsers.map((u) =>
+      u.roles.length ? `${u.name} (${u.roles.join(', ')})` : u.name,
+    );
+    console.log(`  local sign-in: ${platform.identity.issuer} as ${users.join(', ')}`);
+    console.log(`  a user's access token: npm run -s token -- <user>   (Authorization: Bearer <token>)`);
+  } else {
+    console.log(`  Bearer tokens from: ${platform.config.auth.issuer}`);
+  }
   if (platform.requeuedRuns > 0) console.log(`  resumed ${platform.requeuedRuns} unfinished crew run(s)`);
   if (platform.generatedAdminKey) {
     console.log(`  bootstrap admin key (shown once, keep it): ${platform.generatedAdminKey}`);

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import { serviceApps } from '../../functions/apps.js';
 import { crewService } from '../../functions/crews/app.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
@@ -12,8 +13,10 @@ import { sqsClient } from '../../shared/aws/sqs.js';
 import type { Config } from '../../shared/config.js';
 import { createRuntime, type Runtime } from '../../shared/runtime.js';
 import { groupForPath, type GroupName } from '../groups.js';
+import { lockDataDir } from './data-lock.js';
 import { type RunningEmulator, StartupError, startDynamoDb, startSqs } from './emulators.js';
 import { ensureBuckets, ensureQueues, ensureTables, type QueueUrls } from './provision.js';
+import { DOCS_CLIENT_ID, type LocalIdentityProvider, startLocalIdentityProvider } from './identity-provider.js';
 import { startQueuePoller } from './queue-poller.js';
 
 export interface RunningPlatform {
@@ -23,6 +26,8 @@ export interface RunningPlatform {
   readonly runtime: Runtime;
   /** The bootstrap admin key when this start generated it (shown once), else undefined. */
   readonly generatedAdminKey: string | undefined;
+  /** The local identity provider, when no AUTH_ISSUER is configured. */
+  readonly identity: LocalIdentityProvider | undefined;
   /** Unfinished crew runs queued again at start-up. */
   readonly requeuedRuns: number;
   stop(): Promise<void>;
@@ -41,15 +46,18 @@ export interface PlatformOptions {
  * path prefix exactly as API Gateway routes to the Lambdas.
  */
 export async function startPlatform(config: Config, options: PlatformOptions = {}): Promise<RunningPlatform> {
+  // A running instance owns its data directory, checked before anything starts; in-memory
+  // platforms (tests) keep nothing there that two of them could not share.
+  const lock = options.inMemory ? undefined : lockDataDir(config.dataDir);
   const emulators: RunningEmulator[] = [];
   const stopEmulators = async () => {
     for (const e of emulators.reverse()) await e.stop().catch(() => undefined);
+    lock?.release();
   };
   try {
-    const dynamodb =
-      config.endpoints.dynamodb ??
-      (await startDynamoDb(options.inMemory ? {} : { dataDir: config.dataDir }).then(track)).endpoint;
-    const sqs = config.endpoints.sqs ?? (await startSqs().then(track)).endpoint;
+    const dynamoDbOptions = { host: config.host, dataDir: options.inMemory ? undefined : config.dataDir };
+    const dynamodb = config.endpoints.dynamodb ?? (await startDynamoDb(dynamoDbOptions).then(track)).endpoint;
+    const sqs = config.endpoints.sqs ?? (await startSqs({ host: config.host }).then(track)).endpoint;
     // fauxqs serves S3 on the same endpoint as SQS.
     const s3 = config.endpoints.s3 ?? (config.endpoints.sqs ? undefined : sqs);
     const withEndpoints: Config = { ...config, endpoints: { ...config.endpoints, dynamodb, sqs, s3 } };
@@ -59,11 +67,37 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     admin.destroy();
     const queues = await ensureQueues(sqsClient(withEndpoints), config.stage);
     const buckets = await ensureBuckets(s3Client(withEndpoints), config.stage);
-    const effective: Config = {
+    let effective: Config = {
       ...withEndpoints,
       crewRunQueueUrl: config.crewRunQueueUrl ?? queues.crewRuns.url,
       artifactsBucket: config.artifactsBucket ?? buckets.artifacts,
     };
+
+    // The port first (PORT may be 0): the local identity provider's issuer is on it.
+    const server = await bind(effective);
+    const { port } = server.address() as AddressInfo;
+    const host = effective.host.includes(':') ? `[${effective.host}]` : effective.host;
+    const baseUrl = `http://${host}:${port}`;
+    const identity = effective.auth.issuer
+      ? undefined
+      : await startLocalIdentityProvider({
+          baseUrl,
+          otherOrigins: isLoopback(effective.host) ? [`http://localhost:${port}`] : [],
+          users: effective.localUsers,
+          dataDir: effective.dataDir,
+        });
+    if (identity) {
+      effective = {
+        ...effective,
+        auth: {
+          issuer: identity.issuer,
+          audience: identity.audience,
+          jwksUrl: undefined,
+          docsClientId: DOCS_CLIENT_ID,
+        },
+      };
+    }
+    emulators.push({ endpoint: baseUrl, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) });
 
     const runtime = createRuntime(effective);
     let generatedAdminKey: string | undefined;
@@ -73,20 +107,16 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     const workers = startWorkers(runtime, queues.crewRuns, options.retryDelaySeconds ?? 2);
     // The emulated queue forgets its messages on restart; the runs themselves are kept.
     const requeued = await crewService(runtime).requeueOpenRuns();
-    const server = await listen(runtime, effective).catch(async (err) => {
-      await workers.stop();
-      throw err;
-    });
-    const { port } = server.address() as AddressInfo;
-    const host = effective.host.includes(':') ? `[${effective.host}]` : effective.host;
+    serveApps(server, runtime, identity);
     return {
-      baseUrl: `http://${host}:${port}`,
+      baseUrl,
       config: effective,
       runtime,
       generatedAdminKey,
+      identity,
       requeuedRuns: requeued,
       stop: async () => {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections?.();
         await workers.stop();
         await stopEmulators();
       },
@@ -128,14 +158,16 @@ function startWorkers(runtime: Runtime, queue: QueueUrls, retryDelaySeconds: num
   return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
 }
 
-function listen(runtime: Runtime, config: Config): Promise<ServerType> {
-  const apps = serviceApps(runtime);
-  const fetch = (request: Request) => {
-    const group = groupForPath(new URL(request.url).pathname);
-    return apps[(group?.name ?? 'platform') as GroupName].fetch(request);
-  };
+/**
+ * Listens on HOST:PORT at once; requests are answered 503 until the apps are served (the
+ * port comes first because the local identity provider's issuer URL names it).
+ */
+function bind(config: Config): Promise<Server> {
+  const server = createServer((_req, res) => {
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+    res.end(JSON.stringify({ error: 'Service Unavailable: starting', code: 503 }));
+  });
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(server));
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(
         err.code === 'EADDRINUSE'
@@ -145,5 +177,22 @@ function listen(runtime: Runtime, config: Config): Promise<ServerType> {
           : new StartupError(`cannot listen on ${config.host}:${config.port}: ${err.message}`),
       );
     });
+    server.listen(config.port, config.host, () => resolve(server));
   });
 }
+
+/** Every group's app on the bound server, routed by path prefix; `/oidc` to the local identity provider. */
+function serveApps(server: Server, runtime: Runtime, identity: LocalIdentityProvider | undefined): void {
+  const apps = serviceApps(runtime);
+  const listener = getRequestListener((request: Request) => {
+    const group = groupForPath(new URL(request.url).pathname);
+    return apps[(group?.name ?? 'platform') as GroupName].fetch(request);
+  });
+  server.removeAllListeners('request');
+  server.on('request', (req, res) => {
+    if (identity?.handle(req, res)) return;
+    void listener(req, res);
+  });
+}
+
+const isLoopback = (host: string) => host === '127.0.0.1' || host === 'localhost' || host === '::1';

@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { Unauthorized, Unavailable } from '../http/errors.js';
 import { type Caller, nameFromClaims, rolesFromClaims, tokenPrincipal } from './caller.js';
+import { fetchDiscovery } from './discovery.js';
 
 /** Asymmetric algorithms only: `none` and HMAC (`HS*`) tokens are refused. */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -90,15 +91,7 @@ export class JwtVerifier {
 
   private async resolveJwksUrl(issuer: string): Promise<string> {
     if (this.settings.jwksUrl) return this.settings.jwksUrl;
-    const discovery = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-    let res: Response;
-    try {
-      res = await fetch(discovery, { signal: AbortSignal.timeout(3_000) });
-    } catch {
-      throw new Unavailable('Identity provider did not answer');
-    }
-    if (!res.ok) throw new Unavailable('Identity provider discovery failed');
-    const doc = (await res.json().catch(() => ({}))) as { jwks_uri?: unknown };
+    const doc = await fetchDiscovery(issuer);
     if (typeof doc.jwks_uri !== 'string') throw new Unavailable('Identity provider discovery has no jwks_uri');
     return doc.jwks_uri;
   }

@@ -99,17 +99,18 @@ export class ServiceApp extends OpenAPIHono<AppEnv> {
       const allowed = allowedMethods(this, c.req.path);
       return errorToResponse(allowed.length > 0 ? new MethodNotAllowed(allowed) : new NotFound(), c);
     });
-    this.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
-      type: 'http',
-      scheme: 'bearer',
-      bearerFormat: 'JWT',
-      description: 'An identity-provider access token (OAuth 2.0 authorization-code flow)',
+    this.openAPIRegistry.registerComponent('securitySchemes', OAUTH2_SCHEME, {
+      type: 'oauth2',
+      description:
+        "An identity-provider session: OAuth 2.0 authorization code (with PKCE), the access token sent as `Authorization: Bearer <token>`. The URLs are the configured issuer's (its OIDC discovery); locally, the built-in provider at /oidc.",
+      // Placeholders of the local provider's paths: /openapi.json serves the issuer's own.
+      flows: { authorizationCode: { authorizationUrl: '/oidc/auth', tokenUrl: '/oidc/token', scopes: {} } },
     });
-    this.openAPIRegistry.registerComponent('securitySchemes', 'pskAuth', {
+    this.openAPIRegistry.registerComponent('securitySchemes', PSK_SCHEME, {
       type: 'apiKey',
       in: 'header',
       name: 'Authorization-PSK',
-      description: 'A pre-shared key',
+      description: 'A pre-shared key (made with POST /api/dataproduct/{dataproduct_id}/psk); never a session',
     });
   }
 
@@ -138,12 +139,13 @@ export class ServiceApp extends OpenAPIHono<AppEnv> {
           psk: c.req.header('authorization-psk'),
         });
         if (access !== 'user') {
-          if (!access.anyRole.some((r) => caller.roles.has(r))) {
-            throw new Forbidden(`Requires role ${access.anyRole.map((r) => `'${r}'`).join(' or ')}`);
-          }
+          const roles = access.anyRole.map((r) => `'${r}'`).join(' or ');
           if (access.session && caller.via !== 'bearer') {
-            throw new Forbidden('Requires an identity-provider session (Bearer token); a pre-shared key is not one');
+            throw new Forbidden(
+              `Requires an identity-provider session (Authorization: Bearer <token>) with role ${roles}; a pre-shared key is never a session: sign in (locally: /docs, or npm run -s token -- <user>)`,
+            );
           }
+          if (!access.anyRole.some((r) => caller.roles.has(r))) throw new Forbidden(`Requires role ${roles}`);
         }
         c.set('caller', caller);
       }
@@ -151,6 +153,10 @@ export class ServiceApp extends OpenAPIHono<AppEnv> {
     };
   }
 }
+
+/** The OpenAPI security schemes (API.md §1 "OpenAPI security schemes"), named as FastAPI names them. */
+export const OAUTH2_SCHEME = 'OAuth2AuthorizationCodeBearer';
+export const PSK_SCHEME = 'APIKeyHeader';
 
 /** A list answer: the page's items, and the next cursor in `X-Next-Cursor` when more remain. */
 export function pageJson<T>(c: Context<AppEnv>, page: Page<T>): Response {
@@ -326,8 +332,8 @@ function openApiPath(spec: EndpointSpec<RequestSpec, Access>) {
     spec.access === 'public'
       ? []
       : typeof spec.access === 'object' && spec.access.session
-        ? [{ bearerAuth: [] }]
-        : [{ bearerAuth: [] }, { pskAuth: [] }];
+        ? [{ [OAUTH2_SCHEME]: [] }]
+        : [{ [OAUTH2_SCHEME]: [] }, { [PSK_SCHEME]: [] }];
   return {
     method: spec.method,
     path: spec.path,

@@ -57,6 +57,15 @@ export const PageQuery = z.object({
   limit: intParam({ min: 1, max: 1000 })
     .optional()
     .transform((limit) => limit ?? DEFAULT_PAGE_SIZE)
-    .openapi({ type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
-  cursor: z.string().min(1).max(2048).optional(),
+    .openapi({
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      default: 100,
+      description: 'the most items to answer (1–1000, default 100)',
+    }),
+  cursor: z.string().min(1).max(2048).optional().openapi({
+    description:
+      "where to continue: the opaque value of the previous answer's `X-Next-Cursor` header (sent only when more items remain); left out, the list starts at the beginning",
+  }),
 });

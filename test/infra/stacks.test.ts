@@ -1234,3 +1234,42 @@ describe('stage record', () => {
     ).toEqual(['dev']);
   });
 });
+
+describe('the platform function serves /docs without a CDN', () => {
+  it('copies the Swagger UI files it reads beside its bundle, and every one of them exists', async () => {
+    const { copyCommands } = await import('../../infra/aws/service-function.js');
+    const { SWAGGER_UI_ASSETS, BUNDLED_ASSET_DIR } = await import('../../functions/platform/docs.js');
+    const platform = GROUPS.find((g) => g.name === 'platform') as GroupDefinition;
+    const files = platform.bundledFiles?.[BUNDLED_ASSET_DIR] ?? [];
+    // Exactly the files the page serves, each present in the installed package.
+    expect(files.map((f) => f.split('/').pop()).sort()).toEqual(Object.keys(SWAGGER_UI_ASSETS).sort());
+    for (const file of files) expect(readFileSync(join(REPOSITORY_ROOT, file)).length, file).toBeGreaterThan(0);
+    expect(copyCommands(platform.bundledFiles!, '/in', '/out')).toEqual([
+      `mkdir -p "/out/${BUNDLED_ASSET_DIR}"`,
+      ...files.map((f) => `cp "/in/${f}" "/out/${BUNDLED_ASSET_DIR}/"`),
+    ]);
+    // No other function carries them.
+    expect(GROUPS.filter((g) => (g as GroupDefinition).bundledFiles).map((g) => g.name)).toEqual(['platform']);
+  });
+
+  it('never deploys the local identity provider: no Lambda bundle holds it or anything of infra/local', async () => {
+    const { build } = await import('esbuild');
+    const entries = ([...GROUPS, ...WORKERS] as (GroupDefinition | WorkerDefinition)[]).map((d) =>
+      join(REPOSITORY_ROOT, d.entry),
+    );
+    const out = await build({
+      entryPoints: entries,
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node22',
+      outdir: join(tmpdir(), 'dpm-bundle-check'),
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs.length).toBeGreaterThan(100);
+    expect(inputs.filter((i) => /node_modules\/oidc-provider\/|(^|\/)infra\/local\//.test(i))).toEqual([]);
+  }, 120_000);
+});

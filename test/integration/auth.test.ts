@@ -315,6 +315,14 @@ describe('pre-shared keys', () => {
     expectForbidden(await api(`${path}/approve`, { method: 'POST', psk: secret }));
     expect(await statusOf(path)).toBe('submitted');
   });
+
+  it('tells a key holder (the admin key too) that approving needs a Bearer session, and how to get one', async () => {
+    const path = await submittedVersion();
+    const res = await api(`${path}/approve`, { method: 'POST', psk: inject('adminPsk') });
+    expectForbidden(res);
+    expect(res.body.error).toMatch(/identity-provider session \(Authorization: Bearer <token>\) with role 'approver'/);
+    expect(res.body.error).toMatch(/npm run -s token/);
+  });
 });
 
 describe('order of checks (401 → 403 → 422)', () => {

@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { LocalProcess, processAlive, waitForDeath } from '../support/local-process.js';
+import { LOCK_FILE } from '../../infra/local/data-lock.js';
+import { dynamoDbPid, LocalProcess, processAlive, waitForDeath } from '../support/local-process.js';
 import type { ApiResponse, CallOptions } from './helpers.js';
 
 /**
@@ -383,11 +384,11 @@ async function expectVersionsContinue(base: string, ledger: Ledger): Promise<voi
   }
 }
 
-/** The pid in the data directory's dynamodb.pid (0 when there is none). */
-const javaPid = (dir = dataDir) => {
-  const file = join(dir, 'dynamodb.pid');
-  return existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : 0;
-};
+/** The DynamoDB Local pid in the data directory's dynamodb.pid (0 when there is none). */
+const javaPid = (dir = dataDir) => dynamoDbPid(dir);
+
+/** The PID the data directory's lock names. */
+const lockPid = () => Number(readFileSync(join(dataDir, LOCK_FILE), 'utf8').split('\n')[0]);
 
 const errorLines = (p: LocalProcess) =>
   p
@@ -409,8 +410,11 @@ describe('durability of the local platform (npm start) across SIGKILL', () => {
     // The kill left the pid file behind (nothing could remove it).
     expect(javaPid()).toBe(firstJava);
 
+    // The kill left the lock too; its process is gone, so the restart takes it over.
+    expect(lockPid()).toBe(first.pid);
     // The restart on the same data directory starts cleanly and has every acknowledged write.
     const second = await start();
+    expect(lockPid()).toBe(second.pid);
     expect(javaPid()).not.toBe(firstJava);
     await verify(second.baseUrl, ledger);
     await expectVersionsContinue(second.baseUrl, ledger);
@@ -427,17 +431,19 @@ describe('durability of the local platform (npm start) across SIGKILL', () => {
 
     // The restart stops the orphan (recorded in the pid file) before opening the database.
     const third = await start();
+    expect(lockPid()).toBe(third.pid);
     expect(await waitForDeath(secondJava, 5_000), 'the restart stopped the orphaned DynamoDB Local').toBe(true);
     expect(javaPid()).not.toBe(secondJava);
     await verify(third.baseUrl, ledger);
     await expectVersionsContinue(third.baseUrl, ledger);
     expect(errorLines(second).concat(errorLines(third)), 'no errors logged after the restarts').toEqual([]);
 
-    // 3. A normal stop after all this still exits cleanly and removes the pid file.
+    // 3. A normal stop after all this still exits cleanly and removes the pid file and the lock.
     const thirdJava = javaPid();
     third.killMain('SIGTERM');
     expect(await third.exited).toEqual({ code: 0, signal: null });
     expect(existsSync(join(dataDir, 'dynamodb.pid'))).toBe(false);
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
     expect(await waitForDeath(thirdJava, 5_000)).toBe(true);
     // Three start-ups of DynamoDB Local's JVM (about 5 s each on an idle 2-core machine, far
     // more on a loaded one) take most of the time: the timeout leaves room for the latter.
@@ -454,7 +460,8 @@ describe('durability of the local platform (npm start) across SIGKILL', () => {
     const decoy = spawn('sleep', ['120'], { stdio: 'ignore' });
     decoys.push(decoy.pid!);
     expect(processAlive(decoy.pid!)).toBe(true);
-    // As left by a kill -9 before a reboot: the pid now belongs to someone else.
+    // As left by a kill -9 before a reboot (in the file's older form, the bare pid, whose
+    // owner is unknown): the pid now belongs to someone else.
     writeFileSync(join(dir, 'dynamodb.pid'), String(decoy.pid));
     const p = LocalProcess.spawn({ dataDir: dir, logFile, env: PLATFORM_ENV });
     started.push(p);

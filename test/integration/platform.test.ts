@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { type ClientRequest, request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { api, type ApiResponse, baseUrl, slug, token } from './helpers.js';
@@ -8,7 +10,7 @@ import { api, type ApiResponse, baseUrl, slug, token } from './helpers.js';
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const E1_OPERATION_ID = 'approve_version_api_decisions__workspace___key__versions__version__approve_post';
-const PLATFORM_PATHS = ['/openapi.json', '/docs'];
+const PLATFORM_PATHS = ['/openapi.json', '/docs', '/docs/{asset}'];
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const MIB = 1024 * 1024;
 
@@ -104,6 +106,29 @@ describe('GET /docs', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.text).toMatch(/<html/i);
     expect(res.text).toContain('/openapi.json');
+  });
+
+  it('serves its Swagger UI files itself (no CDN), the same bytes as swagger-ui-dist; other names are 404', async () => {
+    const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    for (const [file, type] of [
+      ['swagger-ui-bundle.js', 'application/javascript'],
+      ['swagger-ui.css', 'text/css'],
+      ['oauth2-redirect.html', 'text/html'],
+      ['oauth2-redirect.js', 'application/javascript'],
+      ['favicon-32x32.png', 'image/png'],
+    ] as const) {
+      const res = await fetch(`${baseUrl()}/docs/${file}`);
+      expect(res.status, file).toBe(200);
+      expect(res.headers.get('content-type'), file).toMatch(new RegExp(`^${type}`));
+      expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(dist, file))), file).toBe(true);
+    }
+    const page = (await api('/docs')).text;
+    expect(page).not.toMatch(/https?:\/\/(?!127\.0\.0\.1|localhost)/);
+    expect(page).toContain('/docs/swagger-ui-bundle.js');
+    expect(page).toContain('"clientId":"dpm-docs"');
+    for (const name of ['index.html', 'package.json', '..%2Fpackage.json', 'swagger-ui.js.map', 'constructor']) {
+      expectErrorResponse(await api(`/docs/${name}`), 404);
+    }
   });
 });
 

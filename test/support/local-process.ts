@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -166,4 +167,104 @@ export async function waitForDeath(pid: number, timeoutMs: number): Promise<bool
     await new Promise((r) => setTimeout(r, 50));
   }
   return true;
+}
+
+/** The DynamoDB Local pid that `<dataDir>/dynamodb.pid` records (0 when there is none). */
+export function dynamoDbPid(dataDir: string): number {
+  const file = join(dataDir, 'dynamodb.pid');
+  if (!existsSync(file)) return 0;
+  const text = readFileSync(file, 'utf8').trim();
+  return /^\d+$/.test(text) ? Number(text) : (JSON.parse(text) as { dynamodb: { pid: number } }).dynamodb.pid;
+}
+
+/** `pid` and all its descendants (from /proc). */
+export function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []));
+  return tree;
+}
+
+/** The command line of a process ('' when it is gone). */
+export function commandLineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+  } catch {
+    return '';
+  }
+}
+
+export interface ListeningSocket {
+  readonly pid: number;
+  /** The local address as the kernel has it (IPv4-mapped IPv6 addresses as `::ffff:a.b.c.d`). */
+  readonly address: string;
+  readonly port: number;
+}
+
+/** The TCP sockets in LISTEN state that the processes `pids` hold (from /proc, as `ss -ltnp` shows them). */
+export function listeningSockets(pids: readonly number[]): ListeningSocket[] {
+  const owner = new Map<string, number>();
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    for (const fd of fds) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        if (inode) owner.set(inode, pid);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  const sockets: ListeningSocket[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(table)) continue;
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      if (cols.length < 10 || cols[3] !== '0A') continue;
+      const pid = owner.get(cols[9]!);
+      if (pid === undefined) continue;
+      const [hexAddress, hexPort] = cols[1]!.split(':') as [string, string];
+      sockets.push({ pid, address: kernelAddress(hexAddress), port: parseInt(hexPort, 16) });
+    }
+  }
+  return sockets;
+}
+
+/** /proc/net/tcp{,6} addresses: 32-bit words in host (little-endian) byte order. */
+function kernelAddress(hex: string): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < hex.length; i += 8) {
+    const word = hex.slice(i, i + 8);
+    for (let b = 6; b >= 0; b -= 2) bytes.push(parseInt(word.slice(b, b + 2), 16));
+  }
+  if (bytes.length === 4) return bytes.join('.');
+  const groups: string[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+  const v6 = groups.join(':');
+  if (v6.startsWith('0:0:0:0:0:ffff:')) return `::ffff:${bytes.slice(12).join('.')}`;
+  if (v6 === '0:0:0:0:0:0:0:0') return '::';
+  if (v6 === '0:0:0:0:0:0:0:1') return '::1';
+  return v6;
+}
+
+/** Whether a local address (as listeningSockets gives it) is a loopback address. */
+export function isLoopbackAddress(address: string): boolean {
+  return address.startsWith('127.') || address.startsWith('::ffff:127.') || address === '::1';
 }

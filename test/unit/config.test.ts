@@ -39,6 +39,31 @@ describe('loadConfig', () => {
     for (const message of [fails({ PORT: 'x' }), fails({ IDP: 'keycloak' })]) expect(message).not.toContain('\n');
   });
 
+  it('reads DPM_LOCAL_USERS in both forms, and refuses a bad one with one line', () => {
+    expect(loadConfig({}).localUsers).toEqual([
+      { name: 'alice', roles: ['approver'] },
+      { name: 'bob', roles: ['approver'] },
+      { name: 'carol', roles: [] },
+      { name: 'dana', roles: ['admin'] },
+    ]);
+    expect(loadConfig({ DPM_LOCAL_USERS: 'ann:admin,approver;ben:' }).localUsers).toEqual([
+      { name: 'ann', roles: ['admin', 'approver'] },
+      { name: 'ben', roles: [] },
+    ]);
+    expect(loadConfig({ DPM_LOCAL_USERS: 'ann:admin+approver,ben' }).localUsers).toEqual([
+      { name: 'ann', roles: ['admin', 'approver'] },
+      { name: 'ben', roles: [] },
+    ]);
+    expect(fails({ DPM_LOCAL_USERS: 'a b:admin' })).toMatch(
+      /^invalid configuration: DPM_LOCAL_USERS has an invalid user name 'a b'/,
+    );
+    expect(fails({ DPM_LOCAL_USERS: 'ann:admin;ann:' })).toBe(
+      "invalid configuration: DPM_LOCAL_USERS names user 'ann' twice",
+    );
+    expect(fails({ DPM_LOCAL_USERS: 'ann:ad min' })).toMatch(/invalid role 'ad min'/);
+    expect(fails({ DPM_LOCAL_USERS: ' ; ' })).toMatch(/names no user/);
+  });
+
   it('refuses an issuer without an audience: tokens of every client of the issuer would pass', () => {
     expect(fails({ AUTH_ISSUER: 'https://id.example.com/realms/dpm' })).toBe(
       'invalid configuration: AUTH_AUDIENCE is required when AUTH_ISSUER is set',

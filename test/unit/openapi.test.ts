@@ -58,17 +58,13 @@ describe('the routes the apps serve', () => {
       ),
     );
     expect(served.size).toBeGreaterThan(30);
-    expect([...served].filter((r) => !documented.has(r)), 'served but not in /openapi.json').toEqual([]);
-    expect([...documented].filter((r) => !served.has(r)), 'in /openapi.json but not served').toEqual([]);
-  });
-});
-
-describe('the /docs page', () => {
-  it('loads the Swagger UI version the docs test serves (the swagger-ui-dist devDependency)', async () => {
-    const { SWAGGER_UI_VERSION } = await import('../../functions/platform/app.js');
-    const dist = JSON.parse(
-      readFileSync(new URL('../../node_modules/swagger-ui-dist/package.json', import.meta.url), 'utf8'),
-    ) as { version: string };
-    expect(SWAGGER_UI_VERSION).toBe(dist.version);
+    expect(
+      [...served].filter((r) => !documented.has(r)),
+      'served but not in /openapi.json',
+    ).toEqual([]);
+    expect(
+      [...documented].filter((r) => !served.has(r)),
+      'in /openapi.json but not served',
+    ).toEqual([]);
   });
 });

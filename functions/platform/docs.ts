@@ -1,0 +1,79 @@
+/**
+ * `/docs`: Swagger UI served by the service itself (no CDN: it works offline), set up to
+ * sign in with the OpenAPI document's OAuth 2.0 authorization-code flow (PKCE) or to take
+ * a pre-shared key.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The files of `swagger-ui-dist` the page uses, with their content types. */
+export const SWAGGER_UI_ASSETS: Readonly<Record<string, string>> = {
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'oauth2-redirect.html': 'text/html; charset=utf-8',
+  'oauth2-redirect.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+/** Where a bundled Lambda keeps the assets: a `swagger-ui` folder beside its code (see infra). */
+export const BUNDLED_ASSET_DIR = 'swagger-ui';
+
+let assetDir: string | undefined;
+const cache = new Map<string, Buffer>();
+
+/** The folder holding the assets: beside the bundle on Lambda, else the installed package. */
+function swaggerUiDir(): string {
+  if (assetDir) return assetDir;
+  const beside = join(dirname(fileURLToPath(import.meta.url)), BUNDLED_ASSET_DIR);
+  assetDir = existsSync(join(beside, 'swagger-ui-bundle.js'))
+    ? beside
+    : dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  return assetDir;
+}
+
+/** One asset's bytes and type, read once; undefined for a name that is not one. */
+export function swaggerUiAsset(name: string): { body: Buffer; type: string } | undefined {
+  const type = Object.hasOwn(SWAGGER_UI_ASSETS, name) ? SWAGGER_UI_ASSETS[name] : undefined;
+  if (!type) return undefined;
+  let body = cache.get(name);
+  if (!body) {
+    body = readFileSync(join(swaggerUiDir(), name));
+    cache.set(name, body);
+  }
+  return { body, type };
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The page: Swagger UI on /openapi.json, its OAuth client the given public client (PKCE). */
+export function docsPage(options: { title: string; clientId: string }): string {
+  const settings = JSON.stringify({ clientId: options.clientId }).replaceAll('<', '\\u003c');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(options.title)}</title>
+<link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+<link rel="stylesheet" href="/docs/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script>
+const settings = ${settings};
+window.ui = SwaggerUIBundle({
+  url: '/openapi.json',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  persistAuthorization: true,
+  oauth2RedirectUrl: window.location.origin + '/docs/oauth2-redirect.html',
+});
+window.ui.initOAuth({ clientId: settings.clientId, usePkceWithAuthorizationCodeGrant: true, scopes: [] });
+</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,45 @@
+import { Unavailable } from '../http/errors.js';
+
+/** The parts of an issuer's OpenID Connect discovery document the service uses. */
+export interface Discovery {
+  readonly jwks_uri?: unknown;
+  readonly authorization_endpoint?: unknown;
+  readonly token_endpoint?: unknown;
+}
+
+/** The issuer's `/.well-known/openid-configuration` (503 when it does not answer). */
+export async function fetchDiscovery(issuer: string, timeoutMs = 3_000): Promise<Discovery> {
+  const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  } catch {
+    throw new Unavailable('Identity provider did not answer');
+  }
+  if (!res.ok) throw new Unavailable('Identity provider discovery failed');
+  const doc = (await res.json().catch(() => ({}))) as unknown;
+  return doc && typeof doc === 'object' ? (doc as Discovery) : {};
+}
+
+/**
+ * The issuer's authorization and token endpoints, read from its discovery once and kept;
+ * undefined while it cannot be read (asked again next time).
+ */
+export function oauthEndpointsOf(
+  issuer: string | undefined,
+): () => Promise<{ authorizationUrl: string; tokenUrl: string } | undefined> {
+  let known: { authorizationUrl: string; tokenUrl: string } | undefined;
+  return async () => {
+    if (!issuer) return undefined;
+    if (known) return known;
+    try {
+      const doc = await fetchDiscovery(issuer);
+      if (typeof doc.authorization_endpoint === 'string' && typeof doc.token_endpoint === 'string') {
+        known = { authorizationUrl: doc.authorization_endpoint, tokenUrl: doc.token_endpoint };
+      }
+    } catch {
+      // the document is served with the placeholders until the issuer answers
+    }
+    return known;
+  };
+}

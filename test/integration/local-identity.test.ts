@@ -1,0 +1,163 @@
+/**
+ * The local identity provider (API.md §1): `npm start` without AUTH_ISSUER serves a real
+ * OpenID Connect provider at /oidc, and the service trusts its tokens like any issuer's.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../infra/local/emulators.js';
+import { localUserToken, SignInError } from '../../infra/local/local-sign-in.js';
+import { type RunningPlatform, startPlatform } from '../../infra/local/platform.js';
+import { loadConfig } from '../../shared/config.js';
+
+const run = promisify(execFile);
+const ADMIN_PSK = 'local-idp-admin-key-0123456789';
+
+let dataDir: string;
+let port: number;
+let platform: RunningPlatform;
+
+const start = () =>
+  startPlatform(
+    loadConfig({
+      STAGE: 'localidp',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DPM_DATA_DIR: dataDir,
+      DPM_ADMIN_PSK: ADMIN_PSK,
+      DPM_LOCAL_USERS: 'alice:approver;bob:approver;carol:;dana:admin,approver',
+    }),
+    { inMemory: true },
+  );
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'dpm-local-idp-'));
+  port = await freePort();
+  platform = await start();
+}, 120_000);
+
+afterAll(async () => {
+  await platform?.stop();
+});
+
+const call = (path: string, token: string, init: RequestInit = {}) =>
+  fetch(`${platform.baseUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+  });
+
+describe('the local OpenID Connect provider', () => {
+  it('publishes discovery with authorization code + PKCE and client credentials, and the service trusts it', async () => {
+    expect(platform.identity?.issuer).toBe(`${platform.baseUrl}/oidc`);
+    expect(platform.config.auth).toMatchObject({ issuer: `${platform.baseUrl}/oidc`, audience: 'dpm-api' });
+    const res = await fetch(`${platform.baseUrl}/oidc/.well-known/openid-configuration`);
+    expect(res.status).toBe(200);
+    const discovery = (await res.json()) as Record<string, unknown>;
+    expect(discovery).toMatchObject({
+      issuer: `${platform.baseUrl}/oidc`,
+      authorization_endpoint: `${platform.baseUrl}/oidc/auth`,
+      token_endpoint: `${platform.baseUrl}/oidc/token`,
+      jwks_uri: `${platform.baseUrl}/oidc/jwks`,
+      code_challenge_methods_supported: ['S256'],
+    });
+    expect(discovery.grant_types_supported).toEqual(
+      expect.arrayContaining(['authorization_code', 'client_credentials']),
+    );
+  });
+
+  it('signs a local user in and issues an RFC 9068 access token with the user’s name and roles', async () => {
+    const token = await localUserToken(platform.baseUrl, 'dana');
+    expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'RS256', typ: 'at+jwt' });
+    expect(decodeJwt(token)).toMatchObject({
+      iss: `${platform.baseUrl}/oidc`,
+      aud: 'dpm-api',
+      sub: 'dana',
+      preferred_username: 'dana',
+      roles: ['admin', 'approver'],
+      exp: expect.any(Number),
+    });
+    // An admin session: lists every document.
+    expect((await call('/api/documents', token)).status).toBe(200);
+  });
+
+  it('refuses a name that is not a local user, and a sign-in form without its interaction', async () => {
+    await expect(localUserToken(platform.baseUrl, 'mallory')).rejects.toThrow(SignInError);
+    await expect(localUserToken(platform.baseUrl, 'mallory')).rejects.toThrow(/No local user 'mallory'/);
+    const forged = await fetch(`${platform.baseUrl}/oidc/interaction/forged/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'login=dana',
+    });
+    expect(forged.status).toBe(400);
+    expect(forged.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('walks create → submit → approve with two local users; the author cannot approve', async () => {
+    const carol = await localUserToken(platform.baseUrl, 'carol');
+    const alice = await localUserToken(platform.baseUrl, 'alice');
+    const base = '/api/decisions/walkthrough/credit-limit/versions';
+    const created = await call(base, alice, { method: 'POST', body: JSON.stringify({ content: { limit: 100 } }) });
+    expect(created.status).toBe(201);
+    const { version } = (await created.json()) as { version: number };
+    expect((await call(`${base}/${version}/submit`, alice, { method: 'POST' })).status).toBe(200);
+    // alice is an approver but the author: the four-eyes rule.
+    expect((await call(`${base}/${version}/approve`, alice, { method: 'POST' })).status).toBe(403);
+    // carol is no approver.
+    expect((await call(`${base}/${version}/approve`, carol, { method: 'POST' })).status).toBe(403);
+    const bob = await localUserToken(platform.baseUrl, 'bob');
+    const approved = await call(`${base}/${version}/approve`, bob, { method: 'POST' });
+    expect(approved.status).toBe(200);
+    expect(await approved.json()).toMatchObject({ status: 'approved', created_by: 'alice', approved_by: 'bob' });
+  });
+
+  it('gives scripts a client-credentials token (no user, no roles)', async () => {
+    const res = await fetch(`${platform.baseUrl}/oidc/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`dpm-scripts:${platform.identity!.scriptsClientSecret}`).toString('base64')}`,
+      },
+      body: 'grant_type=client_credentials',
+    });
+    expect(res.status).toBe(200);
+    const { access_token: token } = (await res.json()) as { access_token: string };
+    expect(decodeJwt(token)).toMatchObject({ sub: 'dpm-scripts', aud: 'dpm-api', roles: [] });
+    expect((await call('/api/documents', token)).status).toBe(200);
+    const wrong = await fetch(`${platform.baseUrl}/oidc/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from('dpm-scripts:wrong').toString('base64')}`,
+      },
+      body: 'grant_type=client_credentials',
+    });
+    expect(wrong.status).toBe(401);
+  });
+
+  it('npm run token prints exactly one line: an access token the service accepts', async () => {
+    const out = await run('npx', ['tsx', 'infra/local/token.ts', 'alice'], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DPM_DATA_DIR: dataDir },
+      timeout: 60_000,
+    });
+    const lines = out.stdout.split('\n').filter((l) => l !== '');
+    expect(lines).toHaveLength(1);
+    expect((await call('/api/documents', lines[0]!)).status).toBe(200);
+    const refused = await run('npx', ['tsx', 'infra/local/token.ts', 'mallory'], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
+      timeout: 60_000,
+    }).catch((err: { code: number; stdout: string; stderr: string }) => err);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect((refused as { stderr: string }).stderr).toMatch(/^dpm: No local user 'mallory'$/m);
+  }, 90_000);
+
+  it('keeps its signing key in the data directory: tokens survive a restart', async () => {
+    const token = await localUserToken(platform.baseUrl, 'alice');
+    await platform.stop();
+    platform = await start();
+    expect((await call('/api/documents', token)).status).toBe(200);
+  }, 120_000);
+});
