@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { createServiceApp, OAUTH2_SCHEME, type ServiceApp } from '../../shared/http/app.js';
+import { ErrorResponse } from '../../shared/http/schemas.js';
 import { docsPage, SWAGGER_UI_ASSETS, swaggerUiAsset } from './docs.js';
 
 export const HealthResponse = z
@@ -102,8 +103,19 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
       }),
     },
     responses: {
-      200: { description: 'The file' },
-      404: { description: 'No such file' },
+      200: {
+        description: 'The file',
+        content: Object.fromEntries(
+          [...new Set(Object.values(SWAGGER_UI_ASSETS).map((type) => type.split(';')[0]!))].map((type) => [
+            type,
+            { schema: z.string().openapi({ description: 'the file' }) },
+          ]),
+        ),
+      },
+      404: {
+        description: 'No such file',
+        content: { 'application/json': { schema: ErrorResponse } },
+      },
     },
   });
   const page = docsPage({ title: TITLE, clientId: deps.docsClientId });

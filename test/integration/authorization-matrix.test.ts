@@ -23,7 +23,7 @@
  *                subject of its own: reaches nothing the bootstrap key made (reserved principal)
  *
  * Contract rules the cells come from (API.md §1 "Authentication and roles" and the tables):
- * only `/api/health/ping`, `/openapi.json` and `/docs` are open; 401 comes before anything
+ * only `/api/health/ping`, `/openapi.json` and `/docs` (with its files) are open; 401 comes before anything
  * else; `admin` may do everything that needs no identity-provider session but does not imply
  * `approver`; approve and reject need role `approver` and a Bearer session (a key is never a
  * session); approve also needs a second person (four-eyes); retire is `approver` or `admin`.
@@ -313,6 +313,12 @@ const ROWS: Row[] = [
   { method: 'GET', path: '/api/health/ping', request: () => ({ path: '/api/health/ping' }), expect: PUBLIC_200 },
   { method: 'GET', path: '/openapi.json', request: () => ({ path: '/openapi.json' }), expect: PUBLIC_200 },
   { method: 'GET', path: '/docs', request: () => ({ path: '/docs' }), expect: PUBLIC_200 },
+  {
+    method: 'GET',
+    path: '/docs/{asset}',
+    request: () => ({ path: '/docs/swagger-ui.css' }),
+    expect: PUBLIC_200,
+  },
 
   // §3 Decisions.
   {

@@ -216,8 +216,11 @@ function answerProblems(r: FuzzRequest, a: Answer): string[] {
     }
     return problems;
   }
-  if (a.status >= 200 && a.status < 300 && r.route?.successType === 'text/html') {
-    if (!contentType.startsWith('text/html')) problems.push(`content-type ${contentType}, expected text/html`);
+  const documented = r.route?.successTypes ?? [];
+  if (a.status >= 200 && a.status < 300 && documented.length > 0 && !documented.includes('application/json')) {
+    if (!documented.some((type) => contentType.startsWith(type))) {
+      problems.push(`content-type ${contentType || '(none)'}, expected one of ${documented.join(', ')}`);
+    }
     return problems;
   }
   if (!contentType.startsWith('application/json')) problems.push(`content-type ${contentType || '(none)'}`);

@@ -190,6 +190,10 @@ const CASES: Record<string, EndpointCase> = {
   'GET /api/health/ping': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/api/health/ping' }) },
   'GET /openapi.json': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/openapi.json' }) },
   'GET /docs': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/docs' }) },
+  'GET /docs/{asset}': {
+    needs: [],
+    prepare: () => Promise.resolve({ method: 'GET', path: '/docs/swagger-ui.css' }),
+  },
 
   // Domains carry the ids of the documents waiting for them (DynamoDB).
   'GET /api/catalog/domains': { needs: ['datahub', 'dynamodb'], prepare: call('GET', '/api/catalog/domains') },
@@ -583,7 +587,7 @@ function anyCall(key: string, auth: { token?: string; psk?: string }): Call {
 }
 
 /** The operations that ask for no credentials. */
-const PUBLIC = new Set(['GET /api/health/ping', 'GET /openapi.json', 'GET /docs']);
+const PUBLIC = new Set(['GET /api/health/ping', 'GET /openapi.json', 'GET /docs', 'GET /docs/{asset}']);
 const isPublic = (key: string) => PUBLIC.has(key);
 
 const dependents = (dep: Dep) =>

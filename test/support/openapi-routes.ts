@@ -33,8 +33,10 @@ export interface Route {
   readonly secured: boolean;
   /** The documented status codes. */
   readonly statuses: readonly number[];
-  /** The documented content type of the success answer, if any. */
+  /** The documented content type of the success answer, if any (the first, when several). */
   readonly successType?: string;
+  /** Every documented content type of the success answer. */
+  readonly successTypes: readonly string[];
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -64,6 +66,7 @@ export function routesFromOpenApi(doc: OpenApiDocument): Route[] {
         secured: Array.isArray(op.security) && op.security.length > 0,
         statuses,
         ...(success?.content ? { successType: Object.keys(success.content)[0] } : {}),
+        successTypes: Object.keys(success?.content ?? {}),
       });
     }
   }
