@@ -2,19 +2,29 @@ import { GROUPS, type GroupName } from '../infra/groups.js';
 import pkg from '../package.json' with { type: 'json' };
 import type { ServiceApp } from '../shared/http/app.js';
 import { mergeDocuments } from '../shared/http/openapi.js';
-import type { Runtime } from '../shared/runtime.js';
-import { oauthEndpointsOf } from '../shared/auth/discovery.js';
-import { crewsApp } from './crews/app.js';
-import { dataSharesApp } from './data-shares/app.js';
-import { dataproductApp } from './dataproduct/app.js';
-import { decisionsApp } from './decisions/app.js';
-import { documentsApp } from './documents/app.js';
-import { finetuneApp } from './finetune/app.js';
-import { mcpsApp } from './mcps/app.js';
-import { metastoreApp } from './metastore/app.js';
-import { migrationApp } from './migration/app.js';
+import type { Runtime } from './composition.js';
+import { createCrewsApp } from './crews/app.js';
+import { crewsDeps } from './crews/compose.js';
+import { createDataSharesApp } from './data-shares/app.js';
+import { dataSharesDeps } from './data-shares/compose.js';
+import { createDataproductApp } from './dataproduct/app.js';
+import { dataproductDeps } from './dataproduct/compose.js';
+import { createDecisionsApp } from './decisions/app.js';
+import { decisionsDeps } from './decisions/compose.js';
+import { createDocumentsApp } from './documents/app.js';
+import { documentsDeps } from './documents/compose.js';
+import { createFinetuneApp } from './finetune/app.js';
+import { finetuneDeps } from './finetune/compose.js';
+import { createMcpsApp } from './mcps/app.js';
+import { mcpsDeps } from './mcps/compose.js';
+import { createMetastoreApp } from './metastore/app.js';
+import { metastoreDeps } from './metastore/compose.js';
+import { createMigrationApp } from './migration/app.js';
+import { migrationDeps } from './migration/compose.js';
 import { createPlatformApp } from './platform/app.js';
-import { queryApp } from './query/app.js';
+import { platformDeps } from './platform/compose.js';
+import { createQueryApp } from './query/app.js';
+import { queryDeps } from './query/compose.js';
 
 export const API_INFO = {
   title: 'Data Platform Management Service',
@@ -23,30 +33,23 @@ export const API_INFO = {
     'Manages a data platform and runs automated data tasks. Authenticate with `Authorization: Bearer <JWT>` or `Authorization-PSK: <key>`.',
 };
 
-/** Every group's app, built on one runtime: what the local platform serves. */
+/** Every group's app, composed by the same builders as the Lambdas on one runtime: what the local platform serves. */
 export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
   const apps = {} as Record<GroupName, ServiceApp>;
   let document: unknown;
   const documentOfAll = () => (document ??= openApiDocument(Object.values(apps)));
   const factories: Record<GroupName, () => ServiceApp> = {
-    platform: () =>
-      createPlatformApp({
-        version: pkg.version,
-        buildNumber: runtime.config.buildNumber,
-        document: documentOfAll,
-        oauthEndpoints: oauthEndpointsOf(runtime.config.auth.issuer),
-        docsClientId: runtime.config.auth.docsClientId,
-      }),
-    decisions: () => decisionsApp(runtime),
-    crews: () => crewsApp(runtime),
-    dataproduct: () => dataproductApp(runtime),
-    'data-shares': () => dataSharesApp(runtime),
-    mcps: () => mcpsApp(runtime),
-    finetune: () => finetuneApp(runtime),
-    migration: () => migrationApp(runtime),
-    metastore: () => metastoreApp(runtime),
-    documents: () => documentsApp(runtime),
-    query: () => queryApp(runtime),
+    platform: () => createPlatformApp(platformDeps(runtime.config, documentOfAll)),
+    decisions: () => createDecisionsApp(decisionsDeps(runtime)),
+    crews: () => createCrewsApp(crewsDeps(runtime)),
+    dataproduct: () => createDataproductApp(dataproductDeps(runtime)),
+    'data-shares': () => createDataSharesApp(dataSharesDeps(runtime)),
+    mcps: () => createMcpsApp(mcpsDeps(runtime)),
+    finetune: () => createFinetuneApp(finetuneDeps(runtime)),
+    migration: () => createMigrationApp(migrationDeps(runtime)),
+    metastore: () => createMetastoreApp(metastoreDeps(runtime)),
+    documents: () => createDocumentsApp(documentsDeps(runtime)),
+    query: () => createQueryApp(queryDeps(runtime)),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

@@ -1,9 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
-import { sqsClient } from '../../shared/aws/sqs.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { Runtime } from '../../shared/runtime.js';
 import {
   CrewEvent,
   CrewRun,
@@ -15,11 +13,10 @@ import {
   TemplateParams,
   TemplateRequest,
 } from './schemas.js';
-import { CrewService } from './service.js';
-import { RunStore, SqsRunQueue, TemplateStore } from './store.js';
+import type { CrewService } from './service.js';
 
 export interface CrewsDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: CrewService;
 }
 
@@ -160,19 +157,4 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
       async (c, { params, query, caller }) =>
         c.json(await service.events(params.correlation_id, query.start ?? query.start_index ?? 0, caller), 200),
     );
-}
-
-/** The service wired to DynamoDB and the crew-run queue. */
-export function crewService(runtime: Runtime): CrewService {
-  return new CrewService(
-    new TemplateStore(runtime.db, runtime.tableName('crewTemplates')),
-    new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')),
-    new SqsRunQueue(sqsClient(runtime.config), runtime.config.crewRunQueueUrl),
-    { eventsTtlDays: runtime.config.eventsTtlDays },
-  );
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function crewsApp(runtime: Runtime): ServiceApp {
-  return createCrewsApp({ authenticator: runtime.authenticator, service: crewService(runtime) });
 }

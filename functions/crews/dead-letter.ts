@@ -1,9 +1,10 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSRecord } from 'aws-lambda';
 import { logger } from '../../shared/logger.js';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { crewRunner } from './compose-worker.js';
 import type { CrewRunner } from './runner.js';
-import { correlationIdOf, crewRunner, type SqsHandler } from './worker.js';
+import { correlationIdOf, type SqsHandler } from './worker.js';
 
 /** Consumes the crew-run dead-letter queue: each abandoned run ends with `run.failed`. */
 export function createDeadLetterHandler(runner: CrewRunner): SqsHandler {

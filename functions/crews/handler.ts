@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { crewsApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createCrewsApp } from './app.js';
+import { crewsDeps } from './compose.js';
 
-export const handler = handle(crewsApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createCrewsApp(crewsDeps(lambdaRuntimeFromEnv())));

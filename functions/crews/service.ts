@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Forbidden, NotFound, Unavailable, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
-import { laxCoerce } from '../../shared/http/validation.js';
+import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue } from '../../shared/errors.js';
+import { laxCoerce } from '../../shared/lax.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import { fittingPage } from './limits.js';
@@ -188,7 +188,7 @@ export function resolveValues(
       });
     }
   }
-  if (issues.length > 0) throw new ValidationFailed(issues);
+  if (issues.length > 0) throw new Invalid(issues);
   return resolved;
 }
 
@@ -363,6 +363,6 @@ export class CrewService {
 
   private checkDeclaration(req: TemplateRequest): void {
     const issues = declarationIssues(req);
-    if (issues.length > 0) throw new ValidationFailed(issues);
+    if (issues.length > 0) throw new Invalid(issues);
   }
 }

@@ -1,4 +1,4 @@
-import type { OutboundHttp } from '../../shared/adapters/outbound-http.js';
+import type { HttpRequester } from '../../shared/adapters/outbound-http.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
 import { redactUrl, redactUrls } from '../../shared/redact.js';
 import { capJson, capText, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
@@ -22,7 +22,7 @@ function failureText(err: unknown): string {
 /** Executes one step; a failure is an outcome (step.failed), never a thrown error. */
 export class StepExecutor {
   constructor(
-    private readonly http: OutboundHttp,
+    private readonly http: HttpRequester,
     private readonly llm: ChatModel | undefined,
   ) {}
 

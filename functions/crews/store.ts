@@ -1,5 +1,4 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
   DeleteCommand,
   GetCommand,
@@ -15,8 +14,11 @@ import type { CrewEvent, CrewRun, CrewTemplate, Step } from './schemas.js';
 
 const LIST_PK = 'template';
 
+/** Crew templates as the service sees them (its public methods; DynamoTemplateStore below implements them). */
+export type TemplateStore = Pick<DynamoTemplateStore, keyof DynamoTemplateStore>;
+
 /** DynamoDB repository for crew templates (TABLES.crewTemplates). */
-export class TemplateStore {
+export class DynamoTemplateStore implements TemplateStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -112,8 +114,11 @@ const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'failed']);
 /** Fields of the run written together with an event. */
 export type RunUpdate = Partial<Pick<CrewRun, 'status' | 'started_at' | 'finished_at' | 'error'>>;
 
+/** Runs and their events as the service and the runner see them (its public methods; DynamoRunStore below implements them). */
+export type RunStore = Pick<DynamoRunStore, keyof DynamoRunStore>;
+
 /** DynamoDB repository for runs and their events (TABLES.crewRuns, TABLES.events). */
-export class RunStore {
+export class DynamoRunStore implements RunStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly runsTable: string,
@@ -272,24 +277,5 @@ export class RunStore {
       }),
     );
     return { events: (out.Items ?? []).map(toEvent), more: out.LastEvaluatedKey !== undefined };
-  }
-}
-
-/** Sends runs to the crew-run queue. */
-export class SqsRunQueue {
-  constructor(
-    private readonly sqs: SQSClient,
-    private readonly queueUrl: string | undefined,
-  ) {}
-
-  async send(correlationId: string): Promise<void> {
-    if (!this.queueUrl)
-      throw Object.assign(new Error('crew-run queue is not configured'), { name: 'QueueDoesNotExist' });
-    await this.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: this.queueUrl,
-        MessageBody: JSON.stringify({ correlation_id: correlationId }),
-      }),
-    );
   }
 }

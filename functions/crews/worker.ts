@@ -1,14 +1,10 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { configuredChatModel } from '../../shared/adapters/openai.js';
-import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { sqsClient } from '../../shared/aws/sqs.js';
 import { logger } from '../../shared/logger.js';
-import { lambdaRuntimeFromEnv, type Runtime } from '../../shared/runtime.js';
-import { CrewRunner } from './runner.js';
-import { StepExecutor } from './steps.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { crewRunner, runQueue } from './compose-worker.js';
+import type { CrewRunner } from './runner.js';
 import type { RunQueue } from './service.js';
-import { RunStore, SqsRunQueue } from './store.js';
 
 export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
@@ -47,24 +43,12 @@ export function createWorkerHandler(runner: CrewRunner, queue?: RunQueue): SqsHa
   return (event, context) => processPartialResponse(event, processRecord, processor, context ? { context } : {});
 }
 
-/** The worker's composition root, shared by the Lambda and the local platform. */
-export function crewRunner(runtime: Runtime): CrewRunner {
-  const llm = configuredChatModel(runtime.config);
-  return new CrewRunner(
-    new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')),
-    new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), llm),
-  );
-}
-
 let lambdaHandler: SqsHandler | undefined;
 
 export const handler: SqsHandler = (event, context) => {
   if (!lambdaHandler) {
     const runtime = lambdaRuntimeFromEnv();
-    lambdaHandler = createWorkerHandler(
-      crewRunner(runtime),
-      new SqsRunQueue(sqsClient(runtime.config), runtime.config.crewRunQueueUrl),
-    );
+    lambdaHandler = createWorkerHandler(crewRunner(runtime), runQueue(runtime));
   }
   return lambdaHandler(event, context);
 };

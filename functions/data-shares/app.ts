@@ -1,19 +1,12 @@
 import { z } from '@hono/zod-openapi';
-import { BuiltinIdentityProvider } from '../../shared/adapters/builtin-idp.js';
-import { KeycloakIdentityProvider } from '../../shared/adapters/keycloak.js';
-import { secretValue } from '../../shared/aws/secrets-manager.js';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
-import { secretBox } from '../../shared/aws/kms.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { IdentityProvider } from '../../shared/ports/idp.js';
-import type { Runtime } from '../../shared/runtime.js';
 import { CreateShareRequest, SharedClient, ShareParams } from './schemas.js';
-import { DataShareService } from './service.js';
-import { DataShareStore } from './store.js';
+import type { DataShareService } from './service.js';
 
 export interface DataSharesDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: DataShareService;
 }
 
@@ -100,31 +93,4 @@ export function createDataSharesApp({ authenticator, service }: DataSharesDeps):
         return c.body(null, 204);
       },
     );
-}
-
-/** The identity provider chosen by `IDP`: Keycloak's admin API, or clients in DynamoDB. */
-export function identityProvider(runtime: Runtime): IdentityProvider {
-  const { config } = runtime;
-  if (config.adapters.idp === 'keycloak') {
-    if (!config.keycloak) throw new Error('IDP=keycloak needs the KEYCLOAK_* settings');
-    const { clientSecret, ...settings } = config.keycloak;
-    return new KeycloakIdentityProvider({
-      ...settings,
-      clientSecret: 'value' in clientSecret ? clientSecret.value : () => secretValue(config.region, clientSecret.arn),
-    });
-  }
-  return new BuiltinIdentityProvider(runtime.db, runtime.tableName('idpClients'), secretBox(config));
-}
-
-/** The service wired to the registry table and the configured identity provider. */
-export function dataShareService(runtime: Runtime): DataShareService {
-  return new DataShareService(
-    new DataShareStore(runtime.db, runtime.tableName('dataShares')),
-    identityProvider(runtime),
-  );
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function dataSharesApp(runtime: Runtime): ServiceApp {
-  return createDataSharesApp({ authenticator: runtime.authenticator, service: dataShareService(runtime) });
 }

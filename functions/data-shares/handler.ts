@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { dataSharesApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createDataSharesApp } from './app.js';
+import { dataSharesDeps } from './compose.js';
 
-export const handler = handle(dataSharesApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createDataSharesApp(dataSharesDeps(lambdaRuntimeFromEnv())));

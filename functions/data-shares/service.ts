@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Conflict, Forbidden, NotFound } from '../../shared/http/errors.js';
+import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import type { IdentityProvider, IdpClient } from '../../shared/ports/idp.js';
 import type { CreateShareRequest, SharedClient } from './schemas.js';

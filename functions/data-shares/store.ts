@@ -41,8 +41,11 @@ export interface ClientFields {
   service_accounts_enabled: boolean;
 }
 
+/** The data-share registry as the service sees it (its public methods; DynamoDataShareStore below implements them). */
+export type DataShareStore = Pick<DynamoDataShareStore, keyof DynamoDataShareStore>;
+
 /** DynamoDB repository for the data-share registry. */
-export class DataShareStore {
+export class DynamoDataShareStore implements DataShareStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

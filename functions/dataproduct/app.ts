@@ -1,7 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
-import type { Runtime } from '../../shared/runtime.js';
 import {
   CreatedKey,
   CreateKeyRequest,
@@ -12,10 +11,10 @@ import {
   ListKeysQuery,
   ProductParams,
 } from './schemas.js';
-import { KeyService } from './service.js';
+import type { KeyService } from './service.js';
 
 export interface DataproductDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: KeyService;
 }
 
@@ -84,12 +83,4 @@ export function createDataproductApp({ authenticator, service }: DataproductDeps
       async (c, { params, body, caller }) =>
         c.json(await service.extend(params.psk_id, body.validity_days, caller), 200),
     );
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function dataproductApp(runtime: Runtime): ServiceApp {
-  return createDataproductApp({
-    authenticator: runtime.authenticator,
-    service: new KeyService(runtime.keys, runtime.psk),
-  });
 }

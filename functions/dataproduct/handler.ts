@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { dataproductApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createDataproductApp } from './app.js';
+import { dataproductDeps } from './compose.js';
 
-export const handler = handle(dataproductApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createDataproductApp(dataproductDeps(lambdaRuntimeFromEnv())));

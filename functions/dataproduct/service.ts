@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { BOOTSTRAP_ADMIN_PSK_ID } from '../../shared/auth/bootstrap.js';
 import type { PskVerifier } from '../../shared/auth/psk.js';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
-import { type KeyRecord, type KeyStore, MAX_VALID_UNTIL_MS } from '../../shared/auth/key-store.js';
+import { type KeyRecord, type KeyRepository, MAX_VALID_UNTIL_MS } from '../../shared/auth/key-store.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
-import { Conflict, Forbidden, NotFound } from '../../shared/http/errors.js';
+import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
 import { nowIso } from '../../shared/time.js';
 import type { CreateKeyRequest, CreatedKey, ExtendedKey, KeyInfo } from './schemas.js';
 
@@ -28,8 +28,8 @@ const toInfo = (r: KeyRecord): KeyInfo => ({
 /** Pre-shared keys (§8): made for a data product, listed, deleted, extended (E7). */
 export class KeyService {
   constructor(
-    private readonly keys: KeyStore,
-    private readonly verifier: PskVerifier,
+    private readonly keys: KeyRepository,
+    private readonly verifier: Pick<PskVerifier, 'forget'>,
   ) {}
 
   /**

@@ -1,8 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { Runtime } from '../../shared/runtime.js';
 import {
   CreateVersionRequest,
   HistoryEntry,
@@ -12,11 +11,10 @@ import {
   VersionParams,
   VersionSummary,
 } from './schemas.js';
-import { type Action, DecisionService } from './service.js';
-import { DecisionStore } from './store.js';
+import type { Action, DecisionService } from './service.js';
 
 export interface DecisionsDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: DecisionService;
 }
 
@@ -128,10 +126,4 @@ export function createDecisionsApp({ authenticator, service }: DecisionsDeps): S
     );
   }
   return app;
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function decisionsApp(runtime: Runtime): ServiceApp {
-  const store = new DecisionStore(runtime.db, runtime.tableName('decisions'));
-  return createDecisionsApp({ authenticator: runtime.authenticator, service: new DecisionService(store) });
 }

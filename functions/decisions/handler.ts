@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { decisionsApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createDecisionsApp } from './app.js';
+import { decisionsDeps } from './compose.js';
 
-export const handler = handle(decisionsApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createDecisionsApp(decisionsDeps(lambdaRuntimeFromEnv())));

@@ -77,8 +77,22 @@ function strip(item: Record<string, unknown>): VersionItem {
   return copy as VersionItem;
 }
 
+/** Decision versions, as the service reads and writes them. */
+export interface DecisionStore {
+  /** Reserves the next version number of a key (no two callers get the same). */
+  nextVersion(workspace: string, key: string): Promise<number>;
+  create(item: VersionItem): Promise<void>;
+  get(workspace: string, key: string, version: number): Promise<VersionItem | undefined>;
+  /** Versions in ascending order, without content and history. */
+  list(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionItem>>;
+  /** The newest published version (approved, not retired). */
+  newestPublished(workspace: string, key: string): Promise<VersionItem | undefined>;
+  /** One conditional write of a status change; on failure, the current item with the error. */
+  transition(workspace: string, key: string, version: number, t: TransitionWrite): Promise<TransitionResult>;
+}
+
 /** DynamoDB repository for decision versions (TABLES.decisions). */
-export class DecisionStore {
+export class DynamoDecisionStore implements DecisionStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

@@ -1,9 +1,7 @@
-import { metadataCatalog } from '../../shared/adapters/metadata.js';
 import { z } from '@hono/zod-openapi';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { Runtime } from '../../shared/runtime.js';
 import {
   Document,
   DocumentParams,
@@ -12,11 +10,10 @@ import {
   StatusUpdate,
   SuggestionsRequest,
 } from './schemas.js';
-import { DocumentService } from './service.js';
-import { DocumentStore } from './store.js';
+import type { DocumentService } from './service.js';
 
 export interface DocumentsDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: DocumentService;
 }
 
@@ -108,14 +105,4 @@ export function createDocumentsApp({ authenticator, service }: DocumentsDeps): S
       },
       async (c, { params, body, caller }) => c.json(await service.confirm(params.document_id, body, caller), 200),
     );
-}
-
-/** The service wired to DynamoDB and the configured metadata catalog. */
-export function documentService(runtime: Runtime): DocumentService {
-  return new DocumentService(new DocumentStore(runtime.db, runtime.tableName('documents')), metadataCatalog(runtime));
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function documentsApp(runtime: Runtime): ServiceApp {
-  return createDocumentsApp({ authenticator: runtime.authenticator, service: documentService(runtime) });
 }

@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { documentsApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createDocumentsApp } from './app.js';
+import { documentsDeps } from './compose.js';
 
-export const handler = handle(documentsApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createDocumentsApp(documentsDeps(lambdaRuntimeFromEnv())));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Conflict, Forbidden, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue } from '../../shared/errors.js';
 import {
   documentUrnOf,
   type CatalogItem,
@@ -73,7 +73,23 @@ export class DocumentService {
       created_at: at,
       updated_at: at,
     };
-    await this.documents.create(doc, caller.principal);
+    // All or nothing, entity first: a catalog that does not answer fails the request (503)
+    // before the document exists, so no document is ever without its catalog entity (E6
+    // annotates it). If the document's item then cannot be written, the entity is removed
+    // again; should that fail too, what is left is an entity no document names (its id is
+    // random and never reused), which nothing reads.
+    await this.catalog.registerDocument({ urn: doc.catalog_urn, id, title: doc.filename, subtype: doc.subtype });
+    try {
+      await this.documents.create(doc, caller.principal);
+    } catch (err) {
+      await this.catalog.unregisterDocument(doc.catalog_urn).catch((undoError: unknown) =>
+        logger.warn('could not remove the catalog entity of a document that was not created', {
+          document_id: id,
+          error: undoError as Error,
+        }),
+      );
+      throw err;
+    }
     return doc;
   }
 
@@ -167,7 +183,7 @@ export class DocumentService {
     if (req.domain !== null && !req.domain_is_new && !existingDomain) {
       issues.push(valueError(['body', 'domain'], `no catalog domain '${req.domain}'`, req.domain));
     }
-    if (issues.length > 0) throw new ValidationFailed(issues);
+    if (issues.length > 0) throw new Invalid(issues);
 
     // A domain marked new that exists meanwhile is attached at once; one still missing waits.
     const domain = req.domain === null ? undefined : existingDomain;
@@ -287,7 +303,7 @@ function objectKeyFor(id: string, requested: string | null | undefined, caller: 
   if (isAdmin(caller)) return requested;
   const relative = requested.replace(/^\/+/, '');
   if (relative === '' || relative.split('/').some((part) => part === '.' || part === '..')) {
-    throw new ValidationFailed([
+    throw new Invalid([
       valueError(['body', 'objstore_key'], 'must be a relative object key without "." or ".." parts', requested),
     ]);
   }

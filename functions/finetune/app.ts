@@ -1,17 +1,12 @@
 import { z } from '@hono/zod-openapi';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
-import { s3Client } from '../../shared/aws/s3.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { Runtime } from '../../shared/runtime.js';
-import { ArtifactStore } from './artifacts.js';
 import { CreateDatasetRequest, FinetuneJob, JobDeleted, JobParams } from './schemas.js';
-import { FinetuneService } from './service.js';
-import { FinetuneJobStore } from './store.js';
-import { DocumentStore } from '../documents/store.js';
+import type { FinetuneService } from './service.js';
 
 export interface FinetuneDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: FinetuneService;
 }
 
@@ -77,18 +72,4 @@ export function createFinetuneApp({ authenticator, service }: FinetuneDeps): Ser
       },
       async (c, { params, caller }) => c.json(await service.delete(params.job_id, caller), 200),
     );
-}
-
-/** The service wired to DynamoDB and the artifacts bucket. */
-export function finetuneService(runtime: Runtime): FinetuneService {
-  return new FinetuneService(
-    new FinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
-    new ArtifactStore(s3Client(runtime.config), runtime.config.artifactsBucket),
-    new DocumentStore(runtime.db, runtime.tableName('documents')),
-  );
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function finetuneApp(runtime: Runtime): ServiceApp {
-  return createFinetuneApp({ authenticator: runtime.authenticator, service: finetuneService(runtime) });
 }

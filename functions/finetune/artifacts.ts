@@ -1,5 +1,5 @@
 import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { Unavailable } from '../../shared/http/errors.js';
+import { Unavailable } from '../../shared/errors.js';
 import type { FinetuneJob } from './schemas.js';
 
 /** Where a job's objects live in the artifacts bucket (BUCKETS.artifacts). */

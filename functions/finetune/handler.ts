@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { finetuneApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createFinetuneApp } from './app.js';
+import { finetuneDeps } from './compose.js';
 
-export const handler = handle(finetuneApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createFinetuneApp(finetuneDeps(lambdaRuntimeFromEnv())));

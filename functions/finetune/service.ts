@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Forbidden, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import { Forbidden, Invalid, NotFound, type ValidationIssue } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import type { CreateDatasetRequest, FinetuneJob, JobDeleted } from './schemas.js';
@@ -82,7 +82,7 @@ export class FinetuneService {
         ctx: { error },
       });
     });
-    if (issues.length > 0) throw new ValidationFailed(issues);
+    if (issues.length > 0) throw new Invalid(issues);
     if (isAdmin(caller)) return;
     const foreign = ids.find((id) => !isPrincipal(owners.get(id), caller));
     if (foreign) throw new Forbidden(`Document ${foreign} is not yours: a dataset may draw only on your own documents`);

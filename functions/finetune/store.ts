@@ -7,8 +7,11 @@ import type { FinetuneJob } from './schemas.js';
 const LIST_PK = 'finetune-job';
 const BY_OWNER = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' };
 
+/** Fine-tuning jobs as the service sees them (its public methods; DynamoFinetuneJobStore below implements them). */
+export type FinetuneJobStore = Pick<DynamoFinetuneJobStore, keyof DynamoFinetuneJobStore>;
+
 /** DynamoDB repository for fine-tuning dataset jobs (TABLES.finetuneJobs). */
-export class FinetuneJobStore {
+export class DynamoFinetuneJobStore implements FinetuneJobStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

@@ -1,14 +1,12 @@
 import { z } from '@hono/zod-openapi';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { Runtime } from '../../shared/runtime.js';
 import { McpServer, McpServerParams, McpServerRequest } from './schemas.js';
-import { McpServerService } from './service.js';
-import { McpServerStore } from './store.js';
+import type { McpServerService } from './service.js';
 
 export interface McpsDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: McpServerService;
 }
 
@@ -90,14 +88,4 @@ export function createMcpsApp({ authenticator, service }: McpsDeps): ServiceApp 
         return c.body(null, 204);
       },
     );
-}
-
-/** The service wired to DynamoDB. */
-export function mcpService(runtime: Runtime): McpServerService {
-  return new McpServerService(new McpServerStore(runtime.db, runtime.tableName('mcpServers')));
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function mcpsApp(runtime: Runtime): ServiceApp {
-  return createMcpsApp({ authenticator: runtime.authenticator, service: mcpService(runtime) });
 }

@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { mcpsApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createMcpsApp } from './app.js';
+import { mcpsDeps } from './compose.js';
 
-export const handler = handle(mcpsApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createMcpsApp(mcpsDeps(lambdaRuntimeFromEnv())));

@@ -15,8 +15,11 @@ const LIST_PK = 'mcp';
 /** The fields a replacement writes; id and created_at stay as they were. */
 export type McpServerFields = Pick<McpServer, 'name' | 'command' | 'args' | 'enabled' | 'env' | 'updated_at'>;
 
+/** MCP server configurations as the service sees them (its public methods; DynamoMcpServerStore below implements them). */
+export type McpServerStore = Pick<DynamoMcpServerStore, keyof DynamoMcpServerStore>;
+
 /** DynamoDB repository for MCP server configurations (TABLES.mcpServers). */
-export class McpServerStore {
+export class DynamoMcpServerStore implements McpServerStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

@@ -1,10 +1,7 @@
-import { metadataCatalog, metastore } from '../../shared/adapters/metadata.js';
 import { z } from '@hono/zod-openapi';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { Runtime } from '../../shared/runtime.js';
-import { documentService } from '../documents/app.js';
 import {
   AcceptanceResult,
   CatalogItem,
@@ -21,10 +18,10 @@ import {
   TableParams,
   TableRegistration,
 } from './schemas.js';
-import { MetastoreService } from './service.js';
+import type { MetastoreService } from './service.js';
 
 export interface MetastoreDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: MetastoreService;
 }
 
@@ -173,14 +170,4 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
       },
       async (c, { body }) => c.json(await service.createDomain(body), 201),
     );
-}
-
-/** The service wired to the configured metastore and catalog. */
-export function metastoreService(runtime: Runtime): MetastoreService {
-  return new MetastoreService(metastore(runtime), metadataCatalog(runtime), documentService(runtime));
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function metastoreApp(runtime: Runtime): ServiceApp {
-  return createMetastoreApp({ authenticator: runtime.authenticator, service: metastoreService(runtime) });
 }

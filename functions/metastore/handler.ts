@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { metastoreApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createMetastoreApp } from './app.js';
+import { metastoreDeps } from './compose.js';
 
-export const handler = handle(metastoreApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createMetastoreApp(metastoreDeps(lambdaRuntimeFromEnv())));

@@ -1,6 +1,6 @@
 import type { Page } from '../../shared/aws/pagination.js';
 import { decodeCursor, encodeCursor } from '../../shared/aws/pagination.js';
-import { Conflict, NotFound, ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import { Conflict, Invalid, NotFound, type ValidationIssue } from '../../shared/errors.js';
 import type { CatalogItem, ColumnChange, EntityChange, MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { Metastore } from '../../shared/ports/metastore.js';
 import type {
@@ -33,11 +33,28 @@ const distinctSorted = (names: Iterable<string>): string[] => [...new Set(names)
  */
 const classificationsOf = (tags: string[]): string[] => [...tags];
 
+/** What the service asks of the metadata catalog. */
+export type MetastoreCatalog = Pick<
+  MetadataCatalog,
+  | 'annotate'
+  | 'checkAnnotation'
+  | 'createDomain'
+  | 'createGlossaryTerm'
+  | 'createTag'
+  | 'datasetUrn'
+  | 'getDomain'
+  | 'getEntity'
+  | 'getGlossaryTerm'
+  | 'listDomains'
+  | 'listGlossaryTerms'
+  | 'listTags'
+>;
+
 /** The metastore (E10, registration) and the metadata catalog (E5, browse) behind API.md §6. */
 export class MetastoreService {
   constructor(
     private readonly metastore: Metastore,
-    private readonly catalog: MetadataCatalog,
+    private readonly catalog: MetastoreCatalog,
     /** Documents that confirmed a domain before it existed wait for it (E6). */
     private readonly documents: PendingDocuments,
   ) {}
@@ -107,7 +124,7 @@ export class MetastoreService {
     if (req.domain != null && !(await this.catalog.getDomain(req.domain))) {
       issues.push(valueError(['body', 'domain'], `no catalog domain '${req.domain}'`, req.domain));
     }
-    if (issues.length > 0) throw new ValidationFailed(issues);
+    if (issues.length > 0) throw new Invalid(issues);
 
     await this.metastore.registerTable({
       catalog,
@@ -183,7 +200,7 @@ export class MetastoreService {
     mustExist.forEach((m, i) => {
       if (!existing[i]) issues.push(valueError(m.loc, `no glossary term '${m.name}'`, m.name));
     });
-    if (issues.length > 0) throw new ValidationFailed(issues);
+    if (issues.length > 0) throw new Invalid(issues);
 
     // One change for the table and its columns, keyed by column name in Maps (names are data).
     const tagsOf = (part: TableClassification) =>

@@ -1,13 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { AirflowWorkflow, deferredWorkflow } from '../../shared/adapters/airflow.js';
-import { secretValue } from '../../shared/aws/secrets-manager.js';
-import { BuiltinWorkflow } from '../../shared/adapters/builtin-workflow.js';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
-import { secretBox } from '../../shared/aws/kms.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
-import type { WorkflowEngine } from '../../shared/ports/workflow.js';
-import type { Runtime } from '../../shared/runtime.js';
 import {
   Connection,
   ConnectionParams,
@@ -17,11 +11,10 @@ import {
   InfrastructureConfig,
   InfrastructureConfigUpdate,
 } from './schemas.js';
-import { MigrationService } from './service.js';
-import { ConfigStore, ConnectionStore } from './store.js';
+import type { MigrationService } from './service.js';
 
 export interface MigrationDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: MigrationService;
 }
 
@@ -134,33 +127,4 @@ export function createMigrationApp({ authenticator, service }: MigrationDeps): S
         return c.body(null, 204);
       },
     );
-}
-
-/** The workflow engine chosen by `WORKFLOW`: Airflow's REST API, or probes from here. */
-export function workflowEngine(runtime: Runtime): WorkflowEngine {
-  const { config } = runtime;
-  if (config.adapters.workflow === 'airflow') {
-    if (!config.airflow) throw new Error('WORKFLOW=airflow needs the AIRFLOW_* settings');
-    const { password, ...settings } = config.airflow;
-    if ('value' in password) return new AirflowWorkflow({ ...settings, password: password.value });
-    return deferredWorkflow(
-      async () => new AirflowWorkflow({ ...settings, password: await secretValue(config.region, password.arn) }),
-    );
-  }
-  return new BuiltinWorkflow({ s3Endpoint: config.endpoints.s3 });
-}
-
-/** The service wired to DynamoDB, the secret box and the configured workflow engine. */
-export function migrationService(runtime: Runtime): MigrationService {
-  return new MigrationService(
-    new ConfigStore(runtime.db, runtime.tableName('migrationConfig')),
-    new ConnectionStore(runtime.db, runtime.tableName('migrationConnections')),
-    workflowEngine(runtime),
-    secretBox(runtime.config),
-  );
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function migrationApp(runtime: Runtime): ServiceApp {
-  return createMigrationApp({ authenticator: runtime.authenticator, service: migrationService(runtime) });
 }

@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { migrationApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createMigrationApp } from './app.js';
+import { migrationDeps } from './compose.js';
 
-export const handler = handle(migrationApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createMigrationApp(migrationDeps(lambdaRuntimeFromEnv())));

@@ -1,6 +1,6 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { NotFound, ValidationFailed } from '../../shared/http/errors.js';
+import { Invalid, NotFound } from '../../shared/errors.js';
 import type {
   ConnectionTestResult,
   ProbeType,
@@ -30,10 +30,8 @@ const configContext = (field: SecretField) => `migration-config:${field}`;
 const connectionContext = (connId: string) => `migration-connection:${connId}`;
 
 /** A rule across fields broken: pydantic's `value_error` on the body, without write-only values. */
-function ruleBroken(error: string, input: unknown): ValidationFailed {
-  return new ValidationFailed([
-    { type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input, ctx: { error } },
-  ]);
+function ruleBroken(error: string, input: unknown): Invalid {
+  return new Invalid([{ type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input, ctx: { error } }]);
 }
 
 const pairBroken = (body: InfrastructureConfigUpdate, leftSet: CountField) => {
@@ -146,7 +144,7 @@ export class MigrationService {
     const bytes = extra === null ? 0 : Buffer.byteLength(JSON.stringify(extra), 'utf8');
     if (bytes > MAX_EXTRA_BYTES) {
       const error = `extra is ${bytes} bytes as JSON; at most ${MAX_EXTRA_BYTES} are allowed`;
-      throw new ValidationFailed([
+      throw new Invalid([
         { type: 'value_error', loc: ['body', 'extra'], msg: `Value error, ${error}`, input: extra, ctx: { error } },
       ]);
     }
@@ -165,7 +163,7 @@ export class MigrationService {
       at: nowIso(),
     });
     if (!record) {
-      throw new ValidationFailed([{ type: 'missing', loc: ['body', 'password'], msg: 'Field required', input: req }]);
+      throw new Invalid([{ type: 'missing', loc: ['body', 'password'], msg: 'Field required', input: req }]);
     }
     return toConnection(record);
   }

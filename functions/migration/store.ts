@@ -22,8 +22,15 @@ export interface ConfigWrite {
   readonly requires?: { readonly field: CountField; readonly present: boolean };
 }
 
+/** The one migration configuration item. */
+export interface ConfigStore {
+  get(): Promise<ConfigItem>;
+  /** Writes only the given fields; the item as it was before, or undefined when `requires` did not hold. */
+  update(write: ConfigWrite): Promise<ConfigItem | undefined>;
+}
+
 /** DynamoDB repository for the one migration configuration item (TABLES.migrationConfig). */
-export class ConfigStore {
+export class DynamoConfigStore implements ConfigStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -118,8 +125,19 @@ export interface ConnectionWrite {
 
 const OPTIONAL_FIELDS = ['port', 'schema', 'login'] as const;
 
+/** The registry of workflow connections. */
+export interface ConnectionStore {
+  /** Creates or replaces a connection; undefined when a kept password's host condition failed. */
+  put(write: ConnectionWrite): Promise<ConnectionRecord | undefined>;
+  get(connId: string): Promise<ConnectionRecord | undefined>;
+  /** Oldest first. */
+  list(limit: number, cursor: string | undefined): Promise<Page<ConnectionRecord>>;
+  /** Deletes a connection; false when there was none. */
+  delete(connId: string): Promise<boolean>;
+}
+
 /** DynamoDB repository for the registry of workflow connections. */
-export class ConnectionStore {
+export class DynamoConnectionStore implements ConnectionStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

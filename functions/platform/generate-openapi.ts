@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../shared/config.js';
-import { createRuntime } from '../../shared/runtime.js';
+import { createRuntime } from '../composition.js';
 import { openApiDocument, serviceApps } from '../apps.js';
 
 export function generatedDocument() {

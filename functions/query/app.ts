@@ -1,13 +1,10 @@
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import type { Runtime } from '../../shared/runtime.js';
-import { metadataCatalog, metastore } from '../../shared/adapters/metadata.js';
-import { configuredChatModel } from '../../shared/adapters/openai.js';
 import { DomainParams, SuggestionList, SuggestRequest } from './schemas.js';
-import { QueryService } from './service.js';
+import type { QueryService } from './service.js';
 
 export interface QueryDeps {
-  readonly authenticator: Authenticator;
+  readonly authenticator: RequestAuthenticator;
   readonly service: QueryService;
 }
 
@@ -43,14 +40,4 @@ export function createQueryApp({ authenticator, service }: QueryDeps): ServiceAp
       },
       async (c, { body }) => c.json(await service.suggest(body.domain), 200),
     );
-}
-
-/** The service wired to the configured metastore and catalog. */
-export function queryService(runtime: Runtime): QueryService {
-  return new QueryService(metastore(runtime), metadataCatalog(runtime), configuredChatModel(runtime.config));
-}
-
-/** The composition root used by the Lambda handler and the local platform. */
-export function queryApp(runtime: Runtime): ServiceApp {
-  return createQueryApp({ authenticator: runtime.authenticator, service: queryService(runtime) });
 }

@@ -1,5 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { lambdaRuntimeFromEnv } from '../../shared/runtime.js';
-import { queryApp } from './app.js';
+import { lambdaRuntimeFromEnv } from '../composition.js';
+import { createQueryApp } from './app.js';
+import { queryDeps } from './compose.js';
 
-export const handler = handle(queryApp(lambdaRuntimeFromEnv()));
+export const handler = handle(createQueryApp(queryDeps(lambdaRuntimeFromEnv())));

@@ -1,4 +1,4 @@
-import { AppError, Unavailable } from '../http/errors.js';
+import { DomainError, Unavailable } from '../errors.js';
 import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
 import type { ConnectionTestResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../ports/workflow.js';
@@ -93,7 +93,7 @@ export class AirflowWorkflow implements WorkflowEngine {
         const created = await this.call('POST', '/variables', variable, signal);
         if (created.status !== 200 && created.status !== 201) throw this.unexpected('POST /variables', created);
       } catch (err) {
-        if (!(err instanceof AppError) || entries.length === 1) throw err;
+        if (!(err instanceof DomainError) || entries.length === 1) throw err;
         // The caller can retry the whole update; say how far this one got.
         logger.warn('Airflow variables partly published', { failed: key, written: index, total: entries.length });
         throw new Unavailable(`${err.message} (writing ${key}; ${index} of ${entries.length} variables were written)`);

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../aws/errors.js';
-import { Unavailable } from '../http/errors.js';
+import { Unavailable } from '../errors.js';
 import { queryAll } from '../aws/pagination.js';
 import {
   AnnotationTooLarge,
@@ -118,6 +118,15 @@ export class BuiltinCatalog implements MetadataCatalog {
     });
     return items.flatMap((item) => (typeof item.urn === 'string' ? [toAnnotations(item.urn, item)] : [])).sort(byUrn);
   }
+
+  /**
+   * Nothing to write: the built-in catalog holds every entity implicitly (one never
+   * annotated reads as empty annotations; its item is written by its first annotation).
+   */
+  async registerDocument(): Promise<void> {}
+
+  /** Registration wrote nothing, so neither does its undoing. */
+  async unregisterDocument(): Promise<void> {}
 
   async checkAnnotation(urn: string, change: EntityChange): Promise<void> {
     assertFits(urn, applied(urn, await this.readEntity(urn), change));

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally, isConditionFailed, isDependencyFailure } from '../aws/errors.js';
 import { randomSecret } from '../crypto.js';
-import { Conflict } from '../http/errors.js';
+import { Conflict } from '../errors.js';
 import { logger } from '../logger.js';
 import type { IdentityProvider, IdpClient, NewIdpClient } from '../ports/idp.js';
 import type { Sealed, SecretBox } from '../secrets.js';

@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Unavailable } from '../http/errors.js';
+import { Unavailable } from '../errors.js';
 import { batchGetAll } from '../aws/batch-get.js';
 import { queryAll } from '../aws/pagination.js';
 import { sortedNames, type ColumnSchema, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';

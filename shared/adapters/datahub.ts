@@ -1,4 +1,4 @@
-import { Unavailable } from '../http/errors.js';
+import { Unavailable } from '../errors.js';
 import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
 import {
@@ -8,10 +8,12 @@ import {
   domainUrn,
   emptyAnnotations,
   glossaryTermUrn,
+  isDocumentUrn,
   tagUrn,
   type CatalogItem,
   type ColumnAnnotations,
   type Created,
+  type DocumentEntity,
   type EntityAnnotations,
   type EntityChange,
   type MetadataCatalog,
@@ -32,9 +34,13 @@ export interface DataHubOptions {
 }
 
 /** A GraphQL error: DataHub answered, and refused the operation. */
-export class DataHubError extends Error {
+/**
+ * DataHub answered, but refused or did not apply a change: for the caller, the catalog
+ * failed (503 with DataHub's message), never a 500.
+ */
+export class DataHubError extends Unavailable {
   constructor(message: string) {
-    super(message);
+    super(`DataHub refused the request: ${message}`);
     this.name = 'DataHubError';
   }
 }
@@ -73,10 +79,22 @@ interface DatasetAnswer {
   } | null;
 }
 
+/** A document as `document(urn)` answers it (documents.graphql's `Document`). */
+interface DocumentAnswer {
+  urn: string;
+  exists?: boolean | null;
+  info?: { title?: string | null; contents?: { text?: string | null } | null } | null;
+  tags?: TagAssociations | null;
+  glossaryTerms?: TermAssociations | null;
+  domain?: { domain?: Named | null } | null;
+}
+
 const NAMED = 'urn name properties { name description }';
 const DOMAIN_FIELDS = 'urn properties { name description }';
 const TAGS = `tags { tag { ${NAMED} } }`;
 const TERMS = `terms { term { ${NAMED} } }`;
+/** A document's annotations: its text holds the summary (DataHub's updateDescription has no document case). */
+const DOCUMENT_FIELDS = `urn exists info { title contents { text } } tags { ${TAGS} } glossaryTerms { ${TERMS} } domain { domain { ${DOMAIN_FIELDS} } }`;
 const DATASET_FIELDS = `urn editableProperties { description } tags { ${TAGS} } glossaryTerms { ${TERMS} } domain { domain { ${DOMAIN_FIELDS} } } editableSchemaMetadata { editableSchemaFieldInfo { fieldPath description globalTags { ${TAGS} } glossaryTerms { ${TERMS} } } }`;
 
 const Q = {
@@ -89,10 +107,15 @@ const Q = {
   search: `query SearchEntities($input: SearchAcrossEntitiesInput!) { searchAcrossEntities(input: $input) { start count total searchResults { entity { urn type ... on Tag { name properties { name description } } ... on GlossaryTerm { name properties { name description } } } } } }`,
   listDomains: `query ListDomains($input: ListDomainsInput!) { listDomains(input: $input) { start count total domains { ${DOMAIN_FIELDS} } } }`,
   getDataset: `query GetDataset($urn: String!) { dataset(urn: $urn) { ${DATASET_FIELDS} } }`,
-  domainDatasets: `query DomainDatasets($input: SearchAcrossEntitiesInput!) { searchAcrossEntities(input: $input) { start count total searchResults { entity { urn type ... on Dataset { ${DATASET_FIELDS} } } } } }`,
+  domainEntities: `query DomainEntities($input: SearchAcrossEntitiesInput!) { searchAcrossEntities(input: $input) { start count total searchResults { entity { urn type ... on Dataset { ${DATASET_FIELDS} } ... on Document { ${DOCUMENT_FIELDS} } } } } }`,
+  getDocument: `query GetDocument($urn: String!) { document(urn: $urn) { ${DOCUMENT_FIELDS} } }`,
+  createDocument: `mutation CreateDocument($input: CreateDocumentInput!) { createDocument(input: $input) }`,
+  deleteDocument: `mutation DeleteDocument($urn: String!) { deleteDocument(urn: $urn) }`,
+  updateDocumentContents: `mutation UpdateDocumentContents($input: UpdateDocumentContentsInput!) { updateDocumentContents(input: $input) }`,
   addTags: `mutation AddTags($input: AddTagsInput!) { addTags(input: $input) }`,
   addTerms: `mutation AddTerms($input: AddTermsInput!) { addTerms(input: $input) }`,
   updateDescription: `mutation UpdateDescription($input: DescriptionUpdateInput!) { updateDescription(input: $input) }`,
+  updateDataset: `mutation UpdateDataset($urn: String!, $input: DatasetUpdateInput!) { updateDataset(urn: $urn, input: $input) { urn } }`,
   setDomain: `mutation SetDomain($domainUrn: String!, $entityUrn: String!) { setDomain(domainUrn: $domainUrn, entityUrn: $entityUrn) }`,
 } as const;
 
@@ -101,7 +124,12 @@ const Q = {
  * glossary terms and domains get the caller's name as their id, so their urns are
  * `urn:li:tag:<name>`, `urn:li:glossaryTerm:<name>` and `urn:li:domain:<name>`. Table and
  * column annotations are DataHub's editable ones (addTags / addTerms / updateDescription
- * with `subResourceType: DATASET_FIELD` for a column, setDomain for the table).
+ * with `subResourceType: DATASET_FIELD` for a column, updateDataset's editableProperties
+ * for the table's description, setDomain for the table). Documents
+ * are DataHub Document entities (documents.graphql): created by registerDocument
+ * (`createDocument` with the document's id), read with `document(urn)`, tagged, termed and
+ * put in a domain like any entity, their summary written as the document's text
+ * (`updateDocumentContents`).
  * DataHub not answering, answering 5xx or refusing the token is `Unavailable`; a GraphQL
  * error (an unknown tag, a missing dataset...) is a DataHubError with DataHub's message.
  */
@@ -183,17 +211,30 @@ export class DataHubCatalog implements MetadataCatalog {
   }
 
   async getEntity(urn: string): Promise<EntityAnnotations> {
+    if (isDocumentUrn(urn)) {
+      const doc = await this.graphql<{ document: DocumentAnswer | null }>(Q.getDocument, { urn });
+      return doc.document && doc.document.exists !== false
+        ? documentAnnotations(urn, doc.document)
+        : emptyAnnotations(urn);
+    }
     const data = await this.graphql<{ dataset: DatasetAnswer | null }>(Q.getDataset, { urn });
     return data.dataset ? datasetAnnotations(urn, data.dataset) : emptyAnnotations(urn);
   }
 
-  /** The datasets DataHub's search finds in the domain (the `domains` filter), page by page. */
+  /** The datasets and documents DataHub's search finds in the domain (the `domains` filter), page by page. */
   async listDomainEntities(domain: string): Promise<EntityAnnotations[]> {
     const filter = [{ and: [{ field: 'domains', condition: 'EQUAL', values: [domainUrn(domain)] }] }];
-    const found = await this.searchAll<DatasetAnswer>(Q.domainDatasets, { types: ['DATASET'], orFilters: filter });
+    const found = await this.searchAll<(DatasetAnswer | DocumentAnswer) & { type?: string }>(Q.domainEntities, {
+      types: ['DATASET', 'DOCUMENT'],
+      orFilters: filter,
+    });
     // The search index may lag a setDomain: keep only what the entity itself says.
     return found
-      .map((entity) => datasetAnnotations(entity.urn, entity))
+      .map((entity) =>
+        entity.type === 'DOCUMENT' || isDocumentUrn(entity.urn)
+          ? documentAnnotations(entity.urn, entity as DocumentAnswer)
+          : datasetAnnotations(entity.urn, entity as DatasetAnswer),
+      )
       .filter((e) => e.domain === domain)
       .sort(byUrn);
   }
@@ -204,7 +245,44 @@ export class DataHubCatalog implements MetadataCatalog {
    */
   async checkAnnotation(): Promise<void> {}
 
+  /**
+   * `createDocument` (documents.graphql) with the document's id, so its urn is
+   * `urn:li:document:<id>`; its title is the file name and its text starts empty (E6 writes
+   * the summary there). Not shown in DataHub's global context: the entity is this service's
+   * record of an uploaded file, found through its domain, tags and terms. An entity that
+   * exists already (a retried registration) is accepted.
+   */
+  async registerDocument(document: DocumentEntity): Promise<void> {
+    let data: { createDocument: string | null };
+    try {
+      data = await this.graphql<{ createDocument: string | null }>(Q.createDocument, {
+        input: {
+          id: document.id,
+          title: document.title,
+          contents: { text: '' },
+          ...(document.subtype ? { subType: document.subtype } : {}),
+          settings: { showInGlobalContext: false },
+        },
+      });
+    } catch (err) {
+      if (err instanceof DataHubError && /already exists/i.test(err.message)) return;
+      throw err;
+    }
+    if (data.createDocument !== document.urn)
+      throw new DataHubError(`DataHub created ${String(data.createDocument)} instead of ${document.urn}`);
+  }
+
+  async unregisterDocument(urn: string): Promise<void> {
+    const data = await this.graphql<{ document: { urn: string; exists?: boolean | null } | null }>(
+      `query DocumentExists($urn: String!) { document(urn: $urn) { urn exists } }`,
+      { urn },
+    );
+    if (!data.document || data.document.exists === false) return;
+    await this.mutate(Q.deleteDocument, 'deleteDocument', { urn });
+  }
+
   async annotate(urn: string, change: EntityChange): Promise<void> {
+    if (isDocumentUrn(urn)) return this.annotateDocument(urn, change);
     const target = (column?: string) =>
       column === undefined
         ? { resourceUrn: urn }
@@ -216,15 +294,45 @@ export class DataHubCatalog implements MetadataCatalog {
         await this.mutate(Q.addTerms, 'addTerms', {
           input: { termUrns: part.glossaryTerms.map(glossaryTermUrn), ...target(column) },
         });
-      if (part.description !== undefined)
+      if (part.description !== undefined && column !== undefined)
         await this.mutate(Q.updateDescription, 'updateDescription', {
           input: { description: part.description, ...target(column) },
         });
+      // DataHub's updateDescription takes a dataset only with a sub-resource (a column); the
+      // table's own editable description is written as DataHub's UI does, with updateDataset.
+      if (part.description !== undefined && column === undefined) {
+        const data = await this.graphql<{ updateDataset: { urn: string } | null }>(Q.updateDataset, {
+          urn,
+          input: { editableProperties: { description: part.description } },
+        });
+        if (data.updateDataset?.urn !== urn) throw new DataHubError(`DataHub did not apply updateDataset to ${urn}`);
+      }
     };
     await write(undefined, change);
     if (change.domain !== undefined)
       await this.mutate(Q.setDomain, 'setDomain', { domainUrn: domainUrn(change.domain), entityUrn: urn });
     for (const [column, part] of change.columns ?? []) await write(column, part);
+  }
+
+  /**
+   * A document's tags and terms through addTags / addTerms and its domain through setDomain
+   * (generic mutations that take any entity DataHub has); its summary through
+   * updateDocumentContents, since updateDescription has no document case in DataHub.
+   */
+  private async annotateDocument(urn: string, change: EntityChange): Promise<void> {
+    if (change.columns?.size) throw new DataHubError(`A document has no columns to annotate (${urn})`);
+    if (change.tags?.length)
+      await this.mutate(Q.addTags, 'addTags', { input: { tagUrns: change.tags.map(tagUrn), resourceUrn: urn } });
+    if (change.glossaryTerms?.length)
+      await this.mutate(Q.addTerms, 'addTerms', {
+        input: { termUrns: change.glossaryTerms.map(glossaryTermUrn), resourceUrn: urn },
+      });
+    if (change.description !== undefined)
+      await this.mutate(Q.updateDocumentContents, 'updateDocumentContents', {
+        input: { urn, contents: { text: change.description } },
+      });
+    if (change.domain !== undefined)
+      await this.mutate(Q.setDomain, 'setDomain', { domainUrn: domainUrn(change.domain), entityUrn: urn });
   }
 
   private async create(
@@ -370,6 +478,19 @@ function datasetAnnotations(urn: string, dataset: DatasetAnswer): EntityAnnotati
     tags: tagNames(dataset.tags),
     glossary_terms: termNames(dataset.glossaryTerms),
     columns,
+  };
+}
+
+/** A document's annotations: its text is its description (empty until E6 writes the summary). */
+function documentAnnotations(urn: string, doc: DocumentAnswer): EntityAnnotations {
+  const domain = doc.domain?.domain;
+  return {
+    urn,
+    description: doc.info?.contents?.text || null,
+    domain: domain ? toItem(domain, 'urn:li:domain:').name : null,
+    tags: tagNames(doc.tags),
+    glossary_terms: termNames(doc.glossaryTerms),
+    columns: new Map(),
   };
 }
 

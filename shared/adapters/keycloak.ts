@@ -1,4 +1,4 @@
-import { Conflict, Unavailable } from '../http/errors.js';
+import { Conflict, Unavailable } from '../errors.js';
 import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
 import type { IdentityProvider, IdpClient, NewIdpClient } from '../ports/idp.js';

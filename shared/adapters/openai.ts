@@ -1,5 +1,3 @@
-import { secretValue } from '../aws/secrets-manager.js';
-import type { Config } from '../config.js';
 import type { ChatModel } from '../ports/llm.js';
 import { redactUrl, redactUrls } from '../redact.js';
 import { networkReason } from './answers.js';
@@ -63,18 +61,4 @@ export class OpenAiChatModel implements ChatModel {
 function peerText(text: string, key: string | undefined): string {
   const safe = redactUrls(key ? text.split(key).join('***') : text);
   return safe.length > MAX_PEER_TEXT ? `${safe.slice(0, MAX_PEER_TEXT)}…` : safe;
-}
-
-/**
- * The configured model (LLM_BASE_URL, LLM_MODEL, and LLM_API_KEY or, on AWS, the secret at
- * LLM_API_KEY_ARN), or undefined when no model is configured.
- */
-export function configuredChatModel(config: Config): ChatModel | undefined {
-  const { baseUrl, model, apiKey, apiKeyArn } = config.llm;
-  if (!baseUrl) return undefined;
-  return new OpenAiChatModel({
-    baseUrl,
-    model,
-    apiKey: apiKey ?? (apiKeyArn ? () => secretValue(config.region, apiKeyArn) : undefined),
-  });
 }

@@ -8,6 +8,9 @@ const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export { isForbiddenAddress } from './address-guard.js';
 
+/** What an http step needs: one request (tests hand the executor a fake). */
+export type HttpRequester = Pick<OutboundHttp, 'request'>;
+
 /**
  * Outbound HTTP for crew `http` steps: only to hosts on the allow-list, never to
  * link-local or cloud metadata addresses, no redirects followed, with a timeout.

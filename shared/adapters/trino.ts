@@ -1,4 +1,4 @@
-import { Conflict, Unavailable } from '../http/errors.js';
+import { Conflict, Unavailable } from '../errors.js';
 import { logger } from '../logger.js';
 import { sortedNames, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';
 import { mapLimit } from '../concurrency.js';

@@ -1,4 +1,4 @@
-import { Unauthorized } from '../http/errors.js';
+import { Unauthenticated } from '../errors.js';
 import type { Caller } from './caller.js';
 import type { JwtVerifier } from './jwt.js';
 import type { PskVerifier } from './psk.js';
@@ -14,11 +14,14 @@ export class Authenticator {
     const authorization = headers.authorization?.trim();
     if (authorization) {
       const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-      if (!match) throw new Unauthorized('Authorization header must be "Bearer <token>"');
+      if (!match) throw new Unauthenticated('Authorization header must be "Bearer <token>"');
       return this.jwt.verify(match[1]!);
     }
     const psk = headers.psk?.trim();
     if (psk) return this.psk.verify(psk);
-    throw new Unauthorized();
+    throw new Unauthenticated();
   }
 }
+
+/** What an app needs of authentication (tests hand it a fake caller). */
+export type RequestAuthenticator = Pick<Authenticator, 'authenticate'>;

@@ -1,4 +1,4 @@
-import { Unavailable } from '../http/errors.js';
+import { Unavailable } from '../errors.js';
 
 /** The parts of an issuer's OpenID Connect discovery document the service uses. */
 export interface Discovery {

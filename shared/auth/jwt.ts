@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import { Unauthorized, Unavailable } from '../http/errors.js';
+import { Unauthenticated, Unavailable } from '../errors.js';
 import { type Caller, nameFromClaims, rolesFromClaims, tokenPrincipal } from './caller.js';
 import { fetchDiscovery } from './discovery.js';
 
@@ -25,7 +25,7 @@ export class JwtVerifier {
 
   async verify(token: string): Promise<Caller> {
     const { issuer, audience } = this.settings;
-    if (!issuer) throw new Unauthorized('Bearer sessions are not configured on this service');
+    if (!issuer) throw new Unauthenticated('Bearer sessions are not configured on this service');
     const keys = await this.keySet(issuer);
     let payload: Record<string, unknown>;
     let header: { typ?: unknown };
@@ -42,16 +42,16 @@ export class JwtVerifier {
       throw this.translate(err);
     }
     if (header.typ !== undefined && !ACCESS_TOKEN_TYPES.has(String(header.typ).toLowerCase())) {
-      throw new Unauthorized('Invalid token: not an access token');
+      throw new Unauthenticated('Invalid token: not an access token');
     }
     // Keycloak also types its tokens in the payload: "Bearer" for access tokens, while
     // refresh, ID and offline tokens are signed by the same realm and must not pass.
     if (payload.typ !== undefined && String(payload.typ).toLowerCase() !== 'bearer') {
-      throw new Unauthorized('Invalid token: not an access token');
+      throw new Unauthenticated('Invalid token: not an access token');
     }
     const subject = payload.sub;
     const name = nameFromClaims(payload);
-    if (typeof subject !== 'string' || subject === '' || !name) throw new Unauthorized('Token names no subject');
+    if (typeof subject !== 'string' || subject === '' || !name) throw new Unauthenticated('Token names no subject');
     return {
       principal: tokenPrincipal(issuer, subject),
       name,
@@ -66,15 +66,15 @@ export class JwtVerifier {
         this.jwks = undefined;
         return new Unavailable('Identity provider did not answer');
       }
-      if (err instanceof errors.JWTExpired) return new Unauthorized('Token expired');
-      return new Unauthorized('Invalid token');
+      if (err instanceof errors.JWTExpired) return new Unauthenticated('Token expired');
+      return new Unauthenticated('Invalid token');
     }
     // fetch failures (connection refused, DNS) surface as TypeError from the JWKS fetch
     if (err instanceof TypeError) {
       this.jwks = undefined;
       return new Unavailable('Identity provider did not answer');
     }
-    return new Unauthorized('Invalid token');
+    return new Unauthenticated('Invalid token');
   }
 
   /** The JWKS, from AUTH_JWKS_URL or the issuer's OIDC discovery document (cached). */

@@ -37,6 +37,11 @@ const LIST_PK = 'key';
 /** No key is valid past 9999-12-31: later dates have no ISO 8601 form the contract allows. */
 export const MAX_VALID_UNTIL_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
+/** What verifying a pre-shared key reads: one key by its hash. */
+export type KeyLookup = Pick<KeyStore, 'getByHash'>;
+/** The keys table as services see it (its public methods; KeyStore below implements them). */
+export type KeyRepository = Pick<KeyStore, keyof KeyStore>;
+
 /** DynamoDB repository for the keys table (see TABLES.keys). */
 export class KeyStore {
   constructor(

@@ -1,8 +1,8 @@
 import { sha256Hex } from '../crypto.js';
-import { Unauthorized } from '../http/errors.js';
+import { Unauthenticated } from '../errors.js';
 import { BOOTSTRAP_PRINCIPAL, type Caller, legacyKeyPrincipal } from './caller.js';
 import { adminKeyRecord, BOOTSTRAP_ADMIN_PSK_ID } from './bootstrap.js';
-import type { KeyRecord, KeyStore } from './key-store.js';
+import type { KeyLookup, KeyRecord } from './key-store.js';
 
 /** How long a looked-up key is trusted before the table is read again. */
 const CACHE_MS = 3_000;
@@ -17,21 +17,21 @@ export class PskVerifier {
    * (from Secrets Manager on AWS); it is read only when an unknown key is presented.
    */
   constructor(
-    private readonly store: KeyStore,
+    private readonly store: KeyLookup,
     private readonly adminSecret: string | (() => Promise<string>) | undefined,
   ) {}
 
   async verify(secret: string): Promise<Caller> {
     const hash = sha256Hex(secret);
     const record = await this.lookup(hash);
-    if (!record) throw new Unauthorized('Invalid pre-shared key');
+    if (!record) throw new Unauthenticated('Invalid pre-shared key');
     const now = Date.now();
     refuseDead(record, now, 'Pre-shared key');
     // A key never outlives the keys it was made or extended through (API.md §1).
     const lineage = record.lineage ?? [];
     const ancestors = await Promise.all(lineage.map((h) => this.lookup(h)));
     for (const ancestor of ancestors) {
-      if (!ancestor) throw new Unauthorized('Pre-shared key was made through a key that no longer exists');
+      if (!ancestor) throw new Unauthenticated('Pre-shared key was made through a key that no longer exists');
       refuseDead(ancestor, now, 'Pre-shared key was made through a key that');
     }
     return {
@@ -74,8 +74,8 @@ export class PskVerifier {
 }
 
 function refuseDead(record: KeyRecord, now: number, subject: string): void {
-  if (record.deleted_at) throw new Unauthorized(`${subject} has been deleted`);
-  if (record.valid_until_ms <= now) throw new Unauthorized(`${subject} has expired`);
+  if (record.deleted_at) throw new Unauthenticated(`${subject} has been deleted`);
+  if (record.valid_until_ms <= now) throw new Unauthenticated(`${subject} has expired`);
 }
 
 /** The key's creator's principal; the bootstrap key's is reserved, whenever it was stored. */

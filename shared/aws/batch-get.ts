@@ -1,5 +1,5 @@
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Unavailable } from '../http/errors.js';
+import { Unavailable } from '../errors.js';
 
 /** BatchGetItem's limit, and how often unprocessed keys are asked again. */
 const BATCH_GET_KEYS = 100;

@@ -1,13 +1,13 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ValidationFailed } from '../http/errors.js';
+import { Invalid } from '../errors.js';
 
 /** Opaque list cursors: the DynamoDB `LastEvaluatedKey`, base64url-encoded JSON. */
 export function encodeCursor(key: Record<string, unknown> | undefined): string | undefined {
   return key ? Buffer.from(JSON.stringify(key), 'utf8').toString('base64url') : undefined;
 }
 
-/** A cursor this service did not hand out: a 422 on the `cursor` query parameter. */
-export class InvalidCursor extends ValidationFailed {
+/** A cursor this service did not hand out: the `cursor` query parameter is invalid. */
+export class InvalidCursor extends Invalid {
   constructor(cursor: string) {
     super([
       {

@@ -4,21 +4,13 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Authenticator } from '../auth/authenticator.js';
+import type { RequestAuthenticator } from '../auth/authenticator.js';
 import type { Caller, Role } from '../auth/caller.js';
 import { isDependencyFailure, isUnstorableInput } from '../aws/errors.js';
 import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
-import {
-  AppError,
-  Forbidden,
-  MethodNotAllowed,
-  NotFound,
-  PayloadTooLarge,
-  Unavailable,
-  ValidationFailed,
-  type ValidationIssue,
-} from './errors.js';
+import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue } from '../errors.js';
+import { errorAnswer, MethodNotAllowed, PayloadTooLarge } from './errors.js';
 import { operationId } from './openapi.js';
 import { ErrorResponse, HTTPValidationError } from './schemas.js';
 import {
@@ -90,7 +82,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
  * (request ids, body limit, authentication, pydantic-shaped validation, error mapping).
  */
 export class ServiceApp extends OpenAPIHono<AppEnv> {
-  constructor(private readonly authenticator: Authenticator | undefined) {
+  constructor(private readonly authenticator: RequestAuthenticator | undefined) {
     super();
     this.use('*', requestContext());
     this.use('*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => Promise.reject(new PayloadTooLarge()) }));
@@ -164,7 +156,7 @@ export function pageJson<T>(c: Context<AppEnv>, page: Page<T>): Response {
   return c.json(page.items as unknown[], 200);
 }
 
-export function createServiceApp(authenticator: Authenticator | undefined): ServiceApp {
+export function createServiceApp(authenticator: RequestAuthenticator | undefined): ServiceApp {
   return new ServiceApp(authenticator);
 }
 
@@ -210,10 +202,10 @@ async function drainBody(c: Context<AppEnv>): Promise<void> {
 function errorToResponse(err: Error, c: Context<AppEnv>): Response {
   const requestId = c.get('requestId');
   if (requestId) c.header('X-Request-Id', requestId);
-  if (err instanceof ValidationFailed) return c.json({ detail: err.detail }, 422);
-  if (err instanceof AppError) {
-    for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
-    return c.json({ error: err.message, code: err.status }, err.status);
+  const answer = errorAnswer(err);
+  if (answer) {
+    for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+    return c.json(answer.body, answer.status);
   }
   if (err instanceof HTTPException) {
     return c.json({ error: err.message || 'Bad Request', code: err.status }, err.status as ContentfulStatusCode);
@@ -284,7 +276,7 @@ async function validateRequest(c: Context<AppEnv>, spec: RequestSpec) {
       else if (parsedOk) check('body', 'body', spec.body, json);
     }
   }
-  if (detail.length > 0) throw new ValidationFailed(redactSecrets(detail, spec.secretFields ?? []));
+  if (detail.length > 0) throw new Invalid(redactSecrets(detail, spec.secretFields ?? []));
   return parsed;
 }
 

@@ -1,10 +1,31 @@
+import {
+  Conflict,
+  DomainError,
+  Forbidden,
+  Invalid,
+  NotFound,
+  Unauthenticated,
+  Unavailable,
+  type ValidationIssue,
+} from '../errors.js';
+
 /**
- * Typed errors. Services and middleware throw these; the app factory's `onError` turns
- * them into the contract's ErrorResponse `{"error", "code"}` (or HTTPValidationError).
+ * How errors are answered. Domain errors (shared/errors.ts) get their status, headers and
+ * body here, and only here; the app factory's `onError` sends what `errorAnswer` says.
  */
-export class AppError extends Error {
+export type ErrorStatus = 401 | 403 | 404 | 405 | 409 | 413 | 422 | 503;
+
+export interface ErrorAnswer {
+  readonly status: ErrorStatus;
+  readonly headers: Readonly<Record<string, string>>;
+  /** ErrorResponse `{"error", "code"}`, or HTTPValidationError `{"detail"}` for a 422. */
+  readonly body: { error: string; code: number } | { detail: ValidationIssue[] };
+}
+
+/** An answer that exists only in HTTP (a method, a body size): no domain error means it. */
+export class HttpError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 422 | 503,
+    readonly status: 405 | 413,
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
@@ -13,37 +34,13 @@ export class AppError extends Error {
   }
 }
 
-export class Unauthorized extends AppError {
-  constructor(message = 'Not authenticated') {
-    super(401, message, { 'WWW-Authenticate': 'Bearer, PSK realm="dpm" header="Authorization-PSK"' });
-  }
-}
-
-export class Forbidden extends AppError {
-  constructor(message = 'Forbidden') {
-    super(403, message);
-  }
-}
-
-export class NotFound extends AppError {
-  constructor(message = 'Not Found') {
-    super(404, message);
-  }
-}
-
-export class MethodNotAllowed extends AppError {
+export class MethodNotAllowed extends HttpError {
   constructor(allowed: readonly string[]) {
     super(405, 'Method Not Allowed', { Allow: allowed.join(', ') });
   }
 }
 
-export class Conflict extends AppError {
-  constructor(message: string) {
-    super(409, message);
-  }
-}
-
-export class PayloadTooLarge extends AppError {
+export class PayloadTooLarge extends HttpError {
   constructor(message = 'Request body is larger than 1 MiB') {
     // The body is answered before it is read: closing the connection after the answer lets
     // the client see the 413 (on a kept-alive socket it could see a reset mid-upload).
@@ -51,24 +48,29 @@ export class PayloadTooLarge extends AppError {
   }
 }
 
-/** A dependency (DynamoDB, SQS, identity provider, ...) did not answer. */
-export class Unavailable extends AppError {
-  constructor(message = 'Service Unavailable: a dependency did not answer') {
-    super(503, message, { 'Retry-After': '1' });
+const WWW_AUTHENTICATE = 'Bearer, PSK realm="dpm" header="Authorization-PSK"';
+
+const DOMAIN_ANSWERS: readonly [new (...args: never[]) => DomainError, ErrorStatus, Record<string, string>][] = [
+  [Unauthenticated, 401, { 'WWW-Authenticate': WWW_AUTHENTICATE }],
+  [Forbidden, 403, {}],
+  [NotFound, 404, {}],
+  [Conflict, 409, {}],
+  [Unavailable, 503, { 'Retry-After': '1' }],
+];
+
+/** The answer to an error this service means; undefined for anything else (a 500, or the SDK's). */
+export function errorAnswer(err: unknown): ErrorAnswer | undefined {
+  if (err instanceof Invalid) return { status: 422, headers: {}, body: { detail: err.issues } };
+  if (err instanceof HttpError) {
+    return { status: err.status, headers: err.headers, body: { error: err.message, code: err.status } };
   }
+  for (const [type, status, headers] of DOMAIN_ANSWERS) {
+    if (err instanceof type) return { status, headers, body: { error: (err as Error).message, code: status } };
+  }
+  return undefined;
 }
 
-/** One pydantic-v2-shaped validation failure (`{"type", "loc", "msg", "input", "ctx"?}`). */
-export interface ValidationIssue {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input: unknown;
-  ctx?: Record<string, unknown>;
-}
-
-export class ValidationFailed extends AppError {
-  constructor(readonly detail: ValidationIssue[]) {
-    super(422, 'Unprocessable Entity');
-  }
+/** The status an error is answered with (500 when it is none of ours). */
+export function statusOf(err: unknown): number {
+  return errorAnswer(err)?.status ?? 500;
 }

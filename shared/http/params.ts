@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
-import { INT_TYPE_MESSAGE, laxInt, pydanticIssue } from './validation.js';
+import { laxInt } from '../lax.js';
+import { INT_TYPE_MESSAGE, pydanticIssue } from './validation.js';
 
 /**
  * Schemas for path, query and header values, which arrive as strings. They parse the
@@ -28,7 +29,7 @@ export function intParam(bounds: { min?: number; max?: number } = {}) {
 /**
  * An integer in a JSON body: `int_type` for a non-number, `int_from_float` for 1.5. (The
  * body's lax conversions, `"3"` → 3 and `int_parsing` for `"ten"`, are made for every
- * integer, number and boolean field before the schema runs: `laxCoerce` in validation.ts.)
+ * integer, number and boolean field before the schema runs: `laxCoerce` in shared/lax.ts.)
  */
 export const integer = () =>
   z.int({

@@ -1,4 +1,4 @@
-import { ValidationFailed } from '../http/errors.js';
+import { Invalid } from '../errors.js';
 
 /** A catalog definition: a tag, a glossary term or a domain (API.md §6). */
 export interface CatalogItem {
@@ -57,9 +57,9 @@ export interface EntityChange {
 /**
  * The entity with a change applied would be larger than the catalog can store (the
  * built-in catalog keeps an entity in one DynamoDB item of at most 400 KB). Thrown before
- * anything is written; the request asked for too much, so it is a 422 on its body.
+ * anything is written; the request asked for too much, so its body is invalid.
  */
-export class AnnotationTooLarge extends ValidationFailed {
+export class AnnotationTooLarge extends Invalid {
   constructor(
     readonly urn: string,
     /** The size the entity would have, in bytes. */
@@ -120,6 +120,31 @@ export interface MetadataCatalog {
    * having written nothing, when the result would not fit.
    */
   annotate(urn: string, change: EntityChange): Promise<void>;
+  /**
+   * Makes the document's entity exist in the catalog, so that it can be annotated (E6) and
+   * read back. Called when a document is registered, before its item is written.
+   * Idempotent: registering an entity the catalog has already succeeds and changes nothing.
+   * Built-in: writes nothing (an entity item is written by its first annotation); DataHub:
+   * `createDocument` with the document's id.
+   */
+  registerDocument(document: DocumentEntity): Promise<void>;
+  /**
+   * Undoes registerDocument when the document's item could not be written (compensation).
+   * Removing an entity the catalog does not have succeeds.
+   */
+  unregisterDocument(urn: string): Promise<void>;
+}
+
+/** What the catalog records about a document when it is registered. */
+export interface DocumentEntity {
+  /** `documentUrnOf(id)`. */
+  readonly urn: string;
+  /** The document's id (the urn's last part). */
+  readonly id: string;
+  /** Shown as the entity's title: the file name. */
+  readonly title: string;
+  /** The document's subtype, if it has one. */
+  readonly subtype: string | null;
 }
 
 /** DataHub's urns, shared by both adapters. */

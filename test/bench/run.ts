@@ -19,12 +19,12 @@ const { startPlatform } = await import('../../infra/local/platform.js');
 const { loadConfig } = await import('../../shared/config.js');
 const { startTestIssuer } = await import('../support/identity-provider.js');
 const { mintToken } = await import('../support/tokens.js');
-const { DecisionStore } = await import('../../functions/decisions/store.js');
+const { DynamoDecisionStore } = await import('../../functions/decisions/store.js');
 const { DecisionService } = await import('../../functions/decisions/service.js');
 const { GetCommand, BatchWriteCommand, DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
 const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
 const { emulatorOptions } = await import('../../shared/aws/clients.js');
-const { RunStore } = await import('../../functions/crews/store.js');
+const { DynamoRunStore } = await import('../../functions/crews/store.js');
 const { randomUUID } = await import('node:crypto');
 const { runLoad, runHttpLoad } = await import('./load.js');
 type HttpLoad = import('./load.js').HttpLoad;
@@ -54,7 +54,7 @@ db.middlewareStack.add(
 );
 
 const table = platform.runtime.tableName('decisions');
-const store = new DecisionStore(db, table);
+const store = new DynamoDecisionStore(db, table);
 const service = new DecisionService(store);
 const tokenFor = (name: string, roles: string[] = []) =>
   mintToken(idp.privateJwk, { issuer: idp.issuer, audience: 'dpm-api' }, name, { roles, expiresIn: '1h' });
@@ -138,7 +138,7 @@ const getBareSerial = await counted(bareLoad(getBareCall, SERIAL_REQUESTS, 1), b
 // E1: approve distinct submitted versions, against the one conditional UpdateItem.
 await seedSubmitted('e1-http', E1_REQUESTS);
 await seedSubmitted('e1-bare', E1_REQUESTS);
-const bareStore = new DecisionStore(bareDb, table);
+const bareStore = new DynamoDecisionStore(bareDb, table);
 const e1Endpoint = await counted(
   httpLoad({
     url: `${platform.baseUrl}/api/decisions/bench/e1-http/versions/{i}/approve`,
@@ -217,7 +217,7 @@ const crewRuns = await runLoad(
 const eventsPerSecond = eventsSeen / ((performance.now() - crewStarted) / 1000);
 
 // E13 from near the end of a 10,000-event run vs. from the start of a 10-event run.
-const runs = new RunStore(db, platform.runtime.tableName('crewRuns'), platform.runtime.tableName('events'));
+const runs = new DynamoRunStore(db, platform.runtime.tableName('crewRuns'), platform.runtime.tableName('events'));
 async function seedRun(events: number): Promise<string> {
   const id = randomUUID();
   const now = new Date().toISOString();
@@ -323,7 +323,7 @@ const mcpBare = await counted(bareLoad(mcpBareCall, GET_REQUESTS), bareCallCount
 
 // E10 and E12: 1,000 tables in one schema, 200 of them in one domain (as the registration
 // endpoint files them: the metastore item and the catalog entity with the domain).
-const { metastore: configuredMetastore, metadataCatalog } = await import('../../shared/adapters/metadata.js');
+const { metastore: configuredMetastore, metadataCatalog } = await import('../../functions/composition.js');
 const { mapLimit } = await import('../../shared/concurrency.js');
 const benchMetastore = configuredMetastore(platform.runtime);
 const benchCatalog = metadataCatalog(platform.runtime);

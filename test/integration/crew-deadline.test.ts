@@ -3,14 +3,14 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, inject, it } from 'vitest';
 import { CrewRunner } from '../../functions/crews/runner.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
-import { RunStore, type RunItem } from '../../functions/crews/store.js';
+import { DynamoRunStore, type RunItem } from '../../functions/crews/store.js';
 import { createWorkerHandler } from '../../functions/crews/worker.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import { documentClient } from '../../shared/aws/clients.js';
 
 const store = () =>
-  new RunStore(
+  new DynamoRunStore(
     documentClient({
       region: 'us-east-1',
       endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },

@@ -9,7 +9,7 @@ import { CrewRunner, type StepRunner } from '../../functions/crews/runner.js';
 import type { CrewEvent, Step } from '../../functions/crews/schemas.js';
 import { jsonBytes, MAX_EVENT_DATA_BYTES } from '../../functions/crews/limits.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
-import { type RunItem, RunStore, type RunUpdate } from '../../functions/crews/store.js';
+import { DynamoRunStore, type RunItem, type RunStore, type RunUpdate } from '../../functions/crews/store.js';
 import { createWorkerHandler, type SqsHandler } from '../../functions/crews/worker.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
@@ -32,7 +32,7 @@ const eventsTable = () => physicalTableName(inject('stage'), TABLES.events);
 let store: RunStore;
 
 /** A store that dies once, around the first event `crashAt` picks. */
-class CrashingStore extends RunStore {
+class CrashingStore extends DynamoRunStore {
   crashed = false;
   constructor(private readonly crashAt: (event: CrewEvent) => 'after-write' | 'before-write' | undefined) {
     super(db(), runsTable(), eventsTable());
@@ -202,7 +202,7 @@ const hits: Hit[] = [];
 const hitsFor = (part: string) => hits.filter((h) => h.url.includes(part));
 
 beforeAll(async () => {
-  store = new RunStore(db(), runsTable(), eventsTable());
+  store = new DynamoRunStore(db(), runsTable(), eventsTable());
   server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));

@@ -3,14 +3,15 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createCrewsApp, crewService } from '../../functions/crews/app.js';
+import { createCrewsApp } from '../../functions/crews/app.js';
+import { crewService } from '../../functions/crews/compose.js';
 import { jsonBytes, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from '../../functions/crews/limits.js';
 import { CrewService } from '../../functions/crews/service.js';
-import { RunStore, TemplateStore } from '../../functions/crews/store.js';
+import { DynamoRunStore, DynamoTemplateStore } from '../../functions/crews/store.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { documentClient } from '../../shared/aws/clients.js';
 import { loadConfig } from '../../shared/config.js';
-import { createRuntime } from '../../shared/runtime.js';
+import { createRuntime } from '../../functions/composition.js';
 import { api, slug, token } from './helpers.js';
 
 let admin: string;
@@ -440,8 +441,8 @@ describe('E2 run and E13 events', () => {
     const stage = inject('stage');
     const sent: string[] = [];
     const service = new CrewService(
-      new TemplateStore(db, physicalTableName(stage, TABLES.crewTemplates)),
-      new RunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.events)),
+      new DynamoTemplateStore(db, physicalTableName(stage, TABLES.crewTemplates)),
+      new DynamoRunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.events)),
       {
         send: async (id) => {
           sent.push(id);
@@ -496,7 +497,7 @@ describe('unfinished runs', () => {
     const id = randomUUID();
     const now = new Date().toISOString();
     // A run whose message was lost: stored with its first event, never queued.
-    await new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')).create(
+    await new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')).create(
       {
         correlation_id: id,
         template_id: template.id,
@@ -690,7 +691,7 @@ describe('step outputs of control characters (bounded as JSON)', () => {
     // Events as a service without these bounds wrote them: messages that are 6x larger as
     // JSON than as stored (control characters), one of them over 1 MiB on its own.
     const runtime = platformRuntime();
-    const store = new RunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
+    const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
     const id = randomUUID();
     const now = new Date().toISOString();
     const item = {

@@ -3,10 +3,10 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDataSharesApp } from '../../functions/data-shares/app.js';
 import { DataShareService } from '../../functions/data-shares/service.js';
-import { DataShareStore } from '../../functions/data-shares/store.js';
+import { DynamoDataShareStore } from '../../functions/data-shares/store.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { KeycloakIdentityProvider } from '../../shared/adapters/keycloak.js';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { documentClient } from '../../shared/aws/clients.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../support/keycloak-server.js';
 import { api, type ApiResponse, slug, token } from './helpers.js';
@@ -324,7 +324,7 @@ describe('data shares (built-in identity provider)', () => {
   });
 
   it('hides a reservation in flight, and takes over one left stale by a creation that died', async () => {
-    const store = new DataShareStore(db(), table('dataShares'));
+    const store = new DynamoDataShareStore(db(), table('dataShares'));
     const fresh = slug('held');
     const reservation = {
       owner: 'alice',
@@ -368,12 +368,12 @@ describe('data shares backed by Keycloak', () => {
       },
       { timeoutMs: 1_000 },
     );
-    const authenticator = {
-      authenticate: async ({ authorization }: { authorization?: string }) => users[authorization!.slice(7)]!,
-    } as unknown as Authenticator;
+    const authenticator: RequestAuthenticator = {
+      authenticate: async ({ authorization }) => users[authorization!.slice(7)]!,
+    };
     app = createDataSharesApp({
       authenticator,
-      service: new DataShareService(new DataShareStore(db(), table('dataShares')), idp),
+      service: new DataShareService(new DynamoDataShareStore(db(), table('dataShares')), idp),
     });
   });
 

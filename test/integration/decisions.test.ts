@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { decisionsApp } from '../../functions/decisions/app.js';
+import { createDecisionsApp } from '../../functions/decisions/app.js';
+import { decisionsDeps } from '../../functions/decisions/compose.js';
 import { loadConfig } from '../../shared/config.js';
-import { createRuntime } from '../../shared/runtime.js';
+import { createRuntime } from '../../functions/composition.js';
 import { freePort } from '../../infra/local/emulators.js';
 import { api, insertKey, slug, token } from './helpers.js';
 
@@ -718,7 +719,7 @@ describe('dependency outage', () => {
         DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`,
       }),
     );
-    const app = decisionsApp(runtime);
+    const app = createDecisionsApp(decisionsDeps(runtime));
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise((r) => server.once('listening', r));
     try {

@@ -7,7 +7,7 @@ import { TABLES, physicalTableName } from '../../infra/tables.js';
 import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import { documentClient } from '../../shared/aws/clients.js';
-import { Unavailable } from '../../shared/http/errors.js';
+import { Unavailable } from '../../shared/errors.js';
 import { rejection } from '../support/rejection.js';
 import { api, slug, token } from './helpers.js';
 

@@ -4,12 +4,12 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createFinetuneApp } from '../../functions/finetune/app.js';
 import { ArtifactStore } from '../../functions/finetune/artifacts.js';
 import { FinetuneService } from '../../functions/finetune/service.js';
-import { FinetuneJobStore } from '../../functions/finetune/store.js';
+import { DynamoFinetuneJobStore } from '../../functions/finetune/store.js';
 import { DocumentStore } from '../../functions/documents/store.js';
 import { freePort } from '../../infra/local/emulators.js';
 import { s3Client } from '../../shared/aws/s3.js';
 import { loadConfig } from '../../shared/config.js';
-import { createRuntime } from '../../shared/runtime.js';
+import { createRuntime } from '../../functions/composition.js';
 import { api, slug, token } from './helpers.js';
 
 const BASE = '/api/finetune/datasets';
@@ -442,7 +442,7 @@ describe('artifact store outage', () => {
       endpoints: { ...runtime.config.endpoints, s3: `http://127.0.0.1:${deadPort}` },
     });
     const service = new FinetuneService(
-      new FinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
+      new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
       new ArtifactStore(deadS3, bucket),
       new DocumentStore(runtime.db, runtime.tableName('documents')),
     );

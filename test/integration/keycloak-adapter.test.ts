@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeycloakIdentityProvider, type KeycloakSettings } from '../../shared/adapters/keycloak.js';
-import { Conflict, Unavailable } from '../../shared/http/errors.js';
+import { Conflict, Unavailable } from '../../shared/errors.js';
+import { statusOf } from '../../shared/http/errors.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../support/keycloak-server.js';
 import { slug } from './helpers.js';
 import { rejection } from '../support/rejection.js';
@@ -104,7 +105,7 @@ describe('the Keycloak identity provider', () => {
     await idp.createClient({ clientId: name, name });
     const again = await rejection(idp.createClient({ clientId: name, name }));
     expect(again).toBeInstanceOf(Conflict);
-    expect((again as Conflict).status).toBe(409);
+    expect(statusOf(again)).toBe(409);
     expect(await rejection(idp.createClient({ clientId: keycloak.adminClientId, name: 'x' }))).toBeInstanceOf(Conflict);
   });
 
@@ -113,7 +114,7 @@ describe('the Keycloak identity provider', () => {
     const name = slug('kc');
     keycloak.failClientRead = true;
     const failed = await rejection(idp.createClient({ clientId: name, name }));
-    expect((failed as { status?: number }).status).toBe(503);
+    expect(statusOf(failed)).toBe(503);
     expect(keycloak.byClientId(name)).toBeUndefined();
     keycloak.failClientRead = false;
     expect((await idp.createClient({ clientId: name, name })).client_id).toBe(name);
@@ -143,7 +144,7 @@ describe('the Keycloak identity provider', () => {
       ]) {
         const err = await rejection(call());
         expect(err, mode).toBeInstanceOf(Unavailable);
-        expect((err as Unavailable).status).toBe(503);
+        expect(statusOf(err)).toBe(503);
       }
     }
     keycloak.mode = 'up';

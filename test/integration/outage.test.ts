@@ -159,7 +159,6 @@ async function reviewedDocument(): Promise<string> {
       suggested_glossary_terms: [],
     }),
   );
-  datahub.addDataset(documentUrnOf(id), []);
   return id;
 }
 
@@ -300,7 +299,8 @@ const CASES: Record<string, EndpointCase> = {
     prepare: async () => asAdmin('POST', `${await decision('approved')}/1/retire`),
   },
 
-  'POST /api/documents': { needs: ['dynamodb'], prepare: call('POST', '/api/documents', DOCUMENT) },
+  // Registration creates the document's catalog entity first (DataHub's Document).
+  'POST /api/documents': { needs: ['dynamodb', 'datahub'], prepare: call('POST', '/api/documents', DOCUMENT) },
   'GET /api/documents': { needs: ['dynamodb'], prepare: call('GET', '/api/documents') },
   'GET /api/documents/{document_id}': {
     needs: ['dynamodb'],

@@ -1,9 +1,48 @@
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, inject, it } from 'vitest';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+} from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, inject, it, vi } from 'vitest';
 import { ensureTables } from '../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { documentClient, emulatorOptions } from '../../shared/aws/clients.js';
+
+/** What a start may not change about a table: its keys, indexes, creation time, TTL. */
+async function tableState(client: DynamoDBClient, name: string) {
+  const table = (await client.send(new DescribeTableCommand({ TableName: name }))).Table!;
+  const ttl = (await client.send(new DescribeTimeToLiveCommand({ TableName: name }))).TimeToLiveDescription;
+  return {
+    status: table.TableStatus,
+    created: table.CreationDateTime?.getTime(),
+    keys: table.KeySchema,
+    attributes: [...(table.AttributeDefinitions ?? [])].sort((a, b) => (a.AttributeName! < b.AttributeName! ? -1 : 1)),
+    indexes: (table.GlobalSecondaryIndexes ?? [])
+      .map((ix) => ({ name: ix.IndexName, keys: ix.KeySchema, projection: ix.Projection, status: ix.IndexStatus }))
+      .sort((a, b) => (a.name! < b.name! ? -1 : 1)),
+    ttl: { status: ttl?.TimeToLiveStatus, attribute: ttl?.AttributeName ?? null },
+  };
+}
+
+/** The commands a start sends, by name, while `run` runs (the client's own send, observed). */
+async function commandsSentDuring(client: DynamoDBClient, run: () => Promise<void>): Promise<string[]> {
+  const sent: string[] = [];
+  const send = client.send.bind(client);
+  const spy = vi.spyOn(client, 'send').mockImplementation(((command: { constructor: { name: string } }) => {
+    sent.push(command.constructor.name);
+    return send(command as never);
+  }) as never);
+  try {
+    await run();
+  } finally {
+    spy.mockRestore();
+  }
+  return sent;
+}
 
 describe('local provisioning', () => {
   it('adds the indexes a kept table lacks (data of an earlier version), keeping its items', async () => {
@@ -50,9 +89,54 @@ describe('local provisioning', () => {
         }),
       );
       expect(found.Items?.map((i) => i.urn)).toEqual(['urn:x']);
-      // A second start changes nothing.
-      await ensureTables(client, stage, { catalog: TABLES.catalog });
+
+      // A second start: no error, no table or index created, changed or dropped, the item kept.
+      const before = await tableState(client, name);
+      const sent = await commandsSentDuring(client, () => ensureTables(client, stage, { catalog: TABLES.catalog }));
+      expect(sent).toContain('CreateTableCommand');
+      expect(sent.filter((c) => /^(Update|Delete)/.test(c))).toEqual([]);
+      expect(await tableState(client, name)).toEqual(before);
+      expect(
+        (await db.send(new GetCommand({ TableName: name, Key: { pk: 'ENTITY#urn:x', sk: 'META' } }))).Item,
+      ).toEqual({ pk: 'ENTITY#urn:x', sk: 'META', urn: 'urn:x', domain: 'Sales' });
     } finally {
+      client.destroy();
+    }
+  }, 120_000);
+
+  it('a second start of a fresh stage keeps every table, index, TTL and item as the first made them', async () => {
+    const stage = `again${Date.now() % 100000}`;
+    const endpoint = inject('dynamodbEndpoint');
+    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
+    const db = documentClient({
+      region: 'us-east-1',
+      endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined },
+    });
+    const names = Object.values(TABLES).map((def) => physicalTableName(stage, def));
+    const ours = async () =>
+      ((await client.send(new ListTablesCommand({}))).TableNames ?? []).filter((n) => names.includes(n)).sort();
+    try {
+      await ensureTables(client, stage);
+      expect(await ours()).toEqual([...names].sort());
+      const before = await Promise.all(names.map((n) => tableState(client, n)));
+      // Every table with an index or a TTL is one the check below covers.
+      expect(before.some((t) => t.indexes.length > 0)).toBe(true);
+      expect(before.some((t) => t.ttl.status === 'ENABLED')).toBe(true);
+      const catalog = physicalTableName(stage, TABLES.catalog);
+      const item = { pk: 'ENTITY#urn:kept', sk: 'META', urn: 'urn:kept', domain: 'Kept' };
+      await db.send(new PutCommand({ TableName: catalog, Item: item }));
+
+      const sent = await commandsSentDuring(client, () => ensureTables(client, stage));
+      // Each CreateTable was refused (the table exists); nothing was updated or dropped.
+      expect(sent).toContain('CreateTableCommand');
+      expect(sent.filter((c) => /^(Update|Delete)/.test(c))).toEqual([]);
+      expect(await ours()).toEqual([...names].sort());
+      expect(await Promise.all(names.map((n) => tableState(client, n)))).toEqual(before);
+      expect((await db.send(new GetCommand({ TableName: catalog, Key: { pk: item.pk, sk: item.sk } }))).Item).toEqual(
+        item,
+      );
+    } finally {
+      await Promise.all(names.map((n) => client.send(new DeleteTableCommand({ TableName: n })).catch(() => undefined)));
       client.destroy();
     }
   }, 120_000);

@@ -1,7 +1,8 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AirflowWorkflow, airflowVariableName, type AirflowSettings } from '../../shared/adapters/airflow.js';
-import { Unavailable } from '../../shared/http/errors.js';
+import { Unavailable } from '../../shared/errors.js';
+import { statusOf } from '../../shared/http/errors.js';
 import type { WorkflowConnection } from '../../shared/ports/workflow.js';
 import { type FakeAirflow, startFakeAirflow, tcpTester } from '../support/airflow-server.js';
 import { rejection } from '../support/rejection.js';
@@ -61,7 +62,7 @@ async function closedPort(): Promise<number> {
 /** An Unavailable (503) whose message holds neither Airflow's password nor the connection's. */
 function expectUnavailable(err: Error, pattern: RegExp) {
   expect(err).toBeInstanceOf(Unavailable);
-  expect((err as Unavailable).status).toBe(503);
+  expect(statusOf(err)).toBe(503);
   expect(err.message).toMatch(pattern);
   for (const secret of [airflow.password, CONN_SECRET]) {
     expect(err.message).not.toContain(secret);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DataHubCatalog, DataHubError } from '../../shared/adapters/datahub.js';
-import { Unavailable } from '../../shared/http/errors.js';
+import { statusOf } from '../../shared/http/errors.js';
+import { Unavailable } from '../../shared/errors.js';
+import { documentUrnOf } from '../../shared/ports/catalog.js';
 import { startFakeDataHub, type FakeDataHub } from '../support/datahub-server.js';
 import { rejection } from '../support/rejection.js';
 
@@ -152,6 +154,15 @@ describe('entities', () => {
       domainUrn: 'urn:li:domain:Sales',
       entityUrn: urn,
     });
+    // The table's description through its editable properties, a column's through updateDescription.
+    expect(datahub.requests.find((r) => r.operation === 'UpdateDataset')?.variables).toEqual({
+      urn,
+      input: { editableProperties: { description: 'All orders' } },
+    });
+    expect(datahub.requests.filter((r) => r.operation === 'UpdateDescription').map((r) => r.variables.input)).toEqual([
+      { description: 'Buyer email', resourceUrn: urn, subResource: 'email', subResourceType: 'DATASET_FIELD' },
+      { description: 'Total', resourceUrn: urn, subResource: 'amount', subResourceType: 'DATASET_FIELD' },
+    ]);
   });
 
   it("lists a domain's datasets through a search filtered on the domain, page by page", async () => {
@@ -178,11 +189,11 @@ describe('entities', () => {
       glossary_terms: ['Order'],
       columns: new Map([['id', { description: 'key', tags: [], glossary_terms: [] }]]),
     });
-    const searches = datahub.requests.filter((r) => r.operation === 'DomainDatasets');
+    const searches = datahub.requests.filter((r) => r.operation === 'DomainEntities');
     expect(searches).toHaveLength(3);
     expect(searches[0]!.variables).toEqual({
       input: {
-        types: ['DATASET'],
+        types: ['DATASET', 'DOCUMENT'],
         query: '*',
         start: 0,
         count: 100,
@@ -224,6 +235,192 @@ describe('entities', () => {
   });
 });
 
+const doc = (id: string, over: { title?: string; subtype?: string | null } = {}) => ({
+  urn: documentUrnOf(id),
+  id,
+  title: over.title ?? 'report.pdf',
+  subtype: over.subtype ?? null,
+});
+
+describe('documents', () => {
+  it('registers a document as a DataHub Document entity with its id, title and subtype', async () => {
+    const c = catalog();
+    await c.registerDocument(doc('d-1', { title: 'q3.pdf', subtype: 'invoice' }));
+    expect(datahub.requests.map((r) => r.operation)).toEqual(['CreateDocument']);
+    expect(datahub.requests[0]!.variables).toEqual({
+      input: {
+        id: 'd-1',
+        title: 'q3.pdf',
+        contents: { text: '' },
+        subType: 'invoice',
+        settings: { showInGlobalContext: false },
+      },
+    });
+    expect(datahub.documents.get('urn:li:document:d-1')).toMatchObject({
+      title: 'q3.pdf',
+      text: '',
+      subType: 'invoice',
+      showInGlobalContext: false,
+    });
+    // Registered and never annotated: empty annotations, read with the document query.
+    expect(await c.getEntity('urn:li:document:d-1')).toEqual({
+      urn: 'urn:li:document:d-1',
+      description: null,
+      domain: null,
+      tags: [],
+      glossary_terms: [],
+      columns: new Map(),
+    });
+    expect(datahub.requests.at(-1)!.operation).toBe('GetDocument');
+  });
+
+  it('registering again (a retry) succeeds and changes nothing', async () => {
+    const c = catalog();
+    await c.registerDocument(doc('d-2', { title: 'first.pdf' }));
+    await c.registerDocument(doc('d-2', { title: 'second.pdf' }));
+    expect(datahub.documents.size).toBe(1);
+    expect(datahub.documents.get('urn:li:document:d-2')!.title).toBe('first.pdf');
+  });
+
+  it('annotates a registered document (E6) and reads it back with document(urn)', async () => {
+    const c = catalog();
+    const urn = documentUrnOf('d-3');
+    await c.registerDocument(doc('d-3'));
+    await c.createTag('Finance');
+    await c.createGlossaryTerm('Invoice');
+    await c.createDomain('Sales');
+    await c.annotate(urn, {
+      tags: ['Finance'],
+      glossaryTerms: ['Invoice'],
+      description: 'Quarterly invoices',
+      domain: 'Sales',
+    });
+    expect(await c.getEntity(urn)).toEqual({
+      urn,
+      description: 'Quarterly invoices',
+      domain: 'Sales',
+      tags: ['Finance'],
+      glossary_terms: ['Invoice'],
+      columns: new Map(),
+    });
+    const ops = datahub.requests.map((r) => r.operation);
+    // The summary goes to the document's text: updateDescription has no document case in DataHub.
+    expect(ops).toContain('UpdateDocumentContents');
+    expect(ops).not.toContain('UpdateDescription');
+    expect(ops).not.toContain('GetDataset');
+    expect(datahub.requests.find((r) => r.operation === 'UpdateDocumentContents')!.variables).toEqual({
+      input: { urn, contents: { text: 'Quarterly invoices' } },
+    });
+    expect(datahub.requests.find((r) => r.operation === 'AddTags')!.variables).toEqual({
+      input: { tagUrns: ['urn:li:tag:Finance'], resourceUrn: urn },
+    });
+    // The domain's entities include the document.
+    expect((await c.listDomainEntities('Sales')).map((e) => [e.urn, e.description])).toEqual([
+      [urn, 'Quarterly invoices'],
+    ]);
+  });
+
+  it('annotating a document DataHub never got fails with DataHub’s message', async () => {
+    const c = catalog();
+    await c.createTag('Finance');
+    const err = await rejection(c.annotate(documentUrnOf('never'), { tags: ['Finance'] }));
+    expect(err).toBeInstanceOf(DataHubError);
+    expect(err.message).toMatch(/urn:li:document:never\. Entity does not exist/);
+    // For the caller the catalog failed: a 503, never a 500.
+    expect(statusOf(err)).toBe(503);
+  });
+
+  it('a document has no columns', async () => {
+    const c = catalog();
+    await c.registerDocument(doc('d-4'));
+    const err = await rejection(c.annotate(documentUrnOf('d-4'), { columns: new Map([['x', { description: 'y' }]]) }));
+    expect(err).toBeInstanceOf(DataHubError);
+  });
+
+  it('unregisters a document (compensation), and unregistering a missing one succeeds', async () => {
+    const c = catalog();
+    await c.registerDocument(doc('d-5'));
+    await c.unregisterDocument(documentUrnOf('d-5'));
+    expect(datahub.documents.size).toBe(0);
+    expect(datahub.requests.at(-1)!.operation).toBe('DeleteDocument');
+    await c.unregisterDocument(documentUrnOf('d-5'));
+    expect(datahub.requests.at(-1)!.operation).toBe('DocumentExists');
+  });
+
+  it('a DataHub that is down fails the registration as Unavailable, creating nothing', async () => {
+    datahub.down = true;
+    const err = await rejection(catalog().registerDocument(doc('d-6')));
+    expect(err).toBeInstanceOf(Unavailable);
+    datahub.down = false;
+    expect(datahub.documents.size).toBe(0);
+  });
+});
+
+describe('the fake answers as DataHub’s schema does', () => {
+  const call = async (query: string, variables: Record<string, unknown> = {}) => {
+    const res = await fetch(`${datahub.url}/api/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${datahub.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { data?: Record<string, unknown> | null; errors?: { message: string }[] };
+  };
+
+  it('refuses a field the type does not have (a Document has no description)', async () => {
+    const body = await call('query Q($urn: String!) { document(urn: $urn) { urn description } }', {
+      urn: 'urn:li:document:x',
+    });
+    expect(body.errors?.[0]?.message).toMatch(/Field 'description' in type 'Document' is undefined/);
+    expect(body.data).toBeUndefined();
+  });
+
+  it('refuses an input field the input type does not have, and a missing required one', async () => {
+    const unknown = await call('mutation M($input: CreateDocumentInput!) { createDocument(input: $input) }', {
+      input: { id: 'a', contents: { text: '' }, description: 'no such field' },
+    });
+    expect(unknown.errors?.[0]?.message).toMatch(/'description' is not defined for type 'CreateDocumentInput'/);
+    const missing = await call('mutation M($input: CreateDocumentInput!) { createDocument(input: $input) }', {
+      input: { id: 'a' },
+    });
+    expect(missing.errors?.[0]?.message).toMatch(/NonNull type 'DocumentContentInput!'/);
+    expect(datahub.documents.size).toBe(0);
+  });
+
+  it('refuses unknown operations, a wrongly typed variable and a bad enum value', async () => {
+    expect((await call('mutation M { upsertDocument }')).errors?.[0]?.message).toMatch(/FieldUndefined/);
+    expect(
+      (await call('query Q($urn: String) { document(urn: $urn) { urn } }', { urn: 'u' })).errors?.[0]?.message,
+    ).toMatch(/VariableTypeMismatch/);
+    const badEnum = await call('mutation M($input: CreateDocumentInput!) { createDocument(input: $input) }', {
+      input: { contents: { text: '' }, state: 'DRAFT' },
+    });
+    expect(badEnum.errors?.[0]?.message).toMatch(/enum 'DocumentState'/);
+  });
+
+  it('answers exactly the selected fields', async () => {
+    await catalog().registerDocument(doc('sel'));
+    const body = await call('query Q($urn: String!) { document(urn: $urn) { urn info { title } } }', {
+      urn: 'urn:li:document:sel',
+    });
+    expect(body).toEqual({ data: { document: { urn: 'urn:li:document:sel', info: { title: 'report.pdf' } } } });
+  });
+
+  it('refuses updateDescription on a document and on a dataset without a column, as DataHub does', async () => {
+    await catalog().registerDocument(doc('desc'));
+    const onDocument = await call('mutation M($input: DescriptionUpdateInput!) { updateDescription(input: $input) }', {
+      input: { description: 'x', resourceUrn: 'urn:li:document:desc' },
+    });
+    expect(onDocument.errors?.[0]?.message).toMatch(/Unsupported resource type urn:li:document:desc/);
+    const urn = catalog().datasetUrn('hive', 'sales', 'orders');
+    datahub.addDataset(urn, ['id']);
+    const onTable = await call('mutation M($input: DescriptionUpdateInput!) { updateDescription(input: $input) }', {
+      input: { description: 'x', resourceUrn: urn },
+    });
+    expect(onTable.errors?.[0]?.message).toMatch(/without subresource is not currently supported/);
+  });
+});
+
 describe('failures', () => {
   it('surfaces a GraphQL error with DataHub’s message', async () => {
     const c = catalog();
@@ -231,7 +428,8 @@ describe('failures', () => {
     datahub.addDataset(urn, ['id']);
     const err = await rejection(c.annotate(urn, { tags: ['Unknown'] }));
     expect(err).toBeInstanceOf(DataHubError);
-    expect(err).not.toBeInstanceOf(Unavailable);
+    // A refusal is the catalog failing the request: 503 with DataHub's message, not a 500.
+    expect(err).toBeInstanceOf(Unavailable);
     expect(err.message).toMatch(/AddTags: Failed to add Tag urn:li:tag:Unknown: it does not exist/);
 
     await c.createTag('PII');

@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { isForbiddenAddress, OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { ValidationFailed, type ValidationIssue } from '../../shared/http/errors.js';
+import { type HttpRequester, isForbiddenAddress, OutboundHttp } from '../../shared/adapters/outbound-http.js';
+import { Invalid, type ValidationIssue } from '../../shared/errors.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
 import { type Step, TemplateRequest, type Variable } from '../../functions/crews/schemas.js';
 import { declarationIssues, resolveValues } from '../../functions/crews/service.js';
@@ -31,8 +31,8 @@ function valueIssues(variables: Variable[], values: Record<string, unknown>): Va
     resolveValues(variables, values);
     return [];
   } catch (err) {
-    expect(err).toBeInstanceOf(ValidationFailed);
-    return (err as ValidationFailed).detail;
+    expect(err).toBeInstanceOf(Invalid);
+    return (err as Invalid).issues;
   }
 }
 
@@ -509,11 +509,11 @@ describe('OutboundHttp', () => {
 });
 
 describe('StepExecutor', () => {
-  const noHttp = {
+  const noHttp: HttpRequester = {
     request: async () => {
       throw new Error('no network in this test');
     },
-  } as unknown as OutboundHttp;
+  };
   const ctx = { values: { who: 'Ada', tone: 'calm' }, outputs: { prev: { n: 1 } } };
   const llmStep = (over: Partial<Extract<Step, { kind: 'llm' }>> = {}): Step => ({
     id: 'ask',
@@ -626,7 +626,7 @@ describe('StepExecutor', () => {
 
   it('caps a structured output (an http answer) as the start of its JSON text', async () => {
     const body = { items: Array.from({ length: 3000 }, (_, i) => ({ i, note: '\u0007bell' })) };
-    const http = { request: async () => ({ status: 200, body }) } as unknown as OutboundHttp;
+    const http: HttpRequester = { request: async () => ({ status: 200, body }) };
     const outcome = await new StepExecutor(http, undefined).execute(
       { id: 'h', kind: 'http', method: 'GET', url: 'http://api.test/' },
       ctx,
@@ -670,12 +670,12 @@ describe('StepExecutor', () => {
   it('renders an http step and fails it on a non-2xx status', async () => {
     const calls: unknown[] = [];
     let status = 200;
-    const http = {
-      request: async (req: unknown) => {
+    const http: HttpRequester = {
+      request: async (req) => {
         calls.push(req);
         return { status, body: { ok: status === 200 } };
       },
-    } as unknown as OutboundHttp;
+    };
     const step: Step = {
       id: 'h',
       kind: 'http',
@@ -694,7 +694,7 @@ describe('StepExecutor', () => {
   });
 
   it('names the URL of a failed http step without its userinfo or query', async () => {
-    const http = { request: async () => ({ status: 401, body: 'no' }) } as unknown as OutboundHttp;
+    const http: HttpRequester = { request: async () => ({ status: 401, body: 'no' }) };
     const step: Step = {
       id: 'h',
       kind: 'http',

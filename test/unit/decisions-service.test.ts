@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { type Caller, tokenPrincipal } from '../../shared/auth/caller.js';
-import { Conflict, Forbidden, NotFound, ValidationFailed } from '../../shared/http/errors.js';
+import { Conflict, Forbidden, Invalid, NotFound } from '../../shared/errors.js';
+import { statusOf } from '../../shared/http/errors.js';
 import { DecisionService, MAX_CONTENT_BYTES } from '../../functions/decisions/service.js';
 import type { DecisionStore, TransitionResult, TransitionWrite, VersionItem } from '../../functions/decisions/store.js';
+import { rejection } from '../support/rejection.js';
 
 const principal = (name: string) => tokenPrincipal('https://issuer.test', `sub-${name}`);
 const caller = (name: string, roles: string[] = []): Caller => ({
@@ -39,16 +41,20 @@ function fakeStore(result: TransitionResult) {
   const writes: TransitionWrite[] = [];
   const created: VersionItem[] = [];
   let counter = 0;
-  const store = {
-    transition: async (_w: string, _k: string, _v: number, t: TransitionWrite) => {
+  const unused = () => Promise.reject(new Error('not used by these tests'));
+  const store: DecisionStore = {
+    transition: async (_w, _k, _v, t) => {
       writes.push(t);
       return result;
     },
     nextVersion: async () => ++counter,
-    create: async (i: VersionItem) => {
+    create: async (i) => {
       created.push(i);
     },
-  } as unknown as DecisionStore;
+    get: unused,
+    list: unused,
+    newestPublished: unused,
+  };
   return { store, writes, created };
 }
 
@@ -101,10 +107,9 @@ describe('DecisionService.transition', () => {
     // A version recorded by name only cannot be told apart from the caller: refused.
     const legacy = item({ status: 'submitted', created_by: 'zoe', submitted_by: 'yan' });
     delete legacy.created_by_principal;
-    await expect(run(legacy)).rejects.toMatchObject({
-      status: 403,
-      message: expect.stringMatching(/before principals/),
-    });
+    const refused = await rejection(run(legacy));
+    expect(statusOf(refused)).toBe(403);
+    expect(refused.message).toMatch(/before principals/);
   });
 
   it('compares principals, never names: another subject of the same name may approve', async () => {
@@ -137,7 +142,7 @@ describe('DecisionService.createVersion', () => {
     const big = 'x'.repeat(MAX_CONTENT_BYTES);
     await expect(
       new DecisionService(store).createVersion('ws', 'k', { content: big }, caller('alice')),
-    ).rejects.toBeInstanceOf(ValidationFailed);
+    ).rejects.toBeInstanceOf(Invalid);
     expect(created).toHaveLength(0);
   });
 });

@@ -18,11 +18,11 @@ vi.hoisted(() => {
 
 import { createDecisionsApp } from '../../functions/decisions/app.js';
 import { DecisionService } from '../../functions/decisions/service.js';
-import { DecisionStore } from '../../functions/decisions/store.js';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import { DynamoDecisionStore } from '../../functions/decisions/store.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import { isDependencyFailure } from '../../shared/aws/errors.js';
-import { Unauthorized, Unavailable } from '../../shared/http/errors.js';
+import { Unauthenticated, Unavailable } from '../../shared/errors.js';
 import { operationId } from '../../shared/http/openapi.js';
 import { logger } from '../../shared/logger.js';
 
@@ -37,8 +37,11 @@ const alice: Caller = {
 };
 
 function appWith(authenticate: () => Promise<Caller> = async () => alice) {
-  const authenticator = { authenticate } as unknown as Authenticator;
-  return createDecisionsApp({ authenticator, service: new DecisionService(new DecisionStore(ddb, 'test-decisions')) });
+  const authenticator: RequestAuthenticator = { authenticate };
+  return createDecisionsApp({
+    authenticator,
+    service: new DecisionService(new DynamoDecisionStore(ddb, 'test-decisions')),
+  });
 }
 
 /** DynamoDB's ValidationException is not a modelled class: the SDK builds it from the response. */
@@ -180,9 +183,9 @@ describe('authenticator failures', () => {
     expect(ddbMock.calls()).toHaveLength(0);
   });
 
-  it('an authenticator that throws Unauthorized answers 401 with WWW-Authenticate', async () => {
+  it('an authenticator that throws Unauthenticated answers 401 with WWW-Authenticate', async () => {
     const app = appWith(async () => {
-      throw new Unauthorized();
+      throw new Unauthenticated();
     });
     const { res, body } = await call(app, '/api/decisions/ws/k/versions');
     expect(res.status).toBe(401);

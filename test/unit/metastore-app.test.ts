@@ -1,27 +1,47 @@
 import { describe, expect, it } from 'vitest';
 import { createMetastoreApp } from '../../functions/metastore/app.js';
-import { MetastoreService } from '../../functions/metastore/service.js';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
-import type { MetadataCatalog } from '../../shared/ports/catalog.js';
+import { type MetastoreCatalog, MetastoreService } from '../../functions/metastore/service.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import type { Metastore } from '../../shared/ports/metastore.js';
 
-const admin = {
+const admin: RequestAuthenticator = {
   authenticate: async () => ({
     principal: '["https://issuer.test","sub-ops"]',
     name: 'ops',
     roles: new Set(['admin']),
     via: 'bearer' as const,
   }),
-} as unknown as Authenticator;
+};
 
 describe('table registration with an external metastore', () => {
   it('answers 409 and writes nothing', async () => {
     const registered: unknown[] = [];
-    const trinoLike = {
+    const unused = () => Promise.reject(new Error('not used by this test'));
+    const trinoLike: Metastore = {
       external: true,
-      registerTable: async (t: unknown) => void registered.push(t),
-    } as unknown as Metastore;
-    const catalog = { getDomain: async () => undefined, annotate: async () => undefined } as unknown as MetadataCatalog;
+      registerTable: async (t) => void registered.push(t),
+      listCatalogs: unused,
+      listSchemas: unused,
+      listTables: unused,
+      getTable: unused,
+      getTables: unused,
+    };
+    const catalog: MetastoreCatalog = {
+      getDomain: async () => undefined,
+      annotate: async () => undefined,
+      checkAnnotation: unused,
+      createDomain: unused,
+      createGlossaryTerm: unused,
+      createTag: unused,
+      datasetUrn: () => {
+        throw new Error('not used by this test');
+      },
+      getEntity: unused,
+      getGlossaryTerm: unused,
+      listDomains: unused,
+      listGlossaryTerms: unused,
+      listTags: unused,
+    };
     const app = createMetastoreApp({
       authenticator: admin,
       service: new MetastoreService(trinoLike, catalog, {

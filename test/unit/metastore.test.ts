@@ -2,7 +2,8 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { quoteIdentifier, quoteLiteral, TrinoMetastore, TrinoQueryError } from '../../shared/adapters/trino.js';
-import { Conflict, Unavailable } from '../../shared/http/errors.js';
+import { Conflict, Unavailable } from '../../shared/errors.js';
+import { statusOf } from '../../shared/http/errors.js';
 import { type FakeTrino, startFakeTrino } from '../support/trino-server.js';
 import { rejection } from '../support/rejection.js';
 
@@ -169,7 +170,7 @@ describe('TrinoMetastore', () => {
     trino.down = true;
     const err = await rejection(metastore().listCatalogs());
     expect(err).toBeInstanceOf(Unavailable);
-    expect((err as Unavailable).status).toBe(503);
+    expect(statusOf(err)).toBe(503);
     expect(err.message).toMatch(/not reachable/);
   });
 
@@ -219,7 +220,7 @@ describe('TrinoMetastore', () => {
       metastore().registerTable({ catalog: 'hive', schema: 'sales', table: 't', description: null, columns: [] }),
     );
     expect(err).toBeInstanceOf(Conflict);
-    expect((err as Conflict).status).toBe(409);
+    expect(statusOf(err)).toBe(409);
     expect(err.message).toBe('tables are registered in the external metastore');
     expect(trino.requests).toHaveLength(0);
   });

@@ -3,13 +3,13 @@ import {
   excerpt,
   mentions,
   parseRephrasing,
-  QueryService,
   suggestionsFor,
   type DomainTable,
-} from '../../functions/query/service.js';
-import { datasetUrnOf, emptyAnnotations, parseDatasetUrn, type MetadataCatalog } from '../../shared/ports/catalog.js';
+} from '../../functions/query/questions.js';
+import { type QueryCatalog, type QueryMetastore, QueryService } from '../../functions/query/service.js';
+import { datasetUrnOf, emptyAnnotations, parseDatasetUrn } from '../../shared/ports/catalog.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
-import type { Metastore, TableSchema } from '../../shared/ports/metastore.js';
+import type { TableSchema } from '../../shared/ports/metastore.js';
 
 const orders: TableSchema = {
   catalog: 'hive',
@@ -130,12 +130,12 @@ describe('parseRephrasing', () => {
 
 describe('QueryService with a model', () => {
   const table: DomainTable = { schema: orders, entity: { ...emptyAnnotations(urn), domain: 'd' } };
-  const catalog = {
+  const catalog: QueryCatalog = {
     getDomain: async () => ({ name: 'd', urn: 'urn:li:domain:d', description: null }),
     listDomainEntities: async () => [table.entity],
-    datasetUrn: (c: string, s: string, t: string) => datasetUrnOf('dpm', c, s, t),
-  } as unknown as MetadataCatalog;
-  const metastore = { getTables: async () => [orders] } as unknown as Metastore;
+    datasetUrn: (c, s, t) => datasetUrnOf('dpm', c, s, t),
+  };
+  const metastore: QueryMetastore = { getTables: async () => [orders] };
 
   it('rephrases questions and keeps SQL and ids', async () => {
     const model: ChatModel = {

@@ -1,14 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ValidationIssue } from '../../shared/http/errors.js';
+import type { ValidationIssue } from '../../shared/errors.js';
+import { laxBool, laxFloat, laxInt } from '../../shared/lax.js';
 import { boolParam, integer, intParam, PageQuery } from '../../shared/http/params.js';
 import { slug } from '../../shared/http/schemas.js';
 import {
   jsonInvalid,
-  laxBool,
-  laxFloat,
-  laxInt,
   pydanticIssue,
   type Source,
   toValidationIssues,

@@ -1,0 +1,137 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { physicalTableName, TABLES, type TableKey } from '../infra/tables.js';
+import { AirflowWorkflow, deferredWorkflow } from '../shared/adapters/airflow.js';
+import { BuiltinCatalog } from '../shared/adapters/builtin-catalog.js';
+import { BuiltinIdentityProvider } from '../shared/adapters/builtin-idp.js';
+import { BuiltinMetastore } from '../shared/adapters/builtin-metastore.js';
+import { BuiltinWorkflow } from '../shared/adapters/builtin-workflow.js';
+import { DataHubCatalog } from '../shared/adapters/datahub.js';
+import { KeycloakIdentityProvider } from '../shared/adapters/keycloak.js';
+import { OpenAiChatModel } from '../shared/adapters/openai.js';
+import { TrinoMetastore } from '../shared/adapters/trino.js';
+import { Authenticator } from '../shared/auth/authenticator.js';
+import { JwtVerifier } from '../shared/auth/jwt.js';
+import { KeyStore } from '../shared/auth/key-store.js';
+import { PskVerifier } from '../shared/auth/psk.js';
+import { documentClient } from '../shared/aws/clients.js';
+import { secretBox } from '../shared/aws/kms.js';
+import { type Config, loadConfig } from '../shared/config.js';
+import type { MetadataCatalog } from '../shared/ports/catalog.js';
+import type { IdentityProvider } from '../shared/ports/idp.js';
+import type { ChatModel } from '../shared/ports/llm.js';
+import type { Metastore } from '../shared/ports/metastore.js';
+import type { WorkflowEngine } from '../shared/ports/workflow.js';
+import type { SecretBox } from '../shared/secrets.js';
+
+/**
+ * The composition root's shared half: config, the SDK clients, authentication and the
+ * choice of every adapter (METASTORE, CATALOG, IDP, WORKFLOW, LLM_*), made here and
+ * nowhere else. Each group's `compose.ts` builds its stores and services from these; a
+ * Lambda's `handler.ts` and the local platform call those builders. One function per
+ * adapter, so a bundle keeps only the adapters its group uses.
+ */
+export interface Runtime {
+  readonly config: Config;
+  readonly db: DynamoDBDocumentClient;
+  readonly keys: KeyStore;
+  readonly psk: PskVerifier;
+  readonly authenticator: Authenticator;
+  tableName(table: TableKey): string;
+}
+
+/** A secret from Secrets Manager; its SDK client is loaded only by the stages that read one. */
+const secretValue = (region: string, arn: string): Promise<string> =>
+  import('../shared/aws/secrets-manager.js').then((m) => m.secretValue(region, arn));
+
+export function createRuntime(config: Config, db: DynamoDBDocumentClient = documentClient(config)): Runtime {
+  const tableName = (table: TableKey) => physicalTableName(config.stage, TABLES[table]);
+  const keys = new KeyStore(db, tableName('keys'));
+  const adminPskArn = config.adminPskArn;
+  const psk = new PskVerifier(
+    keys,
+    config.adminPsk ?? (adminPskArn ? () => secretValue(config.region, adminPskArn) : undefined),
+  );
+  return {
+    config,
+    db,
+    keys,
+    psk,
+    authenticator: new Authenticator(new JwtVerifier(config.auth), psk),
+    tableName,
+  };
+}
+
+let lambdaRuntime: Runtime | undefined;
+
+/** The Lambda's runtime, built once per container from the environment. */
+export function lambdaRuntimeFromEnv(): Runtime {
+  lambdaRuntime ??= createRuntime(loadConfig());
+  return lambdaRuntime;
+}
+
+/** Secrets at rest: KMS when KMS_KEY_ID is set (AWS), else the local key file. */
+export function secrets(runtime: Runtime): SecretBox {
+  return secretBox(runtime.config);
+}
+
+/** The metastore chosen by `METASTORE`: Trino, or tables in DynamoDB. */
+export function metastore(runtime: Runtime): Metastore {
+  const { config } = runtime;
+  if (config.adapters.metastore === 'trino') {
+    if (!config.trino) throw new Error('METASTORE=trino needs TRINO_URL and TRINO_USER');
+    return new TrinoMetastore({ url: config.trino.url, user: config.trino.user });
+  }
+  return new BuiltinMetastore(runtime.db, runtime.tableName('metastore'));
+}
+
+/** The metadata catalog chosen by `CATALOG`: DataHub, or entities in DynamoDB. */
+export function metadataCatalog(runtime: Runtime): MetadataCatalog {
+  const { config } = runtime;
+  if (config.adapters.catalog === 'datahub') {
+    if (!config.datahub) throw new Error('CATALOG=datahub needs DATAHUB_GMS_URL and DATAHUB_TOKEN');
+    return new DataHubCatalog({ gmsUrl: config.datahub.gmsUrl, token: config.datahub.token });
+  }
+  return new BuiltinCatalog(runtime.db, runtime.tableName('catalog'));
+}
+
+/** The identity provider chosen by `IDP`: Keycloak's admin API, or clients in DynamoDB. */
+export function identityProvider(runtime: Runtime): IdentityProvider {
+  const { config } = runtime;
+  if (config.adapters.idp === 'keycloak') {
+    if (!config.keycloak) throw new Error('IDP=keycloak needs the KEYCLOAK_* settings');
+    const { clientSecret, ...settings } = config.keycloak;
+    return new KeycloakIdentityProvider({
+      ...settings,
+      clientSecret: 'value' in clientSecret ? clientSecret.value : () => secretValue(config.region, clientSecret.arn),
+    });
+  }
+  return new BuiltinIdentityProvider(runtime.db, runtime.tableName('idpClients'), secrets(runtime));
+}
+
+/** The workflow engine chosen by `WORKFLOW`: Airflow's REST API, or probes from here. */
+export function workflowEngine(runtime: Runtime): WorkflowEngine {
+  const { config } = runtime;
+  if (config.adapters.workflow === 'airflow') {
+    if (!config.airflow) throw new Error('WORKFLOW=airflow needs the AIRFLOW_* settings');
+    const { password, ...settings } = config.airflow;
+    if ('value' in password) return new AirflowWorkflow({ ...settings, password: password.value });
+    return deferredWorkflow(
+      async () => new AirflowWorkflow({ ...settings, password: await secretValue(config.region, password.arn) }),
+    );
+  }
+  return new BuiltinWorkflow({ s3Endpoint: config.endpoints.s3 });
+}
+
+/**
+ * The configured model (LLM_BASE_URL, LLM_MODEL, and LLM_API_KEY or, on AWS, the secret at
+ * LLM_API_KEY_ARN), or undefined when no model is configured.
+ */
+export function chatModel(config: Config): ChatModel | undefined {
+  const { baseUrl, model, apiKey, apiKeyArn } = config.llm;
+  if (!baseUrl) return undefined;
+  return new OpenAiChatModel({
+    baseUrl,
+    model,
+    apiKey: apiKey ?? (apiKeyArn ? () => secretValue(config.region, apiKeyArn) : undefined),
+  });
+}

@@ -1,0 +1,29 @@
+import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
+import { sqsClient } from '../../shared/aws/sqs.js';
+import { chatModel, type Runtime } from '../composition.js';
+import { SqsRunQueue } from './run-queue.js';
+import { CrewRunner } from './runner.js';
+import { StepExecutor } from './steps.js';
+import { DynamoRunStore, type RunStore } from './store.js';
+
+/*
+ * The worker's and the dead-letter handler's builders, apart from compose.ts so that their
+ * bundles leave the API's service out.
+ */
+
+/** The crew-run queue the API sends to and the worker sends a continued run back to. */
+export function runQueue(runtime: Runtime): SqsRunQueue {
+  return new SqsRunQueue(sqsClient(runtime.config), runtime.config.crewRunQueueUrl);
+}
+
+export function runStore(runtime: Runtime): RunStore {
+  return new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
+}
+
+/** What the worker and the dead-letter handler run: the steps, over HTTP and the configured model. */
+export function crewRunner(runtime: Runtime): CrewRunner {
+  return new CrewRunner(
+    runStore(runtime),
+    new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), chatModel(runtime.config)),
+  );
+}

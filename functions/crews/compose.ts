@@ -1,0 +1,19 @@
+import type { Runtime } from '../composition.js';
+import type { CrewsDeps } from './app.js';
+import { runQueue, runStore } from './compose-worker.js';
+import { CrewService } from './service.js';
+import { DynamoTemplateStore } from './store.js';
+
+/** The service wired to DynamoDB and the crew-run queue. */
+export function crewService(runtime: Runtime): CrewService {
+  return new CrewService(
+    new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates')),
+    runStore(runtime),
+    runQueue(runtime),
+    { eventsTtlDays: runtime.config.eventsTtlDays },
+  );
+}
+
+export function crewsDeps(runtime: Runtime): CrewsDeps {
+  return { authenticator: runtime.authenticator, service: crewService(runtime) };
+}

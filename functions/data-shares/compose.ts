@@ -1,0 +1,16 @@
+import { identityProvider, type Runtime } from '../composition.js';
+import type { DataSharesDeps } from './app.js';
+import { DataShareService } from './service.js';
+import { DynamoDataShareStore } from './store.js';
+
+/** The service wired to the registry table and the configured identity provider. */
+export function dataShareService(runtime: Runtime): DataShareService {
+  return new DataShareService(
+    new DynamoDataShareStore(runtime.db, runtime.tableName('dataShares')),
+    identityProvider(runtime),
+  );
+}
+
+export function dataSharesDeps(runtime: Runtime): DataSharesDeps {
+  return { authenticator: runtime.authenticator, service: dataShareService(runtime) };
+}

@@ -1,0 +1,13 @@
+import type { Runtime } from '../composition.js';
+import type { McpsDeps } from './app.js';
+import { McpServerService } from './service.js';
+import { DynamoMcpServerStore } from './store.js';
+
+/** The service wired to DynamoDB. */
+export function mcpService(runtime: Runtime): McpServerService {
+  return new McpServerService(new DynamoMcpServerStore(runtime.db, runtime.tableName('mcpServers')));
+}
+
+export function mcpsDeps(runtime: Runtime): McpsDeps {
+  return { authenticator: runtime.authenticator, service: mcpService(runtime) };
+}

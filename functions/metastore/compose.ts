@@ -1,0 +1,13 @@
+import { metadataCatalog, metastore, type Runtime } from '../composition.js';
+import { documentService } from '../documents/compose.js';
+import type { MetastoreDeps } from './app.js';
+import { MetastoreService } from './service.js';
+
+/** The service wired to the configured metastore and catalog, and the documents service. */
+export function metastoreService(runtime: Runtime): MetastoreService {
+  return new MetastoreService(metastore(runtime), metadataCatalog(runtime), documentService(runtime));
+}
+
+export function metastoreDeps(runtime: Runtime): MetastoreDeps {
+  return { authenticator: runtime.authenticator, service: metastoreService(runtime) };
+}
