@@ -1,11 +1,11 @@
 import { metadataCatalog, type Runtime } from '../composition.js';
 import type { DocumentsDeps } from './app.js';
 import { DocumentService } from './service.js';
-import { DocumentStore } from './store.js';
+import { DynamoDocumentStore } from './store.js';
 
 /** The service wired to DynamoDB and the configured metadata catalog. */
 export function documentService(runtime: Runtime): DocumentService {
-  return new DocumentService(new DocumentStore(runtime.db, runtime.tableName('documents')), metadataCatalog(runtime));
+  return new DocumentService(new DynamoDocumentStore(runtime.db, runtime.tableName('documents')), metadataCatalog(runtime));
 }
 
 export function documentsDeps(runtime: Runtime): DocumentsDeps {

@@ -28,7 +28,10 @@ export type WriteResult = { ok: true; document: Document } | { ok: false; reason
  * that does not exist yet carries `pending_domain` (the sparse `by_pending_domain` index);
  * that attribute is internal and never part of the public record.
  */
-export class DocumentStore {
+/** What the documents group needs of its store (fakes implement it without casts). */
+export type DocumentStore = Pick<DynamoDocumentStore, keyof DynamoDocumentStore>;
+
+export class DynamoDocumentStore implements DocumentStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

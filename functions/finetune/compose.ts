@@ -1,6 +1,6 @@
 import { s3Client } from '../../shared/aws/s3.js';
 import type { Runtime } from '../composition.js';
-import { DocumentStore } from '../documents/store.js';
+import { DynamoDocumentStore } from '../documents/store.js';
 import type { FinetuneDeps } from './app.js';
 import { ArtifactStore } from './artifacts.js';
 import { FinetuneService } from './service.js';
@@ -11,7 +11,7 @@ export function finetuneService(runtime: Runtime): FinetuneService {
   return new FinetuneService(
     new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
     new ArtifactStore(s3Client(runtime.config), runtime.config.artifactsBucket),
-    new DocumentStore(runtime.db, runtime.tableName('documents')),
+    new DynamoDocumentStore(runtime.db, runtime.tableName('documents')),
   );
 }
 

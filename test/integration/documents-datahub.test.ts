@@ -4,10 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { createDocumentsApp } from '../../functions/documents/app.js';
 import { DocumentService } from '../../functions/documents/service.js';
-import { DocumentStore } from '../../functions/documents/store.js';
+import { DynamoDocumentStore } from '../../functions/documents/store.js';
 import { TABLES, physicalTableName } from '../../infra/tables.js';
 import { DataHubCatalog } from '../../shared/adapters/datahub.js';
-import type { Authenticator } from '../../shared/auth/authenticator.js';
+import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import { documentClient } from '../../shared/aws/clients.js';
 import { documentUrnOf } from '../../shared/ports/catalog.js';
@@ -29,20 +29,20 @@ const callers: Record<string, Caller> = {
   alice: { principal: `alice-${run}`, name: `alice-${run}`, roles: new Set(), via: 'bearer' },
   admin: { principal: `admin-${run}`, name: `admin-${run}`, roles: new Set(['admin']), via: 'bearer' },
 };
-const authenticator = {
+const authenticator: RequestAuthenticator = {
   authenticate: async (headers: { authorization?: string }) => {
     const caller = callers[(headers.authorization ?? '').replace(/^Bearer /, '')];
     if (!caller) throw new Error('unknown test caller');
     return caller;
   },
-} as unknown as Authenticator;
+};
 
 const db = () =>
   documentClient({
     region: 'us-east-1',
     endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
   });
-const store = () => new DocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
+const store = () => new DynamoDocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
 const catalog = () => new DataHubCatalog({ gmsUrl: datahub.url, token: datahub.token }, { timeoutMs: 2_000 });
 
 beforeAll(async () => {
@@ -134,7 +134,7 @@ describe('documents with CATALOG=datahub', () => {
   });
 
   it('a document item that cannot be written takes its new DataHub entity away again', async () => {
-    const failing = Object.assign(Object.create(store()) as DocumentStore, {
+    const failing = Object.assign(Object.create(store()) as DynamoDocumentStore, {
       create: async () => {
         throw new Error('DynamoDB refused the write');
       },

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { EnrichmentConfirmation } from '../../functions/documents/schemas.js';
 import { DocumentService } from '../../functions/documents/service.js';
-import { DocumentStore } from '../../functions/documents/store.js';
+import { DynamoDocumentStore } from '../../functions/documents/store.js';
 import { TABLES, physicalTableName } from '../../infra/tables.js';
 import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
 import type { Caller } from '../../shared/auth/caller.js';
@@ -32,7 +32,7 @@ const db = () =>
     endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
   });
 const catalog = () => new BuiltinCatalog(db(), physicalTableName(inject('stage'), TABLES.catalog));
-const store = () => new DocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
+const store = () => new DynamoDocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
 const service = () => new DocumentService(store(), catalog());
 
 /** An admin as the service sees one (the HTTP layer's caller), for calls that bypass HTTP. */

@@ -1,11 +1,16 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { LOCK_FILE } from '../../infra/local/data-lock.js';
-import { dynamoDbPid, LocalProcess, processAlive, waitForDeath } from '../support/local-process.js';
+import {
+  dynamoDbPid,
+  LocalProcess,
+  localProcessScratch,
+  processAlive,
+  waitForDeath,
+} from '../support/local-process.js';
 import type { ApiResponse, CallOptions } from './helpers.js';
 
 /**
@@ -25,34 +30,7 @@ const WORKSPACE = 'durability';
 const DECISION_KEYS = ['alpha', 'beta', 'gamma'];
 const PRODUCT = 'durability-product';
 
-let tmp: string;
-let dataDir: string;
-let logFile: string;
-/** Every process started, so that afterAll can kill what is left of each group. */
-const started: LocalProcess[] = [];
-/** Processes the tests spawned besides the platform (decoys). */
-const decoys: number[] = [];
-
-beforeAll(() => {
-  tmp = mkdtempSync(join(tmpdir(), 'dpm-durability-'));
-  dataDir = join(tmp, 'data');
-  logFile = join(tmp, 'platform.log');
-});
-
-afterAll(async () => {
-  for (const p of started) {
-    p.killGroup('SIGKILL');
-    await Promise.race([p.exited, new Promise((r) => setTimeout(r, 5_000))]);
-  }
-  for (const pid of decoys) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-});
+const { tmp, dataDir, logFile, started, decoys } = localProcessScratch('dpm-durability-');
 
 const PLATFORM_ENV = {
   STAGE: 'durable',

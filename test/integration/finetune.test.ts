@@ -5,7 +5,7 @@ import { createFinetuneApp } from '../../functions/finetune/app.js';
 import { ArtifactStore } from '../../functions/finetune/artifacts.js';
 import { FinetuneService } from '../../functions/finetune/service.js';
 import { DynamoFinetuneJobStore } from '../../functions/finetune/store.js';
-import { DocumentStore } from '../../functions/documents/store.js';
+import { DynamoDocumentStore } from '../../functions/documents/store.js';
 import { freePort } from '../../infra/local/emulators.js';
 import { s3Client } from '../../shared/aws/s3.js';
 import { loadConfig } from '../../shared/config.js';
@@ -444,7 +444,7 @@ describe('artifact store outage', () => {
     const service = new FinetuneService(
       new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
       new ArtifactStore(deadS3, bucket),
-      new DocumentStore(runtime.db, runtime.tableName('documents')),
+      new DynamoDocumentStore(runtime.db, runtime.tableName('documents')),
     );
     return createFinetuneApp({ authenticator: runtime.authenticator, service });
   }

@@ -1,10 +1,15 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { LOCK_FILE, processStart } from '../../infra/local/data-lock.js';
-import { dynamoDbPid, LocalProcess, processAlive, waitForDeath } from '../support/local-process.js';
+import {
+  dynamoDbPid,
+  LocalProcess,
+  localProcessScratch,
+  processAlive,
+  waitForDeath,
+} from '../support/local-process.js';
 
 /**
  * A running `npm start` owns its data directory (DPM_DATA_DIR/dpm.lock names its PID). A
@@ -16,32 +21,7 @@ import { dynamoDbPid, LocalProcess, processAlive, waitForDeath } from '../suppor
 const ADMIN_PSK = 'local-start-admin-key-0123456789abcdef';
 const ENV = { STAGE: 'safestart', DPM_ADMIN_PSK: ADMIN_PSK };
 
-let tmp: string;
-let dataDir: string;
-let logFile: string;
-const started: LocalProcess[] = [];
-const decoys: number[] = [];
-
-beforeAll(() => {
-  tmp = mkdtempSync(join(tmpdir(), 'dpm-local-start-'));
-  dataDir = join(tmp, 'data');
-  logFile = join(tmp, 'platform.log');
-});
-
-afterAll(async () => {
-  for (const p of started) {
-    p.killGroup('SIGKILL');
-    await Promise.race([p.exited, new Promise((r) => setTimeout(r, 5_000))]);
-  }
-  for (const pid of decoys) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
-});
+const { dataDir, logFile, started, decoys } = localProcessScratch('dpm-local-start-');
 
 function spawnPlatform(): LocalProcess {
   const p = LocalProcess.spawn({ dataDir, logFile, env: ENV });

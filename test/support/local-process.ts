@@ -1,7 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 /**
  * The local platform as a user runs it (`npm start`): `node --import tsx infra/local/main.ts`
@@ -267,4 +279,43 @@ function kernelAddress(hex: string): string {
 /** Whether a local address (as listeningSockets gives it) is a loopback address. */
 export function isLoopbackAddress(address: string): boolean {
   return address.startsWith('127.') || address.startsWith('::ffff:127.') || address === '::1';
+}
+
+/**
+ * A scratch directory for tests that start the real service as child processes: its data
+ * directory and log file, and the processes started (and decoys spawned) in it. afterAll
+ * kills what is left of every process group and removes the directory.
+ */
+export function localProcessScratch(prefix: string): {
+  readonly tmp: string;
+  readonly dataDir: string;
+  readonly logFile: string;
+  /** Every process started, so that afterAll can kill what is left of each group. */
+  readonly started: LocalProcess[];
+  /** Processes the tests spawned besides the platform (decoys). */
+  readonly decoys: number[];
+} {
+  const tmp = mkdtempSync(join(tmpdir(), prefix));
+  const scratch = {
+    tmp,
+    dataDir: join(tmp, 'data'),
+    logFile: join(tmp, 'platform.log'),
+    started: [] as LocalProcess[],
+    decoys: [] as number[],
+  };
+  afterAll(async () => {
+    for (const p of scratch.started) {
+      p.killGroup('SIGKILL');
+      await Promise.race([p.exited, new Promise((r) => setTimeout(r, 5_000))]);
+    }
+    for (const pid of scratch.decoys) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(tmp, { recursive: true, force: true });
+  });
+  return scratch;
 }
