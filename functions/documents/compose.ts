@@ -5,7 +5,10 @@ import { DynamoDocumentStore } from './store.js';
 
 /** The service wired to DynamoDB and the configured metadata catalog. */
 export function documentService(runtime: Runtime): DocumentService {
-  return new DocumentService(new DynamoDocumentStore(runtime.db, runtime.tableName('documents')), metadataCatalog(runtime));
+  return new DocumentService(
+    new DynamoDocumentStore(runtime.db, runtime.tableName('documents')),
+    metadataCatalog(runtime),
+  );
 }
 
 export function documentsDeps(runtime: Runtime): DocumentsDeps {
