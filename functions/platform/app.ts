@@ -83,41 +83,47 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
       },
       async (c) => c.json(withOAuthEndpoints(document(), await deps.oauthEndpoints()) as object, 200),
     );
-  app.openAPIRegistry.registerPath({
-    method: 'get',
-    path: '/docs',
-    operationId: 'docs_docs_get',
-    summary: 'HTML API reference (Swagger UI, served by the service) rendered from /openapi.json',
-    tags: ['platform'],
-    responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
-  });
-  app.openAPIRegistry.registerPath({
-    method: 'get',
-    path: '/docs/{asset}',
-    operationId: 'docs_asset_docs__asset__get',
-    summary: "The API reference's own files (Swagger UI's script, style sheet, sign-in redirect page, icon)",
-    tags: ['platform'],
-    request: {
-      params: z.object({
-        asset: z.enum(Object.keys(SWAGGER_UI_ASSETS) as [string, ...string[]]).openapi({ description: 'a file name' }),
-      }),
-    },
-    responses: {
-      200: {
-        description: 'The file',
-        content: Object.fromEntries(
-          [...new Set(Object.values(SWAGGER_UI_ASSETS).map((type) => type.split(';')[0]!))].map((type) => [
-            type,
-            { schema: z.string().openapi({ description: 'the file' }) },
-          ]),
-        ),
+  app.describe((r) =>
+    r.registerPath({
+      method: 'get',
+      path: '/docs',
+      operationId: 'docs_docs_get',
+      summary: 'HTML API reference (Swagger UI, served by the service) rendered from /openapi.json',
+      tags: ['platform'],
+      responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
+    }),
+  );
+  app.describe((r) =>
+    r.registerPath({
+      method: 'get',
+      path: '/docs/{asset}',
+      operationId: 'docs_asset_docs__asset__get',
+      summary: "The API reference's own files (Swagger UI's script, style sheet, sign-in redirect page, icon)",
+      tags: ['platform'],
+      request: {
+        params: z.object({
+          asset: z
+            .enum(Object.keys(SWAGGER_UI_ASSETS) as [string, ...string[]])
+            .openapi({ description: 'a file name' }),
+        }),
       },
-      404: {
-        description: 'No such file',
-        content: { 'application/json': { schema: ErrorResponse } },
+      responses: {
+        200: {
+          description: 'The file',
+          content: Object.fromEntries(
+            [...new Set(Object.values(SWAGGER_UI_ASSETS).map((type) => type.split(';')[0]!))].map((type) => [
+              type,
+              { schema: z.string().openapi({ description: 'the file' }) },
+            ]),
+          ),
+        },
+        404: {
+          description: 'No such file',
+          content: { 'application/json': { schema: ErrorResponse } },
+        },
       },
-    },
-  });
+    }),
+  );
   const page = docsPage({ title: TITLE, clientId: deps.docsClientId });
   app.get('/docs', (c) => c.html(page));
   app.get('/docs/:asset', (c) => {

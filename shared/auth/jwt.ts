@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { JWTVerifyGetKey } from 'jose';
 import { Unauthenticated, Unavailable } from '../errors.js';
 import { type Caller, nameFromClaims, rolesFromClaims, tokenPrincipal } from './caller.js';
 import { fetchDiscovery } from './discovery.js';
@@ -15,6 +15,12 @@ export interface JwtSettings {
 /** `typ` header values of access tokens (RFC 9068 `at+jwt`, and the usual `JWT`). */
 const ACCESS_TOKEN_TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt']);
 
+type Jose = typeof import('./jose.js');
+let joseModule: Promise<Jose> | undefined;
+
+/** jose, loaded with the first Bearer token: a cold start without one never evaluates it. */
+const loadJose = (): Promise<Jose> => (joseModule ??= import('./jose.js'));
+
 /** JOSE failures that mean "the identity provider did not answer", not "bad token". */
 const PROVIDER_DOWN = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JOSE_GENERIC']);
 
@@ -26,11 +32,12 @@ export class JwtVerifier {
   async verify(token: string): Promise<Caller> {
     const { issuer, audience } = this.settings;
     if (!issuer) throw new Unauthenticated('Bearer sessions are not configured on this service');
-    const keys = await this.keySet(issuer);
+    const jose = await loadJose();
+    const keys = await this.keySet(issuer, jose);
     let payload: Record<string, unknown>;
     let header: { typ?: unknown };
     try {
-      ({ payload, protectedHeader: header } = await jwtVerify(token, keys, {
+      ({ payload, protectedHeader: header } = await jose.jwtVerify(token, keys, {
         issuer,
         ...(audience ? { audience } : {}),
         algorithms: ALGORITHMS,
@@ -39,7 +46,7 @@ export class JwtVerifier {
         requiredClaims: ['exp', 'sub'],
       }));
     } catch (err) {
-      throw this.translate(err);
+      throw this.translate(err, jose.errors);
     }
     if (header.typ !== undefined && !ACCESS_TOKEN_TYPES.has(String(header.typ).toLowerCase())) {
       throw new Unauthenticated('Invalid token: not an access token');
@@ -60,7 +67,7 @@ export class JwtVerifier {
     };
   }
 
-  private translate(err: unknown): Error {
+  private translate(err: unknown, errors: Jose['errors']): Error {
     if (err instanceof errors.JOSEError) {
       if (PROVIDER_DOWN.has(err.code) || err instanceof errors.JWKSTimeout) {
         this.jwks = undefined;
@@ -78,9 +85,9 @@ export class JwtVerifier {
   }
 
   /** The JWKS, from AUTH_JWKS_URL or the issuer's OIDC discovery document (cached). */
-  private keySet(issuer: string): Promise<JWTVerifyGetKey> {
+  private keySet(issuer: string, jose: Jose): Promise<JWTVerifyGetKey> {
     this.jwks ??= this.resolveJwksUrl(issuer).then((url) =>
-      createRemoteJWKSet(new URL(url), { timeoutDuration: 3_000, cooldownDuration: 30_000, cacheMaxAge: 600_000 }),
+      jose.createRemoteJWKSet(new URL(url), { timeoutDuration: 3_000, cooldownDuration: 30_000, cacheMaxAge: 600_000 }),
     );
     const pending = this.jwks;
     pending.catch(() => {

@@ -91,27 +91,40 @@ export class ServiceApp extends OpenAPIHono<AppEnv> {
       const allowed = allowedMethods(this, c.req.path);
       return errorToResponse(allowed.length > 0 ? new MethodNotAllowed(allowed) : new NotFound(), c);
     });
-    this.openAPIRegistry.registerComponent('securitySchemes', OAUTH2_SCHEME, {
-      type: 'oauth2',
-      description:
-        "An identity-provider session: OAuth 2.0 authorization code (with PKCE), the access token sent as `Authorization: Bearer <token>`. The URLs are the configured issuer's (its OIDC discovery); locally, the built-in provider at /oidc.",
-      // Placeholders of the local provider's paths: /openapi.json serves the issuer's own.
-      flows: { authorizationCode: { authorizationUrl: '/oidc/auth', tokenUrl: '/oidc/token', scopes: {} } },
-    });
-    this.openAPIRegistry.registerComponent('securitySchemes', PSK_SCHEME, {
-      type: 'apiKey',
-      in: 'header',
-      name: 'Authorization-PSK',
-      description: 'A pre-shared key (made with POST /api/dataproduct/{dataproduct_id}/psk); never a session',
-    });
+    this.describe = deferDefinitions(this.openAPIRegistry);
+    this.describe((r) =>
+      r.registerComponent('securitySchemes', OAUTH2_SCHEME, {
+        type: 'oauth2',
+        description:
+          "An identity-provider session: OAuth 2.0 authorization code (with PKCE), the access token sent as `Authorization: Bearer <token>`. The URLs are the configured issuer's (its OIDC discovery); locally, the built-in provider at /oidc.",
+        // Placeholders of the local provider's paths: /openapi.json serves the issuer's own.
+        flows: { authorizationCode: { authorizationUrl: '/oidc/auth', tokenUrl: '/oidc/token', scopes: {} } },
+      }),
+    );
+    this.describe((r) =>
+      r.registerComponent('securitySchemes', PSK_SCHEME, {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization-PSK',
+        description: 'A pre-shared key (made with POST /api/dataproduct/{dataproduct_id}/psk); never a session',
+      }),
+    );
   }
+
+  /**
+   * Adds to the OpenAPI document, lazily: `entry` runs (in registration order) only when
+   * the document is read (`getOpenAPI31Document`, `openAPIRegistry.definitions`), so a
+   * Lambda, which serves the generated functions/platform/openapi.json or none, never
+   * builds it at cold start. Validation does not depend on it: it uses the spec's schemas.
+   */
+  readonly describe: (entry: (registry: Registry) => void) => void;
 
   /** Registers one endpoint: OpenAPI entry, then authentication, authorization, validation, handler. */
   endpoint<const R extends RequestSpec, const A extends Access>(
     spec: EndpointSpec<R, A>,
     handler: (c: Context<AppEnv>, input: Input<R, A>) => Response | Promise<Response>,
   ): this {
-    this.openAPIRegistry.registerPath(openApiPath(spec));
+    this.describe((r) => r.registerPath(openApiPath(spec)));
     const honoPath = spec.path.replaceAll(/\{(\w+)\}/g, ':$1');
     const guard = this.guard(spec.access);
     const run: MiddlewareHandler<AppEnv> = async (c) => {
@@ -144,6 +157,28 @@ export class ServiceApp extends OpenAPIHono<AppEnv> {
       await next();
     };
   }
+}
+
+type Registry = OpenAPIHono['openAPIRegistry'];
+
+/**
+ * Makes `registry` lazy: entries passed to the returned function are made when its
+ * definitions are first read, not when they are registered. Filling it costs every
+ * endpoint an OpenAPI route object at cold start, which only the document needs (the local
+ * platform, `npm run openapi`, tests). An entry registered on the registry directly is made
+ * at once, so it would come before the deferred ones: register through `describe`.
+ */
+function deferDefinitions(registry: Registry): (entry: (registry: Registry) => void) => void {
+  const pending: ((registry: Registry) => void)[] = [];
+  const read = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(registry), 'definitions')!.get!;
+  Object.defineProperty(registry, 'definitions', {
+    configurable: true,
+    get() {
+      for (let entry = pending.shift(); entry; entry = pending.shift()) entry(registry);
+      return read.call(registry);
+    },
+  });
+  return (entry) => void pending.push(entry);
 }
 
 /** The OpenAPI security schemes (API.md §1 "OpenAPI security schemes"), named as FastAPI names them. */
