@@ -79,7 +79,7 @@ export function metastore(runtime: Runtime): Metastore {
   const { config } = runtime;
   if (config.adapters.metastore === 'trino') {
     if (!config.trino) throw new Error('METASTORE=trino needs TRINO_URL and TRINO_USER');
-    return new TrinoMetastore({ url: config.trino.url, user: config.trino.user });
+    return new TrinoMetastore(config.trino);
   }
   return new BuiltinMetastore(runtime.db, runtime.tableName('metastore'));
 }
@@ -89,7 +89,7 @@ export function metadataCatalog(runtime: Runtime): MetadataCatalog {
   const { config } = runtime;
   if (config.adapters.catalog === 'datahub') {
     if (!config.datahub) throw new Error('CATALOG=datahub needs DATAHUB_GMS_URL and DATAHUB_TOKEN');
-    return new DataHubCatalog({ gmsUrl: config.datahub.gmsUrl, token: config.datahub.token });
+    return new DataHubCatalog(config.datahub);
   }
   return new BuiltinCatalog(runtime.db, runtime.tableName('catalog'));
 }

@@ -84,7 +84,7 @@ const ROLE = /^[A-Za-z][A-Za-z0-9_:.-]{0,63}$/;
  * without any `;`, `name:role,name:role,...` (one role an entry, `+` joining more:
  * `dana:admin+approver`), as in the default `alice:approver,bob:approver,carol:,dana:admin`.
  */
-export function parseLocalUsers(text: string): LocalUser[] {
+function parseLocalUsers(text: string): LocalUser[] {
   const fail = (why: string) => {
     throw new ConfigError(`invalid configuration: DPM_LOCAL_USERS ${why}`);
   };
@@ -186,11 +186,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${String(issue.path[0])} ${issue.message}`);
   }
   const e = parsed.data;
+  const required = (names: readonly (keyof typeof e)[], when: string) => {
+    const missing = names.find((name) => !e[name]);
+    if (missing) throw new ConfigError(`invalid configuration: ${String(missing)} is required when ${when}`);
+  };
   let keycloak: Config['keycloak'];
   if (e.IDP === 'keycloak') {
-    const needed = ['KEYCLOAK_URL', 'KEYCLOAK_REALM', 'KEYCLOAK_ADMIN_CLIENT_ID'] as const;
-    const missing = needed.find((name) => !e[name]);
-    if (missing) throw new ConfigError(`invalid configuration: ${missing} is required when IDP=keycloak`);
+    required(['KEYCLOAK_URL', 'KEYCLOAK_REALM', 'KEYCLOAK_ADMIN_CLIENT_ID'], 'IDP=keycloak');
     const secret = e.KEYCLOAK_ADMIN_CLIENT_SECRET;
     const secretArn = e.KEYCLOAK_ADMIN_CLIENT_SECRET_ARN;
     if (!secret && !secretArn) {
@@ -209,10 +211,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // Without an audience, tokens issued to any client of the issuer would pass.
     throw new ConfigError('invalid configuration: AUTH_AUDIENCE is required when AUTH_ISSUER is set');
   }
-  const required = (names: readonly (keyof typeof e)[], when: string) => {
-    const missing = names.find((name) => !e[name]);
-    if (missing) throw new ConfigError(`invalid configuration: ${String(missing)} is required when ${when}`);
-  };
   let trino: Config['trino'];
   if (e.METASTORE === 'trino') {
     required(['TRINO_URL', 'TRINO_USER'], 'METASTORE=trino');
@@ -225,9 +223,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   let airflow: Config['airflow'];
   if (e.WORKFLOW === 'airflow') {
-    const needed = ['AIRFLOW_BASE_URL', 'AIRFLOW_USERNAME'] as const;
-    const missing = needed.find((name) => !e[name]);
-    if (missing) throw new ConfigError(`invalid configuration: ${missing} is required when WORKFLOW=airflow`);
+    required(['AIRFLOW_BASE_URL', 'AIRFLOW_USERNAME'], 'WORKFLOW=airflow');
     if (!e.AIRFLOW_PASSWORD && !e.AIRFLOW_PASSWORD_ARN) {
       throw new ConfigError(
         'invalid configuration: AIRFLOW_PASSWORD (or AIRFLOW_PASSWORD_ARN) is required when WORKFLOW=airflow',

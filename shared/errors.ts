@@ -49,6 +49,15 @@ export interface ValidationIssue {
   ctx?: Record<string, unknown>;
 }
 
+/** pydantic's `value_error`: a rule the value breaks (`msg` "Value error, <error>", `ctx.error`). */
+export const valueError = (loc: (string | number)[], error: string, input: unknown): ValidationIssue => ({
+  type: 'value_error',
+  loc,
+  msg: `Value error, ${error}`,
+  input,
+  ctx: { error },
+});
+
 /** The input breaks a rule: every issue found, each at its `loc`. */
 export class Invalid extends DomainError {
   constructor(readonly issues: ValidationIssue[]) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue } from '../../shared/errors.js';
+import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue, valueError } from '../../shared/errors.js';
 import { laxCoerce } from '../../shared/lax.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
@@ -77,14 +77,6 @@ function typeIssue(type: VariableType, value: unknown, loc: (string | number)[])
   return { type: check.type, loc, msg: check.msg, input: value };
 }
 
-const valueError = (loc: (string | number)[], input: unknown, error: string): ValidationIssue => ({
-  type: 'value_error',
-  loc,
-  msg: `Value error, ${error}`,
-  input,
-  ctx: { error },
-});
-
 /** The text fields of a step that may hold placeholders, each with its path in the step. */
 function renderedFields(step: Step): [string[], string][] {
   const optional = (path: string[], text: string | undefined): [string[], string][] =>
@@ -121,8 +113,8 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
   const names = new Set<string>();
   req.variables.forEach((v, i) => {
     if (names.has(v.name))
-      issues.push(valueError(['body', 'variables', i, 'name'], v.name, `duplicate variable name '${v.name}'`));
-    if (v.name === RESERVED_KEY) issues.push(valueError(['body', 'variables', i, 'name'], v.name, RESERVED_MESSAGE));
+      issues.push(valueError(['body', 'variables', i, 'name'], `duplicate variable name '${v.name}'`, v.name));
+    if (v.name === RESERVED_KEY) issues.push(valueError(['body', 'variables', i, 'name'], RESERVED_MESSAGE, v.name));
     names.add(v.name);
     if (v.default !== undefined) {
       const wrong = typeIssue(v.type, v.default, ['body', 'variables', i, 'default']);
@@ -133,18 +125,18 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
   const all = new Set(req.steps.map((s) => s.id));
   req.steps.forEach((step, i) => {
     if (earlier.has(step.id))
-      issues.push(valueError(['body', 'steps', i, 'id'], step.id, `duplicate step id '${step.id}'`));
-    if (step.id === RESERVED_KEY) issues.push(valueError(['body', 'steps', i, 'id'], step.id, RESERVED_MESSAGE));
+      issues.push(valueError(['body', 'steps', i, 'id'], `duplicate step id '${step.id}'`, step.id));
+    if (step.id === RESERVED_KEY) issues.push(valueError(['body', 'steps', i, 'id'], RESERVED_MESSAGE, step.id));
     for (const [field, text] of renderedFields(step)) {
       const loc = ['body', 'steps', i, ...field];
       for (const ref of references(text)) {
         if (ref.kind === 'variable' && !names.has(ref.name)) {
-          issues.push(valueError(loc, text, `reference to unknown variable '${ref.name}'`));
+          issues.push(valueError(loc, `reference to unknown variable '${ref.name}'`, text));
         } else if (ref.kind === 'step' && !earlier.has(ref.id)) {
           const why = all.has(ref.id) ? 'a later step' : 'an unknown step';
-          issues.push(valueError(loc, text, `reference to ${why} '${ref.id}'`));
+          issues.push(valueError(loc, `reference to ${why} '${ref.id}'`, text));
         } else if (ref.kind === 'invalid') {
-          issues.push(valueError(loc, text, `unknown placeholder '{{${ref.text}}}'`));
+          issues.push(valueError(loc, `unknown placeholder '{{${ref.text}}}'`, text));
         }
       }
     }

@@ -1,7 +1,7 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
-import { Conflict, Forbidden, Invalid, NotFound } from '../../shared/errors.js';
+import { Conflict, Forbidden, Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { nowIso } from '../../shared/time.js';
 import type { CreateVersionRequest, DecisionStatus, HistoryEntry, VersionDetail, VersionSummary } from './schemas.js';
 import type { DecisionStore, TransitionWrite, VersionItem } from './store.js';
@@ -91,9 +91,7 @@ export class DecisionService {
     const canonical = canonicalJson(req.content);
     if (Buffer.byteLength(canonical, 'utf8') > MAX_CONTENT_BYTES) {
       const error = `content is larger than ${MAX_CONTENT_BYTES / 1024} KiB as canonical JSON`;
-      throw new Invalid([
-        { type: 'value_error', loc: ['body', 'content'], msg: `Value error, ${error}`, input: null, ctx: { error } },
-      ]);
+      throw new Invalid([valueError(['body', 'content'], error, null)]);
     }
     const version = await this.store.nextVersion(workspace, key);
     const at = nowIso();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue } from '../../shared/errors.js';
+import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import {
   documentUrnOf,
   type CatalogItem,
@@ -22,14 +22,6 @@ import {
 import type { DocumentStore, WriteResult } from './store.js';
 
 /** The document's entity in the metadata catalog. */
-
-const valueError = (loc: (string | number)[], error: string, input: unknown): ValidationIssue => ({
-  type: 'value_error',
-  loc,
-  msg: `Value error, ${error}`,
-  input,
-  ctx: { error },
-});
 
 const distinct = (names: Iterable<string>): string[] => [...new Set(names)];
 
@@ -291,7 +283,7 @@ export class DocumentService {
 }
 
 /** Prefix of the object keys that non-admins' documents get: derived from the document. */
-export const documentObjectPrefix = (id: string) => `documents/${id}/`;
+const documentObjectPrefix = (id: string) => `documents/${id}/`;
 
 /**
  * Where the document's object is stored. An admin (the ingestion pipeline) names any key;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Forbidden, Invalid, NotFound, type ValidationIssue } from '../../shared/errors.js';
+import { Forbidden, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import type { CreateDatasetRequest, FinetuneJob, JobDeleted } from './schemas.js';
@@ -73,14 +73,7 @@ export class FinetuneService {
     const issues: ValidationIssue[] = [];
     ids.forEach((id, i) => {
       if (owners.has(id)) return;
-      const error = `no document ${id}`;
-      issues.push({
-        type: 'value_error',
-        loc: ['body', 'source_documents', i],
-        msg: `Value error, ${error}`,
-        input: id,
-        ctx: { error },
-      });
+      issues.push(valueError(['body', 'source_documents', i], `no document ${id}`, id));
     });
     if (issues.length > 0) throw new Invalid(issues);
     if (isAdmin(caller)) return;

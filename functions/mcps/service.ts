@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Invalid, NotFound } from '../../shared/errors.js';
+import { Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { nowIso } from '../../shared/time.js';
 import { MAX_SERVER_BYTES, type McpServer, type McpServerRequest } from './schemas.js';
 import type { McpServerStore } from './store.js';
@@ -13,7 +13,7 @@ export function checkSize(req: McpServerRequest): void {
   const bytes = Buffer.byteLength(JSON.stringify(req), 'utf8');
   if (bytes <= MAX_SERVER_BYTES) return;
   const error = `the configuration is ${bytes} bytes as JSON; at most ${MAX_SERVER_BYTES} are allowed`;
-  throw new Invalid([{ type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input: req, ctx: { error } }]);
+  throw new Invalid([valueError(['body'], error, req)]);
 }
 
 /** MCP server configurations (E9): admins write them, any user reads them. */

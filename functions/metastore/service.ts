@@ -1,6 +1,6 @@
 import type { Page } from '../../shared/aws/pagination.js';
 import { decodeCursor, encodeCursor } from '../../shared/aws/pagination.js';
-import { Conflict, Invalid, NotFound, type ValidationIssue } from '../../shared/errors.js';
+import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import type { CatalogItem, ColumnChange, EntityChange, MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { Metastore } from '../../shared/ports/metastore.js';
 import type {
@@ -13,14 +13,6 @@ import type {
   TableMetadata,
   TableRegistration,
 } from './schemas.js';
-
-const valueError = (loc: (string | number)[], error: string, input: unknown): ValidationIssue => ({
-  type: 'value_error',
-  loc,
-  msg: `Value error, ${error}`,
-  input,
-  ctx: { error },
-});
 
 /** Distinct, sorted (the catalog's own order for tag and term names). */
 const distinctSorted = (names: Iterable<string>): string[] => [...new Set(names)].sort();

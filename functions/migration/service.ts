@@ -1,6 +1,6 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Invalid, NotFound } from '../../shared/errors.js';
+import { Invalid, NotFound, valueError } from '../../shared/errors.js';
 import type {
   ConnectionTestResult,
   ProbeType,
@@ -31,7 +31,7 @@ const connectionContext = (connId: string) => `migration-connection:${connId}`;
 
 /** A rule across fields broken: pydantic's `value_error` on the body, without write-only values. */
 function ruleBroken(error: string, input: unknown): Invalid {
-  return new Invalid([{ type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input, ctx: { error } }]);
+  return new Invalid([valueError(['body'], error, input)]);
 }
 
 const pairBroken = (body: InfrastructureConfigUpdate, leftSet: CountField) => {
@@ -144,9 +144,7 @@ export class MigrationService {
     const bytes = extra === null ? 0 : Buffer.byteLength(JSON.stringify(extra), 'utf8');
     if (bytes > MAX_EXTRA_BYTES) {
       const error = `extra is ${bytes} bytes as JSON; at most ${MAX_EXTRA_BYTES} are allowed`;
-      throw new Invalid([
-        { type: 'value_error', loc: ['body', 'extra'], msg: `Value error, ${error}`, input: extra, ctx: { error } },
-      ]);
+      throw new Invalid([valueError(['body', 'extra'], error, extra)]);
     }
     let password: Sealed | null | undefined;
     if (req.password === null || req.password === '') password = null;

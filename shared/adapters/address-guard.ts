@@ -109,7 +109,7 @@ export function refusedHost(host: string): string | undefined {
 }
 
 /** A host that is, or resolves to, a refused address (code `EREFUSEDADDRESS`). */
-export class RefusedAddress extends Error {
+class RefusedAddress extends Error {
   readonly code = 'EREFUSEDADDRESS';
 }
 

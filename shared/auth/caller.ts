@@ -50,7 +50,6 @@ export const legacyKeyPrincipal = (pskId: string): string => `dpm:legacy-psk:${p
 export const isPrincipal = (stored: string | null | undefined, caller: Caller): boolean =>
   typeof stored === 'string' && stored === caller.principal;
 
-export const hasRole = (caller: Caller, role: Role): boolean => caller.roles.has(role);
 export const isAdmin = (caller: Caller): boolean => caller.roles.has('admin');
 
 /** Roles from the claims the contract lists (Keycloak, Cognito and generic claims). */

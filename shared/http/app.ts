@@ -183,7 +183,7 @@ function deferDefinitions(registry: Registry): (entry: (registry: Registry) => v
 
 /** The OpenAPI security schemes (API.md §1 "OpenAPI security schemes"), named as FastAPI names them. */
 export const OAUTH2_SCHEME = 'OAuth2AuthorizationCodeBearer';
-export const PSK_SCHEME = 'APIKeyHeader';
+const PSK_SCHEME = 'APIKeyHeader';
 
 /** A list answer: the page's items, and the next cursor in `X-Next-Cursor` when more remain. */
 export function pageJson<T>(c: Context<AppEnv>, page: Page<T>): Response {

@@ -394,7 +394,7 @@ export function tooDeeplyNested(): ValidationIssue {
 }
 
 /** A key JavaScript objects and DynamoDB's marshaller would silently drop (names are data). */
-export const PROTO_KEY_ERROR = 'an object key named __proto__ cannot be stored';
+const PROTO_KEY_ERROR = 'an object key named __proto__ cannot be stored';
 
 /**
  * Values the service could not keep as sent, wherever they are in the body, also inside
@@ -404,7 +404,7 @@ export const PROTO_KEY_ERROR = 'an object key named __proto__ cannot be stored';
  * - object keys named `__proto__`: stored, the key would vanish without a word (422
  *   `value_error` at the key's `loc`).
  */
-export function unstorableValues(value: unknown, source: Source = 'body'): ValidationIssue[] {
+function unstorableValues(value: unknown, source: Source = 'body'): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   const visit = (v: unknown, path: Path) => {
     if (typeof v === 'number') {
@@ -433,7 +433,7 @@ export function unstorableValues(value: unknown, source: Source = 'body'): Valid
  * in their place: one entry per `loc`, the earlier finding winning (it names the real
  * problem: `int_parsing` where zod saw a string); the rest after them.
  */
-export function mergeIssues(fromSchema: ValidationIssue[], found: ValidationIssue[]): ValidationIssue[] {
+function mergeIssues(fromSchema: ValidationIssue[], found: ValidationIssue[]): ValidationIssue[] {
   const key = (issue: ValidationIssue) => JSON.stringify(issue.loc);
   const pending = new Map(found.map((issue) => [key(issue), issue]));
   const out = fromSchema.map((issue) => {

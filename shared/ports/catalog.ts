@@ -1,4 +1,4 @@
-import { Invalid } from '../errors.js';
+import { Invalid, valueError } from '../errors.js';
 
 /** A catalog definition: a tag, a glossary term or a domain (API.md §6). */
 export interface CatalogItem {
@@ -68,7 +68,7 @@ export class AnnotationTooLarge extends Invalid {
     readonly limit: number,
   ) {
     const error = `the annotations would take ${bytes} bytes; the catalog stores at most ${limit} for one entity`;
-    super([{ type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input: null, ctx: { error } }]);
+    super([valueError(['body'], error, null)]);
   }
 }
 
