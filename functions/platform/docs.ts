@@ -45,7 +45,8 @@ export function swaggerUiAsset(name: string): { body: Buffer; type: string } | u
   return { body, type };
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** Text made safe inside HTML text and attribute values. */
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The page: Swagger UI on /openapi.json, its OAuth client the given public client (PKCE). */
 export function docsPage(options: { title: string; clientId: string }): string {

@@ -9,8 +9,6 @@ import { buildApp } from 'fauxqs';
 import { currentProcess, isRunning, processStart, type ProcessId } from './data-lock.js';
 import { StartupError } from './startup-error.js';
 
-export { StartupError };
-
 export interface RunningEmulator {
   readonly endpoint: string;
   stop(): Promise<void>;
@@ -21,12 +19,13 @@ export interface RunningEmulator {
  * serve this process only; a HOST that opens the API to the network (0.0.0.0, a LAN
  * address) must not open the unauthenticated database and queues with it.
  */
-export function emulatorHost(host: string): string {
+function emulatorHost(host: string): string {
   if (host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)) return host;
   return '127.0.0.1';
 }
 
-const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
+/** `host` as a URL's host part (IPv6 addresses in brackets). */
+export const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -71,7 +70,8 @@ interface DynamoDbPidFile {
   readonly owner?: ProcessId;
 }
 
-function readPidFile(pidFile: string): DynamoDbPidFile | undefined {
+/** The processes `dynamodb.pid` names (a bare pid in files of earlier versions), or undefined when it names none. */
+export function readPidFile(pidFile: string): DynamoDbPidFile | undefined {
   const text = readFileSync(pidFile, 'utf8').trim();
   if (/^\d+$/.test(text)) return { dynamodb: { pid: Number(text), started: undefined } };
   try {

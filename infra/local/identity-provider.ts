@@ -12,12 +12,13 @@ import { join } from 'node:path';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider, { errors, type Configuration, type InteractionResults } from 'oidc-provider';
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import { escapeHtml } from '../../functions/platform/docs.js';
 import type { LocalUser } from '../../shared/config.js';
 
 /** Where the provider is served, under the service's base URL. */
 export const OIDC_PATH = '/oidc';
 /** The `aud` of its access tokens: the service's AUTH_AUDIENCE in local mode. */
-export const LOCAL_AUDIENCE = 'dpm-api';
+const LOCAL_AUDIENCE = 'dpm-api';
 /** The resource indicator of the API (RFC 8707): access tokens for it are JWTs. */
 const API_RESOURCE = 'urn:dpm:api';
 /** The public client Swagger UI signs in with (authorization code + PKCE). */
@@ -26,9 +27,9 @@ export const DOCS_CLIENT_ID = 'dpm-docs';
 export const CLI_CLIENT_ID = 'dpm-cli';
 export const CLI_REDIRECT_URI = 'http://127.0.0.1/dpm-cli-callback';
 /** The confidential client for scripts (client credentials); its secret is kept in the data dir. */
-export const SCRIPTS_CLIENT_ID = 'dpm-scripts';
+const SCRIPTS_CLIENT_ID = 'dpm-scripts';
 /** Swagger UI's page that receives the authorization code (served by the platform app). */
-export const DOCS_REDIRECT_PATH = '/docs/oauth2-redirect.html';
+const DOCS_REDIRECT_PATH = '/docs/oauth2-redirect.html';
 const ACCESS_TOKEN_SECONDS = 3_600;
 
 /** What survives restarts: the signing key (tokens stay valid), cookie keys, the scripts client's secret. */
@@ -49,7 +50,7 @@ export interface LocalIdentityProvider {
 }
 
 /** The file holding the provider's keys in the data directory (mode 0600). */
-export const secretsFile = (dataDir: string) => join(dataDir, 'oidc-provider.json');
+const secretsFile = (dataDir: string) => join(dataDir, 'oidc-provider.json');
 
 async function loadSecrets(dataDir: string): Promise<ProviderSecrets> {
   const file = secretsFile(dataDir);
@@ -290,8 +291,6 @@ function send(res: ServerResponse, status: number, html: string): void {
   });
   res.end(html);
 }
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>

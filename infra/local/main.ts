@@ -1,6 +1,6 @@
 /** `npm start`: the whole service on this machine, on embedded defaults. */
 import { ConfigError, loadConfig } from '../../shared/config.js';
-import { StartupError } from './emulators.js';
+import { StartupError } from './startup-error.js';
 import { type RunningPlatform, startPlatform } from './platform.js';
 
 // The SDK's notice about future Node versions is noise for a local run.

@@ -15,10 +15,11 @@ import { sqsClient } from '../../shared/aws/sqs.js';
 import type { Config } from '../../shared/config.js';
 import { groupForPath, type GroupName } from '../groups.js';
 import { lockDataDir } from './data-lock.js';
-import { type RunningEmulator, StartupError, startDynamoDb, startSqs } from './emulators.js';
+import { type RunningEmulator, startDynamoDb, startSqs, urlHost } from './emulators.js';
 import { ensureBuckets, ensureQueues, ensureTables, type QueueUrls } from './provision.js';
 import { DOCS_CLIENT_ID, type LocalIdentityProvider, startLocalIdentityProvider } from './identity-provider.js';
 import { startQueuePoller } from './queue-poller.js';
+import { StartupError } from './startup-error.js';
 
 export interface RunningPlatform {
   readonly baseUrl: string;
@@ -77,8 +78,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     // The port first (PORT may be 0): the local identity provider's issuer is on it.
     const server = await bind(effective);
     const { port } = server.address() as AddressInfo;
-    const host = effective.host.includes(':') ? `[${effective.host}]` : effective.host;
-    const baseUrl = `http://${host}:${port}`;
+    const baseUrl = `http://${urlHost(effective.host)}:${port}`;
     const identity = effective.auth.issuer
       ? undefined
       : await startLocalIdentityProvider({

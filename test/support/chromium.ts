@@ -93,7 +93,7 @@ const LAUNCHER = 'chromium-launcher';
 let unpacking: Promise<string> | undefined;
 
 /** The launcher of the unpacked npm-shipped Chromium (unpacked on first use). */
-export function bundledChromium(): Promise<string> {
+function bundledChromium(): Promise<string> {
   unpacking ??= unpackOnce().catch((err: unknown) => {
     unpacking = undefined;
     throw err;

@@ -653,17 +653,17 @@ const ARGS: Record<string, Record<string, string>> = {
 
 const namedType = (type: string): string => type.replace(/[[\]!]/g, '');
 
-export class ValidationError extends Error {}
+class ValidationError extends Error {}
 
 /** One selected field (or an inline fragment when `on` is set). */
-export interface Selection {
+interface Selection {
   readonly name: string;
   readonly on?: string;
   readonly args: Map<string, string>;
   readonly selections: Selection[];
 }
 
-export interface ParsedOperation {
+interface ParsedOperation {
   readonly kind: 'query' | 'mutation';
   readonly name: string;
   /** `$name` → declared type. */
@@ -672,7 +672,7 @@ export interface ParsedOperation {
 }
 
 /** Parses the subset of GraphQL the adapter writes: one named operation, fields, arguments bound to variables, inline fragments. */
-export function parseOperation(text: string): ParsedOperation {
+function parseOperation(text: string): ParsedOperation {
   const tokens =
     text.match(/\.\.\.|[A-Za-z_][A-Za-z0-9_]*|\$[A-Za-z_][A-Za-z0-9_]*|"(?:[^"\\]|\\.)*"|-?\d+|[{}()[\]:!,=]/g) ?? [];
   let i = 0;
@@ -749,7 +749,7 @@ export function parseOperation(text: string): ParsedOperation {
 }
 
 /** graphql-java's checks of a parsed operation against the schema above. */
-export function validateOperation(op: ParsedOperation, variables: Record<string, unknown>): void {
+function validateOperation(op: ParsedOperation, variables: Record<string, unknown>): void {
   const used = new Set<string>();
   const fields = (type: string, selections: Selection[], path: string) => {
     const def = OUTPUT[type];
@@ -845,7 +845,7 @@ function coerce(variable: string, type: string, value: unknown, path: string): v
 }
 
 /** The answer cut to what the query selected (a missing field is null), as GraphQL answers. */
-export function project(value: unknown, selections: Selection[], type: string): unknown {
+function project(value: unknown, selections: Selection[], type: string): unknown {
   if (value === null || value === undefined) return null;
   if (Array.isArray(value)) return value.map((v) => project(v, selections, type));
   if (!selections.length) return value;

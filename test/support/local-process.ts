@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import { readPidFile } from '../../infra/local/emulators.js';
 
 /**
  * The local platform as a user runs it (`npm start`): `node --import tsx infra/local/main.ts`
@@ -185,8 +186,7 @@ export async function waitForDeath(pid: number, timeoutMs: number): Promise<bool
 export function dynamoDbPid(dataDir: string): number {
   const file = join(dataDir, 'dynamodb.pid');
   if (!existsSync(file)) return 0;
-  const text = readFileSync(file, 'utf8').trim();
-  return /^\d+$/.test(text) ? Number(text) : (JSON.parse(text) as { dynamodb: { pid: number } }).dynamodb.pid;
+  return readPidFile(file)?.dynamodb.pid ?? 0;
 }
 
 /** `pid` and all its descendants (from /proc). */
