@@ -70,6 +70,24 @@ async function pollUntilDone(correlationId: string, t: string, timeoutMs = 20_00
   throw new Error(`run ${correlationId} did not finish; events so far: ${all.map((e) => e.type).join(', ')}`);
 }
 
+/** A pending run as stored by E2 (run.queued written, nothing started), for tests that write runs directly. */
+const pendingRun = <T extends { template_id: string; values: Record<string, unknown>; steps: never[] }>(
+  correlation_id: string,
+  now: string,
+  fields: T,
+) => ({
+  correlation_id,
+  status: 'pending' as const,
+  created_by: 'alice',
+  created_at: now,
+  started_at: null,
+  finished_at: null,
+  event_count: 1,
+  error: null,
+  expires_at: Math.floor(Date.now() / 1000) + 3600,
+  ...fields,
+});
+
 const run = (templateId: string, values: unknown, t = alice) =>
   api(`/api/crew-templates/${templateId}/run`, { method: 'POST', token: t, body: { values } });
 
@@ -498,20 +516,11 @@ describe('unfinished runs', () => {
     const now = new Date().toISOString();
     // A run whose message was lost: stored with its first event, never queued.
     await new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')).create(
-      {
-        correlation_id: id,
+      pendingRun(id, now, {
         template_id: template.id,
-        status: 'pending',
         values: { who: 'lost', times: 1, loud: true, extra: null },
-        created_by: 'alice',
-        created_at: now,
-        started_at: null,
-        finished_at: null,
-        event_count: 1,
-        error: null,
         steps: threeSteps.steps as never,
-        expires_at: Math.floor(Date.now() / 1000) + 3600,
-      },
+      }),
       { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
     );
     await new Promise((r) => setTimeout(r, 300));
@@ -694,20 +703,7 @@ describe('step outputs of control characters (bounded as JSON)', () => {
     const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
     const id = randomUUID();
     const now = new Date().toISOString();
-    const item = {
-      correlation_id: id,
-      template_id: randomUUID(),
-      status: 'pending' as const,
-      values: {},
-      created_by: 'alice',
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      event_count: 1,
-      error: null,
-      steps: [],
-      expires_at: Math.floor(Date.now() / 1000) + 3600,
-    };
+    const item = pendingRun(id, now, { template_id: randomUUID(), values: {}, steps: [] });
     await store.create(item, { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' });
     const sizes = [30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 200_000, 10, 30_000, 30_000];
     for (const [i, size] of sizes.entries()) {
@@ -739,6 +735,33 @@ describe('step outputs of control characters (bounded as JSON)', () => {
     expect(answers.filter((a) => a.bytes > MiB)).toEqual([{ count: 1, bytes: expect.any(Number) }]);
     expect(answers.length).toBeGreaterThanOrEqual(4);
     expect(answers.every((a) => a.count >= 1)).toBe(true);
+  });
+
+  it('E13 answers at most 1000 events, and the next start continues without gaps', async () => {
+    const runtime = platformRuntime();
+    const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    const item = pendingRun(id, now, { template_id: randomUUID(), values: {}, steps: [] });
+    await store.create(item, { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' });
+    const total = 1205;
+    for (let index = 1; index < total; index++) {
+      const ok = await store.append(item, {
+        index,
+        correlation_id: id,
+        type: 'step.started',
+        step_id: `s${index}`,
+        timestamp: now,
+        message: 'started',
+      });
+      expect(ok).toBe(true);
+    }
+    const first = await api<Event[]>(`/api/events/${id}`, { token: admin });
+    expect(first.status).toBe(200);
+    expect(first.body.map((e) => e.index)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    const rest = await api<Event[]>(`/api/events/${id}?start=1000`, { token: admin });
+    expect(rest.body.map((e) => e.index)).toEqual(Array.from({ length: total - 1000 }, (_, i) => 1000 + i));
+    expect((await api<Event[]>(`/api/events/${id}?start=${total}`, { token: admin })).body).toEqual([]);
   });
 });
 

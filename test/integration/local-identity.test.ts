@@ -80,8 +80,18 @@ describe('the local OpenID Connect provider', () => {
       roles: ['admin', 'approver'],
       exp: expect.any(Number),
     });
-    // An admin session: lists every document.
-    expect((await call('/api/documents', token)).status).toBe(200);
+    // An admin session: lists every document, carol's too, which another user cannot read.
+    const carol = await localUserToken(platform.baseUrl, 'carol');
+    const made = await call('/api/documents', carol, {
+      method: 'POST',
+      body: JSON.stringify({ filename: 'carol.txt', mime_type: 'text/plain', size_bytes: 1 }),
+    });
+    expect(made.status).toBe(201);
+    const { id } = (await made.json()) as { id: string };
+    const listed = await call('/api/documents?limit=1000', token);
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { id: string }[]).map((d) => d.id)).toContain(id);
+    expect((await call(`/api/documents/${id}`, await localUserToken(platform.baseUrl, 'alice'))).status).toBe(403);
   });
 
   it('refuses a name that is not a local user, and a sign-in form without its interaction', async () => {

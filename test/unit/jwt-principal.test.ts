@@ -1,0 +1,91 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOTSTRAP_PRINCIPAL, tokenPrincipal } from '../../shared/auth/caller.js';
+import { JwtVerifier } from '../../shared/auth/jwt.js';
+
+// API.md §1 Identity: a caller's principal is the token's `iss` and `sub` together, never
+// `preferred_username`, `email` or another claim a user can edit or share.
+
+const AUDIENCE = 'dpm-api';
+let server: Server;
+let jwksUrl: string;
+let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
+beforeAll(async () => {
+  const pair = await generateKeyPair('RS256', { extractable: true });
+  privateKey = pair.privateKey;
+  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+  server = createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
+});
+
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const sign = (issuer: string, claims: Record<string, unknown>) =>
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: 'k1' })
+    .setIssuer(issuer)
+    .setAudience(AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
+
+const verifier = (issuer: string) => new JwtVerifier({ issuer, audience: AUDIENCE, jwksUrl });
+
+describe('a Bearer caller’s principal (API.md §1 Identity)', () => {
+  it('is the issuer and subject together: the same subject and name at another issuer is someone else', async () => {
+    const a = 'https://idp-a.test/realms/x';
+    const b = 'https://idp-b.test/realms/x';
+    const claims = { sub: 'same-subject', preferred_username: 'alice' };
+    const fromA = await verifier(a).verify(await sign(a, claims));
+    const fromB = await verifier(b).verify(await sign(b, claims));
+    expect(fromA.name).toBe('alice');
+    expect(fromB.name).toBe('alice');
+    expect(fromA.principal).toBe(tokenPrincipal(a, 'same-subject'));
+    expect(fromB.principal).toBe(tokenPrincipal(b, 'same-subject'));
+    expect(fromA.principal).not.toBe(fromB.principal);
+  });
+
+  it('ignores the editable claims: the name follows them, the principal does not', async () => {
+    const iss = 'https://idp.test';
+    const v = verifier(iss);
+    const one = await v.verify(await sign(iss, { sub: 's1', preferred_username: 'alice', email: 'a@x.test' }));
+    const renamed = await v.verify(await sign(iss, { sub: 's1', preferred_username: 'mallory', email: 'm@x.test' }));
+    const namesake = await v.verify(await sign(iss, { sub: 's2', preferred_username: 'alice', email: 'a@x.test' }));
+    expect([one.name, renamed.name, namesake.name]).toEqual(['alice', 'mallory', 'alice']);
+    expect(renamed.principal).toBe(one.principal);
+    expect(namesake.principal).not.toBe(one.principal);
+  });
+
+  it('can never be the bootstrap key’s reserved principal, whatever the issuer and subject say', async () => {
+    const iss = 'https://idp.test';
+    const v = verifier(iss);
+    for (const sub of [BOOTSTRAP_PRINCIPAL, `${iss}${BOOTSTRAP_PRINCIPAL}`, 'admin']) {
+      const caller = await v.verify(await sign(iss, { sub, preferred_username: BOOTSTRAP_PRINCIPAL }));
+      expect(caller.principal, sub).not.toBe(BOOTSTRAP_PRINCIPAL);
+    }
+    expect(tokenPrincipal('dpm:bootstrap', '-admin')).not.toBe(BOOTSTRAP_PRINCIPAL);
+    expect(tokenPrincipal('', BOOTSTRAP_PRINCIPAL)).not.toBe(BOOTSTRAP_PRINCIPAL);
+  });
+
+  it('keeps issuer and subject apart: no two different pairs give the same principal', () => {
+    const pairs: [string, string][] = [
+      ['a', 'b:c'],
+      ['a:b', 'c'],
+      ['a", "b', 'c'],
+      ['a', '", "b", "c'],
+      ['a\\', 'b'],
+      ['a', '\\b'],
+      ['ab', ''],
+      ['', 'ab'],
+    ];
+    const principals = pairs.map(([iss, sub]) => tokenPrincipal(iss, sub));
+    expect(new Set(principals).size).toBe(pairs.length);
+  });
+});
