@@ -1,7 +1,7 @@
 import { GROUPS, type GroupName } from '../infra/groups.js';
 import pkg from '../package.json' with { type: 'json' };
 import type { ServiceApp } from '../shared/http/app.js';
-import { mergeDocuments } from '../shared/http/openapi.js';
+import { openApiDocument as documentOf } from '../shared/http/openapi.js';
 import type { Runtime } from './composition.js';
 import { createCrewsApp } from './crews/app.js';
 import { crewsDeps } from './crews/compose.js';
@@ -56,8 +56,5 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
 }
 
 export function openApiDocument(apps: readonly ServiceApp[]) {
-  return mergeDocuments(
-    API_INFO,
-    apps.map((app) => app.getOpenAPI31Document({ openapi: '3.1.0', info: API_INFO })),
-  );
+  return documentOf(API_INFO, apps);
 }

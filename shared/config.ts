@@ -1,40 +1,50 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * The service's configuration, parsed once from the environment. Nothing else in the
  * code base reads `process.env`: everything receives a `Config`.
  */
-const optionalUrl = z
-  .string()
-  .trim()
-  .transform((v) => (v === '' ? undefined : v))
-  .pipe(z.url({ error: 'must be an http(s) URL' }).optional())
-  .optional();
+const blankToUndefined = z.transform((v: string) => (v === '' ? undefined : v));
 
-const optionalText = z
-  .string()
-  .trim()
-  .transform((v) => (v === '' ? undefined : v))
-  .optional();
+const optionalUrl = z.optional(
+  z.pipe(z.pipe(z.string().check(z.trim()), blankToUndefined), z.optional(z.url({ error: 'must be an http(s) URL' }))),
+);
+
+const optionalText = z.optional(z.pipe(z.string().check(z.trim()), blankToUndefined));
 
 const adapter = <T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, { error: `must be one of ${values.join(', ')}` }).default(values[0] as T[0]);
+  z._default(z.enum(values, { error: `must be one of ${values.join(', ')}` }), values[0] as T[0]);
+
+const nonEmpty = () => z.string().check(z.minLength(1, { error: 'must not be empty' }));
+
+const wholeNumber = (error: string, min: number, max: number) =>
+  z.pipe(z.coerce.number({ error }), z.int().check(z.gte(min), z.lte(max)));
 
 const EnvSchema = z.object({
-  STAGE: z
-    .string()
-    .regex(/^[a-z][a-z0-9-]{0,23}$/, { error: 'must be a lowercase slug (a-z, 0-9, -), at most 24 characters' })
-    .default('local'),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
-  PORT: z.coerce.number({ error: 'must be a port number' }).int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  DPM_DATA_DIR: z.string().min(1).default('.data'),
-  DPM_ADMIN_PSK: optionalText.pipe(z.string().min(16, { error: 'must be at least 16 characters' }).optional()),
+  STAGE: z._default(
+    z
+      .string()
+      .check(
+        z.regex(/^[a-z][a-z0-9-]{0,23}$/, { error: 'must be a lowercase slug (a-z, 0-9, -), at most 24 characters' }),
+      ),
+    'local',
+  ),
+  AWS_REGION: z._default(nonEmpty(), 'us-east-1'),
+  PORT: z._default(wholeNumber('must be a port number', 0, 65535), 3000),
+  HOST: z._default(nonEmpty(), '127.0.0.1'),
+  DPM_DATA_DIR: z._default(nonEmpty(), '.data'),
+  DPM_ADMIN_PSK: z.pipe(
+    optionalText,
+    z.optional(z.string().check(z.minLength(16, { error: 'must be at least 16 characters' }))),
+  ),
   DPM_ADMIN_PSK_ARN: optionalText,
   AUTH_ISSUER: optionalUrl,
   AUTH_AUDIENCE: optionalText,
   AUTH_JWKS_URL: optionalUrl,
-  AUTH_DOCS_CLIENT_ID: z.string().trim().min(1).default('dpm-docs'),
+  AUTH_DOCS_CLIENT_ID: z._default(
+    z.string().check(z.trim(), z.minLength(1, { error: 'must not be empty' })),
+    'dpm-docs',
+  ),
   DYNAMODB_ENDPOINT: optionalUrl,
   SQS_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
@@ -54,7 +64,7 @@ const EnvSchema = z.object({
   KEYCLOAK_ADMIN_CLIENT_ID: optionalText,
   KEYCLOAK_ADMIN_CLIENT_SECRET: optionalText,
   KEYCLOAK_ADMIN_CLIENT_SECRET_ARN: optionalText,
-  EVENTS_TTL_DAYS: z.coerce.number({ error: 'must be a number of days' }).int().min(1).max(3650).default(30),
+  EVENTS_TTL_DAYS: z._default(wholeNumber('must be a number of days', 1, 3650), 30),
   METASTORE: adapter(['builtin', 'trino'] as const),
   CATALOG: adapter(['builtin', 'datahub'] as const),
   IDP: adapter(['builtin', 'keycloak'] as const),
@@ -64,8 +74,8 @@ const EnvSchema = z.object({
   LLM_API_KEY: optionalText,
   LLM_API_KEY_ARN: optionalText,
   CREW_HTTP_ALLOWED_HOSTS: optionalText,
-  BUILD_NUMBER: z.string().min(1).default('local'),
-  DPM_LOCAL_USERS: z.string().default('alice:approver,bob:approver,carol:,dana:admin'),
+  BUILD_NUMBER: z._default(nonEmpty(), 'local'),
+  DPM_LOCAL_USERS: z._default(z.string(), 'alice:approver,bob:approver,carol:,dana:admin'),
 });
 
 export type Env = z.input<typeof EnvSchema>;

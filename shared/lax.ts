@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ValidationIssue } from './errors.js';
 
 /**
@@ -125,7 +125,7 @@ export const laxIssue = (type: keyof typeof LAX_ISSUES, loc: Path, input: unknow
 type Schema = z.core.$ZodType;
 type Def = { type: string } & Record<string, unknown>;
 const defOf = (schema: Schema) => schema._zod.def as unknown as Def;
-const accepts = (schema: Schema, value: unknown) => (schema as z.ZodType).safeParse(value).success;
+const accepts = (schema: Schema, value: unknown) => z.safeParse(schema, value).success;
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -277,7 +277,7 @@ function coerce(schema: Schema, value: unknown, path: Path, run: Coercion): unkn
  * what they say (integer, number, boolean), so the OpenAPI document is unchanged.
  */
 export function laxCoerce(
-  schema: z.ZodType,
+  schema: Schema,
   value: unknown,
   source = 'body',
 ): { value: unknown; issues: ValidationIssue[] } {

@@ -1,5 +1,6 @@
-import { z } from '@hono/zod-openapi';
+import * as z from 'zod/mini';
 import { intParam } from '../../shared/http/params.js';
+import { component, doc } from '../../shared/schema.js';
 import { MAX_ERROR_BYTES, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
 
 export const VARIABLE_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
@@ -8,117 +9,120 @@ export type VariableType = (typeof VARIABLE_TYPES)[number];
 /** At most this many steps, so a run's outputs fit in its `run.completed` event. */
 export const MAX_STEPS = 20;
 
-export const Variable = z
-  .strictObject({
-    name: z
-      .string()
-      .regex(/^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/)
-      .openapi({
-        description:
-          'the variable name, `^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`, unique in the template (`__proto__` is reserved); `{{name}}` in a step field is replaced by its value',
-      }),
-    type: z.enum(VARIABLE_TYPES).default('string').openapi({
-      description:
+export const Variable = component(
+  'CrewVariable',
+  doc(
+    z.strictObject({
+      name: doc(
+        z.string().check(z.regex(/^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/)),
+        'the variable name, `^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`, unique in the template (`__proto__` is reserved); `{{name}}` in a step field is replaced by its value',
+      ),
+      type: doc(
+        z._default(z.enum(VARIABLE_TYPES), 'string'),
         'the JSON type of its value (default `string`); E2 converts as pydantic does in lax mode (`"3"` is 3 for `integer` and `number`, `"yes"` is true for `boolean`) and refuses any other mismatch with 422',
-    }),
-    required: z.boolean().default(false).openapi({
-      description: 'whether E2 must give a value (default false): a missing required value is 422 `missing`',
-    }),
-    default: z.unknown().optional().openapi({
-      description:
+      ),
+      required: doc(
+        z._default(z.boolean(), false),
+        'whether E2 must give a value (default false): a missing required value is 422 `missing`',
+      ),
+      default: doc(
+        z.optional(z.unknown()),
         'the value a run takes when E2 leaves the variable out: a value of the declared type (an `integer` default must be a whole number). An optional variable without a default is null, which renders as nothing',
+      ),
+      description: doc(
+        z.optional(z.nullable(z.string().check(z.maxLength(2000)))),
+        'what the variable means, for the people who run the template (at most 2000 characters)',
+      ),
     }),
-    description: z.string().max(2000).nullable().optional().openapi({
-      description: 'what the variable means, for the people who run the template (at most 2000 characters)',
-    }),
-  })
-  .openapi('CrewVariable', { description: 'A declared input of a crew template; E2 gives its value in `values`.' });
+    'A declared input of a crew template; E2 gives its value in `values`.',
+  ),
+);
 export type Variable = z.infer<typeof Variable>;
 
-const stepId = z
-  .string()
-  .regex(/^[a-z0-9_-]{1,64}$/)
-  .openapi({
-    description:
-      "the step id, `^[a-z0-9_-]{1,64}$`, unique in the template (`__proto__` is reserved); later steps insert this step's output with `{{steps.<id>.output}}`",
-  });
-const text = (max: number) => z.string().max(max);
+const stepId = doc(
+  z.string().check(z.regex(/^[a-z0-9_-]{1,64}$/)),
+  "the step id, `^[a-z0-9_-]{1,64}$`, unique in the template (`__proto__` is reserved); later steps insert this step's output with `{{steps.<id>.output}}`",
+);
+const text = (max: number) => z.string().check(z.maxLength(max));
 
-export const RenderStep = z
-  .strictObject({
+export const RenderStep = doc(
+  z.strictObject({
     id: stepId,
-    kind: z.literal('render').openapi({ description: '`render`: the output is the rendered `template`' }),
-    template: text(100_000).openapi({
-      description: "text with placeholders (at most 100,000 characters); rendered, it is the step's output",
-    }),
-  })
-  .openapi({ description: 'Renders a text: `{{name}}` and `{{steps.<id>.output}}` replaced. Output: the text.' });
-export const HttpStep = z
-  .strictObject({
+    kind: doc(z.literal('render'), '`render`: the output is the rendered `template`'),
+    template: doc(
+      text(100_000),
+      "text with placeholders (at most 100,000 characters); rendered, it is the step's output",
+    ),
+  }),
+  'Renders a text: `{{name}}` and `{{steps.<id>.output}}` replaced. Output: the text.',
+);
+export const HttpStep = doc(
+  z.strictObject({
     id: stepId,
-    kind: z.literal('http').openapi({ description: '`http`: one HTTP request; the output is `{"status", "body"}`' }),
-    method: z
-      .enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'])
-      .openapi({ description: 'the HTTP method; GET and HEAD send no body' }),
-    url: text(4000).openapi({
-      description:
-        'the URL, rendered (at most 4000 characters before rendering; placeholders are inserted as they are, not URL-encoded): `http` or `https`, and its host must be in `CREW_HTTP_ALLOWED_HOSTS`',
-    }),
-    headers: z.record(z.string().max(256), text(8000)).optional().openapi({
-      description:
-        'request headers: name (at most 256 characters) → value (rendered; at most 8000 characters before rendering)',
-    }),
-    body: text(100_000)
-      .optional()
-      .openapi({ description: 'the request body, rendered (at most 100,000 characters before rendering)' }),
-  })
-  .openapi({
-    description:
-      'One HTTP request with a 10 s timeout; redirects are not followed. Output: `{"status": <int>, "body": <the response, parsed when its content-type is JSON, else text; read up to 1 MiB>}`; a status outside 200–299 fails the step. Only `http`/`https` URLs whose host (as a name, or `host:port`) is listed in `CREW_HTTP_ALLOWED_HOSTS` (comma-separated, case-insensitive; empty by default, so every `http` step fails until it is set); link-local (169.254.0.0/16, fe80::/10), cloud metadata (169.254.169.254, fd00:ec2::254, 100.100.100.200, `metadata.google.internal`, ...) and unspecified (0.0.0.0/8, `::`) addresses are always refused, also when a listed name resolves to one.',
-  });
-export const LlmStep = z
-  .strictObject({
+    kind: doc(z.literal('http'), '`http`: one HTTP request; the output is `{"status", "body"}`'),
+    method: doc(
+      z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']),
+      'the HTTP method; GET and HEAD send no body',
+    ),
+    url: doc(
+      text(4000),
+      'the URL, rendered (at most 4000 characters before rendering; placeholders are inserted as they are, not URL-encoded): `http` or `https`, and its host must be in `CREW_HTTP_ALLOWED_HOSTS`',
+    ),
+    headers: doc(
+      z.optional(z.record(z.string().check(z.maxLength(256)), text(8000))),
+      'request headers: name (at most 256 characters) → value (rendered; at most 8000 characters before rendering)',
+    ),
+    body: doc(z.optional(text(100_000)), 'the request body, rendered (at most 100,000 characters before rendering)'),
+  }),
+  'One HTTP request with a 10 s timeout; redirects are not followed. Output: `{"status": <int>, "body": <the response, parsed when its content-type is JSON, else text; read up to 1 MiB>}`; a status outside 200–299 fails the step. Only `http`/`https` URLs whose host (as a name, or `host:port`) is listed in `CREW_HTTP_ALLOWED_HOSTS` (comma-separated, case-insensitive; empty by default, so every `http` step fails until it is set); link-local (169.254.0.0/16, fe80::/10), cloud metadata (169.254.169.254, fd00:ec2::254, 100.100.100.200, `metadata.google.internal`, ...) and unspecified (0.0.0.0/8, `::`) addresses are always refused, also when a listed name resolves to one.',
+);
+export const LlmStep = doc(
+  z.strictObject({
     id: stepId,
-    kind: z.literal('llm').openapi({ description: '`llm`: one chat completion; the output is the reply text' }),
-    prompt: text(100_000).openapi({
-      description: 'the user message, rendered (at most 100,000 characters before rendering)',
-    }),
-    system: text(100_000)
-      .optional()
-      .openapi({ description: 'an optional system message, rendered (at most 100,000 characters before rendering)' }),
-  })
-  .openapi({
-    description:
-      'One chat completion from the OpenAI-compatible endpoint `LLM_BASE_URL` (model `LLM_MODEL`, key `LLM_API_KEY`), with a 60 s timeout. Output: the reply text. Without `LLM_BASE_URL` the step fails with "no language model is configured (set LLM_BASE_URL)".',
-  });
+    kind: doc(z.literal('llm'), '`llm`: one chat completion; the output is the reply text'),
+    prompt: doc(text(100_000), 'the user message, rendered (at most 100,000 characters before rendering)'),
+    system: doc(
+      z.optional(text(100_000)),
+      'an optional system message, rendered (at most 100,000 characters before rendering)',
+    ),
+  }),
+  'One chat completion from the OpenAI-compatible endpoint `LLM_BASE_URL` (model `LLM_MODEL`, key `LLM_API_KEY`), with a 60 s timeout. Output: the reply text. Without `LLM_BASE_URL` the step fails with "no language model is configured (set LLM_BASE_URL)".',
+);
 /** DynamoDB stores no number of smaller magnitude than this (it answers "Number underflow"). */
 const SMALLEST_STORABLE = 1e-130;
-export const WaitStep = z
-  .strictObject({
+export const WaitStep = doc(
+  z.strictObject({
     id: stepId,
-    kind: z.literal('wait').openapi({ description: '`wait`: sleeps; the output is null' }),
+    kind: doc(z.literal('wait'), '`wait`: sleeps; the output is null'),
     // A wait of a few 1e-300 seconds is a wait of none: stored as 0 rather than refused by the table.
-    seconds: z
-      .number()
-      .min(0)
-      .max(60)
-      .overwrite((s) => (s < SMALLEST_STORABLE ? 0 : s))
-      .openapi({ description: 'how long to sleep, 0–60 seconds (fractions allowed)' }),
-  })
-  .openapi({ description: 'Sleeps for `seconds` (for pacing and tests). Output: null.' });
+    seconds: doc(
+      z.number().check(
+        z.gte(0),
+        z.lte(60),
+        z.overwrite((s) => (s < SMALLEST_STORABLE ? 0 : s)),
+      ),
+      'how long to sleep, 0–60 seconds (fractions allowed)',
+    ),
+  }),
+  'Sleeps for `seconds` (for pacing and tests). Output: null.',
+);
 
-export const Step = z.discriminatedUnion('kind', [RenderStep, HttpStep, LlmStep, WaitStep]).openapi('CrewStep', {
-  description: [
-    'One step of a crew template; `kind` selects one of:',
-    '',
-    '- `render` `{"template"}`: output is the rendered text.',
-    '- `http` `{"method", "url", "headers"?, "body"?}`: url, header values and body are rendered; output `{"status", "body"}`; a non-2xx status fails the step; only hosts in `CREW_HTTP_ALLOWED_HOSTS`, never link-local or metadata addresses.',
-    '- `llm` `{"prompt", "system"?}`: both rendered; output is the reply text of the model at `LLM_BASE_URL`.',
-    '- `wait` `{"seconds"}`: sleeps 0–60 s; output null.',
-    '',
-    'Steps run in order; a step that fails (`step.failed`) ends the run (`run.failed`).',
-  ].join('\n'),
-});
+export const Step = component(
+  'CrewStep',
+  doc(
+    z.discriminatedUnion('kind', [RenderStep, HttpStep, LlmStep, WaitStep]),
+    [
+      'One step of a crew template; `kind` selects one of:',
+      '',
+      '- `render` `{"template"}`: output is the rendered text.',
+      '- `http` `{"method", "url", "headers"?, "body"?}`: url, header values and body are rendered; output `{"status", "body"}`; a non-2xx status fails the step; only hosts in `CREW_HTTP_ALLOWED_HOSTS`, never link-local or metadata addresses.',
+      '- `llm` `{"prompt", "system"?}`: both rendered; output is the reply text of the model at `LLM_BASE_URL`.',
+      '- `wait` `{"seconds"}`: sleeps 0–60 s; output null.',
+      '',
+      'Steps run in order; a step that fails (`step.failed`) ends the run (`run.failed`).',
+    ].join('\n'),
+  ),
+);
 export type Step = z.infer<typeof Step>;
 
 /**
@@ -177,90 +181,95 @@ const TEMPLATE_SYNTAX = [
   `**Outputs**: a step's output is kept up to ${MAX_OUTPUT_BYTES / 1024} KiB as JSON (UTF-8); a larger one is cut and ends with a \`…[truncated: N bytes as JSON, over the limit of ${MAX_OUTPUT_BYTES}]\` marker. A failure's text is kept up to ${MAX_ERROR_BYTES / 1024} KiB.`,
 ].join('\n');
 
-export const TemplateRequest = z
-  .strictObject({
-    name: z.string().min(1).max(200).openapi({ description: 'the template name, 1–200 characters' }),
-    description: z
-      .string()
-      .max(4000)
-      .nullable()
-      .optional()
-      .openapi({ description: 'what the template does (at most 4000 characters)' }),
-    variables: z
-      .array(Variable)
-      .max(100)
-      .default([])
-      .openapi({ description: 'the declared variables (at most 100, default none); names are unique' }),
-    steps: z
-      .array(Step)
-      .min(1)
-      .max(MAX_STEPS)
-      .openapi({ description: `the steps, run in order (1–${MAX_STEPS}); ids are unique` }),
-  })
-  .openapi('CrewTemplateRequest', { description: TEMPLATE_SYNTAX, example: EXAMPLE_TEMPLATE });
+export const TemplateRequest = component(
+  'CrewTemplateRequest',
+  doc(
+    z.strictObject({
+      name: doc(z.string().check(z.minLength(1), z.maxLength(200)), 'the template name, 1–200 characters'),
+      description: doc(
+        z.optional(z.nullable(z.string().check(z.maxLength(4000)))),
+        'what the template does (at most 4000 characters)',
+      ),
+      variables: doc(
+        z._default(z.array(Variable).check(z.maxLength(100)), []),
+        'the declared variables (at most 100, default none); names are unique',
+      ),
+      steps: doc(
+        z.array(Step).check(z.minLength(1), z.maxLength(MAX_STEPS)),
+        `the steps, run in order (1–${MAX_STEPS}); ids are unique`,
+      ),
+    }),
+    TEMPLATE_SYNTAX,
+    { example: EXAMPLE_TEMPLATE },
+  ),
+);
 export type TemplateRequest = z.infer<typeof TemplateRequest>;
 
-export const CrewTemplate = z
-  .object({
-    id: z.uuid().openapi({ description: 'the template id (UUID), assigned at creation' }),
-    name: z.string().openapi({ description: 'the template name' }),
-    description: z.string().nullable().openapi({ description: 'what the template does; null when not given' }),
-    variables: z
-      .array(Variable)
-      .openapi({ description: 'the declared variables, with `type` and `required` filled in' }),
-    steps: z.array(Step).openapi({ description: 'the steps, run in order' }),
-    created_by: z.string().openapi({ description: "the creator's name" }),
-    created_at: z.iso.datetime().openapi({ description: 'when the template was created (ISO 8601 UTC)' }),
-    updated_at: z.iso.datetime().openapi({ description: 'when it was last replaced (ISO 8601 UTC)' }),
-  })
-  .openapi('CrewTemplate');
+export const CrewTemplate = component(
+  'CrewTemplate',
+  z.object({
+    id: doc(z.uuid(), 'the template id (UUID), assigned at creation'),
+    name: doc(z.string(), 'the template name'),
+    description: doc(z.nullable(z.string()), 'what the template does; null when not given'),
+    variables: doc(z.array(Variable), 'the declared variables, with `type` and `required` filled in'),
+    steps: doc(z.array(Step), 'the steps, run in order'),
+    created_by: doc(z.string(), "the creator's name"),
+    created_at: doc(z.iso.datetime(), 'when the template was created (ISO 8601 UTC)'),
+    updated_at: doc(z.iso.datetime(), 'when it was last replaced (ISO 8601 UTC)'),
+  }),
+);
 export type CrewTemplate = z.infer<typeof CrewTemplate>;
 
 export const TemplateParams = z.object({
-  template_id: z.string().min(1).max(64).openapi({ description: 'the template id returned at creation' }),
+  template_id: doc(z.string().check(z.minLength(1), z.maxLength(64)), 'the template id returned at creation'),
 });
 
-export const RunRequest = z
-  .strictObject({
-    values: z.record(z.string(), z.unknown()).default({}).openapi({
-      description:
-        "variable name → value (default `{}`): every required variable, no undeclared name (422 `extra_forbidden`), each of its variable's type; a variable left out takes its default, else null",
-    }),
-  })
-  .openapi('CrewRunRequest');
+export const RunRequest = component(
+  'CrewRunRequest',
+  z.strictObject({
+    values: doc(
+      z._default(z.record(z.string(), z.unknown()), {}),
+      "variable name → value (default `{}`): every required variable, no undeclared name (422 `extra_forbidden`), each of its variable's type; a variable left out takes its default, else null",
+    ),
+  }),
+);
 
-export const RunHandle = z
-  .object({
-    correlation_id: z.string().openapi({
-      description: "the run's id (UUID, 36 characters): poll its events with `GET /api/events/{correlation_id}` (E13)",
-    }),
-    status: z.literal('pending').openapi({ description: 'always `pending`: the run is queued' }),
-    message: z.string().openapi({ description: 'where to poll, in words' }),
-  })
-  .openapi('CrewRunHandle');
+export const RunHandle = component(
+  'CrewRunHandle',
+  z.object({
+    correlation_id: doc(
+      z.string(),
+      "the run's id (UUID, 36 characters): poll its events with `GET /api/events/{correlation_id}` (E13)",
+    ),
+    status: doc(z.literal('pending'), 'always `pending`: the run is queued'),
+    message: doc(z.string(), 'where to poll, in words'),
+  }),
+);
 
 export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-export const CrewRun = z
-  .object({
-    correlation_id: z.string().openapi({ description: "the run's id (UUID), as E2 answered" }),
-    template_id: z.string().openapi({ description: 'the template that was run' }),
-    status: z.enum(RUN_STATUSES).openapi({ description: '`pending` (queued) → `running` → `succeeded` or `failed`' }),
-    values: z.record(z.string(), z.unknown()).openapi({
-      description: 'the variable values of the run, defaults filled in (null for an optional one left out)',
-    }),
-    created_by: z.string().openapi({ description: 'the name of who started the run' }),
-    created_at: z.iso.datetime().openapi({ description: 'when the run was queued (ISO 8601 UTC)' }),
-    started_at: z.iso.datetime().nullable().openapi({ description: 'when the worker started it; null before' }),
-    finished_at: z.iso.datetime().nullable().openapi({ description: 'when it succeeded or failed; null before' }),
-    event_count: z.int().openapi({ description: 'how many events the run has so far (indices 0 to event_count − 1)' }),
-    error: z
-      .string()
-      .nullable()
-      .openapi({ description: `why the run failed (at most ${MAX_ERROR_BYTES / 1024} KiB); null unless it failed` }),
-  })
-  .openapi('CrewRun');
+export const CrewRun = component(
+  'CrewRun',
+  z.object({
+    correlation_id: doc(z.string(), "the run's id (UUID), as E2 answered"),
+    template_id: doc(z.string(), 'the template that was run'),
+    status: doc(z.enum(RUN_STATUSES), '`pending` (queued) → `running` → `succeeded` or `failed`'),
+    values: doc(
+      z.record(z.string(), z.unknown()),
+      'the variable values of the run, defaults filled in (null for an optional one left out)',
+    ),
+    created_by: doc(z.string(), 'the name of who started the run'),
+    created_at: doc(z.iso.datetime(), 'when the run was queued (ISO 8601 UTC)'),
+    started_at: doc(z.nullable(z.iso.datetime()), 'when the worker started it; null before'),
+    finished_at: doc(z.nullable(z.iso.datetime()), 'when it succeeded or failed; null before'),
+    event_count: doc(z.int(), 'how many events the run has so far (indices 0 to event_count − 1)'),
+    error: doc(
+      z.nullable(z.string()),
+      `why the run failed (at most ${MAX_ERROR_BYTES / 1024} KiB); null unless it failed`,
+    ),
+  }),
+);
 export type CrewRun = z.infer<typeof CrewRun>;
 
 export const EVENT_TYPES = [
@@ -274,43 +283,42 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export const CrewEvent = z
-  .object({
-    index: z.int().openapi({ description: "the event's place in the run: 0, 1, 2... without gaps" }),
-    correlation_id: z.string().openapi({ description: 'the run' }),
-    type: z.enum(EVENT_TYPES).openapi({
-      description:
-        'in order: `run.queued` (index 0, written by E2), `run.started`, per step `step.started` then `step.completed` or `step.failed`, then `run.completed` or `run.failed`',
-    }),
-    timestamp: z.iso.datetime().openapi({ description: 'when the event was written (ISO 8601 UTC)' }),
-    step_id: z.string().optional().openapi({ description: 'the step, on `step.*` events' }),
-    message: z.string().openapi({ description: `a human-readable account (at most ${MAX_MESSAGE_BYTES / 1024} KiB)` }),
-    data: z.record(z.string(), z.unknown()).optional().openapi({
-      description:
-        '`run.queued`: `{"template_id", "values"}`; `step.completed`: `{"output"}`; `step.failed` and `run.failed`: `{"error"}`; `run.completed`: `{"outputs": {step id: output}}`, where an output too large for the event is replaced by a note pointing to its `step.completed` event',
-    }),
-  })
-  .openapi('CrewEvent');
+export const CrewEvent = component(
+  'CrewEvent',
+  z.object({
+    index: doc(z.int(), "the event's place in the run: 0, 1, 2... without gaps"),
+    correlation_id: doc(z.string(), 'the run'),
+    type: doc(
+      z.enum(EVENT_TYPES),
+      'in order: `run.queued` (index 0, written by E2), `run.started`, per step `step.started` then `step.completed` or `step.failed`, then `run.completed` or `run.failed`',
+    ),
+    timestamp: doc(z.iso.datetime(), 'when the event was written (ISO 8601 UTC)'),
+    step_id: doc(z.optional(z.string()), 'the step, on `step.*` events'),
+    message: doc(z.string(), `a human-readable account (at most ${MAX_MESSAGE_BYTES / 1024} KiB)`),
+    data: doc(
+      z.optional(z.record(z.string(), z.unknown())),
+      '`run.queued`: `{"template_id", "values"}`; `step.completed`: `{"output"}`; `step.failed` and `run.failed`: `{"error"}`; `run.completed`: `{"outputs": {step id: output}}`, where an output too large for the event is replaced by a note pointing to its `step.completed` event',
+    ),
+  }),
+);
 export type CrewEvent = z.infer<typeof CrewEvent>;
 
 /** E13 path: exactly 36 characters (the UUID E2 returned). */
 export const RunParams = z.object({
-  correlation_id: z
-    .string()
-    .min(36)
-    .max(36)
-    .openapi({ description: 'the correlation id E2 returned: exactly 36 characters' }),
+  correlation_id: doc(
+    z.string().check(z.minLength(36), z.maxLength(36)),
+    'the correlation id E2 returned: exactly 36 characters',
+  ),
 });
 
 export const EventsQuery = z.object({
-  start: intParam({ min: 0 }).optional().openapi({
+  start: doc(
+    z.optional(intParam({ min: 0 })),
+    'the index to read from (≥ 0, default 0): the last index received + 1 answers only the new events; past the end the answer is `[]`',
+    { type: 'integer', minimum: 0, default: 0 },
+  ),
+  start_index: doc(z.optional(intParam({ min: 0 })), 'alias of `start` (used when `start` is not given)', {
     type: 'integer',
     minimum: 0,
-    default: 0,
-    description:
-      'the index to read from (≥ 0, default 0): the last index received + 1 answers only the new events; past the end the answer is `[]`',
   }),
-  start_index: intParam({ min: 0 })
-    .optional()
-    .openapi({ type: 'integer', minimum: 0, description: 'alias of `start` (used when `start` is not given)' }),
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue, valueError } from '../../shared/errors.js';
@@ -36,7 +36,7 @@ const TYPE_CHECKS: Record<VariableType, { ok: (v: unknown) => boolean; type: str
 };
 
 /** Types whose values pydantic's lax mode converts: `"3"` is 3, `"yes"` is true. */
-const LAX_SCHEMAS: Partial<Record<VariableType, z.ZodType>> = {
+const LAX_SCHEMAS: Partial<Record<VariableType, z.ZodMiniType>> = {
   integer: z.int(),
   number: z.number(),
   boolean: z.boolean(),

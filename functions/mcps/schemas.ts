@@ -1,4 +1,5 @@
-import { z } from '@hono/zod-openapi';
+import * as z from 'zod/mini';
+import { component, doc } from '../../shared/schema.js';
 
 /** An environment variable name, as a POSIX shell accepts it. */
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -9,39 +10,40 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  */
 export const MAX_SERVER_BYTES = 256 * 1024;
 
-const envName = z.string().max(256).regex(ENV_NAME);
+const envName = z.string().check(z.maxLength(256), z.regex(ENV_NAME));
 
-export const McpServerRequest = z
-  .strictObject({
-    name: z.string().min(1).max(200).openapi({ description: 'human-readable name', example: 'filesystem' }),
-    command: z.string().min(1).max(4000).openapi({ description: 'executable command', example: 'npx' }),
-    args: z
-      .array(z.string())
-      .default([])
-      .openapi({ description: 'command arguments', example: ['-y', '@modelcontextprotocol/server-filesystem'] }),
-    enabled: z.boolean().default(true).openapi({ description: 'whether active' }),
-    env: z.record(envName, z.string()).default({}).openapi({
-      description:
-        'environment variables: names match `^[A-Za-z_][A-Za-z0-9_]*$` (at most 256 characters), values are strings',
+export const McpServerRequest = component(
+  'McpServerRequest',
+  z.strictObject({
+    name: doc(z.string().check(z.minLength(1), z.maxLength(200)), 'human-readable name', { example: 'filesystem' }),
+    command: doc(z.string().check(z.minLength(1), z.maxLength(4000)), 'executable command', { example: 'npx' }),
+    args: doc(z._default(z.array(z.string()), []), 'command arguments', {
+      example: ['-y', '@modelcontextprotocol/server-filesystem'],
     }),
-  })
-  .openapi('McpServerRequest');
+    enabled: doc(z._default(z.boolean(), true), 'whether active'),
+    env: doc(
+      z._default(z.record(envName, z.string()), {}),
+      'environment variables: names match `^[A-Za-z_][A-Za-z0-9_]*$` (at most 256 characters), values are strings',
+    ),
+  }),
+);
 export type McpServerRequest = z.infer<typeof McpServerRequest>;
 
-export const McpServer = z
-  .object({
-    id: z.uuid().openapi({ description: 'the server id (UUID), assigned at creation' }),
-    name: z.string().openapi({ description: 'human-readable name' }),
-    command: z.string().openapi({ description: 'executable command' }),
-    args: z.array(z.string()).openapi({ description: 'command arguments' }),
-    enabled: z.boolean().openapi({ description: 'whether active' }),
-    env: z.record(z.string(), z.string()).openapi({ description: 'environment variables: name → value' }),
-    created_at: z.iso.datetime().openapi({ description: 'when the configuration was created (ISO 8601 UTC)' }),
-    updated_at: z.iso.datetime().openapi({ description: 'when it was last replaced (ISO 8601 UTC)' }),
-  })
-  .openapi('McpServer');
+export const McpServer = component(
+  'McpServer',
+  z.object({
+    id: doc(z.uuid(), 'the server id (UUID), assigned at creation'),
+    name: doc(z.string(), 'human-readable name'),
+    command: doc(z.string(), 'executable command'),
+    args: doc(z.array(z.string()), 'command arguments'),
+    enabled: doc(z.boolean(), 'whether active'),
+    env: doc(z.record(z.string(), z.string()), 'environment variables: name → value'),
+    created_at: doc(z.iso.datetime(), 'when the configuration was created (ISO 8601 UTC)'),
+    updated_at: doc(z.iso.datetime(), 'when it was last replaced (ISO 8601 UTC)'),
+  }),
+);
 export type McpServer = z.infer<typeof McpServer>;
 
 export const McpServerParams = z.object({
-  server_id: z.string().min(1).max(64).openapi({ description: 'the server id returned at creation' }),
+  server_id: doc(z.string().check(z.minLength(1), z.maxLength(64)), 'the server id returned at creation'),
 });

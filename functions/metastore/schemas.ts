@@ -1,4 +1,5 @@
-import { z } from '@hono/zod-openapi';
+import * as z from 'zod/mini';
+import { component, doc } from '../../shared/schema.js';
 
 /**
  * Catalog, schema and table names: no `#` and no `/`, which keeps the built-in metastore's
@@ -9,17 +10,18 @@ export const MAX_NAME = 255;
 export const MAX_DESCRIPTION = 4000;
 
 const name = (description: string) =>
-  z
-    .string()
-    .min(1)
-    .max(MAX_NAME)
-    .regex(NAME_PATTERN)
-    .openapi({ description: `${description}: 1–255 characters matching \`${NAME_PATTERN.source}\`` });
+  doc(
+    z.string().check(z.minLength(1), z.maxLength(MAX_NAME), z.regex(NAME_PATTERN)),
+    `${description}: 1–255 characters matching \`${NAME_PATTERN.source}\``,
+  );
 
+/** A tag, glossary term, domain or column name as the catalog stores it (undescribed: for wrappers). */
+const labelText = () => z.string().check(z.minLength(1), z.maxLength(MAX_NAME));
 /** A tag, glossary term, domain or column name as the catalog stores it. */
-const label = (description: string) => z.string().min(1).max(MAX_NAME).openapi({ description });
+const label = (description: string) => doc(labelText(), description);
 
-const description = (what: string) => z.string().max(MAX_DESCRIPTION).openapi({ description: what });
+/** Free text (undescribed: for wrappers, which carry the description). */
+const descriptionText = () => z.string().check(z.maxLength(MAX_DESCRIPTION));
 
 export const CatalogParams = z.object({ catalog_name: name('catalog name') });
 export const SchemaParams = z.object({ catalog_name: name('catalog name'), schema_name: name('schema name') });
@@ -35,170 +37,177 @@ export const ClassifyParams = z.object({
   table: name('table name'),
 });
 
-export const CatalogList = z
-  .object({ catalogs: z.array(z.string()).openapi({ description: 'catalog names' }) })
-  .openapi('CatalogList');
-export const SchemaList = z
-  .object({ schemas: z.array(z.string()).openapi({ description: 'the schema names of the catalog' }) })
-  .openapi('SchemaList');
+export const CatalogList = component('CatalogList', z.object({ catalogs: doc(z.array(z.string()), 'catalog names') }));
+export const SchemaList = component(
+  'SchemaList',
+  z.object({ schemas: doc(z.array(z.string()), 'the schema names of the catalog') }),
+);
 /** Spec 2.12. */
-export const TableList = z
-  .object({ tables: z.array(z.string()).openapi({ description: 'table names, sorted' }) })
-  .openapi('TableList');
+export const TableList = component('TableList', z.object({ tables: doc(z.array(z.string()), 'table names, sorted') }));
 
 export const ColumnRequest = z.strictObject({
   name: label('column name; unique within the table'),
-  type: z.string().min(1).max(MAX_NAME).openapi({ description: 'column type, e.g. `varchar`' }),
-  description: description('column description').nullable().optional(),
+  type: doc(z.string().check(z.minLength(1), z.maxLength(MAX_NAME)), 'column type, e.g. `varchar`'),
+  description: doc(z.optional(z.nullable(descriptionText())), 'column description'),
 });
 
-export const TableRegistration = z
-  .strictObject({
-    description: description('table description; written to the metadata catalog too').nullable().optional(),
-    domain: label('the name of an existing catalog domain').nullable().optional(),
-    columns: z.array(ColumnRequest).min(1).max(1000).openapi({ description: 'the columns in their order' }),
-  })
-  .openapi('TableRegistration');
+export const TableRegistration = component(
+  'TableRegistration',
+  z.strictObject({
+    description: doc(
+      z.optional(z.nullable(descriptionText())),
+      'table description; written to the metadata catalog too',
+    ),
+    domain: doc(z.optional(z.nullable(labelText())), 'the name of an existing catalog domain'),
+    columns: doc(z.array(ColumnRequest).check(z.minLength(1), z.maxLength(1000)), 'the columns in their order'),
+  }),
+);
 export type TableRegistration = z.infer<typeof TableRegistration>;
 
-export const ColumnMetadata = z
-  .object({
-    name: z.string().openapi({ description: 'column name' }),
-    type: z.string().openapi({ description: 'column type, e.g. `varchar`' }),
-    description: z.string().nullable().openapi({ description: 'column description; null when none' }),
-    tags: z.array(z.string()).openapi({ description: "the column's tags in the metadata catalog" }),
-    classifications: z.array(z.string()).openapi({
-      description: 'the catalog keeps classifications as tags (E5), so these are the same names as `tags`',
-    }),
-    glossary_terms: z.array(z.string()).openapi({ description: 'glossary terms linked to the column' }),
-  })
-  .openapi('ColumnMetadata');
+export const ColumnMetadata = component(
+  'ColumnMetadata',
+  z.object({
+    name: doc(z.string(), 'column name'),
+    type: doc(z.string(), 'column type, e.g. `varchar`'),
+    description: doc(z.nullable(z.string()), 'column description; null when none'),
+    tags: doc(z.array(z.string()), "the column's tags in the metadata catalog"),
+    classifications: doc(
+      z.array(z.string()),
+      'the catalog keeps classifications as tags (E5), so these are the same names as `tags`',
+    ),
+    glossary_terms: doc(z.array(z.string()), 'glossary terms linked to the column'),
+  }),
+);
 
-export const TableMetadata = z
-  .object({
-    catalog: z.string().openapi({ description: 'catalog name' }),
-    schema: z.string().openapi({ description: 'schema name' }),
-    table: z.string().openapi({ description: 'table name' }),
-    urn: z.string().openapi({ description: "the table's dataset urn in the metadata catalog" }),
-    description: z.string().nullable().openapi({ description: 'table description; null when none' }),
-    domain: z.string().nullable().openapi({ description: 'the catalog domain of the table; null when none' }),
-    tags: z.array(z.string()).openapi({ description: "the table's tags in the metadata catalog" }),
-    classifications: z.array(z.string()).openapi({
-      description: 'the catalog keeps classifications as tags (E5), so these are the same names as `tags`',
-    }),
-    glossary_terms: z.array(z.string()).openapi({ description: 'glossary terms linked to the table' }),
-    columns: z.array(ColumnMetadata).openapi({ description: 'the columns in their order' }),
-  })
-  .openapi('TableMetadata');
+export const TableMetadata = component(
+  'TableMetadata',
+  z.object({
+    catalog: doc(z.string(), 'catalog name'),
+    schema: doc(z.string(), 'schema name'),
+    table: doc(z.string(), 'table name'),
+    urn: doc(z.string(), "the table's dataset urn in the metadata catalog"),
+    description: doc(z.nullable(z.string()), 'table description; null when none'),
+    domain: doc(z.nullable(z.string()), 'the catalog domain of the table; null when none'),
+    tags: doc(z.array(z.string()), "the table's tags in the metadata catalog"),
+    classifications: doc(
+      z.array(z.string()),
+      'the catalog keeps classifications as tags (E5), so these are the same names as `tags`',
+    ),
+    glossary_terms: doc(z.array(z.string()), 'glossary terms linked to the table'),
+    columns: doc(z.array(ColumnMetadata), 'the columns in their order'),
+  }),
+);
 export type TableMetadata = z.infer<typeof TableMetadata>;
 export type ColumnMetadata = z.infer<typeof ColumnMetadata>;
 
 /** Spec 2.6: a glossary term entry. */
-export const GlossaryTermEntry = z
-  .strictObject({
+export const GlossaryTermEntry = component(
+  'GlossaryTermEntry',
+  z.strictObject({
     term_name: label('glossary term name'),
-    term_description: description('description used when the term is created').default(''),
-    is_existing: z
-      .boolean()
-      .default(false)
-      .openapi({ description: 'true: the term must exist already; false: created unless it exists' }),
-    term_urn: z.string().max(1000).nullable().optional().openapi({ description: 'informational; not used' }),
-  })
-  .openapi('GlossaryTermEntry');
+    term_description: doc(z._default(descriptionText(), ''), 'description used when the term is created'),
+    is_existing: doc(
+      z._default(z.boolean(), false),
+      'true: the term must exist already; false: created unless it exists',
+    ),
+    term_urn: doc(z.optional(z.nullable(z.string().check(z.maxLength(1000)))), 'informational; not used'),
+  }),
+);
 export type GlossaryTermEntry = z.infer<typeof GlossaryTermEntry>;
 
 const classificationFields = {
-  accepted_classifications: z
-    .array(label('classification'))
-    .max(1000)
-    .default([])
-    .openapi({ description: 'applied as catalog tags' }),
-  accepted_tags: z
-    .array(label('tag'))
-    .max(1000)
-    .default([])
-    .openapi({ description: 'tags to apply; a tag the catalog does not have yet is created' }),
-  description: description('written when non-empty').default(''),
-  accepted_glossary_terms: z
-    .array(label('glossary term'))
-    .max(1000)
-    .default([])
-    .openapi({ description: 'existing glossary terms to link' }),
-  new_glossary_terms: z
-    .array(GlossaryTermEntry)
-    .max(1000)
-    .default([])
-    .openapi({ description: 'glossary terms to link, each created unless it exists (see `is_existing`)' }),
+  accepted_classifications: doc(
+    z._default(z.array(label('classification')).check(z.maxLength(1000)), []),
+    'applied as catalog tags',
+  ),
+  accepted_tags: doc(
+    z._default(z.array(label('tag')).check(z.maxLength(1000)), []),
+    'tags to apply; a tag the catalog does not have yet is created',
+  ),
+  description: doc(z._default(descriptionText(), ''), 'written when non-empty'),
+  accepted_glossary_terms: doc(
+    z._default(z.array(label('glossary term')).check(z.maxLength(1000)), []),
+    'existing glossary terms to link',
+  ),
+  new_glossary_terms: doc(
+    z._default(z.array(GlossaryTermEntry).check(z.maxLength(1000)), []),
+    'glossary terms to link, each created unless it exists (see `is_existing`)',
+  ),
 };
 
 /** Spec 2.6: the table part. */
-export const TableClassification = z.strictObject(classificationFields).openapi('TableClassification', {
-  description: 'what to apply to the table itself; every field is optional',
-});
+export const TableClassification = component(
+  'TableClassification',
+  doc(z.strictObject(classificationFields), 'what to apply to the table itself; every field is optional'),
+);
 /** Spec 2.6: a column entry. */
-export const ColumnClassification = z
-  .strictObject({ column_name: label('a column of the table'), ...classificationFields })
-  .openapi('ColumnClassification');
+export const ColumnClassification = component(
+  'ColumnClassification',
+  z.strictObject({ column_name: label('a column of the table'), ...classificationFields }),
+);
 export type TableClassification = z.infer<typeof TableClassification>;
 export type ColumnClassification = z.infer<typeof ColumnClassification>;
 
-export const ClassificationAcceptance = z
-  .strictObject({
+export const ClassificationAcceptance = component(
+  'ClassificationAcceptance',
+  z.strictObject({
     table: TableClassification,
-    columns: z
-      .array(ColumnClassification)
-      .max(1000)
-      .default([])
-      .openapi({ description: 'what to apply to columns, one entry per column (an unknown column is 422)' }),
-  })
-  .openapi('ClassificationAcceptance');
+    columns: doc(
+      z._default(z.array(ColumnClassification).check(z.maxLength(1000)), []),
+      'what to apply to columns, one entry per column (an unknown column is 422)',
+    ),
+  }),
+);
 export type ClassificationAcceptance = z.infer<typeof ClassificationAcceptance>;
 
 /** Spec 2.6: the acceptance result. */
-export const AcceptanceResult = z
-  .object({
-    success: z.boolean().openapi({ description: 'true: everything was applied (a failure answers an error instead)' }),
-    table_tags_applied: z.array(z.string()).openapi({ description: "the table's applied tags" }),
-    column_tags_applied: z
-      .record(z.string(), z.array(z.string()))
-      .openapi({ description: 'column name → its applied tags' }),
-    glossary_terms_linked: z
-      .int()
-      .default(0)
-      .openapi({ description: 'term links made to the table and its columns (accepted and new)' }),
-    glossary_terms_created: z
-      .int()
-      .default(0)
-      .openapi({ description: 'glossary terms actually created (not those that existed already)' }),
-    descriptions_updated: z.int().default(0).openapi({ description: 'non-empty descriptions written' }),
-  })
-  .openapi('AcceptanceResult');
+export const AcceptanceResult = component(
+  'AcceptanceResult',
+  z.object({
+    success: doc(z.boolean(), 'true: everything was applied (a failure answers an error instead)'),
+    table_tags_applied: doc(z.array(z.string()), "the table's applied tags"),
+    column_tags_applied: doc(z.record(z.string(), z.array(z.string())), 'column name → its applied tags'),
+    glossary_terms_linked: doc(
+      z._default(z.int(), 0),
+      'term links made to the table and its columns (accepted and new)',
+    ),
+    glossary_terms_created: doc(
+      z._default(z.int(), 0),
+      'glossary terms actually created (not those that existed already)',
+    ),
+    descriptions_updated: doc(z._default(z.int(), 0), 'non-empty descriptions written'),
+  }),
+);
 export type AcceptanceResult = z.infer<typeof AcceptanceResult>;
 
-export const CatalogItem = z
-  .object({
-    name: z.string().openapi({ description: 'the name of the tag or glossary term' }),
-    urn: z.string().openapi({ description: 'its urn in the metadata catalog' }),
-    description: z.string().nullable().openapi({ description: 'its description; null when none' }),
-  })
-  .openapi('CatalogItem');
+export const CatalogItem = component(
+  'CatalogItem',
+  z.object({
+    name: doc(z.string(), 'the name of the tag or glossary term'),
+    urn: doc(z.string(), 'its urn in the metadata catalog'),
+    description: doc(z.nullable(z.string()), 'its description; null when none'),
+  }),
+);
 
-export const Domain = z
-  .object({
-    name: z.string().openapi({ description: 'domain name' }),
-    urn: z.string().openapi({ description: 'its urn in the metadata catalog' }),
-    description: z.string().nullable().openapi({ description: 'domain description; null when none' }),
-    pending_documents: z
-      .array(z.string())
-      .openapi({ description: 'documents waiting for this domain (always empty until documents exist)' }),
-  })
-  .openapi('Domain');
+export const Domain = component(
+  'Domain',
+  z.object({
+    name: doc(z.string(), 'domain name'),
+    urn: doc(z.string(), 'its urn in the metadata catalog'),
+    description: doc(z.nullable(z.string()), 'domain description; null when none'),
+    pending_documents: doc(
+      z.array(z.string()),
+      'documents waiting for this domain (always empty until documents exist)',
+    ),
+  }),
+);
 export type Domain = z.infer<typeof Domain>;
 
-export const DomainRequest = z
-  .strictObject({
+export const DomainRequest = component(
+  'DomainRequest',
+  z.strictObject({
     name: label('domain name'),
-    description: description('domain description').nullable().optional(),
-  })
-  .openapi('DomainRequest');
+    description: doc(z.optional(z.nullable(descriptionText())), 'domain description'),
+  }),
+);
 export type DomainRequest = z.infer<typeof DomainRequest>;

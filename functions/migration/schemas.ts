@@ -1,6 +1,7 @@
-import { z } from '@hono/zod-openapi';
+import * as z from 'zod/mini';
 import { integer } from '../../shared/http/params.js';
 import { PROBE_TYPES } from '../../shared/ports/workflow.js';
+import { component, doc } from '../../shared/schema.js';
 
 /** The longest value a configuration or connection text field takes. */
 export const MAX_TEXT = 4000;
@@ -18,26 +19,21 @@ export type CountField = (typeof COUNT_FIELDS)[number];
  * stays as it is.
  */
 const text = (description: string) =>
-  z
-    .string()
-    .max(MAX_TEXT)
-    .nullable()
-    .optional()
-    .openapi({ description: `${description}; \`""\` or null clears it` });
+  doc(z.optional(z.nullable(z.string().check(z.maxLength(MAX_TEXT)))), `${description}; \`""\` or null clears it`);
 
 /** An integer field of the update: ≥ 1 sets it; `""` or null clears it. */
 const count = (description: string) =>
-  z
-    .union([integer().min(1), z.literal('')])
-    .nullable()
-    .optional()
-    .openapi({ description: `${description}; an integer ≥ 1; \`""\` or null clears it` });
+  doc(
+    z.optional(z.nullable(z.union([integer().check(z.gte(1)), z.literal('')]))),
+    `${description}; an integer ≥ 1; \`""\` or null clears it`,
+  );
 
 const secret = (description: string) => text(`${description}; write-only: encrypted at rest and never returned`);
 
 /** Spec 2.4, every field optional (E3 is a partial update). */
-export const InfrastructureConfigUpdate = z
-  .strictObject({
+export const InfrastructureConfigUpdate = component(
+  'InfrastructureConfigUpdate',
+  z.strictObject({
     cluster_ssh_conn_id: text('workflow connection id of the cluster edge node (SSH)'),
     cluster_edge_temp_path: text('temporary path on the cluster edge node'),
     migration_compute_conn_id: text('workflow connection id of the compute cluster (Spark)'),
@@ -59,23 +55,20 @@ export const InfrastructureConfigUpdate = z
     fs_ticketfile_location: text('file system ticket file location'),
     kinit_principal: text('Kerberos principal'),
     kinit_keytab: text('Kerberos keytab location'),
-  })
-  .openapi('InfrastructureConfigUpdate');
+  }),
+);
 export type InfrastructureConfigUpdate = z.infer<typeof InfrastructureConfigUpdate>;
 export type ConfigField = keyof InfrastructureConfigUpdate;
 
 /** Every field, in the spec's order. */
 export const CONFIG_FIELDS = Object.keys(InfrastructureConfigUpdate.shape) as ConfigField[];
 
-const stored = (description: string) =>
-  z
-    .string()
-    .nullable()
-    .openapi({ description: `${description}; null when not set` });
+const stored = (description: string) => doc(z.nullable(z.string()), `${description}; null when not set`);
 
 /** Spec 2.4 without the write-only fields; null for what is not set. */
-export const InfrastructureConfig = z
-  .object({
+export const InfrastructureConfig = component(
+  'InfrastructureConfig',
+  z.object({
     cluster_ssh_conn_id: stored('workflow connection id of the cluster edge node (SSH)'),
     cluster_edge_temp_path: stored('temporary path on the cluster edge node'),
     migration_compute_conn_id: stored('workflow connection id of the compute cluster (Spark)'),
@@ -89,99 +82,91 @@ export const InfrastructureConfig = z
     tracking_location: stored('location of the migration tracking tables'),
     report_output_location: stored('where migration reports are written'),
     email_recipients: stored('who receives migration reports'),
-    copy_mappers: z.int().nullable().openapi({ description: 'distributed copy mappers; null when not set' }),
-    copy_bandwidth: z
-      .int()
-      .nullable()
-      .openapi({ description: 'distributed copy bandwidth per mapper (MB/s); null when not set' }),
+    copy_mappers: doc(z.nullable(z.int()), 'distributed copy mappers; null when not set'),
+    copy_bandwidth: doc(z.nullable(z.int()), 'distributed copy bandwidth per mapper (MB/s); null when not set'),
     fs_user: stored('file system user'),
     fs_ticketfile_location: stored('file system ticket file location'),
     kinit_principal: stored('Kerberos principal'),
     kinit_keytab: stored('Kerberos keytab location'),
-    updated_by: z.string().nullable().openapi({ description: 'who made the last update; null before the first' }),
-    updated_at: z.iso.datetime().nullable().openapi({ description: 'when; null before the first update' }),
-  })
-  .openapi('InfrastructureConfig');
+    updated_by: doc(z.nullable(z.string()), 'who made the last update; null before the first'),
+    updated_at: doc(z.nullable(z.iso.datetime()), 'when; null before the first update'),
+  }),
+);
 export type InfrastructureConfig = z.infer<typeof InfrastructureConfig>;
 
 /** A connection id as Airflow accepts it. */
 /** Airflow's connection id characters; `.` and `..` alone are refused: URLs drop them from a path. */
 export const CONN_ID =
   /^(?:[A-Za-z0-9_-][A-Za-z0-9_.-]{0,249}|\.[A-Za-z0-9_-][A-Za-z0-9_.-]{0,248}|\.\.[A-Za-z0-9_.-]{1,248})$/;
-const connId = () => z.string().regex(CONN_ID).openapi({ description: 'the connection id', example: 'cluster_ssh' });
+const connId = () => doc(z.string().check(z.regex(CONN_ID)), 'the connection id', { example: 'cluster_ssh' });
 
 export const ConnectionParams = z.object({ conn_id: connId() });
 
 /** The largest `extra` stored, in bytes of its JSON: well inside one DynamoDB item. */
 export const MAX_EXTRA_BYTES = 64 * 1024;
 
-export const ConnectionRequest = z
-  .strictObject({
-    conn_type: z.string().min(1).max(250).openapi({ description: 'the connection type', example: 'ssh' }),
-    host: z.string().max(MAX_TEXT).openapi({
-      description: 'host name or address (required, at most 4000 characters)',
+export const ConnectionRequest = component(
+  'ConnectionRequest',
+  z.strictObject({
+    conn_type: doc(z.string().check(z.minLength(1), z.maxLength(250)), 'the connection type', { example: 'ssh' }),
+    host: doc(z.string().check(z.maxLength(MAX_TEXT)), 'host name or address (required, at most 4000 characters)', {
       example: 'edge.example.com',
     }),
-    port: integer().min(1).max(65535).nullable().optional().openapi({ description: 'TCP port, 1–65535' }),
-    schema: z.string().max(MAX_TEXT).nullable().optional().openapi({
-      description:
-        "the connection's `schema` field as Airflow has it (e.g. a database; for an `s3` probe the bucket), at most 4000 characters",
-    }),
-    login: z
-      .string()
-      .max(MAX_TEXT)
-      .nullable()
-      .optional()
-      .openapi({ description: 'user name, at most 4000 characters' }),
-    password: z.string().max(MAX_TEXT).nullable().optional().openapi({
-      description:
-        'write-only: encrypted at rest and never returned; left out, the stored one is kept, unless `host` changes: then it is required again (422 `missing`); `""` or null removes it',
-    }),
-    extra: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .optional()
-      .openapi({ description: 'free-form settings of the connection type (at most 64 KiB as JSON)' }),
-  })
-  .openapi('ConnectionRequest');
+    port: doc(z.optional(z.nullable(integer().check(z.gte(1), z.lte(65535)))), 'TCP port, 1–65535'),
+    schema: doc(
+      z.optional(z.nullable(z.string().check(z.maxLength(MAX_TEXT)))),
+      "the connection's `schema` field as Airflow has it (e.g. a database; for an `s3` probe the bucket), at most 4000 characters",
+    ),
+    login: doc(z.optional(z.nullable(z.string().check(z.maxLength(MAX_TEXT)))), 'user name, at most 4000 characters'),
+    password: doc(
+      z.optional(z.nullable(z.string().check(z.maxLength(MAX_TEXT)))),
+      'write-only: encrypted at rest and never returned; left out, the stored one is kept, unless `host` changes: then it is required again (422 `missing`); `""` or null removes it',
+    ),
+    extra: doc(
+      z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+      'free-form settings of the connection type (at most 64 KiB as JSON)',
+    ),
+  }),
+);
 export type ConnectionRequest = z.infer<typeof ConnectionRequest>;
 
-export const Connection = z
-  .object({
-    conn_id: z.string().openapi({ description: 'the connection id' }),
-    conn_type: z.string().openapi({ description: 'the connection type, e.g. `ssh`' }),
-    host: z.string().openapi({ description: 'host name or address' }),
-    port: z.int().nullable().openapi({ description: 'TCP port; null when not set' }),
-    schema: z.string().nullable().openapi({ description: 'the connection schema; null when not set' }),
-    login: z.string().nullable().openapi({ description: 'user name; null when not set' }),
-    extra: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .openapi({ description: 'free-form settings of the connection type; null when not set' }),
-    created_at: z.iso.datetime().openapi({ description: 'when the connection was created (ISO 8601 UTC)' }),
-    updated_at: z.iso.datetime().openapi({ description: 'when it was last replaced (ISO 8601 UTC)' }),
-  })
-  .openapi('Connection');
+export const Connection = component(
+  'Connection',
+  z.object({
+    conn_id: doc(z.string(), 'the connection id'),
+    conn_type: doc(z.string(), 'the connection type, e.g. `ssh`'),
+    host: doc(z.string(), 'host name or address'),
+    port: doc(z.nullable(z.int()), 'TCP port; null when not set'),
+    schema: doc(z.nullable(z.string()), 'the connection schema; null when not set'),
+    login: doc(z.nullable(z.string()), 'user name; null when not set'),
+    extra: doc(
+      z.nullable(z.record(z.string(), z.unknown())),
+      'free-form settings of the connection type; null when not set',
+    ),
+    created_at: doc(z.iso.datetime(), 'when the connection was created (ISO 8601 UTC)'),
+    updated_at: doc(z.iso.datetime(), 'when it was last replaced (ISO 8601 UTC)'),
+  }),
+);
 export type Connection = z.infer<typeof Connection>;
 
-export const ConnectionTestRequest = z
-  .strictObject({
+export const ConnectionTestRequest = component(
+  'ConnectionTestRequest',
+  z.strictObject({
     conn_id: connId(),
-    conn_type: z.enum(PROBE_TYPES).default('generic').openapi({
-      description:
-        '`generic` opens a TCP connection to host:port; `ssh` expects an `SSH-` banner; `smtp` expects `220` and answers `EHLO`; `http` expects an answer below 500; `s3` lists the bucket',
-    }),
-  })
-  .openapi('ConnectionTestRequest');
+    conn_type: doc(
+      z._default(z.enum(PROBE_TYPES), 'generic'),
+      '`generic` opens a TCP connection to host:port; `ssh` expects an `SSH-` banner; `smtp` expects `220` and answers `EHLO`; `http` expects an answer below 500; `s3` lists the bucket',
+    ),
+  }),
+);
 export type ConnectionTestRequest = z.infer<typeof ConnectionTestRequest>;
 
 /** Spec 2.5. */
-export const ConnectionTestResult = z
-  .object({
-    ok: z
-      .boolean()
-      .openapi({ description: 'whether the probe succeeded (a failed probe is `ok: false`, not an error)' }),
-    message: z.string().openapi({ description: 'what the probe found, or why it failed' }),
-  })
-  .openapi('ConnectionTestResult');
+export const ConnectionTestResult = component(
+  'ConnectionTestResult',
+  z.object({
+    ok: doc(z.boolean(), 'whether the probe succeeded (a failed probe is `ok: false`, not an error)'),
+    message: doc(z.string(), 'what the probe found, or why it failed'),
+  }),
+);
 export type ConnectionTestResult = z.infer<typeof ConnectionTestResult>;

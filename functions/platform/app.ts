@@ -1,15 +1,17 @@
-import { z } from '@hono/zod-openapi';
-import { createServiceApp, OAUTH2_SCHEME, type ServiceApp } from '../../shared/http/app.js';
-import { ErrorResponse } from '../../shared/http/schemas.js';
+import * as z from 'zod/mini';
+import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { OAUTH2_SCHEME } from '../../shared/http/openapi.js';
+import { component, doc } from '../../shared/schema.js';
 import { docsPage, SWAGGER_UI_ASSETS, swaggerUiAsset } from './docs.js';
 
-export const HealthResponse = z
-  .object({
-    status: z.literal('ok').openapi({ description: 'always `ok` while the service answers' }),
-    version: z.string().openapi({ description: "the service's package version" }),
-    build_number: z.string().openapi({ description: "the build's git sha (BUILD_NUMBER), or `local`" }),
-  })
-  .openapi('HealthResponse');
+export const HealthResponse = component(
+  'HealthResponse',
+  z.object({
+    status: doc(z.literal('ok'), 'always `ok` while the service answers'),
+    version: doc(z.string(), "the service's package version"),
+    build_number: doc(z.string(), "the build's git sha (BUILD_NUMBER), or `local`"),
+  }),
+);
 
 /** The issuer's OAuth 2.0 endpoints, for the document's authorization-code flow. */
 export interface OAuthEndpoints {
@@ -83,46 +85,50 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
       },
       async (c) => c.json(withOAuthEndpoints(document(), await deps.oauthEndpoints()) as object, 200),
     );
-  app.describe((r) =>
-    r.registerPath({
-      method: 'get',
+  app.otherOperations.push(
+    {
       path: '/docs',
-      operationId: 'docs_docs_get',
-      summary: 'HTML API reference (Swagger UI, served by the service) rendered from /openapi.json',
-      tags: ['platform'],
-      responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: z.string() } } } },
-    }),
-  );
-  app.describe((r) =>
-    r.registerPath({
       method: 'get',
+      operation: {
+        operationId: 'docs_docs_get',
+        summary: 'HTML API reference (Swagger UI, served by the service) rendered from /openapi.json',
+        tags: ['platform'],
+        responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+    {
       path: '/docs/{asset}',
-      operationId: 'docs_asset_docs__asset__get',
-      summary: "The API reference's own files (Swagger UI's script, style sheet, sign-in redirect page, icon)",
-      tags: ['platform'],
-      request: {
-        params: z.object({
-          asset: z
-            .enum(Object.keys(SWAGGER_UI_ASSETS) as [string, ...string[]])
-            .openapi({ description: 'a file name' }),
-        }),
-      },
-      responses: {
-        200: {
-          description: 'The file',
-          content: Object.fromEntries(
-            [...new Set(Object.values(SWAGGER_UI_ASSETS).map((type) => type.split(';')[0]!))].map((type) => [
-              type,
-              { schema: z.string().openapi({ description: 'the file' }) },
-            ]),
-          ),
+      method: 'get',
+      operation: {
+        operationId: 'docs_asset_docs__asset__get',
+        summary: "The API reference's own files (Swagger UI's script, style sheet, sign-in redirect page, icon)",
+        tags: ['platform'],
+        parameters: [
+          {
+            name: 'asset',
+            in: 'path',
+            required: true,
+            description: 'a file name',
+            schema: { type: 'string', enum: Object.keys(SWAGGER_UI_ASSETS), description: 'a file name' },
+          },
+        ],
+        responses: {
+          200: {
+            description: 'The file',
+            content: Object.fromEntries(
+              [...new Set(Object.values(SWAGGER_UI_ASSETS).map((type) => type.split(';')[0]!))].map((type) => [
+                type,
+                { schema: { type: 'string', description: 'the file' } },
+              ]),
+            ),
+          },
+          404: {
+            description: 'No such file',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
+          },
         },
-        404: {
-          description: 'No such file',
-          content: { 'application/json': { schema: ErrorResponse } },
-        },
       },
-    }),
+    },
   );
   const page = docsPage({ title: TITLE, clientId: deps.docsClientId });
   app.get('/docs', (c) => c.html(page));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { OpenAPIHono, type z } from '@hono/zod-openapi';
-import type { Context, MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import type * as z from 'zod/mini';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -11,8 +11,6 @@ import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
 import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue } from '../errors.js';
 import { errorAnswer, MethodNotAllowed, PayloadTooLarge } from './errors.js';
-import { operationId } from './openapi.js';
-import { ErrorResponse, HTTPValidationError } from './schemas.js';
 import {
   jsonInvalid,
   jsonNestingDepth,
@@ -29,20 +27,21 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Who may call an endpoint: anyone, any authenticated caller, or callers with a role. */
 export type Access = 'public' | 'user' | { readonly anyRole: readonly Role[]; readonly session?: boolean };
 
-type AnyObject = z.ZodObject<z.ZodRawShape>;
+type Schema = z.core.$ZodType;
+type AnyObject = z.core.$ZodObject;
 
 export interface RequestSpec {
   readonly params?: AnyObject;
   readonly query?: AnyObject;
   readonly headers?: AnyObject;
-  readonly body?: z.ZodType;
+  readonly body?: Schema;
   /** Without this, an empty body is allowed and arrives as `undefined`. */
   readonly bodyRequired?: boolean;
   /** Write-only body fields: a 422 never echoes their values back (pydantic's SecretStr). */
   readonly secretFields?: readonly string[];
 }
 
-type Out<S, Fallback> = S extends z.ZodType ? z.output<S> : Fallback;
+type Out<S, Fallback> = S extends Schema ? z.output<S> : Fallback;
 
 export type Input<R extends RequestSpec, A extends Access> = {
   params: Out<R['params'], Record<string, never>>;
@@ -62,26 +61,21 @@ export interface EndpointSpec<R extends RequestSpec, A extends Access> {
   readonly tags: readonly string[];
   readonly access: A;
   readonly request?: R;
-  readonly success: { readonly status: number; readonly description: string; readonly schema?: z.ZodType };
+  readonly success: { readonly status: number; readonly description: string; readonly schema?: Schema };
   /** Error statuses beyond those implied by access and validation (401, 403, 422, 503). */
   readonly errors?: readonly (403 | 404 | 409 | 413)[];
 }
-
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  401: 'Missing or invalid credentials',
-  403: 'The caller lacks the right',
-  404: 'No such resource',
-  409: 'The resource is not in a state that allows the action',
-  413: 'Request body over 1 MiB',
-  422: 'Validation Error',
-  503: 'A dependency did not answer',
-};
 
 /**
  * An endpoint group's app: OpenAPIHono plus the shared behaviour every group has
  * (request ids, body limit, authentication, pydantic-shaped validation, error mapping).
  */
-export class ServiceApp extends OpenAPIHono<AppEnv> {
+export class ServiceApp extends Hono<AppEnv> {
+  /** What the OpenAPI document is made from (shared/http/openapi.ts): nothing is built from it here. */
+  readonly endpoints: EndpointSpec<RequestSpec, Access>[] = [];
+  /** Operations of routes registered without `endpoint` (static files), as OpenAPI operation objects. */
+  readonly otherOperations: { path: string; method: string; operation: Record<string, unknown> }[] = [];
+
   constructor(private readonly authenticator: RequestAuthenticator | undefined) {
     super();
     this.use('*', requestContext());
@@ -91,40 +85,14 @@ export class ServiceApp extends OpenAPIHono<AppEnv> {
       const allowed = allowedMethods(this, c.req.path);
       return errorToResponse(allowed.length > 0 ? new MethodNotAllowed(allowed) : new NotFound(), c);
     });
-    this.describe = deferDefinitions(this.openAPIRegistry);
-    this.describe((r) =>
-      r.registerComponent('securitySchemes', OAUTH2_SCHEME, {
-        type: 'oauth2',
-        description:
-          "An identity-provider session: OAuth 2.0 authorization code (with PKCE), the access token sent as `Authorization: Bearer <token>`. The URLs are the configured issuer's (its OIDC discovery); locally, the built-in provider at /oidc.",
-        // Placeholders of the local provider's paths: /openapi.json serves the issuer's own.
-        flows: { authorizationCode: { authorizationUrl: '/oidc/auth', tokenUrl: '/oidc/token', scopes: {} } },
-      }),
-    );
-    this.describe((r) =>
-      r.registerComponent('securitySchemes', PSK_SCHEME, {
-        type: 'apiKey',
-        in: 'header',
-        name: 'Authorization-PSK',
-        description: 'A pre-shared key (made with POST /api/dataproduct/{dataproduct_id}/psk); never a session',
-      }),
-    );
   }
-
-  /**
-   * Adds to the OpenAPI document, lazily: `entry` runs (in registration order) only when
-   * the document is read (`getOpenAPI31Document`, `openAPIRegistry.definitions`), so a
-   * Lambda, which serves the generated functions/platform/openapi.json or none, never
-   * builds it at cold start. Validation does not depend on it: it uses the spec's schemas.
-   */
-  readonly describe: (entry: (registry: Registry) => void) => void;
 
   /** Registers one endpoint: OpenAPI entry, then authentication, authorization, validation, handler. */
   endpoint<const R extends RequestSpec, const A extends Access>(
     spec: EndpointSpec<R, A>,
     handler: (c: Context<AppEnv>, input: Input<R, A>) => Response | Promise<Response>,
   ): this {
-    this.describe((r) => r.registerPath(openApiPath(spec)));
+    this.endpoints.push(spec as EndpointSpec<RequestSpec, Access>);
     const honoPath = spec.path.replaceAll(/\{(\w+)\}/g, ':$1');
     const guard = this.guard(spec.access);
     const run: MiddlewareHandler<AppEnv> = async (c) => {
@@ -158,32 +126,6 @@ export class ServiceApp extends OpenAPIHono<AppEnv> {
     };
   }
 }
-
-type Registry = OpenAPIHono['openAPIRegistry'];
-
-/**
- * Makes `registry` lazy: entries passed to the returned function are made when its
- * definitions are first read, not when they are registered. Filling it costs every
- * endpoint an OpenAPI route object at cold start, which only the document needs (the local
- * platform, `npm run openapi`, tests). An entry registered on the registry directly is made
- * at once, so it would come before the deferred ones: register through `describe`.
- */
-function deferDefinitions(registry: Registry): (entry: (registry: Registry) => void) => void {
-  const pending: ((registry: Registry) => void)[] = [];
-  const read = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(registry), 'definitions')!.get!;
-  Object.defineProperty(registry, 'definitions', {
-    configurable: true,
-    get() {
-      for (let entry = pending.shift(); entry; entry = pending.shift()) entry(registry);
-      return read.call(registry);
-    },
-  });
-  return (entry) => void pending.push(entry);
-}
-
-/** The OpenAPI security schemes (API.md §1 "OpenAPI security schemes"), named as FastAPI names them. */
-export const OAUTH2_SCHEME = 'OAuth2AuthorizationCodeBearer';
-const PSK_SCHEME = 'APIKeyHeader';
 
 /** A list answer: the page's items, and the next cursor in `X-Next-Cursor` when more remain. */
 export function pageJson<T>(c: Context<AppEnv>, page: Page<T>): Response {
@@ -267,7 +209,7 @@ function errorToResponse(err: Error, c: Context<AppEnv>): Response {
  * must match a route exactly: `/api/mcps/` is not `/api/mcps` (Hono routes strictly), so it
  * is no route at all (404), not a wrong method.
  */
-function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
+function allowedMethods(app: Hono<AppEnv>, path: string): string[] {
   const methods = new Set<string>();
   for (const route of app.routes) {
     if (route.method === 'ALL') continue;
@@ -283,7 +225,7 @@ function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
 async function validateRequest(c: Context<AppEnv>, spec: RequestSpec) {
   const detail: ValidationIssue[] = [];
   const parsed: Record<string, unknown> = { params: {}, query: {}, headers: {}, body: undefined };
-  const check = (source: Source, target: string, schema: z.ZodType | undefined, raw: unknown) => {
+  const check = (source: Source, target: string, schema: Schema | undefined, raw: unknown) => {
     if (!schema) return;
     const result = validateSource(schema, raw, source);
     if (result.success) parsed[target] = result.data;
@@ -335,47 +277,4 @@ function redactSecrets(detail: ValidationIssue[], secretFields: readonly string[
       typeof field === 'string' && secrets.has(field) && issue.input != null ? MASK : masked(issue.input, secrets);
     return { ...issue, input };
   });
-}
-
-function openApiPath(spec: EndpointSpec<RequestSpec, Access>) {
-  const req = spec.request ?? {};
-  const statuses = new Set<number>(spec.errors ?? []);
-  if (spec.access !== 'public') [401, 503].forEach((s) => statuses.add(s));
-  if (typeof spec.access === 'object') statuses.add(403);
-  if (req.params || req.query || req.headers || req.body) statuses.add(422);
-  const responses: Record<string, unknown> = {
-    [spec.success.status]: {
-      description: spec.success.description,
-      ...(spec.success.schema ? { content: { 'application/json': { schema: spec.success.schema } } } : {}),
-    },
-  };
-  for (const status of [...statuses].sort()) {
-    responses[status] = {
-      description: ERROR_DESCRIPTIONS[status] ?? 'Error',
-      content: { 'application/json': { schema: status === 422 ? HTTPValidationError : ErrorResponse } },
-    };
-  }
-  const security: Record<string, string[]>[] =
-    spec.access === 'public'
-      ? []
-      : typeof spec.access === 'object' && spec.access.session
-        ? [{ [OAUTH2_SCHEME]: [] }]
-        : [{ [OAUTH2_SCHEME]: [] }, { [PSK_SCHEME]: [] }];
-  return {
-    method: spec.method,
-    path: spec.path,
-    operationId: operationId(spec.name, spec.path, spec.method),
-    summary: spec.summary,
-    tags: [...spec.tags],
-    security,
-    request: {
-      ...(req.params ? { params: req.params } : {}),
-      ...(req.query ? { query: req.query } : {}),
-      ...(req.headers ? { headers: req.headers } : {}),
-      ...(req.body
-        ? { body: { required: Boolean(req.bodyRequired), content: { 'application/json': { schema: req.body } } } }
-        : {}),
-    },
-    responses,
-  } as Parameters<OpenAPIHono['openAPIRegistry']['registerPath']>[0];
 }

@@ -1,32 +1,246 @@
+import * as z from 'zod/mini';
+import { components } from '../schema.js';
+import type { Access, EndpointSpec, RequestSpec, ServiceApp } from './app.js';
+import { ErrorResponse, HTTPValidationError } from './schemas.js';
+
+/**
+ * The OpenAPI 3.1 document, made from the endpoints' own schemas with zod's JSON Schema
+ * output. Only `npm run openapi` (functions/platform/openapi.json, which the platform
+ * Lambda serves), the local platform and the tests import this module: no Lambda builds
+ * the document, or bundles what builds it.
+ */
+
+/** The OpenAPI security schemes (API.md §1 "OpenAPI security schemes"), named as FastAPI names them. */
+export const OAUTH2_SCHEME = 'OAuth2AuthorizationCodeBearer';
+export const PSK_SCHEME = 'APIKeyHeader';
+
+const SECURITY_SCHEMES = {
+  [OAUTH2_SCHEME]: {
+    type: 'oauth2',
+    description:
+      "An identity-provider session: OAuth 2.0 authorization code (with PKCE), the access token sent as `Authorization: Bearer <token>`. The URLs are the configured issuer's (its OIDC discovery); locally, the built-in provider at /oidc.",
+    // Placeholders of the local provider's paths: /openapi.json serves the issuer's own.
+    flows: { authorizationCode: { authorizationUrl: '/oidc/auth', tokenUrl: '/oidc/token', scopes: {} } },
+  },
+  [PSK_SCHEME]: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization-PSK',
+    description: 'A pre-shared key (made with POST /api/dataproduct/{dataproduct_id}/psk); never a session',
+  },
+};
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  401: 'Missing or invalid credentials',
+  403: 'The caller lacks the right',
+  404: 'No such resource',
+  409: 'The resource is not in a state that allows the action',
+  413: 'Request body over 1 MiB',
+  422: 'Validation Error',
+  503: 'A dependency did not answer',
+};
+
 /** FastAPI's operationId: function name + path with non-word characters as `_` + method. */
 export const operationId = (name: string, path: string, method: string): string =>
   `${name}${path}`.replaceAll(/\W/g, '_') + `_${method.toLowerCase()}`;
 
-interface OpenApiDocument {
-  paths?: object;
-  components?: object;
-}
+type Json = Record<string, unknown>;
+type Schema = z.core.$ZodType;
 
-interface MergedDocument {
-  openapi: '3.1.0';
-  info: { title: string; version: string; description: string };
-  paths: Record<string, Record<string, unknown>>;
-  components: Record<string, Record<string, unknown>>;
-}
+const REF = '#/components/schemas/';
 
-/** Merges the per-group documents into the one document the platform serves. */
-export function mergeDocuments(
-  info: { title: string; version: string; description: string },
-  docs: readonly OpenApiDocument[],
-): MergedDocument {
-  const paths: Record<string, Record<string, unknown>> = {};
-  const components: Record<string, Record<string, unknown>> = {};
-  for (const doc of docs) {
-    for (const [path, ops] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, unknown>>))
-      paths[path] = { ...paths[path], ...ops };
-    for (const [kind, entries] of Object.entries((doc.components ?? {}) as Record<string, Record<string, unknown>>))
-      components[kind] = { ...components[kind], ...entries };
+/**
+ * JSON Schemas of the named components and of the schemas the endpoints use, in one
+ * pass of zod's generator (so a component is a `$ref` wherever it is used). Requests and
+ * answers both read as their input: a field with a default is not required, as FastAPI
+ * shows it.
+ */
+class SchemaSet {
+  private readonly registry = z.registry<{ id: string }>();
+  private readonly inline = new Map<Schema, string>();
+
+  constructor() {
+    for (const [id, schema] of components._idmap) this.registry.add(schema, { id });
   }
-  const sortedPaths = Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b)));
-  return { openapi: '3.1.0', info, paths: sortedPaths, components };
+
+  /** A placeholder for `schema`'s JSON Schema, resolved by `resolve` once every schema is known. */
+  use(schema: Schema): Json {
+    const id = components.get(schema)?.id;
+    if (id) return { $ref: `${REF}${id}` };
+    let key = this.inline.get(schema);
+    if (!key) {
+      key = `__inline_${this.inline.size}`;
+      this.inline.set(schema, key);
+      this.registry.add(schema, { id: key });
+    }
+    return { $inline: key };
+  }
+
+  /** The component schemas, and a function that replaces placeholders in a value. */
+  generate(): { schemas: Record<string, Json>; resolve: <T>(value: T) => T } {
+    const { schemas } = z.toJSONSchema(this.registry, {
+      uri: (id) => `${REF}${id}`,
+      io: 'input',
+      unrepresentable: 'any',
+      override: ({ zodSchema, jsonSchema }) => {
+        // zod drops a default it cannot know holds for a transformed value's input; the
+        // documented one does (a parameter read from its string: `limit` defaults to 100).
+        const documented = z.globalRegistry.get(zodSchema)?.default;
+        if (documented !== undefined && jsonSchema.default === undefined) jsonSchema.default = documented;
+        // A literal as a one-value enum, a nullable as a type list: as the document has always said them.
+        if ('const' in jsonSchema && !('enum' in jsonSchema)) {
+          jsonSchema.enum = [jsonSchema.const as string | number | boolean | null];
+          delete jsonSchema.const;
+        }
+        collapseNullable(jsonSchema);
+        // z.int()'s safe-integer bounds say nothing a client needs.
+        if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+        if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+      },
+    }) as { schemas: Record<string, Json> };
+    for (const schema of Object.values(schemas)) {
+      delete schema.$schema;
+      delete schema.$id;
+    }
+    const inlined = (key: string) => schemas[key]!;
+    const resolve = <T>(value: T): T => {
+      if (Array.isArray(value)) return value.map(resolve) as T;
+      if (value === null || typeof value !== 'object') return value;
+      const record = value as Json;
+      if (typeof record.$inline === 'string') return resolve(inlined(record.$inline)) as T;
+      // An inline schema used inside another is referred to by its placeholder id.
+      if (typeof record.$ref === 'string' && record.$ref.startsWith(`${REF}__inline_`)) {
+        return resolve(inlined(record.$ref.slice(REF.length))) as T;
+      }
+      return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, resolve(v)])) as T;
+    };
+    const named = Object.fromEntries(
+      Object.entries(schemas)
+        .filter(([id]) => !id.startsWith('__'))
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([id, schema]) => [id, resolve(schema)]),
+    );
+    return { schemas: named, resolve };
+  }
+}
+
+/**
+ * `anyOf: [X, {type: 'null'}]` as X with `null` in its type list, when X is a plain schema
+ * of one type (not a reference, a union or an untyped value).
+ */
+function collapseNullable(schema: Record<string, unknown>): void {
+  const options = schema.anyOf;
+  if (!Array.isArray(options) || options.length !== 2) return;
+  const isNull = (o: Record<string, unknown>) => o.type === 'null' && Object.keys(o).length === 1;
+  const nullAt = options.findIndex(isNull);
+  if (nullAt < 0) return;
+  const other = options[1 - nullAt] as Record<string, unknown>;
+  if (typeof other.type !== 'string' || '$ref' in other || 'anyOf' in other || 'oneOf' in other) return;
+  if (Object.keys(other).some((k) => k in schema && k !== 'anyOf')) return;
+  delete schema.anyOf;
+  Object.assign(schema, other, { type: [other.type, 'null'] });
+}
+
+/** Parameters of one location, from an object schema's properties. */
+function parameters(set: SchemaSet, object: z.core.$ZodObject | undefined, where: 'path' | 'query' | 'header') {
+  if (!object) return [];
+  return Object.entries(object._zod.def.shape).map(([name, field]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (field as Schema)._zod.optin !== 'optional',
+    schema: set.use(field as Schema),
+  }));
+}
+
+function operation(set: SchemaSet, spec: EndpointSpec<RequestSpec, Access>): Json {
+  const req = spec.request ?? {};
+  const statuses = new Set<number>(spec.errors ?? []);
+  if (spec.access !== 'public') [401, 503].forEach((s) => statuses.add(s));
+  if (typeof spec.access === 'object') statuses.add(403);
+  if (req.params || req.query || req.headers || req.body) statuses.add(422);
+  const responses: Record<string, Json> = {
+    [spec.success.status]: {
+      description: spec.success.description,
+      ...(spec.success.schema ? { content: { 'application/json': { schema: set.use(spec.success.schema) } } } : {}),
+    },
+  };
+  for (const status of [...statuses].sort()) {
+    responses[status] = {
+      description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+      content: { 'application/json': { schema: set.use(status === 422 ? HTTPValidationError : ErrorResponse) } },
+    };
+  }
+  const security =
+    spec.access === 'public'
+      ? []
+      : typeof spec.access === 'object' && spec.access.session
+        ? [{ [OAUTH2_SCHEME]: [] }]
+        : [{ [OAUTH2_SCHEME]: [] }, { [PSK_SCHEME]: [] }];
+  const params = [
+    ...parameters(set, req.params, 'path'),
+    ...parameters(set, req.query, 'query'),
+    ...parameters(set, req.headers, 'header'),
+  ];
+  return {
+    operationId: operationId(spec.name, spec.path, spec.method),
+    summary: spec.summary,
+    tags: [...spec.tags],
+    security,
+    ...(params.length > 0 ? { parameters: params } : {}),
+    ...(req.body
+      ? {
+          requestBody: {
+            required: Boolean(req.bodyRequired),
+            content: { 'application/json': { schema: set.use(req.body) } },
+          },
+        }
+      : {}),
+    responses,
+  };
+}
+
+/** A parameter's description is its schema's: OpenAPI viewers show the parameter's own. */
+function describeParameters(op: Json): Json {
+  const params = op.parameters as { schema: Json }[] | undefined;
+  if (!params) return op;
+  return {
+    ...op,
+    parameters: params.map((p) =>
+      typeof p.schema.description === 'string' ? { ...p, description: p.schema.description } : p,
+    ),
+  };
+}
+
+export interface DocumentInfo {
+  readonly title: string;
+  readonly version: string;
+  readonly description: string;
+}
+
+/** The one document of every group's endpoints, paths sorted, components by name. */
+export function openApiDocument(info: DocumentInfo, apps: readonly ServiceApp[]) {
+  const set = new SchemaSet();
+  const paths = new Map<string, Map<string, Json>>();
+  const add = (path: string, method: string, op: Json) => {
+    if (!paths.has(path)) paths.set(path, new Map());
+    paths.get(path)!.set(method, op);
+  };
+  for (const app of apps) {
+    for (const spec of app.endpoints) add(spec.path, spec.method, operation(set, spec));
+    for (const other of app.otherOperations) add(other.path, other.method, other.operation);
+  }
+  const { schemas, resolve } = set.generate();
+  return {
+    openapi: '3.1.0' as const,
+    info,
+    paths: Object.fromEntries(
+      [...paths]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([path, ops]) => [
+          path,
+          Object.fromEntries([...ops].map(([m, op]) => [m, describeParameters(resolve(op))])),
+        ]),
+    ),
+    components: { schemas, securitySchemes: SECURITY_SCHEMES },
+  };
 }

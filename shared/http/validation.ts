@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ValidationIssue } from '../errors.js';
 import { isRecord, laxCoerce, laxIssue } from '../lax.js';
 
@@ -452,7 +452,7 @@ function mergeIssues(fromSchema: ValidationIssue[], found: ValidationIssue[]): V
  * A failure lists every issue, pydantic-shaped, each `input` as the client sent it.
  */
 export function validateSource(
-  schema: z.ZodType,
+  schema: z.core.$ZodType,
   raw: unknown,
   source: Source,
 ): { success: true; data: unknown } | { success: false; issues: ValidationIssue[] } {
@@ -464,7 +464,7 @@ export function validateSource(
     value = lax.value;
     found.push(...lax.issues);
   }
-  const result = schema.safeParse(value);
+  const result = z.safeParse(schema, value);
   if (result.success && found.length === 0) return { success: true, data: result.data };
   const fromSchema = result.success ? [] : toValidationIssues(result.error.issues, source, raw);
   return { success: false, issues: mergeIssues(fromSchema, found) };

@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 /** Latency figures of one measured run. */
 export interface LoadResult {
@@ -7,6 +8,8 @@ export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
+  /** HTTP loads: CPU time of this (the server's) process per request, in ms. */
+  cpuMsPerRequest?: number;
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -62,13 +65,28 @@ export interface HttpLoad {
   firstIndex?: number;
 }
 
-/** HTTP load from a worker thread (test/bench/http-worker.mjs), off the server's event loop. */
+/**
+ * HTTP load from a child process (test/bench/http-worker.mjs): off the server's event
+ * loop, and out of its CPU time, which is measured here (`cpuMsPerRequest`): this process
+ * serves the requests, so its CPU time over the run is what answering them cost (with
+ * whatever else the local platform does meanwhile, the same for every row).
+ */
 export function runHttpLoad(load: HttpLoad): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./http-worker.mjs', import.meta.url), { workerData: load });
-    worker.once('message', (m: { latencies: number[]; errors: number; elapsed: number }) =>
-      resolve(summarize(m.latencies, m.errors, m.elapsed)),
-    );
-    worker.once('error', reject);
+    const child = fork(fileURLToPath(new URL('./http-worker.mjs', import.meta.url)), [], { stdio: 'inherit' });
+    let cpuBefore: NodeJS.CpuUsage | undefined;
+    child.once('spawn', () => {
+      cpuBefore = process.cpuUsage();
+      child.send(load);
+    });
+    child.once('message', (m: { latencies: number[]; errors: number; elapsed: number }) => {
+      const cpu = process.cpuUsage(cpuBefore);
+      const result = summarize(m.latencies, m.errors, m.elapsed);
+      resolve({ ...result, cpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(1, result.requests) });
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`the load generator exited with ${code}`));
+    });
   });
 }

@@ -29,6 +29,7 @@ const { randomUUID } = await import('node:crypto');
 const { runLoad, runHttpLoad } = await import('./load.js');
 type HttpLoad = import('./load.js').HttpLoad;
 const { measureBundles } = await import('./bundles.js');
+const { startBareServer } = await import('./bare-server.js');
 const { tokenPrincipal } = await import('../../shared/auth/caller.js');
 type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
@@ -165,6 +166,36 @@ const e1Bare = await counted(
     });
     return result.ok;
   }, E1_REQUESTS),
+  bareCallCount,
+);
+
+// The same GET and E1 served by a bare node:http server (test/bench/bare-server.ts) making
+// the same DynamoDB calls through its own document client: what the framework, auth,
+// validation and logging cost, in CPU time and requests/s.
+const bareServer = await startBareServer(bareDb, {
+  decisions: table,
+  mcpServers: platform.runtime.tableName('mcpServers'),
+});
+const bareGetLoad = (total: number) =>
+  httpLoad({
+    url: `${bareServer.baseUrl}/decisions/bench/get/versions/1`,
+    method: 'GET',
+    headers: {},
+    expectStatus: 200,
+    total,
+  });
+await bareGetLoad(1_000)();
+const getBareServer = await counted(bareGetLoad(GET_REQUESTS), bareCallCount);
+await seedSubmitted('e1-bare-server', E1_REQUESTS);
+const e1BareServer = await counted(
+  httpLoad({
+    url: `${bareServer.baseUrl}/decisions/bench/e1-bare-server/versions/{i}/approve`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"notes":"bench"}',
+    expectStatus: 200,
+    total: E1_REQUESTS,
+  }),
   bareCallCount,
 );
 
@@ -320,6 +351,10 @@ await mcpViaHttp({ 'authorization-psk': grandchildPsk }, 500)();
 const mcpLineage = await counted(mcpViaHttp({ 'authorization-psk': grandchildPsk }, GET_REQUESTS), endpointCalls);
 const mcpBearer = await counted(mcpViaHttp(auth(userToken), GET_REQUESTS), endpointCalls);
 const mcpBare = await counted(bareLoad(mcpBareCall, GET_REQUESTS), bareCallCount);
+const mcpBareServerLoad = (total: number) =>
+  httpLoad({ url: `${bareServer.baseUrl}/mcps/${mcpId}`, method: 'GET', headers: {}, expectStatus: 200, total });
+await mcpBareServerLoad(500)();
+const mcpBareServer = await counted(mcpBareServerLoad(GET_REQUESTS), bareCallCount);
 
 // E10 and E12: 1,000 tables in one schema, 200 of them in one domain (as the registration
 // endpoint files them: the metastore item and the catalog entity with the domain).
@@ -474,6 +509,7 @@ const e5 = await measured({
   expectStatus: 200,
 });
 
+await bareServer.stop();
 await platform.stop();
 await idp.stop();
 
@@ -485,8 +521,18 @@ const kb = (b: number) => `${(b / 1024).toFixed(0)} KB`;
 const verdict = (value: number, target: number) => (value <= target ? 'met' : '**not met**');
 
 /** One row of the table: an endpoint under load, with its bare store calls when it has them. */
+const cpuOf = (r: Measured) => (r.cpuMsPerRequest === undefined ? '' : ms(r.cpuMsPerRequest));
 const endpointRow = (group: string, what: string, r: Measured, note = '') =>
-  `| ${group} | ${what} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.callsPerOp.toFixed(2)} | ${note} |`;
+  `| ${group} | ${what} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${cpuOf(r)} | ${r.callsPerOp.toFixed(2)} | ${note} |`;
+/** The endpoint beside the bare node:http server making the same calls (issue 14's targets). */
+const againstBareServer = (endpoint: Measured, bare: Measured) => {
+  const cpu = endpoint.cpuMsPerRequest! / bare.cpuMsPerRequest!;
+  const rps = endpoint.rps / bare.rps;
+  return (
+    `bare node:http server: ${bare.rps.toFixed(0)} req/s, CPU ${ms(bare.cpuMsPerRequest!)} ms/request; ` +
+    `CPU ×${cpu.toFixed(2)} (target ≤ 1.3: ${verdict(cpu, 1.3)}), req/s ×${rps.toFixed(2)} (target ≥ 0.8: ${rps >= 0.8 ? 'met' : '**not met**'})`
+  );
+};
 const compared = (endpoint: Measured, bare: Measured, target?: number) =>
   `bare store calls p50 ${ms(bare.p50)} ms (${bare.callsPerOp.toFixed(2)} calls): ratio ${ratio(endpoint.p50, bare.p50)}` +
   (target ? ` (target ≤ ${target}: ${verdict(endpoint.p50 / bare.p50, target)})` : '');
@@ -501,7 +547,7 @@ const bundleRow = (name: string) => {
   const init = b.initMs / bundles.baseline.initMs;
   const cold = b.coldStart && bundles.baseline.coldStart ? b.coldStart.ms / bundles.baseline.coldStart.ms : undefined;
   return [
-    `| ${name} | Lambda bundle: ${kb(b.bytes)}, module init ${ms(b.initMs)} ms${coldStartOf(b)} | | | | | | | size ×${size.toFixed(2)}, init ×${init.toFixed(2)}${cold === undefined ? '' : `, cold start ×${cold.toFixed(2)}`} of a bare Hono + DynamoDB handler (target ≤ 1.3: ${verdict(Math.max(size, init), 1.3)}) |`,
+    `| ${name} | Lambda bundle: ${kb(b.bytes)}, module init ${ms(b.initMs)} ms${coldStartOf(b)} | | | | | | | | size ×${size.toFixed(2)} (target ≤ 1.5: ${verdict(size, 1.5)}), init ×${init.toFixed(2)} (target ≤ 1.25: ${verdict(init, 1.25)})${cold === undefined ? '' : `, cold start ×${cold.toFixed(2)}`} of a bare Hono + DynamoDB handler |`,
   ];
 };
 
@@ -510,21 +556,35 @@ const lines = [
   '',
   `Measured ${new Date().toISOString()} by \`npm run bench\` on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`,
   'Local platform in one process: DynamoDB Local (in memory), fauxqs, Bearer JWT auth (RS256, cached JWKS), keep-alive HTTP.',
-  `HTTP load comes from a worker thread (off the server's event loop), at concurrency ${CONCURRENCY} unless the row says otherwise; ` +
-    "bare store calls run in the server's process, where a handler makes them, through a client of their own.",
+  `HTTP load comes from a child process (off the server's event loop and CPU time), at concurrency ${CONCURRENCY} unless the row says otherwise; ` +
+    "bare store calls run in the server's process, where a handler makes them, through a client of their own. " +
+    "CPU ms / request: the server process's CPU time (user + system) over an HTTP load, per request; the load generator is a child process. " +
+    'The bare node:http server (test/bench/bare-server.ts) runs in the same process with its own document client and makes the same DynamoDB calls, without framework, authentication, validation or log line.',
   '',
-  '| group | measurement | requests | errors | req/s | p50 ms | p99 ms | DynamoDB calls / request | compared with |',
-  '|---|---|---|---|---|---|---|---|---|',
+  '| group | measurement | requests | errors | req/s | p50 ms | p99 ms | CPU ms / request | DynamoDB calls / request | compared with |',
+  '|---|---|---|---|---|---|---|---|---|---|',
   endpointRow('platform', 'GET /api/health/ping', ping, 'no DynamoDB call'),
-  endpointRow('decisions', 'GET .../versions/{v}', getEndpoint, compared(getEndpoint, getBare, 1.5)),
-  endpointRow('decisions', 'POST .../versions/{v}/approve (E1)', e1Endpoint, compared(e1Endpoint, e1Bare, 1.5)),
+  endpointRow(
+    'decisions',
+    'GET .../versions/{v}',
+    getEndpoint,
+    `${againstBareServer(getEndpoint, getBareServer)}; ${compared(getEndpoint, getBare)}`,
+  ),
+  endpointRow('(bare server)', 'GET /decisions/.../versions/{v}: node:http + document client', getBareServer),
+  endpointRow(
+    'decisions',
+    'POST .../versions/{v}/approve (E1)',
+    e1Endpoint,
+    `${againstBareServer(e1Endpoint, e1BareServer)}; ${compared(e1Endpoint, e1Bare)}`,
+  ),
+  endpointRow('(bare server)', 'POST /decisions/.../approve: node:http + document client', e1BareServer),
   endpointRow(
     'decisions',
     'GET .../versions/{v}, concurrency 1',
     getEndpointSerial,
     `${compared(getEndpointSerial, getBareSerial)}; +${ms(getEndpointSerial.p50 - getBareSerial.p50)} ms a request`,
   ),
-  `| crews | E2 answer → run.completed (3 render steps, concurrency 20, polled every ${POLL_MS} ms) | ${crewRuns.requests} | ${crewRuns.errors} | | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | worker: ${eventsPerSecond.toFixed(0)} events written / s |`,
+  `| crews | E2 answer → run.completed (3 render steps, concurrency 20, polled every ${POLL_MS} ms) | ${crewRuns.requests} | ${crewRuns.errors} | | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | | worker: ${eventsPerSecond.toFixed(0)} events written / s |`,
   endpointRow('crews', 'E13 start=9990 of a 10,000-event run', e13Long),
   endpointRow(
     'crews',
@@ -544,7 +604,13 @@ const lines = [
     mcpLineage,
     `steady state ≤ 1.1 calls (key and ancestors cached 3 s): ${verdict(mcpLineage.callsPerOp, 1.1)}; ${compared(mcpLineage, mcpBare)}`,
   ),
-  endpointRow('mcps', 'GET /api/mcps/{id} with a Bearer token', mcpBearer, compared(mcpBearer, mcpBare)),
+  endpointRow(
+    'mcps',
+    'GET /api/mcps/{id} with a Bearer token',
+    mcpBearer,
+    `${againstBareServer(mcpBearer, mcpBareServer)}; ${compared(mcpBearer, mcpBare)}`,
+  ),
+  endpointRow('(bare server)', 'GET /mcps/{id}: node:http + document client', mcpBareServer),
   endpointRow('dataproduct', 'POST /api/dataproduct/psk/{id}/extend (E7)', e7, 'one atomic UpdateItem after the read'),
   endpointRow('data-shares', 'GET /api/data_shares/{name}', shareGet),
   endpointRow('finetune', 'GET /api/finetune/datasets/{id}', finetuneGet),
@@ -563,7 +629,7 @@ const lines = [
     e12,
     `GetItem + by_domain Query + BatchGetItems, no Scan; ${compared(e12, e12Bare)}`,
   ),
-  `| (baseline) | Lambda bundle: ${bundles.baseline.name}, ${kb(bundles.baseline.bytes)}, module init ${ms(bundles.baseline.initMs)} ms${coldStartOf(bundles.baseline)} | | | | | | | |`,
+  `| (baseline) | Lambda bundle: ${bundles.baseline.name}, ${kb(bundles.baseline.bytes)}, module init ${ms(bundles.baseline.initMs)} ms${coldStartOf(bundles.baseline)} | | | | | | | | |`,
   ...bundles.groups.flatMap((b) => bundleRow(b.name)),
   '',
   'Bundles: esbuild, minified, AWS SDK bundled, ESM, node22; module init is the median of 7 fresh processes.',

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { ValidationIssue } from '../../shared/errors.js';
 import { laxBool, laxFloat, laxInt } from '../../shared/lax.js';
 import { boolParam, integer, intParam, PageQuery } from '../../shared/http/params.js';
@@ -14,7 +14,7 @@ import {
 } from '../../shared/http/validation.js';
 
 /** Parses `raw` with `schema`, which must fail, and maps the failure the way the app does. */
-function detail(schema: z.ZodType, raw: unknown, source: Source = 'body'): ValidationIssue[] {
+function detail(schema: z.ZodMiniType, raw: unknown, source: Source = 'body'): ValidationIssue[] {
   const result = schema.safeParse(raw);
   if (result.success)
     throw new Error(`expected ${JSON.stringify(raw)} to be refused, got ${JSON.stringify(result.data)}`);
@@ -56,7 +56,9 @@ describe('missing', () => {
   it('keeps `input` (the parent object) when a custom rule reports a required any-JSON field as missing', () => {
     // The pattern a body field of "any JSON value" uses (e.g. a decision's `content`).
     const schema = z.strictObject({
-      content: z.unknown().refine((v) => v !== undefined, { params: pydanticIssue('missing', 'Field required') }),
+      content: z
+        .unknown()
+        .check(z.refine((v) => v !== undefined, { params: pydanticIssue('missing', 'Field required') })),
     });
     const [entry] = overTheWire(detail(schema, {}));
     expect(entry).toMatchObject({ type: 'missing', loc: ['body', 'content'], msg: 'Field required' });
@@ -139,12 +141,12 @@ describe('string constraints', () => {
         ctx: { pattern },
       },
     ]);
-    const [entry] = detail(z.object({ code: z.string().regex(/^[A-Z]{3}$/i) }), { code: '12' });
+    const [entry] = detail(z.object({ code: z.string().check(z.regex(/^[A-Z]{3}$/i)) }), { code: '12' });
     expect(entry?.ctx).toEqual({ pattern: '^[A-Z]{3}$' });
   });
 
   it('string_too_long with ctx max_length', () => {
-    expect(detail(z.object({ s: z.string().max(3) }), { s: 'abcd' })).toEqual([
+    expect(detail(z.object({ s: z.string().check(z.maxLength(3)) }), { s: 'abcd' })).toEqual([
       {
         type: 'string_too_long',
         loc: ['body', 's'],
@@ -156,7 +158,7 @@ describe('string constraints', () => {
   });
 
   it('string_too_short with ctx min_length, singular for one character', () => {
-    expect(detail(z.object({ s: z.string().min(2) }), { s: 'a' })).toEqual([
+    expect(detail(z.object({ s: z.string().check(z.minLength(2)) }), { s: 'a' })).toEqual([
       {
         type: 'string_too_short',
         loc: ['body', 's'],
@@ -165,7 +167,7 @@ describe('string constraints', () => {
         ctx: { min_length: 2 },
       },
     ]);
-    expect(detail(z.object({ s: z.string().min(1) }), { s: '' })).toEqual([
+    expect(detail(z.object({ s: z.string().check(z.minLength(1)) }), { s: '' })).toEqual([
       {
         type: 'string_too_short',
         loc: ['body', 's'],
@@ -177,7 +179,7 @@ describe('string constraints', () => {
   });
 
   it('a string of exactly 36 characters passes length(36)-style bounds, 35 and 37 do not', () => {
-    const schema = z.object({ id: z.string().min(36).max(36) });
+    const schema = z.object({ id: z.string().check(z.minLength(36), z.maxLength(36)) });
     expect(schema.safeParse({ id: 'x'.repeat(36) }).success).toBe(true);
     expect(detail(schema, { id: 'x'.repeat(35) }, 'path')[0]).toMatchObject({
       type: 'string_too_short',
@@ -192,7 +194,7 @@ describe('string constraints', () => {
 
 describe('numeric bounds', () => {
   it('greater_than_equal with ctx ge', () => {
-    expect(detail(z.object({ n: integer().min(1) }), { n: 0 })).toEqual([
+    expect(detail(z.object({ n: integer().check(z.gte(1)) }), { n: 0 })).toEqual([
       {
         type: 'greater_than_equal',
         loc: ['body', 'n'],
@@ -204,7 +206,7 @@ describe('numeric bounds', () => {
   });
 
   it('less_than_equal with ctx le', () => {
-    expect(detail(z.object({ n: integer().max(3650) }), { n: 3651 })).toEqual([
+    expect(detail(z.object({ n: integer().check(z.lte(3650)) }), { n: 3651 })).toEqual([
       {
         type: 'less_than_equal',
         loc: ['body', 'n'],
@@ -289,10 +291,12 @@ describe('extra_forbidden', () => {
 describe('rules and several failures', () => {
   it('value_error from a refine across fields', () => {
     const schema = z
-      .object({ copy_mappers: integer().nullable().optional(), copy_bandwidth: integer().nullable().optional() })
-      .refine((o) => (o.copy_mappers == null) === (o.copy_bandwidth == null), {
-        message: 'copy_mappers and copy_bandwidth are set together',
-      });
+      .object({ copy_mappers: z.optional(z.nullable(integer())), copy_bandwidth: z.optional(z.nullable(integer())) })
+      .check(
+        z.refine((o) => (o.copy_mappers == null) === (o.copy_bandwidth == null), {
+          message: 'copy_mappers and copy_bandwidth are set together',
+        }),
+      );
     expect(detail(schema, { copy_mappers: 4 })).toEqual([
       {
         type: 'value_error',
@@ -305,7 +309,7 @@ describe('rules and several failures', () => {
   });
 
   it('value_error at the path a refine names', () => {
-    const schema = z.object({ a: z.string() }).refine(() => false, { message: 'bad a', path: ['a'] });
+    const schema = z.object({ a: z.string() }).check(z.refine(() => false, { message: 'bad a', path: ['a'] }));
     expect(detail(schema, { a: 'x' })).toEqual([
       { type: 'value_error', loc: ['body', 'a'], msg: 'Value error, bad a', input: 'x', ctx: { error: 'bad a' } },
     ]);
@@ -313,7 +317,9 @@ describe('rules and several failures', () => {
 
   it('a custom rule may carry its own pydantic type, message and ctx', () => {
     const schema = z.object({
-      d: z.string().refine(() => false, { params: pydanticIssue('unknown_domain', 'No such domain', { domain: 'x' }) }),
+      d: z
+        .string()
+        .check(z.refine(() => false, { params: pydanticIssue('unknown_domain', 'No such domain', { domain: 'x' }) })),
     });
     expect(detail(schema, { d: 'x' })).toEqual([
       { type: 'unknown_domain', loc: ['body', 'd'], msg: 'No such domain', input: 'x', ctx: { domain: 'x' } },
@@ -321,14 +327,14 @@ describe('rules and several failures', () => {
   });
 
   it('keeps only the first issue for one loc', () => {
-    const schema = z.object({ s: z.string().min(5).max(3).regex(/^a+$/) });
+    const schema = z.object({ s: z.string().check(z.minLength(5), z.maxLength(3), z.regex(/^a+$/)) });
     const entries = detail(schema, { s: 'bb' });
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ type: 'string_too_short', loc: ['body', 's'] });
   });
 
   it('lists the failures of every field together', () => {
-    const schema = z.strictObject({ name: z.string(), n: integer().min(1), tags: z.array(z.string()) });
+    const schema = z.strictObject({ name: z.string(), n: integer().check(z.gte(1)), tags: z.array(z.string()) });
     const entries = detail(schema, { n: 0, tags: 'x', other: true });
     expect(entries.map((e) => [e.type, e.loc])).toEqual(
       expect.arrayContaining([
@@ -509,15 +515,15 @@ describe('json_invalid', () => {
 });
 
 /** A JSON body through the app's validation (lax conversions, non-finite numbers, schema). */
-function body(schema: z.ZodType, raw: unknown) {
+function body(schema: z.ZodMiniType, raw: unknown) {
   return validateSource(schema, raw, 'body');
 }
-const accepted = (schema: z.ZodType, raw: unknown) => {
+const accepted = (schema: z.ZodMiniType, raw: unknown) => {
   const result = body(schema, raw);
   if (!result.success) throw new Error(`expected ${JSON.stringify(raw)} to pass: ${JSON.stringify(result.issues)}`);
   return result.data;
 };
-const refused = (schema: z.ZodType, raw: unknown) => {
+const refused = (schema: z.ZodMiniType, raw: unknown) => {
   const result = body(schema, raw);
   if (result.success) throw new Error(`expected ${JSON.stringify(raw)} to be refused`);
   return result.issues;
@@ -583,7 +589,10 @@ describe("laxInt, laxFloat, laxBool (pydantic-core's str_as_int, str_as_float, s
 });
 
 describe('lax conversions of body values (pydantic v2 lax mode)', () => {
-  const ints = z.strictObject({ n: integer().min(1).max(100).optional(), m: z.int().nullable().optional() });
+  const ints = z.strictObject({
+    n: z.optional(integer().check(z.gte(1), z.lte(100))),
+    m: z.optional(z.nullable(z.int())),
+  });
 
   it('takes an integer as a numeric string, a whole float, or a boolean', () => {
     expect(accepted(ints, { n: '3' })).toEqual({ n: 3 });
@@ -631,7 +640,7 @@ describe('lax conversions of body values (pydantic v2 lax mode)', () => {
   });
 
   it('takes a number as a numeric string or a boolean; float_parsing otherwise', () => {
-    const schema = z.object({ x: z.number().min(0) });
+    const schema = z.object({ x: z.number().check(z.gte(0)) });
     expect(accepted(schema, { x: '1.5' })).toEqual({ x: 1.5 });
     expect(accepted(schema, { x: ' 2e3 ' })).toEqual({ x: 2000 });
     expect(accepted(schema, { x: true })).toEqual({ x: 1 });
@@ -652,7 +661,7 @@ describe('lax conversions of body values (pydantic v2 lax mode)', () => {
   });
 
   it('takes a boolean as 0/1 or a word; bool_parsing for other strings and numbers, bool_type for the rest', () => {
-    const schema = z.object({ b: z.boolean().default(true) });
+    const schema = z.object({ b: z._default(z.boolean(), true) });
     for (const [input, value] of [
       ['yes', true],
       ['Off', false],
@@ -690,17 +699,17 @@ describe('lax conversions of body values (pydantic v2 lax mode)', () => {
 
   it('reaches fields in lists, records, nested objects and discriminated unions', () => {
     const schema = z.strictObject({
-      list: z.array(integer()).optional(),
-      map: z.record(z.string(), z.boolean()).optional(),
-      nested: z.object({ deep: z.object({ n: z.number() }) }).optional(),
-      steps: z
-        .array(
+      list: z.optional(z.array(integer())),
+      map: z.optional(z.record(z.string(), z.boolean())),
+      nested: z.optional(z.object({ deep: z.object({ n: z.number() }) })),
+      steps: z.optional(
+        z.array(
           z.discriminatedUnion('kind', [
-            z.strictObject({ kind: z.literal('wait'), seconds: z.number().min(0).max(60) }),
+            z.strictObject({ kind: z.literal('wait'), seconds: z.number().check(z.gte(0), z.lte(60)) }),
             z.strictObject({ kind: z.literal('flag'), on: z.boolean() }),
           ]),
-        )
-        .optional(),
+        ),
+      ),
     });
     expect(
       accepted(schema, {
@@ -732,10 +741,7 @@ describe('lax conversions of body values (pydantic v2 lax mode)', () => {
 
   it('in a union, keeps a value a member takes as it is, else converts for the member that takes it', () => {
     const count = z.object({
-      c: z
-        .union([integer().min(1), z.literal('')])
-        .nullable()
-        .optional(),
+      c: z.optional(z.nullable(z.union([integer().check(z.gte(1)), z.literal('')]))),
     });
     expect(accepted(count, { c: '' })).toEqual({ c: '' });
     expect(accepted(count, { c: '4' })).toEqual({ c: 4 });
@@ -785,7 +791,7 @@ describe('lax conversions of body values (pydantic v2 lax mode)', () => {
 
 describe('finite_number: numbers JSON cannot carry (1e309 parses to Infinity)', () => {
   it('is refused anywhere in the body, also in free-form values, with the loc of the value', () => {
-    const schema = z.object({ content: z.unknown(), n: integer().optional() });
+    const schema = z.object({ content: z.unknown(), n: z.optional(integer()) });
     const raw = JSON.parse('{"content": {"a": [1, 1e309], "b": -1e309}, "n": 1e309}') as unknown;
     expect(refused(schema, raw)).toEqual([
       { type: 'finite_number', loc: ['body', 'n'], msg: 'Input should be a finite number', input: 'Infinity' },
