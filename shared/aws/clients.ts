@@ -62,6 +62,9 @@ export function documentClient(config: Pick<Config, 'region' | 'endpoints'>): Dy
       ...emulatorOptions({ region: config.region, endpoint }),
       requestHandler: requestTimeouts(),
     });
+    // No SDK logger is configured, yet its middleware filters every input and output for
+    // sensitive fields to hand them to the no-op logger: work on every call for nothing.
+    base.middlewareStack.remove('loggerMiddleware');
     client = DynamoDBDocumentClient.from(base, {
       // Objects of user JSON may have an own key named `constructor`, which the marshaller
       // takes for a class instance unless told to convert those too.

@@ -79,7 +79,8 @@ export class ServiceApp extends Hono<AppEnv> {
   constructor(private readonly authenticator: RequestAuthenticator | undefined) {
     super();
     this.use('*', requestContext());
-    this.use('*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => Promise.reject(new PayloadTooLarge()) }));
+    const limit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => Promise.reject(new PayloadTooLarge()) });
+    this.use('*', (c, next) => (mayHaveBody(c) ? limit(c, next) : next()));
     this.onError(errorToResponse);
     this.notFound((c) => {
       const allowed = allowedMethods(this, c.req.path);
@@ -94,35 +95,37 @@ export class ServiceApp extends Hono<AppEnv> {
   ): this {
     this.endpoints.push(spec as EndpointSpec<RequestSpec, Access>);
     const honoPath = spec.path.replaceAll(/\{(\w+)\}/g, ':$1');
-    const guard = this.guard(spec.access);
-    const run: MiddlewareHandler<AppEnv> = async (c) => {
-      const input = await validateRequest(c, spec.request ?? {});
-      return handler(c, { ...input, caller: c.get('caller') } as Input<R, A>);
-    };
-    this.on(spec.method.toUpperCase(), honoPath, guard, run);
+    const authorize = this.authorization(spec.access);
+    const request = spec.request ?? {};
+    // One handler per route (no middleware chain): who, then what, then the endpoint.
+    this.on(spec.method.toUpperCase(), honoPath, async (c) => {
+      const caller = authorize ? await authorize(c) : undefined;
+      const input = await validateRequest(c, request, caller);
+      return handler(c, input as Input<R, A>);
+    });
     return this;
   }
 
-  private guard(access: Access): MiddlewareHandler<AppEnv> {
-    return async (c, next) => {
-      if (access !== 'public') {
-        if (!this.authenticator) throw new Unavailable('Authentication is not configured');
-        const caller = await this.authenticator.authenticate({
-          authorization: c.req.header('authorization'),
-          psk: c.req.header('authorization-psk'),
-        });
-        if (access !== 'user') {
-          const roles = access.anyRole.map((r) => `'${r}'`).join(' or ');
-          if (access.session && caller.via !== 'bearer') {
-            throw new Forbidden(
-              `Requires an identity-provider session (Authorization: Bearer <token>) with role ${roles}; a pre-shared key is never a session: sign in (locally: /docs, or npm run -s token -- <user>)`,
-            );
-          }
-          if (!access.anyRole.some((r) => caller.roles.has(r))) throw new Forbidden(`Requires role ${roles}`);
+  /** Authenticates and authorizes a request for `access`; undefined for public endpoints. */
+  private authorization(access: Access): ((c: Context<AppEnv>) => Promise<Caller>) | undefined {
+    if (access === 'public') return undefined;
+    const roles = access === 'user' ? '' : access.anyRole.map((r) => `'${r}'`).join(' or ');
+    return async (c) => {
+      if (!this.authenticator) throw new Unavailable('Authentication is not configured');
+      const caller = await this.authenticator.authenticate({
+        authorization: c.req.header('authorization'),
+        psk: c.req.header('authorization-psk'),
+      });
+      if (access !== 'user') {
+        if (access.session && caller.via !== 'bearer') {
+          throw new Forbidden(
+            `Requires an identity-provider session (Authorization: Bearer <token>) with role ${roles}; a pre-shared key is never a session: sign in (locally: /docs, or npm run -s token -- <user>)`,
+          );
         }
-        c.set('caller', caller);
+        if (!access.anyRole.some((r) => caller.roles.has(r))) throw new Forbidden(`Requires role ${roles}`);
       }
-      await next();
+      c.set('caller', caller);
+      return caller;
     };
   }
 }
@@ -160,6 +163,17 @@ function requestContext(): MiddlewareHandler<AppEnv> {
 }
 
 /**
+ * Whether the request says it has a body (HTTP/1.1: a Content-Length above 0, or a
+ * Transfer-Encoding). Asked before touching the body: on the Node adapter, the body is
+ * what makes a full Web `Request` (a stream, an AbortController) out of the incoming
+ * message, which a GET never needs.
+ */
+function mayHaveBody(c: Context<AppEnv>): boolean {
+  const length = c.req.header('content-length');
+  return (length !== undefined && length !== '0') || c.req.header('transfer-encoding') !== undefined;
+}
+
+/**
  * Reads what is left of a request body nothing needed (an endpoint without a body, refused
  * credentials, no such route). Answered before its body arrived, a request would leave the
  * kept-alive connection to the Node adapter, which closes it half a second later, possibly
@@ -167,6 +181,7 @@ function requestContext(): MiddlewareHandler<AppEnv> {
  * closes the connection instead.
  */
 async function drainBody(c: Context<AppEnv>): Promise<void> {
+  if (!mayHaveBody(c)) return;
   const raw = c.req.raw;
   if (!raw.body || raw.bodyUsed || raw.body.locked || c.res.status === 413) return;
   try {
@@ -222,18 +237,17 @@ function allowedMethods(app: Hono<AppEnv>, path: string): string[] {
   return [...methods].sort();
 }
 
-async function validateRequest(c: Context<AppEnv>, spec: RequestSpec) {
+async function validateRequest(c: Context<AppEnv>, spec: RequestSpec, caller: Caller | undefined) {
   const detail: ValidationIssue[] = [];
-  const parsed: Record<string, unknown> = { params: {}, query: {}, headers: {}, body: undefined };
-  const check = (source: Source, target: string, schema: Schema | undefined, raw: unknown) => {
-    if (!schema) return;
+  const parsed: Record<string, unknown> = { params: {}, query: {}, headers: {}, body: undefined, caller };
+  const check = (source: Source, target: string, schema: Schema, raw: unknown) => {
     const result = validateSource(schema, raw, source);
     if (result.success) parsed[target] = result.data;
     else detail.push(...result.issues);
   };
-  check('path', 'params', spec.params, c.req.param());
-  check('query', 'query', spec.query, c.req.query());
-  check('header', 'headers', spec.headers, Object.fromEntries(c.req.raw.headers));
+  if (spec.params) check('path', 'params', spec.params, c.req.param());
+  if (spec.query) check('query', 'query', spec.query, c.req.query());
+  if (spec.headers) check('header', 'headers', spec.headers, Object.fromEntries(c.req.raw.headers));
   if (spec.body) {
     const text = await c.req.text();
     if (text.trim() === '') {
