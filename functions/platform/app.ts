@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { OAUTH2_SCHEME } from '../../shared/http/openapi.js';
+import { OAUTH2_SCHEME } from '../../shared/http/security-schemes.js';
 import { component, doc } from '../../shared/schema.js';
 import { docsPage, SWAGGER_UI_ASSETS, swaggerUiAsset } from './docs.js';
 

@@ -9,6 +9,14 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Stage } from './stages.js';
 
+/**
+ * AWS SDK clients left out of the bundles: imported only when a stage needs them (the
+ * Secrets Manager client reads the secrets a stage keeps by ARN, once per container), they
+ * resolve then to the SDK v3 the Lambda Node.js runtime ships. Every other client is
+ * bundled. test/bench/bundles.ts builds with the same list.
+ */
+export const RUNTIME_SDK_CLIENTS = ['@aws-sdk/client-secrets-manager'] as const;
+
 /** The repository root: entries and the lock file resolve from it whatever the cwd. */
 export const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -100,8 +108,10 @@ export class ServiceFunction extends Construct implements IGrantable {
         sourceMap: true,
         format: OutputFormat.ESM,
         target: 'node22',
-        // The bundled SDK v3 is newer than the runtime's and loads faster cold.
+        // The bundled SDK v3 is newer than the runtime's and loads faster cold...
         bundleAwsSDK: true,
+        // ...but a client only some stages call, loaded on first use, comes from the runtime.
+        externalModules: [...RUNTIME_SDK_CLIENTS],
         mainFields: ['module', 'main'],
         // ESM bundles still meet CommonJS dependencies that call require().
         banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",

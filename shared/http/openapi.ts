@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { components } from '../schema.js';
 import type { Access, EndpointSpec, RequestSpec, ServiceApp } from './app.js';
 import { ErrorResponse, HTTPValidationError } from './schemas.js';
+import { OAUTH2_SCHEME, PSK_SCHEME, SECURITY_SCHEMES } from './security-schemes.js';
 
 /**
  * The OpenAPI 3.1 document, made from the endpoints' own schemas with zod's JSON Schema
@@ -9,26 +10,6 @@ import { ErrorResponse, HTTPValidationError } from './schemas.js';
  * Lambda serves), the local platform and the tests import this module: no Lambda builds
  * the document, or bundles what builds it.
  */
-
-/** The OpenAPI security schemes (API.md §1 "OpenAPI security schemes"), named as FastAPI names them. */
-export const OAUTH2_SCHEME = 'OAuth2AuthorizationCodeBearer';
-export const PSK_SCHEME = 'APIKeyHeader';
-
-const SECURITY_SCHEMES = {
-  [OAUTH2_SCHEME]: {
-    type: 'oauth2',
-    description:
-      "An identity-provider session: OAuth 2.0 authorization code (with PKCE), the access token sent as `Authorization: Bearer <token>`. The URLs are the configured issuer's (its OIDC discovery); locally, the built-in provider at /oidc.",
-    // Placeholders of the local provider's paths: /openapi.json serves the issuer's own.
-    flows: { authorizationCode: { authorizationUrl: '/oidc/auth', tokenUrl: '/oidc/token', scopes: {} } },
-  },
-  [PSK_SCHEME]: {
-    type: 'apiKey',
-    in: 'header',
-    name: 'Authorization-PSK',
-    description: 'A pre-shared key (made with POST /api/dataproduct/{dataproduct_id}/psk); never a session',
-  },
-};
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing or invalid credentials',

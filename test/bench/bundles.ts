@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
 import { GROUPS, WORKERS } from '../../infra/groups.js';
 
 /** Same esbuild settings as ServiceFunction's NodejsFunction bundling (infra/aws/service-function.ts). */
@@ -14,6 +15,7 @@ const LAMBDA_BUILD = {
   mainFields: ['module', 'main'] as string[],
   banner: { js: "import { createRequire } from 'module';const require = createRequire(import.meta.url);" },
   logLevel: 'silent',
+  external: [...RUNTIME_SDK_CLIENTS] as string[],
 } as const;
 
 /** A minimal Hono + DynamoDB document client Lambda: the yardstick for every bundle. */

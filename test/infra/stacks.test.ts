@@ -17,7 +17,7 @@ import {
   type TableDefinition,
   type TableKey,
 } from '../../infra/tables.js';
-import { REPOSITORY_ROOT } from '../../infra/aws/service-function.js';
+import { REPOSITORY_ROOT, RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
 import {
   STAGES,
   airflowPasswordSecretName,
@@ -1271,5 +1271,40 @@ describe('the platform function serves /docs without a CDN', () => {
     const inputs = Object.keys(out.metafile.inputs);
     expect(inputs.length).toBeGreaterThan(100);
     expect(inputs.filter((i) => /node_modules\/oidc-provider\/|(^|\/)infra\/local\//.test(i))).toEqual([]);
+  }, 120_000);
+
+  it('carries only what a Lambda runs: zod/mini, no OpenAPI or JSON Schema generator, no zod locales, no Secrets Manager client', async () => {
+    const { build } = await import('esbuild');
+    const out = await build({
+      entryPoints: ([...GROUPS, ...WORKERS] as (GroupDefinition | WorkerDefinition)[]).map((d) =>
+        join(REPOSITORY_ROOT, d.entry),
+      ),
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node22',
+      mainFields: ['module', 'main'],
+      external: [...RUNTIME_SDK_CLIENTS],
+      outdir: join(tmpdir(), 'dpm-bundle-lean-check'),
+      logLevel: 'silent',
+    });
+    const entries = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
+    expect(entries).toHaveLength(GROUPS.length + WORKERS.length);
+    const unwanted =
+      /zod\/v4\/classic\/|zod\/v4\/locales\/|to-json-schema|json-schema-processors|zod-to-openapi|zod-openapi|client-secrets-manager|shared\/http\/openapi\.ts/;
+    for (const output of entries) {
+      expect(
+        Object.keys(output.inputs).filter((i) => unwanted.test(i)),
+        output.entryPoint,
+      ).toEqual([]);
+      // It does validate with zod (mini): the check above is not vacuous.
+      if (!output.entryPoint!.includes('dead-letter'))
+        expect(
+          Object.keys(output.inputs).some((i) => i.includes('zod/v4/mini/')),
+          output.entryPoint,
+        ).toBe(true);
+    }
   }, 120_000);
 });
