@@ -1299,6 +1299,13 @@ describe('the platform function serves /docs without a CDN', () => {
         Object.keys(output.inputs).filter((i) => unwanted.test(i)),
         output.entryPoint,
       ).toEqual([]);
+      // A client left to the runtime is imported when needed, never at cold start.
+      expect(
+        output.imports.filter(
+          (i) => (RUNTIME_SDK_CLIENTS as readonly string[]).includes(i.path) && i.kind !== 'dynamic-import',
+        ),
+        output.entryPoint,
+      ).toEqual([]);
       // It does validate with zod (mini): the check above is not vacuous.
       if (!output.entryPoint!.includes('dead-letter'))
         expect(
