@@ -1252,30 +1252,10 @@ describe('the platform function serves /docs without a CDN', () => {
     expect(GROUPS.filter((g) => (g as GroupDefinition).bundledFiles).map((g) => g.name)).toEqual(['platform']);
   });
 
-  it('never deploys the local identity provider: no Lambda bundle holds it or anything of infra/local', async () => {
+  /** Every Lambda entry bundled at once (in memory), with the esbuild options given. */
+  const bundleLambdas = async (outdir: string, options: { mainFields?: string[]; external?: string[] } = {}) => {
     const { build } = await import('esbuild');
-    const entries = ([...GROUPS, ...WORKERS] as (GroupDefinition | WorkerDefinition)[]).map((d) =>
-      join(REPOSITORY_ROOT, d.entry),
-    );
-    const out = await build({
-      entryPoints: entries,
-      bundle: true,
-      write: false,
-      metafile: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node22',
-      outdir: join(tmpdir(), 'dpm-bundle-check'),
-      logLevel: 'silent',
-    });
-    const inputs = Object.keys(out.metafile.inputs);
-    expect(inputs.length).toBeGreaterThan(100);
-    expect(inputs.filter((i) => /node_modules\/oidc-provider\/|(^|\/)infra\/local\//.test(i))).toEqual([]);
-  }, 120_000);
-
-  it('carries only what a Lambda runs: zod/mini, no OpenAPI or JSON Schema generator, no zod locales, no Secrets Manager client', async () => {
-    const { build } = await import('esbuild');
-    const out = await build({
+    return build({
       entryPoints: ([...GROUPS, ...WORKERS] as (GroupDefinition | WorkerDefinition)[]).map((d) =>
         join(REPOSITORY_ROOT, d.entry),
       ),
@@ -1285,10 +1265,23 @@ describe('the platform function serves /docs without a CDN', () => {
       platform: 'node',
       format: 'esm',
       target: 'node22',
+      outdir: join(tmpdir(), outdir),
+      logLevel: 'silent',
+      ...options,
+    });
+  };
+
+  it('never deploys the local identity provider: no Lambda bundle holds it or anything of infra/local', async () => {
+    const out = await bundleLambdas('dpm-bundle-check');
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs.length).toBeGreaterThan(100);
+    expect(inputs.filter((i) => /node_modules\/oidc-provider\/|(^|\/)infra\/local\//.test(i))).toEqual([]);
+  }, 120_000);
+
+  it('carries only what a Lambda runs: zod/mini, no OpenAPI or JSON Schema generator, no zod locales, no Secrets Manager client', async () => {
+    const out = await bundleLambdas('dpm-bundle-lean-check', {
       mainFields: ['module', 'main'],
       external: [...RUNTIME_SDK_CLIENTS],
-      outdir: join(tmpdir(), 'dpm-bundle-lean-check'),
-      logLevel: 'silent',
     });
     const entries = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
     expect(entries).toHaveLength(GROUPS.length + WORKERS.length);
