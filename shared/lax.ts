@@ -115,6 +115,9 @@ const LAX_ISSUES = {
   finite_number: 'Input should be a finite number',
 } as const;
 
+/** pydantic's message for one of the lax reads' failures. */
+export const laxMessage = (type: keyof typeof LAX_ISSUES): string => LAX_ISSUES[type];
+
 export const laxIssue = (type: keyof typeof LAX_ISSUES, loc: Path, input: unknown): ValidationIssue => ({
   type,
   loc,
@@ -130,7 +133,8 @@ export const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 interface Coercion {
-  readonly source: string;
+  /** Where the value is (`['body']`, or a variable's `loc`): the issues' `loc` starts with it. */
+  readonly at: Path;
   readonly issues: ValidationIssue[];
   changes: number;
 }
@@ -141,7 +145,7 @@ function coerceNumber(schema: Schema, value: unknown, path: Path, run: Coercion)
     return value ? 1 : 0;
   }
   if (typeof value !== 'string') return value; // numbers: zod's checks (int_from_float, bounds)
-  const loc: Path = [run.source, ...path];
+  const loc: Path = [...run.at, ...path];
   const isInt = (schema as { isInt?: boolean }).isInt === true || /int/.test(String(defOf(schema).format ?? ''));
   if (isInt) {
     const n = laxInt(value);
@@ -163,7 +167,7 @@ function coerceNumber(schema: Schema, value: unknown, path: Path, run: Coercion)
 }
 
 function coerceBoolean(value: unknown, path: Path, run: Coercion): unknown {
-  const loc: Path = [run.source, ...path];
+  const loc: Path = [...run.at, ...path];
   if (typeof value === 'string') {
     const b = laxBool(value);
     if (b === undefined) run.issues.push(laxIssue('bool_parsing', loc, value));
@@ -200,7 +204,7 @@ function coerceUnion(def: Def, value: unknown, path: Path, run: Coercion): unkno
   }
   if (options.some((o) => accepts(o, value))) return value;
   const tries = options.map((o) => {
-    const sub: Coercion = { source: run.source, issues: [], changes: 0 };
+    const sub: Coercion = { at: run.at, issues: [], changes: 0 };
     return { option: o, sub, value: coerce(o, value, path, sub) };
   });
   const chosen =
@@ -273,15 +277,11 @@ function coerce(schema: Schema, value: unknown, path: Path, run: Coercion): unkn
  * Converts what pydantic's lax mode would before the schema checks the value: integer
  * fields take `"3"`, `"3.0"`, `true`; number fields `"1.5"`, `true`; boolean fields
  * `"yes"`, `"off"`, `0`, `1`... What cannot be read is reported here with pydantic's type
- * (`int_parsing`, `float_parsing`, `bool_parsing`), at the value's `loc` (`source` first). The schemas stay
+ * (`int_parsing`, `float_parsing`, `bool_parsing`), at the value's `loc` (`at` first). The schemas stay
  * what they say (integer, number, boolean), so the OpenAPI document is unchanged.
  */
-export function laxCoerce(
-  schema: Schema,
-  value: unknown,
-  source = 'body',
-): { value: unknown; issues: ValidationIssue[] } {
-  const run: Coercion = { source, issues: [], changes: 0 };
+export function laxCoerce(schema: Schema, value: unknown, at: Path): { value: unknown; issues: ValidationIssue[] } {
+  const run: Coercion = { at, issues: [], changes: 0 };
   const out = coerce(schema, value, [], run);
   return { value: out, issues: run.issues };
 }

@@ -53,9 +53,9 @@ function typed(
 ): { value: unknown; issue?: undefined } | { issue: ValidationIssue } {
   const lax = LAX_SCHEMAS[type];
   if (lax) {
-    const converted = laxCoerce(lax, value);
+    const converted = laxCoerce(lax, value, loc);
     const [first] = converted.issues;
-    if (first) return { issue: { ...first, loc: [...loc, ...first.loc.slice(1)] } };
+    if (first) return { issue: first };
     value = converted.value;
   }
   const wrong = typeIssue(type, value, loc);

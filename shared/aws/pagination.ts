@@ -1,5 +1,5 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { Invalid } from '../errors.js';
+import { Invalid, valueError } from '../errors.js';
 
 /** Opaque list cursors: the DynamoDB `LastEvaluatedKey`, base64url-encoded JSON. */
 export function encodeCursor(key: Record<string, unknown> | undefined): string | undefined {
@@ -9,15 +9,7 @@ export function encodeCursor(key: Record<string, unknown> | undefined): string |
 /** A cursor this service did not hand out: the `cursor` query parameter is invalid. */
 export class InvalidCursor extends Invalid {
   constructor(cursor: string) {
-    super([
-      {
-        type: 'value_error',
-        loc: ['query', 'cursor'],
-        msg: 'Value error, not a cursor returned in X-Next-Cursor',
-        input: cursor,
-        ctx: { error: 'not a cursor returned in X-Next-Cursor' },
-      },
-    ]);
+    super([valueError(['query', 'cursor'], 'not a cursor returned in X-Next-Cursor', cursor)]);
   }
 }
 

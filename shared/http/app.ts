@@ -6,11 +6,10 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { RequestAuthenticator } from '../auth/authenticator.js';
 import type { Caller, Role } from '../auth/caller.js';
-import { isDependencyFailure, isUnstorableInput } from '../aws/errors.js';
 import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
 import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue } from '../errors.js';
-import { errorAnswer, MethodNotAllowed, PayloadTooLarge } from './errors.js';
+import { errorAnswer, MethodNotAllowed, PayloadTooLarge, sdkFailure } from './errors.js';
 import {
   jsonInvalid,
   jsonNestingDepth,
@@ -194,26 +193,21 @@ async function drainBody(c: Context<AppEnv>): Promise<void> {
 function errorToResponse(err: Error, c: Context<AppEnv>): Response {
   const requestId = c.get('requestId');
   if (requestId) c.header('X-Request-Id', requestId);
-  const answer = errorAnswer(err);
+  let answer = errorAnswer(err);
+  if (!answer) {
+    const failure = sdkFailure(err);
+    if (failure) {
+      const what = failure instanceof Unavailable ? 'dependency failure' : 'request could not be stored';
+      logger.warn(what, { request_id: requestId, error: err });
+      answer = errorAnswer(failure);
+    }
+  }
   if (answer) {
     for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
     return c.json(answer.body, answer.status);
   }
   if (err instanceof HTTPException) {
     return c.json({ error: err.message || 'Bad Request', code: err.status }, err.status as ContentfulStatusCode);
-  }
-  if (isUnstorableInput(err)) {
-    logger.warn('request could not be stored', { request_id: requestId, error: err });
-    const error = 'the request is too large or too deeply nested to store';
-    return c.json(
-      { detail: [{ type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input: null, ctx: { error } }] },
-      422,
-    );
-  }
-  if (isDependencyFailure(err)) {
-    logger.warn('dependency failure', { request_id: requestId, error: err });
-    c.header('Retry-After', '1');
-    return c.json({ error: 'Service Unavailable: a dependency did not answer', code: 503 }, 503);
   }
   logger.error('unhandled error', { request_id: requestId, error: err });
   return c.json({ error: 'Internal Server Error', code: 500 }, 500);

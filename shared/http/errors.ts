@@ -6,8 +6,10 @@ import {
   NotFound,
   Unauthenticated,
   Unavailable,
+  valueError,
   type ValidationIssue,
 } from '../errors.js';
+import { isDependencyFailure, isUnstorableInput } from '../aws/errors.js';
 
 /**
  * How errors are answered. Domain errors (shared/errors.ts) get their status, headers and
@@ -58,6 +60,16 @@ const DOMAIN_ANSWERS: readonly [new (...args: never[]) => DomainError, ErrorStat
   [Unavailable, 503, { 'Retry-After': '1' }],
 ];
 
+/** What a write refused by DynamoDB for its size or depth answers (the item could not be stored). */
+const UNSTORABLE = 'the request is too large or too deeply nested to store';
+
+/** An AWS SDK failure as the domain error it amounts to: an outage, or input DynamoDB cannot store. */
+export function sdkFailure(err: unknown): Unavailable | Invalid | undefined {
+  if (isUnstorableInput(err)) return new Invalid([valueError(['body'], UNSTORABLE, null)]);
+  if (isDependencyFailure(err)) return new Unavailable();
+  return undefined;
+}
+
 /** The answer to an error this service means; undefined for anything else (a 500, or the SDK's). */
 export function errorAnswer(err: unknown): ErrorAnswer | undefined {
   if (err instanceof Invalid) return { status: 422, headers: {}, body: { detail: err.issues } };
@@ -70,7 +82,7 @@ export function errorAnswer(err: unknown): ErrorAnswer | undefined {
   return undefined;
 }
 
-/** The status an error is answered with (500 when it is none of ours). */
+/** The status an error is answered with: ours, an SDK failure's, else 500. */
 export function statusOf(err: unknown): number {
-  return errorAnswer(err)?.status ?? 500;
+  return (errorAnswer(err) ?? errorAnswer(sdkFailure(err)))?.status ?? 500;
 }

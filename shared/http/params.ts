@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { laxInt } from '../lax.js';
+import { laxBool, laxInt, laxMessage } from '../lax.js';
 import { doc } from '../schema.js';
 import { INT_TYPE_MESSAGE, pydanticIssue } from './validation.js';
 
@@ -17,7 +17,7 @@ export function intParam(bounds: { min?: number; max?: number } = {}) {
   const parsed = z.pipe(
     z.string().check(
       z.refine((s) => typeof laxInt(s) === 'number', {
-        params: pydanticIssue('int_parsing', 'Input should be a valid integer, unable to parse string as an integer'),
+        params: pydanticIssue('int_parsing', laxMessage('int_parsing')),
         abort: true,
       }),
     ),
@@ -42,20 +42,17 @@ export const integer = () =>
     error: (issue) => (issue.code === 'invalid_type' && issue.input !== undefined ? INT_TYPE_MESSAGE : undefined),
   });
 
-const TRUE = new Set(['true', '1', 'yes', 'on', 't', 'y']);
-const FALSE = new Set(['false', '0', 'no', 'off', 'f', 'n']);
-
-/** Booleans as pydantic reads them: `true`/`false` in any case, `1`/`0`, `yes`/`no`, `on`/`off`. */
+/** Booleans as pydantic reads them: `true`/`false` in any case, `1`/`0`, `yes`/`no`, `on`/`off`, `t`/`f`, `y`/`n`. */
 export function boolParam() {
   return z
     .pipe(
       z.string().check(
-        z.refine((s) => TRUE.has(s.toLowerCase()) || FALSE.has(s.toLowerCase()), {
-          params: pydanticIssue('bool_parsing', 'Input should be a valid boolean, unable to interpret input'),
+        z.refine((s) => laxBool(s) !== undefined, {
+          params: pydanticIssue('bool_parsing', laxMessage('bool_parsing')),
           abort: true,
         }),
       ),
-      z.transform((s) => TRUE.has(s.toLowerCase())),
+      z.transform((s) => laxBool(s) === true),
     )
     .check(z.meta({ type: 'boolean' }));
 }

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { ValidationIssue } from '../errors.js';
+import { valueError, type ValidationIssue } from '../errors.js';
 import { isRecord, laxCoerce, laxIssue } from '../lax.js';
 
 /**
@@ -196,11 +196,11 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
       const shaped = (issue.params as Partial<PydanticParams> | undefined)?.pydantic;
       if (shaped?.type === 'missing') return [{ ...shaped, loc, input: missingInput(source, raw, path) }];
       if (shaped) return [{ ...shaped, loc, input }];
-      return [{ type: 'value_error', loc, msg: `Value error, ${issue.message}`, input, ctx: { error: issue.message } }];
+      return [valueError(loc, issue.message, input)];
     }
     default: {
       const message = (issue as { message: string }).message;
-      return [{ type: 'value_error', loc, msg: `Value error, ${message}`, input, ctx: { error: message } }];
+      return [valueError(loc, message, input)];
     }
   }
 }
@@ -255,13 +255,7 @@ export function toValidationIssues(issues: readonly Issue[], source: Source, raw
   }
   // Never let a failed parse through unexplained: that would reach the handler.
   if (out.length === 0 && issues.length > 0) {
-    out.push({
-      type: 'value_error',
-      loc: [source],
-      msg: 'Value error, invalid input',
-      input: raw,
-      ctx: { error: 'invalid input' },
-    });
+    out.push(valueError([source], 'invalid input', raw));
   }
   return out;
 }
@@ -389,8 +383,7 @@ export function jsonNestingDepth(text: string): number {
 
 /** The answer to a body nested deeper than MAX_JSON_DEPTH (its input is not echoed). */
 export function tooDeeplyNested(): ValidationIssue {
-  const error = `the body is nested more than ${MAX_JSON_DEPTH} levels deep`;
-  return { type: 'value_error', loc: ['body'], msg: `Value error, ${error}`, input: null, ctx: { error } };
+  return valueError(['body'], `the body is nested more than ${MAX_JSON_DEPTH} levels deep`, null);
 }
 
 /** A key JavaScript objects and DynamoDB's marshaller would silently drop (names are data). */
@@ -404,7 +397,7 @@ const PROTO_KEY_ERROR = 'an object key named __proto__ cannot be stored';
  * - object keys named `__proto__`: stored, the key would vanish without a word (422
  *   `value_error` at the key's `loc`).
  */
-function unstorableValues(value: unknown, source: Source = 'body'): ValidationIssue[] {
+function unstorableValues(value: unknown, source: Source): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   const visit = (v: unknown, path: Path) => {
     if (typeof v === 'number') {
@@ -413,13 +406,7 @@ function unstorableValues(value: unknown, source: Source = 'body'): ValidationIs
     else if (isRecord(v)) {
       for (const [k, item] of Object.entries(v)) {
         if (k === '__proto__') {
-          out.push({
-            type: 'value_error',
-            loc: [source, ...path, k],
-            msg: `Value error, ${PROTO_KEY_ERROR}`,
-            input: item,
-            ctx: { error: PROTO_KEY_ERROR },
-          });
+          out.push(valueError([source, ...path, k], PROTO_KEY_ERROR, item));
         } else visit(item, [...path, k]);
       }
     }
@@ -459,8 +446,8 @@ export function validateSource(
   let value = raw;
   const found: ValidationIssue[] = [];
   if (source === 'body') {
-    found.push(...unstorableValues(raw));
-    const lax = laxCoerce(schema, raw);
+    found.push(...unstorableValues(raw, source));
+    const lax = laxCoerce(schema, raw, [source]);
     value = lax.value;
     found.push(...lax.issues);
   }
