@@ -18,7 +18,7 @@ const LIST_PK = 'template';
 export type TemplateStore = Pick<DynamoTemplateStore, keyof DynamoTemplateStore>;
 
 /** DynamoDB repository for crew templates (TABLES.crewTemplates). */
-export class DynamoTemplateStore implements TemplateStore {
+export class DynamoTemplateStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -118,7 +118,7 @@ export type RunUpdate = Partial<Pick<CrewRun, 'status' | 'started_at' | 'finishe
 export type RunStore = Pick<DynamoRunStore, keyof DynamoRunStore>;
 
 /** DynamoDB repository for runs and their events (TABLES.crewRuns, TABLES.events). */
-export class DynamoRunStore implements RunStore {
+export class DynamoRunStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly runsTable: string,

@@ -4,7 +4,7 @@ import { DataShareService } from './service.js';
 import { DynamoDataShareStore } from './store.js';
 
 /** The service wired to the registry table and the configured identity provider. */
-export function dataShareService(runtime: Runtime): DataShareService {
+function dataShareService(runtime: Runtime): DataShareService {
   return new DataShareService(
     new DynamoDataShareStore(runtime.db, runtime.tableName('dataShares')),
     identityProvider(runtime),

@@ -6,11 +6,16 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
-import { listAll, listAttributes, listOwned, withoutListAttributes } from '../../shared/aws/listing.js';
+import {
+  listAll,
+  listAttributes,
+  listOwned,
+  OWNER_PRINCIPAL_INDEX,
+  withoutListAttributes,
+} from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
 
 const LIST_PK = 'share';
-const OWNER_INDEX = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' };
 
 /** A share in the registry (TABLES.dataShares). */
 export interface ShareItem {
@@ -45,7 +50,7 @@ export interface ClientFields {
 export type DataShareStore = Pick<DynamoDataShareStore, keyof DynamoDataShareStore>;
 
 /** DynamoDB repository for the data-share registry. */
-export class DynamoDataShareStore implements DataShareStore {
+export class DynamoDataShareStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -129,7 +134,7 @@ export class DynamoDataShareStore implements DataShareStore {
 
   /** The shares of the principal `owner`, oldest first; reservations in flight are left out. */
   async listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<ShareItem>> {
-    return complete(await listOwned(this.page(limit, cursor), OWNER_INDEX, owner));
+    return complete(await listOwned(this.page(limit, cursor), OWNER_PRINCIPAL_INDEX, owner));
   }
 
   /** Removes a share; false when there was none. */

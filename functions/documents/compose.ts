@@ -3,12 +3,14 @@ import type { DocumentsDeps } from './app.js';
 import { DocumentService } from './service.js';
 import { DynamoDocumentStore } from './store.js';
 
+/** The documents table's store (also read by the fine-tuning group). */
+export function documentStore(runtime: Runtime): DynamoDocumentStore {
+  return new DynamoDocumentStore(runtime.db, runtime.tableName('documents'));
+}
+
 /** The service wired to DynamoDB and the configured metadata catalog. */
 export function documentService(runtime: Runtime): DocumentService {
-  return new DocumentService(
-    new DynamoDocumentStore(runtime.db, runtime.tableName('documents')),
-    metadataCatalog(runtime),
-  );
+  return new DocumentService(documentStore(runtime), metadataCatalog(runtime));
 }
 
 export function documentsDeps(runtime: Runtime): DocumentsDeps {

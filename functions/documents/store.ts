@@ -1,7 +1,13 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '../../shared/aws/batch-get.js';
 import { isConditionFailed } from '../../shared/aws/errors.js';
-import { listAll, listAttributes, listOwned, withoutListAttributes } from '../../shared/aws/listing.js';
+import {
+  listAll,
+  listAttributes,
+  listOwned,
+  OWNER_PRINCIPAL_INDEX,
+  withoutListAttributes,
+} from '../../shared/aws/listing.js';
 import { queryAll, type Page } from '../../shared/aws/pagination.js';
 import type { Document, DocumentStatus } from './schemas.js';
 
@@ -14,7 +20,6 @@ const LIST_PK = 'document';
 const CONFIRMING = 'confirming';
 const CLAIM = 'confirmation_claim';
 const CLAIM_EXPIRES = 'confirmation_claim_expires_at';
-const BY_OWNER = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' };
 const BY_PENDING_DOMAIN = 'by_pending_domain';
 
 /** Fields a write may set; `null` is stored as null (the contract's unset value). */
@@ -31,7 +36,7 @@ export type WriteResult = { ok: true; document: Document } | { ok: false; reason
 /** What the documents group needs of its store (fakes implement it without casts). */
 export type DocumentStore = Pick<DynamoDocumentStore, keyof DynamoDocumentStore>;
 
-export class DynamoDocumentStore implements DocumentStore {
+export class DynamoDocumentStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -46,11 +51,6 @@ export class DynamoDocumentStore implements DocumentStore {
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
-  }
-
-  async get(id: string): Promise<Document | undefined> {
-    const item = await this.getRaw(id);
-    return item ? toDocument(item) : undefined;
   }
 
   /** The document and its owner's principal (absent on documents stored before principals were). */
@@ -85,7 +85,7 @@ export class DynamoDocumentStore implements DocumentStore {
   async listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<Document>> {
     const page = await listOwned(
       { db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor },
-      BY_OWNER,
+      OWNER_PRINCIPAL_INDEX,
       owner,
     );
     return { items: page.items.map(toDocument), nextCursor: page.nextCursor };

@@ -1,17 +1,17 @@
 import { s3Client } from '../../shared/aws/s3.js';
 import type { Runtime } from '../composition.js';
-import { DynamoDocumentStore } from '../documents/store.js';
+import { documentStore } from '../documents/compose.js';
 import type { FinetuneDeps } from './app.js';
 import { ArtifactStore } from './artifacts.js';
 import { FinetuneService } from './service.js';
 import { DynamoFinetuneJobStore } from './store.js';
 
 /** The service wired to DynamoDB, the artifacts bucket and the documents it reads. */
-export function finetuneService(runtime: Runtime): FinetuneService {
+function finetuneService(runtime: Runtime): FinetuneService {
   return new FinetuneService(
     new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
     new ArtifactStore(s3Client(runtime.config), runtime.config.artifactsBucket),
-    new DynamoDocumentStore(runtime.db, runtime.tableName('documents')),
+    documentStore(runtime),
   );
 }
 

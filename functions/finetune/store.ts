@@ -1,17 +1,22 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../../shared/aws/errors.js';
-import { listAll, listAttributes, listOwned, withoutListAttributes } from '../../shared/aws/listing.js';
+import {
+  listAll,
+  listAttributes,
+  listOwned,
+  OWNER_PRINCIPAL_INDEX,
+  withoutListAttributes,
+} from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import type { FinetuneJob } from './schemas.js';
 
 const LIST_PK = 'finetune-job';
-const BY_OWNER = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' };
 
 /** Fine-tuning jobs as the service sees them (its public methods; DynamoFinetuneJobStore below implements them). */
 export type FinetuneJobStore = Pick<DynamoFinetuneJobStore, keyof DynamoFinetuneJobStore>;
 
 /** DynamoDB repository for fine-tuning dataset jobs (TABLES.finetuneJobs). */
-export class DynamoFinetuneJobStore implements FinetuneJobStore {
+export class DynamoFinetuneJobStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -40,7 +45,7 @@ export class DynamoFinetuneJobStore implements FinetuneJobStore {
   async listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>> {
     const page = await listOwned(
       { db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor },
-      BY_OWNER,
+      OWNER_PRINCIPAL_INDEX,
       owner,
     );
     return { items: page.items.map(strip), nextCursor: page.nextCursor };

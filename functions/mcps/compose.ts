@@ -4,7 +4,7 @@ import { McpServerService } from './service.js';
 import { DynamoMcpServerStore } from './store.js';
 
 /** The service wired to DynamoDB. */
-export function mcpService(runtime: Runtime): McpServerService {
+function mcpService(runtime: Runtime): McpServerService {
   return new McpServerService(new DynamoMcpServerStore(runtime.db, runtime.tableName('mcpServers')));
 }
 

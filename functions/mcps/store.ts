@@ -19,7 +19,7 @@ export type McpServerFields = Pick<McpServer, 'name' | 'command' | 'args' | 'ena
 export type McpServerStore = Pick<DynamoMcpServerStore, keyof DynamoMcpServerStore>;
 
 /** DynamoDB repository for MCP server configurations (TABLES.mcpServers). */
-export class DynamoMcpServerStore implements McpServerStore {
+export class DynamoMcpServerStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

@@ -4,7 +4,7 @@ import type { MetastoreDeps } from './app.js';
 import { MetastoreService } from './service.js';
 
 /** The service wired to the configured metastore and catalog, and the documents service. */
-export function metastoreService(runtime: Runtime): MetastoreService {
+function metastoreService(runtime: Runtime): MetastoreService {
   return new MetastoreService(metastore(runtime), metadataCatalog(runtime), documentService(runtime));
 }
 

@@ -4,7 +4,7 @@ import { MigrationService } from './service.js';
 import { DynamoConfigStore, DynamoConnectionStore } from './store.js';
 
 /** The service wired to DynamoDB, the secret box and the configured workflow engine. */
-export function migrationService(runtime: Runtime): MigrationService {
+function migrationService(runtime: Runtime): MigrationService {
   return new MigrationService(
     new DynamoConfigStore(runtime.db, runtime.tableName('migrationConfig')),
     new DynamoConnectionStore(runtime.db, runtime.tableName('migrationConnections')),

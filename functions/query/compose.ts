@@ -3,7 +3,7 @@ import type { QueryDeps } from './app.js';
 import { QueryService } from './service.js';
 
 /** The service wired to the configured metastore, catalog and model. */
-export function queryService(runtime: Runtime): QueryService {
+function queryService(runtime: Runtime): QueryService {
   return new QueryService(metastore(runtime), metadataCatalog(runtime), chatModel(runtime.config));
 }
 

@@ -65,6 +65,9 @@ export function listAll(page: IndexPage, listPk: string): Promise<Page<Record<st
   return queryIndex(page, 'by_created', { name: 'list_pk', value: listPk }, 'created_key');
 }
 
+/** The index of items by their owner's principal (infra/tables.ts: `by_owner_principal`). */
+export const OWNER_PRINCIPAL_INDEX = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' } as const;
+
 /** One owner's items, oldest first (an index keyed by the owner and `created_at`). */
 export function listOwned(
   page: IndexPage,
