@@ -26,7 +26,7 @@ import { platformDeps } from './platform/compose.js';
 import { createQueryApp } from './query/app.js';
 import { queryDeps } from './query/compose.js';
 
-export const API_INFO = {
+const API_INFO = {
   title: 'Data Platform Management Service',
   version: pkg.version,
   description:

@@ -14,14 +14,14 @@ import { JwtVerifier } from '../shared/auth/jwt.js';
 import { KeyStore } from '../shared/auth/key-store.js';
 import { PskVerifier } from '../shared/auth/psk.js';
 import { documentClient } from '../shared/aws/clients.js';
-import { secretBox } from '../shared/aws/kms.js';
+import { kmsKeyWrapper } from '../shared/aws/kms.js';
 import { type Config, loadConfig } from '../shared/config.js';
 import type { MetadataCatalog } from '../shared/ports/catalog.js';
 import type { IdentityProvider } from '../shared/ports/idp.js';
 import type { ChatModel } from '../shared/ports/llm.js';
 import type { Metastore } from '../shared/ports/metastore.js';
 import type { WorkflowEngine } from '../shared/ports/workflow.js';
-import type { SecretBox } from '../shared/secrets.js';
+import { LocalKeyWrapper, SecretBox } from '../shared/secrets.js';
 
 /**
  * The composition root's shared half: config, the SDK clients, authentication and the
@@ -71,7 +71,8 @@ export function lambdaRuntimeFromEnv(): Runtime {
 
 /** Secrets at rest: KMS when KMS_KEY_ID is set (AWS), else the local key file. */
 export function secrets(runtime: Runtime): SecretBox {
-  return secretBox(runtime.config);
+  const { region, kmsKeyId, dataDir } = runtime.config;
+  return new SecretBox(kmsKeyId ? kmsKeyWrapper(region, kmsKeyId) : new LocalKeyWrapper(dataDir));
 }
 
 /** The metastore chosen by `METASTORE`: Trino, or tables in DynamoDB. */

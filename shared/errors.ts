@@ -58,6 +58,14 @@ export const valueError = (loc: (string | number)[], error: string, input: unkno
   ctx: { error },
 });
 
+/** pydantic's `missing`: a required field is absent (`input`: the object it is missing from, or null). */
+export const missingField = (loc: (string | number)[], input: unknown): ValidationIssue => ({
+  type: 'missing',
+  loc,
+  msg: 'Field required',
+  input,
+});
+
 /** The input breaks a rule: every issue found, each at its `loc`. */
 export class Invalid extends DomainError {
   constructor(readonly issues: ValidationIssue[]) {

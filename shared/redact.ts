@@ -25,6 +25,11 @@ export function redactUrl(url: string): string {
   return `${parsed.protocol}//${userinfo ? `${HIDDEN}@` : ''}${parsed.host}${parsed.pathname}${query}${fragment}`;
 }
 
+/** `text` with every occurrence of a known secret (a password, an API key) replaced. */
+export function redactSecret(text: string, secret: string | null | undefined): string {
+  return secret ? text.split(secret).join(HIDDEN) : text;
+}
+
 /** Every `scheme://...` URL in free text, redacted; the rest of the text is kept. */
 export function redactUrls(text: string): string {
   if (!text.includes('://')) return text;

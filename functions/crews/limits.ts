@@ -1,3 +1,5 @@
+import { jsonBytes } from '../../shared/json.js';
+
 /**
  * Size bounds of what a run writes and E13 answers, measured as JSON in UTF-8 bytes: an
  * event's data is stored as JSON text and served as JSON, where a control character takes
@@ -14,11 +16,6 @@ export const MAX_MESSAGE_BYTES = 4 * 1024;
 export const MAX_EVENT_DATA_BYTES = 350_000;
 /** One E13 answer (a JSON array of events). */
 export const MAX_EVENTS_PAGE_BYTES = 1024 * 1024;
-
-/** The size of `value` as JSON text, in UTF-8 bytes. */
-export function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value) ?? 'null', 'utf8');
-}
 
 /** Bytes one code point takes inside a JSON string (JSON.stringify's escapes, UTF-8). */
 function escapedBytes(codePoint: number): number {
@@ -66,7 +63,8 @@ export function boundOutputs(
   outputs: Readonly<Record<string, unknown>>,
   maxBytes = MAX_EVENT_DATA_BYTES,
 ): Record<string, unknown> {
-  const bounded = { ...outputs };
+  // Step ids are names from users: no inherited keys (as the runner keeps them).
+  const bounded: Record<string, unknown> = Object.assign(Object.create(null), outputs);
   let size = jsonBytes({ outputs: bounded });
   const largestFirst = Object.keys(bounded)
     .map((id) => ({ id, bytes: jsonBytes(bounded[id]) }))

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import * as z from 'zod/mini';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue, valueError } from '../../shared/errors.js';
+import {
+  Forbidden,
+  Invalid,
+  missingField,
+  NotFound,
+  Unavailable,
+  type ValidationIssue,
+  valueError,
+} from '../../shared/errors.js';
 import { laxCoerce } from '../../shared/lax.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
@@ -165,7 +173,7 @@ export function resolveValues(
     } else if (v.default !== undefined) {
       resolved[v.name] = v.default;
     } else if (v.required) {
-      issues.push({ type: 'missing', loc, msg: 'Field required', input: values });
+      issues.push(missingField(loc, values));
     } else {
       resolved[v.name] = null;
     }

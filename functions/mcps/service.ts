@@ -4,13 +4,14 @@ import { Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { nowIso } from '../../shared/time.js';
 import { MAX_SERVER_BYTES, type McpServer, type McpServerRequest } from './schemas.js';
 import type { McpServerStore } from './store.js';
+import { jsonBytes } from '../../shared/json.js';
 
 /**
  * The size rule across fields: a configuration must fit in one stored item. Measured as
  * UTF-8 JSON, which is never smaller than what DynamoDB counts for the same fields.
  */
 export function checkSize(req: McpServerRequest): void {
-  const bytes = Buffer.byteLength(JSON.stringify(req), 'utf8');
+  const bytes = jsonBytes(req);
   if (bytes <= MAX_SERVER_BYTES) return;
   const error = `the configuration is ${bytes} bytes as JSON; at most ${MAX_SERVER_BYTES} are allowed`;
   throw new Invalid([valueError(['body'], error, req)]);

@@ -1,6 +1,6 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Invalid, NotFound, valueError } from '../../shared/errors.js';
+import { Invalid, missingField, NotFound, valueError } from '../../shared/errors.js';
 import type {
   ConnectionTestResult,
   ProbeType,
@@ -22,6 +22,7 @@ import {
   type SecretField,
 } from './schemas.js';
 import type { ConfigItem, ConfigStore, ConfigWrite, ConnectionRecord, ConnectionStore } from './store.js';
+import { jsonBytes } from '../../shared/json.js';
 
 const isSecret = (field: ConfigField): field is SecretField => (SECRET_FIELDS as readonly string[]).includes(field);
 
@@ -141,7 +142,7 @@ export class MigrationService {
    */
   async putConnection(connId: string, req: ConnectionRequest): Promise<Connection> {
     const extra = req.extra ?? null;
-    const bytes = extra === null ? 0 : Buffer.byteLength(JSON.stringify(extra), 'utf8');
+    const bytes = extra === null ? 0 : jsonBytes(extra);
     if (bytes > MAX_EXTRA_BYTES) {
       const error = `extra is ${bytes} bytes as JSON; at most ${MAX_EXTRA_BYTES} are allowed`;
       throw new Invalid([valueError(['body', 'extra'], error, extra)]);
@@ -161,7 +162,7 @@ export class MigrationService {
       at: nowIso(),
     });
     if (!record) {
-      throw new Invalid([{ type: 'missing', loc: ['body', 'password'], msg: 'Field required', input: req }]);
+      throw new Invalid([missingField(['body', 'password'], req)]);
     }
     return toConnection(record);
   }

@@ -1,4 +1,6 @@
 import * as z from 'zod/mini';
+import type { OAuthEndpoints } from '../../shared/auth/discovery.js';
+import { NotFound } from '../../shared/errors.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
 import { OAUTH2_SCHEME } from '../../shared/http/security-schemes.js';
 import { component, doc } from '../../shared/schema.js';
@@ -12,12 +14,6 @@ export const HealthResponse = component(
     build_number: doc(z.string(), "the build's git sha (BUILD_NUMBER), or `local`"),
   }),
 );
-
-/** The issuer's OAuth 2.0 endpoints, for the document's authorization-code flow. */
-export interface OAuthEndpoints {
-  readonly authorizationUrl: string;
-  readonly tokenUrl: string;
-}
 
 export interface PlatformDeps {
   readonly version: string;
@@ -36,7 +32,7 @@ const TITLE = 'Data Platform Management Service';
  * The document with the issuer's authorization and token URLs in its OAuth 2.0 scheme
  * (the generated document holds the local provider's paths as placeholders).
  */
-export function withOAuthEndpoints(document: unknown, endpoints: OAuthEndpoints | undefined): unknown {
+function withOAuthEndpoints(document: unknown, endpoints: OAuthEndpoints | undefined): unknown {
   if (!endpoints) return document;
   const doc = document as { components?: { securitySchemes?: Record<string, unknown> } };
   const scheme = doc.components?.securitySchemes?.[OAUTH2_SCHEME] as
@@ -134,7 +130,7 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
   app.get('/docs', (c) => c.html(page));
   app.get('/docs/:asset', (c) => {
     const asset = swaggerUiAsset(c.req.param('asset'));
-    if (!asset) return c.json({ error: 'Not Found', code: 404 }, 404);
+    if (!asset) throw new NotFound();
     return c.body(new Uint8Array(asset.body), 200, {
       'content-type': asset.type,
       'cache-control': 'public, max-age=86400',

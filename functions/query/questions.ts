@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EntityAnnotations } from '../../shared/ports/catalog.js';
 import type { ColumnSchema, TableSchema } from '../../shared/ports/metastore.js';
 import type { Suggestion } from './schemas.js';
+import { quoteIdentifier } from '../../shared/sql.js';
 
 /*
  * E12's questions and their SQL, generated from a domain's tables and documents: pure
@@ -35,7 +36,6 @@ export interface DomainDocument {
 }
 
 /** A double-quoted SQL identifier (a `"` inside is doubled). */
-export const quoteIdentifier = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 const qualifiedName = (t: TableSchema): string => [t.catalog, t.schema, t.table].map(quoteIdentifier).join('.');
 const displayName = (t: TableSchema): string => `${t.catalog}.${t.schema}.${t.table}`;

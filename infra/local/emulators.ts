@@ -8,6 +8,7 @@ import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { buildApp } from 'fauxqs';
 import { currentProcess, isRunning, processStart, type ProcessId } from './data-lock.js';
 import { StartupError } from './startup-error.js';
+import { isLoopbackAddress, urlHost } from './hosts.js';
 
 export interface RunningEmulator {
   readonly endpoint: string;
@@ -20,12 +21,8 @@ export interface RunningEmulator {
  * address) must not open the unauthenticated database and queues with it.
  */
 function emulatorHost(host: string): string {
-  if (host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)) return host;
-  return '127.0.0.1';
+  return isLoopbackAddress(host) ? host : '127.0.0.1';
 }
-
-/** `host` as a URL's host part (IPv6 addresses in brackets). */
-export const urlHost = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolvePort, reject) => {

@@ -21,8 +21,6 @@ export const OIDC_PATH = '/oidc';
 const LOCAL_AUDIENCE = 'dpm-api';
 /** The resource indicator of the API (RFC 8707): access tokens for it are JWTs. */
 const API_RESOURCE = 'urn:dpm:api';
-/** The public client Swagger UI signs in with (authorization code + PKCE). */
-export const DOCS_CLIENT_ID = 'dpm-docs';
 /** The public client `npm run token` signs in with (authorization code + PKCE). */
 export const CLI_CLIENT_ID = 'dpm-cli';
 export const CLI_REDIRECT_URI = 'http://127.0.0.1/dpm-cli-callback';
@@ -77,6 +75,8 @@ export async function startLocalIdentityProvider(options: {
   otherOrigins?: readonly string[];
   users: readonly LocalUser[];
   dataDir: string;
+  /** The public client Swagger UI signs in with (authorization code + PKCE): AUTH_DOCS_CLIENT_ID. */
+  docsClientId: string;
 }): Promise<LocalIdentityProvider> {
   const issuer = `${options.baseUrl}${OIDC_PATH}`;
   const secrets = await loadSecrets(options.dataDir);
@@ -89,7 +89,7 @@ export async function startLocalIdentityProvider(options: {
     adapter: KeptInMemory,
     clients: [
       {
-        client_id: DOCS_CLIENT_ID,
+        client_id: options.docsClientId,
         client_name: 'API reference (/docs)',
         token_endpoint_auth_method: 'none',
         grant_types: ['authorization_code'],

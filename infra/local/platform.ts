@@ -15,9 +15,10 @@ import { sqsClient } from '../../shared/aws/sqs.js';
 import type { Config } from '../../shared/config.js';
 import { groupForPath, type GroupName } from '../groups.js';
 import { lockDataDir } from './data-lock.js';
-import { type RunningEmulator, startDynamoDb, startSqs, urlHost } from './emulators.js';
+import { type RunningEmulator, startDynamoDb, startSqs } from './emulators.js';
+import { isLoopback, urlHost } from './hosts.js';
 import { ensureBuckets, ensureQueues, ensureTables, type QueueUrls } from './provision.js';
-import { DOCS_CLIENT_ID, type LocalIdentityProvider, startLocalIdentityProvider } from './identity-provider.js';
+import { type LocalIdentityProvider, startLocalIdentityProvider } from './identity-provider.js';
 import { startQueuePoller } from './queue-poller.js';
 import { StartupError } from './startup-error.js';
 
@@ -79,6 +80,8 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     const server = await bind(effective);
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${urlHost(effective.host)}:${port}`;
+    // Closed with the emulators, also when what follows fails.
+    emulators.push({ endpoint: baseUrl, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) });
     const identity = effective.auth.issuer
       ? undefined
       : await startLocalIdentityProvider({
@@ -86,6 +89,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
           otherOrigins: isLoopback(effective.host) ? [`http://localhost:${port}`] : [],
           users: effective.localUsers,
           dataDir: effective.dataDir,
+          docsClientId: effective.auth.docsClientId,
         });
     if (identity) {
       effective = {
@@ -94,11 +98,10 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
           issuer: identity.issuer,
           audience: identity.audience,
           jwksUrl: undefined,
-          docsClientId: DOCS_CLIENT_ID,
+          docsClientId: effective.auth.docsClientId,
         },
       };
     }
-    emulators.push({ endpoint: baseUrl, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) });
 
     const runtime = createRuntime(effective);
     let generatedAdminKey: string | undefined;
@@ -195,5 +198,3 @@ function serveApps(server: Server, runtime: Runtime, identity: LocalIdentityProv
     void listener(req, res);
   });
 }
-
-const isLoopback = (host: string) => host === '127.0.0.1' || host === 'localhost' || host === '::1';

@@ -5,6 +5,7 @@
  */
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { localUserToken, SignInError } from './local-sign-in.js';
+import { urlHost } from './hosts.js';
 
 async function main(): Promise<void> {
   const user = process.argv[2];
@@ -17,8 +18,7 @@ async function main(): Promise<void> {
     if (config.auth.issuer) {
       throw new SignInError(`AUTH_ISSUER is set (${config.auth.issuer}): get tokens from that issuer`);
     }
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    console.log(await localUserToken(`http://${host}:${config.port}`, user));
+    console.log(await localUserToken(`http://${urlHost(config.host)}:${config.port}`, user));
   } catch (err) {
     if (err instanceof SignInError || err instanceof ConfigError) {
       console.error(`dpm: ${err.message}`);

@@ -2,6 +2,7 @@ import { DomainError, Unavailable } from '../errors.js';
 import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
 import type { ConnectionTestResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../ports/workflow.js';
+import { redactSecret } from '../redact.js';
 
 export interface AirflowSettings {
   /** The webserver's base URL (`/api/v1` is appended; a trailing one is tolerated). */
@@ -135,7 +136,7 @@ export class AirflowWorkflow implements WorkflowEngine {
       }).filter(([, value]) => value !== undefined && value !== null),
     );
     const res = await this.call('POST', '/connections/test', body);
-    const hide = (text: string) => redact(redact(text, connection.password), this.settings.password);
+    const hide = (text: string) => redactSecret(redactSecret(text, connection.password), this.settings.password);
     if (res.status === 200) {
       const answer = res.body as { status?: unknown; message?: unknown } | undefined;
       const ok = answer?.status === true;
@@ -209,7 +210,7 @@ export class AirflowWorkflow implements WorkflowEngine {
     logger.warn('unexpected answer from Airflow', { call, status: res.status });
     const detail = detailOf(res);
     return new Unavailable(
-      redact(
+      redactSecret(
         res.status >= 500
           ? `Airflow failed (HTTP ${res.status}) on ${call}`
           : `Airflow answered HTTP ${res.status} to ${call}${detail ? `: ${detail}` : ''}`,
@@ -248,10 +249,6 @@ function parseExtra(extra: string | null | undefined, connId: string): Record<st
   }
   logger.warn('Airflow connection extra is not a JSON object', { conn_id: connId });
   return null;
-}
-
-function redact(text: string, secret: string | null | undefined): string {
-  return secret ? text.split(secret).join('***') : text;
 }
 
 /**

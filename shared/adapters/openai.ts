@@ -1,5 +1,5 @@
 import type { ChatModel } from '../ports/llm.js';
-import { redactUrl, redactUrls } from '../redact.js';
+import { redactSecret, redactUrl, redactUrls } from '../redact.js';
 import { networkReason } from './answers.js';
 
 /** How much of an endpoint's error message a failure quotes. */
@@ -59,6 +59,6 @@ export class OpenAiChatModel implements ChatModel {
 
 /** The endpoint's own words, as a message may carry them: without the key (some echo it), bounded. */
 function peerText(text: string, key: string | undefined): string {
-  const safe = redactUrls(key ? text.split(key).join('***') : text);
+  const safe = redactUrls(redactSecret(text, key));
   return safe.length > MAX_PEER_TEXT ? `${safe.slice(0, MAX_PEER_TEXT)}…` : safe;
 }

@@ -6,8 +6,6 @@ import { redactUrl } from '../redact.js';
 /** Responses are read up to this size; step outputs keep far less. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
-export { isForbiddenAddress } from './address-guard.js';
-
 /** What an http step needs: one request (tests hand the executor a fake). */
 export type HttpRequester = Pick<OutboundHttp, 'request'>;
 

@@ -5,7 +5,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { guardedLookup, refusedHost } from './address-guard.js';
 import type { ConnectionTestResult, ProbeType, WorkflowConnection } from '../ports/workflow.js';
-import { redactUrl } from '../redact.js';
+import { redactSecret, redactUrl } from '../redact.js';
 
 export interface ProbeOptions {
   /** For the whole probe (connect and conversation); default 5 s (API.md §5). */
@@ -44,7 +44,7 @@ export async function probeConnection(
   } catch (err) {
     result = { ok: false, message: `probe failed: ${(err as Error)?.message ?? String(err)}` };
   }
-  return { ok: result.ok, message: redact(result.message, connection.password) };
+  return { ok: result.ok, message: redactSecret(result.message, connection.password) };
 }
 
 async function run(
@@ -442,9 +442,4 @@ function stringField(extra: Record<string, unknown> | null | undefined, name: st
 function printable(text: string): string {
   const escaped = text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   return escaped.length > 120 ? `${escaped.slice(0, 117)}...` : escaped;
-}
-
-/** A peer could echo anything back; the password never leaves in a message. */
-function redact(message: string, password: string | null | undefined): string {
-  return password ? message.split(password).join('***') : message;
 }

@@ -2,6 +2,7 @@ import { Conflict, Unavailable } from '../errors.js';
 import { logger } from '../logger.js';
 import { sortedNames, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';
 import { mapLimit } from '../concurrency.js';
+import { quoteIdentifier, quoteLiteral } from '../sql.js';
 
 export interface TrinoSettings {
   /** The coordinator's base URL (`/v1/statement` is appended). */
@@ -29,12 +30,6 @@ export class TrinoQueryError extends Error {
     this.name = 'TrinoQueryError';
   }
 }
-
-/** A SQL identifier: double-quoted, a `"` inside doubled. */
-export const quoteIdentifier = (name: string): string => `"${name.replaceAll('"', '""')}"`;
-
-/** A SQL string literal: single-quoted, a `'` inside doubled. */
-export const quoteLiteral = (value: string): string => `'${value.replaceAll("'", "''")}'`;
 
 /** QueryResults, the document every statement page is (client protocol). */
 interface QueryResults {

@@ -21,14 +21,18 @@ export async function fetchDiscovery(issuer: string, timeoutMs = 3_000): Promise
   return doc && typeof doc === 'object' ? (doc as Discovery) : {};
 }
 
+/** The issuer's OAuth 2.0 endpoints, for the document's authorization-code flow. */
+export interface OAuthEndpoints {
+  readonly authorizationUrl: string;
+  readonly tokenUrl: string;
+}
+
 /**
  * The issuer's authorization and token endpoints, read from its discovery once and kept;
  * undefined while it cannot be read (asked again next time).
  */
-export function oauthEndpointsOf(
-  issuer: string | undefined,
-): () => Promise<{ authorizationUrl: string; tokenUrl: string } | undefined> {
-  let known: { authorizationUrl: string; tokenUrl: string } | undefined;
+export function oauthEndpointsOf(issuer: string | undefined): () => Promise<OAuthEndpoints | undefined> {
+  let known: OAuthEndpoints | undefined;
   return async () => {
     if (!issuer) return undefined;
     if (known) return known;

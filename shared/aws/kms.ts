@@ -1,6 +1,5 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
-import type { Config } from '../config.js';
-import { LocalKeyWrapper, SecretBox, type KeyWrapper } from '../secrets.js';
+import type { KeyWrapper } from '../secrets.js';
 import { requestTimeouts } from './clients.js';
 
 type KmsSdk = typeof import('./kms-sdk.js');
@@ -10,7 +9,7 @@ const loadSdk = (): Promise<KmsSdk> => import('./kms-sdk.js');
 
 /**
  * Data keys from KMS: generated with the stage's key, unwrapped by KMS on read. The client
- * is a KMSClient, or made from the SDK on first use (what `secretBox` does).
+ * is a KMSClient, or made from the SDK on first use (what `kmsKeyWrapper` does).
  */
 export class KmsKeyWrapper implements KeyWrapper {
   private client: Promise<{ kms: KMSClient; sdk: KmsSdk }> | undefined;
@@ -46,11 +45,7 @@ export class KmsKeyWrapper implements KeyWrapper {
   }
 }
 
-/** KMS when KMS_KEY_ID is set (AWS), else the local key file under DPM_DATA_DIR. */
-export function secretBox(config: Pick<Config, 'kmsKeyId' | 'dataDir' | 'region'>): SecretBox {
-  const { region, kmsKeyId } = config;
-  const wrapper = kmsKeyId
-    ? new KmsKeyWrapper((sdk) => new sdk.KMSClient({ region, requestHandler: requestTimeouts() }), kmsKeyId)
-    : new LocalKeyWrapper(config.dataDir);
-  return new SecretBox(wrapper);
+/** The data keys wrapped by the KMS key `keyId` (its client loaded on first use). */
+export function kmsKeyWrapper(region: string, keyId: string): KmsKeyWrapper {
+  return new KmsKeyWrapper((sdk) => new sdk.KMSClient({ region, requestHandler: requestTimeouts() }), keyId);
 }

@@ -8,7 +8,7 @@ import type { RequestAuthenticator } from '../auth/authenticator.js';
 import type { Caller, Role } from '../auth/caller.js';
 import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
-import { Forbidden, Invalid, NotFound, Unavailable, type ValidationIssue } from '../errors.js';
+import { Forbidden, Invalid, missingField, NotFound, Unavailable, type ValidationIssue } from '../errors.js';
 import { errorAnswer, MethodNotAllowed, PayloadTooLarge, sdkFailure } from './errors.js';
 import {
   jsonInvalid,
@@ -245,7 +245,7 @@ async function validateRequest(c: Context<AppEnv>, spec: RequestSpec, caller: Ca
   if (spec.body) {
     const text = await c.req.text();
     if (text.trim() === '') {
-      if (spec.bodyRequired) detail.push({ type: 'missing', loc: ['body'], msg: 'Field required', input: null });
+      if (spec.bodyRequired) detail.push(missingField(['body'], null));
     } else {
       let json: unknown;
       let parsedOk = false;

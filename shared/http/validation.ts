@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { valueError, type ValidationIssue } from '../errors.js';
+import { missingField, valueError, type ValidationIssue } from '../errors.js';
 import { isRecord, laxCoerce, laxIssue } from '../lax.js';
 
 /**
@@ -132,8 +132,7 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
   const input = valueAt(raw, path);
   switch (issue.code) {
     case 'invalid_type': {
-      if (input === undefined)
-        return [{ type: 'missing', loc, msg: 'Field required', input: missingInput(source, raw, path) }];
+      if (input === undefined) return [missingField(loc, missingInput(source, raw, path))];
       const [type, msg] = invalidType(issue, input);
       return [{ type, loc, msg, input }];
     }
@@ -144,8 +143,7 @@ function convert(issue: Issue, source: Source, raw: unknown, prefix: Path): Vali
       return [{ ...formatIssue(issue), loc, input }];
     case 'invalid_value': {
       // zod reports a missing enum or literal field as a wrong value; pydantic as missing.
-      if (input === undefined)
-        return [{ type: 'missing', loc, msg: 'Field required', input: missingInput(source, raw, path) }];
+      if (input === undefined) return [missingField(loc, missingInput(source, raw, path))];
       const values = issue.values as readonly unknown[];
       const expected = pyChoices(values);
       return [

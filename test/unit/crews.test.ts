@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type HttpRequester, isForbiddenAddress, OutboundHttp } from '../../shared/adapters/outbound-http.js';
+import { isForbiddenAddress } from '../../shared/adapters/address-guard.js';
+import { type HttpRequester, OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import { Invalid, type ValidationIssue } from '../../shared/errors.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
 import { type Step, TemplateRequest, type Variable } from '../../functions/crews/schemas.js';
@@ -11,12 +12,12 @@ import {
   boundOutputs,
   capJson,
   fittingPage,
-  jsonBytes,
   MAX_ERROR_BYTES,
   MAX_EVENT_DATA_BYTES,
   MAX_OUTPUT_BYTES,
 } from '../../functions/crews/limits.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
+import { jsonBytes } from '../../shared/json.js';
 import { references, render } from '../../functions/crews/templating.js';
 
 /** A template request as the HTTP layer hands it over (zod defaults filled in). */

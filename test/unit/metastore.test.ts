@@ -1,7 +1,8 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { quoteIdentifier, quoteLiteral, TrinoMetastore, TrinoQueryError } from '../../shared/adapters/trino.js';
+import { TrinoMetastore, TrinoQueryError } from '../../shared/adapters/trino.js';
+import { quoteIdentifier, quoteLiteral } from '../../shared/sql.js';
 import { Conflict, Unavailable } from '../../shared/errors.js';
 import { statusOf } from '../../shared/http/errors.js';
 import { type FakeTrino, startFakeTrino } from '../support/trino-server.js';

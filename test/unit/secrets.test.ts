@@ -5,7 +5,9 @@ import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/clie
 import { mockClient } from 'aws-sdk-client-mock';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KmsKeyWrapper, secretBox } from '../../shared/aws/kms.js';
+import { secrets, createRuntime } from '../../functions/composition.js';
+import { KmsKeyWrapper } from '../../shared/aws/kms.js';
+import { loadConfig } from '../../shared/config.js';
 import { LocalKeyWrapper, SecretBox } from '../../shared/secrets.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -57,7 +59,7 @@ describe('SecretBox with the local key', () => {
 
   it('picks the local key without KMS_KEY_ID', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dpm-secrets-'));
-    const box = secretBox({ kmsKeyId: undefined, dataDir: dir, region: 'us-east-1' });
+    const box = secrets(createRuntime(loadConfig({ DPM_DATA_DIR: dir })));
     expect(await box.open(await box.seal('x', 'c'), 'c')).toBe('x');
   });
 });
