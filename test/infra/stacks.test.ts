@@ -70,7 +70,10 @@ beforeAll(() => {
 afterAll(() => rmSync(stubRoot, { recursive: true, force: true }));
 
 /** Synthesizes both stacks as app.ts does, with cdk.json's feature flags and no bundling. */
-function synthesize(name: StageName, options: { stage?: Partial<Stage>; workers?: readonly WorkerDefinition[] } = {}) {
+function synthesize(
+  name: StageName,
+  options: { stage?: Partial<Stage>; workers?: readonly WorkerDefinition[]; buildNumber?: string } = {},
+) {
   const cdkJson = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'cdk.json'), 'utf8'));
   const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
   const stage = { ...stageNamed(name), ...options.stage };
@@ -88,6 +91,7 @@ function synthesize(name: StageName, options: { stage?: Partial<Stage>; workers?
     llmApiKey: stateful.llmApiKey,
     projectRoot: stubRoot,
     ...(options.workers && { workers: options.workers }),
+    ...(options.buildNumber && { buildNumber: options.buildNumber }),
   });
   return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
 }
@@ -554,6 +558,16 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
   });
 
   describe('stateless stack', () => {
+    it('gives every function the build number (-c buildNumber=<git sha>) that GET /api/health/ping reports', () => {
+      const { stateless: built } = synthesize(name, { buildNumber: 'abc1234' });
+      const ours = resources(built, 'AWS::Lambda::Function').filter(([, f]) =>
+        String(f.Properties.FunctionName).startsWith(`dpm-${name}-`),
+      );
+      expect(ours).toHaveLength(groups.length + workers.length);
+      for (const [, f] of ours)
+        expect(f.Properties.Environment.Variables.BUILD_NUMBER, f.Properties.FunctionName).toBe('abc1234');
+    });
+
     it('has one arm64 Node 22 function per group and per worker', () => {
       const ours = resources(stateless, 'AWS::Lambda::Function').filter(([, f]) =>
         String(f.Properties.FunctionName).startsWith(`dpm-${name}-`),

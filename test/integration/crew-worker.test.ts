@@ -14,19 +14,13 @@ import { DynamoRunStore, type RunItem, type RunStore, type RunUpdate } from '../
 import { createWorkerHandler, type SqsHandler } from '../../functions/crews/worker.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { documentClient } from '../../shared/aws/clients.js';
-import { api, slug, token } from './helpers.js';
+import { api, db, slug, token } from './helpers.js';
 
 // ---------------------------------------------------------------------------------------
 // The suite's DynamoDB Local, and runs inserted directly (no SQS message), so that only
 // the handlers these tests build ever execute them.
 // ---------------------------------------------------------------------------------------
 
-const db = () =>
-  documentClient({
-    region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-  });
 const runsTable = () => physicalTableName(inject('stage'), TABLES.crewRuns);
 const eventsTable = () => physicalTableName(inject('stage'), TABLES.events);
 

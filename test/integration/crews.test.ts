@@ -5,7 +5,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCrewsApp } from '../../functions/crews/app.js';
 import { crewService } from '../../functions/crews/compose.js';
-import { jsonBytes, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from '../../functions/crews/limits.js';
+import { MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from '../../functions/crews/limits.js';
+import { jsonBytes } from '../../shared/json.js';
 import { CrewService } from '../../functions/crews/service.js';
 import { DynamoRunStore, DynamoTemplateStore } from '../../functions/crews/store.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
@@ -508,21 +509,32 @@ const platformRuntime = () =>
     }),
   );
 
+/** A pending run written directly to the store with its run.queued event, as E2 leaves it. */
+async function storePendingRun(
+  fields: { template_id: string; values: Record<string, unknown>; steps: never[] } = {
+    template_id: randomUUID(),
+    values: {},
+    steps: [],
+  },
+) {
+  const runtime = platformRuntime();
+  const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const item = pendingRun(id, now, fields);
+  await store.create(item, { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' });
+  return { runtime, store, id, now, item };
+}
+
 describe('unfinished runs', () => {
   it('are queued again (as the local platform does at start-up) and finish', async () => {
-    const runtime = platformRuntime();
     const template = await createTemplate();
-    const id = randomUUID();
-    const now = new Date().toISOString();
     // A run whose message was lost: stored with its first event, never queued.
-    await new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')).create(
-      pendingRun(id, now, {
-        template_id: template.id,
-        values: { who: 'lost', times: 1, loud: true, extra: null },
-        steps: threeSteps.steps as never,
-      }),
-      { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
-    );
+    const { runtime, id } = await storePendingRun({
+      template_id: template.id,
+      values: { who: 'lost', times: 1, loud: true, extra: null },
+      steps: threeSteps.steps as never,
+    });
     await new Promise((r) => setTimeout(r, 300));
     // Read as an admin: the run was stored directly, with a starter's name only.
     expect((await api(`/api/crew-runs/${id}`, { token: admin })).body.status).toBe('pending');
@@ -699,12 +711,7 @@ describe('step outputs of control characters (bounded as JSON)', () => {
   it('E13 splits stored events larger than a page allows, one event at least per answer', async () => {
     // Events as a service without these bounds wrote them: messages that are 6x larger as
     // JSON than as stored (control characters), one of them over 1 MiB on its own.
-    const runtime = platformRuntime();
-    const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
-    const id = randomUUID();
-    const now = new Date().toISOString();
-    const item = pendingRun(id, now, { template_id: randomUUID(), values: {}, steps: [] });
-    await store.create(item, { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' });
+    const { store, id, now, item } = await storePendingRun();
     const sizes = [30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 200_000, 10, 30_000, 30_000];
     for (const [i, size] of sizes.entries()) {
       const ok = await store.append(item, {
@@ -738,12 +745,7 @@ describe('step outputs of control characters (bounded as JSON)', () => {
   });
 
   it('E13 answers at most 1000 events, and the next start continues without gaps', async () => {
-    const runtime = platformRuntime();
-    const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
-    const id = randomUUID();
-    const now = new Date().toISOString();
-    const item = pendingRun(id, now, { template_id: randomUUID(), values: {}, steps: [] });
-    await store.create(item, { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' });
+    const { store, id, now, item } = await storePendingRun();
     const total = 1205;
     for (let index = 1; index < total; index++) {
       const ok = await store.append(item, {

@@ -7,9 +7,8 @@ import { DynamoDataShareStore } from '../../functions/data-shares/store.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { KeycloakIdentityProvider } from '../../shared/adapters/keycloak.js';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
-import { documentClient } from '../../shared/aws/clients.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../support/keycloak-server.js';
-import { api, type ApiResponse, slug, token } from './helpers.js';
+import { api, type ApiResponse, db, slug, token } from './helpers.js';
 
 interface Share {
   id: string;
@@ -34,11 +33,6 @@ beforeAll(async () => {
   bob = await token('bob');
 });
 
-const db = () =>
-  documentClient({
-    region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-  });
 const table = (key: 'dataShares' | 'idpClients') => physicalTableName(inject('stage'), TABLES[key]);
 const rawItem = async (key: 'dataShares' | 'idpClients', name: string) =>
   (

@@ -9,10 +9,10 @@ import { TABLES, physicalTableName } from '../../infra/tables.js';
 import { DataHubCatalog } from '../../shared/adapters/datahub.js';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import type { Caller } from '../../shared/auth/caller.js';
-import { documentClient } from '../../shared/aws/clients.js';
 import { documentUrnOf } from '../../shared/ports/catalog.js';
 import { startFakeDataHub, type FakeDataHub } from '../support/datahub-server.js';
 import { rejection } from '../support/rejection.js';
+import { db } from './helpers.js';
 
 /**
  * Documents with CATALOG=datahub: the documents app over HTTP, its items in the suite's
@@ -37,11 +37,6 @@ const authenticator: RequestAuthenticator = {
   },
 };
 
-const db = () =>
-  documentClient({
-    region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-  });
 const store = () => new DynamoDocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
 const catalog = () => new DataHubCatalog({ gmsUrl: datahub.url, token: datahub.token }, { timeoutMs: 2_000 });
 

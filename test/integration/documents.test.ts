@@ -6,10 +6,9 @@ import { DynamoDocumentStore } from '../../functions/documents/store.js';
 import { TABLES, physicalTableName } from '../../infra/tables.js';
 import { BuiltinCatalog } from '../../shared/adapters/builtin-catalog.js';
 import type { Caller } from '../../shared/auth/caller.js';
-import { documentClient } from '../../shared/aws/clients.js';
 import { Unavailable } from '../../shared/errors.js';
 import { rejection } from '../support/rejection.js';
-import { api, slug, token } from './helpers.js';
+import { api, db, slug, token } from './helpers.js';
 
 const BASE = '/api/documents';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -26,11 +25,6 @@ beforeAll(async () => {
 });
 
 /** The suite's DynamoDB: the built-in catalog and the documents table, as the platform wires them. */
-const db = () =>
-  documentClient({
-    region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-  });
 const catalog = () => new BuiltinCatalog(db(), physicalTableName(inject('stage'), TABLES.catalog));
 const store = () => new DynamoDocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
 const service = () => new DocumentService(store(), catalog());

@@ -88,15 +88,19 @@ export const principalOf = (name: string, subject = `sub-${name}`) => tokenPrinc
 /** A unique lowercase slug, so tests never share data. */
 export const slug = (prefix = 't') => `${prefix}-${randomUUID().slice(0, 8)}`;
 
+/** The local platform's DynamoDB, for tests that read or write its tables directly. */
+export const db = () =>
+  documentClient({
+    region: 'us-east-1',
+    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+  });
+
+/** A table's name on the test platform's stage. */
+export const table = (key: keyof typeof TABLES) => physicalTableName(inject('stage'), TABLES[key]);
+
 let keyStore: KeyStore | undefined;
 function keys(): KeyStore {
-  keyStore ??= new KeyStore(
-    documentClient({
-      region: 'us-east-1',
-      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-    }),
-    physicalTableName(inject('stage'), TABLES.keys),
-  );
+  keyStore ??= new KeyStore(db(), table('keys'));
   return keyStore;
 }
 

@@ -6,9 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { physicalTableName, TABLES } from '../../infra/tables.js';
-import { documentClient } from '../../shared/aws/clients.js';
-import { api, type ApiResponse, deleteKey, insertKey, slug, token } from './helpers.js';
+import { api, type ApiResponse, db, insertKey, slug, table, token } from './helpers.js';
 
 const run = randomUUID().slice(0, 8);
 const adminPsk = () => inject('adminPsk');
@@ -19,13 +17,6 @@ const post = (path: string, auth: { token?: string; psk?: string }, body?: unkno
 function expectStatus(res: ApiResponse, status: number): void {
   expect(res.status, res.text).toBe(status);
 }
-
-const db = () =>
-  documentClient({
-    region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-  });
-const table = (key: keyof typeof TABLES) => physicalTableName(inject('stage'), TABLES[key]);
 
 async function newKey(auth: { token?: string; psk?: string }, validityDays = 30) {
   const res = await post(`/api/dataproduct/${slug('product')}/psk`, auth, {
@@ -316,6 +307,7 @@ describe('key lineage', () => {
     const child = await newKey({ psk: adminPsk() }, 1);
     const grandchild = await newKey({ psk: child.key }, 1);
     await deleteKeyById(child.psk);
+    expectStatus(await api('/api/dataproduct/psk', { psk: child.key }), 401);
     expectStatus(await api('/api/dataproduct/psk', { psk: grandchild.key }), 401);
   });
 });

@@ -69,6 +69,27 @@ describe('the local OpenID Connect provider', () => {
     );
   });
 
+  it('requires PKCE of the /docs client: an authorization request without a code challenge is refused', async () => {
+    const authorize = (extra: string) =>
+      fetch(
+        `${platform.baseUrl}/oidc/auth?client_id=dpm-docs&response_type=code&scope=openid&state=s` +
+          `&redirect_uri=${encodeURIComponent(`${platform.baseUrl}/docs/oauth2-redirect.html`)}${extra}`,
+        { redirect: 'manual' },
+      );
+    const without = await authorize('');
+    const refused = new URL(without.headers.get('location')!, platform.baseUrl);
+    expect(refused.pathname).toBe('/docs/oauth2-redirect.html');
+    expect(refused.searchParams.get('error')).toBe('invalid_request');
+    expect(refused.searchParams.get('error_description')).toMatch(/PKCE/);
+    expect(refused.searchParams.has('code')).toBe(false);
+    // With one, the same request goes on to the sign-in page.
+    const challenge = '&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256';
+    const withChallenge = await authorize(challenge);
+    expect(new URL(withChallenge.headers.get('location')!, platform.baseUrl).pathname).toMatch(
+      /^\/oidc\/interaction\//,
+    );
+  });
+
   it('signs a local user in and issues an RFC 9068 access token with the user’s name and roles', async () => {
     const token = await localUserToken(platform.baseUrl, 'dana');
     expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'RS256', typ: 'at+jwt' });
@@ -148,13 +169,14 @@ describe('the local OpenID Connect provider', () => {
     expect(wrong.status).toBe(401);
   });
 
-  it('npm run token prints exactly one line: an access token the service accepts', async () => {
-    const out = await run('npx', ['tsx', 'infra/local/token.ts', 'alice'], {
+  it('npm run -s token prints exactly one line: an access token of that user the service accepts', async () => {
+    const out = await run('npm', ['run', '-s', 'token', '--', 'alice'], {
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DPM_DATA_DIR: dataDir },
       timeout: 60_000,
     });
     const lines = out.stdout.split('\n').filter((l) => l !== '');
     expect(lines).toHaveLength(1);
+    expect(decodeJwt(lines[0]!)).toMatchObject({ sub: 'alice', preferred_username: 'alice' });
     expect((await call('/api/documents', lines[0]!)).status).toBe(200);
     const refused = await run('npx', ['tsx', 'infra/local/token.ts', 'mallory'], {
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },

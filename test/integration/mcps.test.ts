@@ -198,6 +198,7 @@ describe('MCP servers', () => {
 
   it('sends X-Next-Cursor only when more remain: never after the last item, even on a full page', async () => {
     await createServer();
+    await createServer();
     let cursor: string | null = null;
     let pages = 0;
     do {
@@ -212,7 +213,10 @@ describe('MCP servers', () => {
       pages++;
     } while (cursor && pages < 1000);
     expect(cursor).toBeNull();
-    expect(pages).toBeGreaterThanOrEqual(1);
+    // One page per server: the cursors led through all of them, and stopped at the last.
+    const all = await api<Server[]>('/api/mcps?limit=1000', { token: alice });
+    expect(pages).toBe(all.body.length);
+    expect(pages).toBeGreaterThanOrEqual(2);
   });
 
   it('answers 404, not 405, to a path with a trailing slash', async () => {
