@@ -4,13 +4,15 @@ import * as z from 'zod/mini';
  * The service's configuration, parsed once from the environment. Nothing else in the
  * code base reads `process.env`: everything receives a `Config`.
  */
-const blankToUndefined = z.transform((v: string) => (v === '' ? undefined : v));
-
-const optionalUrl = z.optional(
-  z.pipe(z.pipe(z.string().check(z.trim()), blankToUndefined), z.optional(z.url({ error: 'must be an http(s) URL' }))),
+/** Trimmed text; blank counts as unset. */
+const optionalText = z.optional(
+  z.pipe(
+    z.string().check(z.trim()),
+    z.transform((v: string) => (v === '' ? undefined : v)),
+  ),
 );
 
-const optionalText = z.optional(z.pipe(z.string().check(z.trim()), blankToUndefined));
+const optionalUrl = z.pipe(optionalText, z.optional(z.url({ error: 'must be an http(s) URL' })));
 
 const adapter = <T extends readonly [string, ...string[]]>(values: T) =>
   z._default(z.enum(values, { error: `must be one of ${values.join(', ')}` }), values[0] as T[0]);
