@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../infra/local/data-lock.js';
 import {
   dynamoDbPid,
@@ -30,7 +30,7 @@ const WORKSPACE = 'durability';
 const DECISION_KEYS = ['alpha', 'beta', 'gamma'];
 const PRODUCT = 'durability-product';
 
-const { tmp, dataDir, logFile, started, decoys } = localProcessScratch('dpm-durability-');
+const { tmp, dataDir, logFile, started, decoys, printLogOnFailure, lockPid } = localProcessScratch('dpm-durability-');
 
 const PLATFORM_ENV = {
   STAGE: 'durable',
@@ -43,15 +43,6 @@ async function start(): Promise<LocalProcess> {
   started.push(p);
   await p.waitUntilReady(60_000);
   return p;
-}
-
-/** Prints the end of each run's output (stdout and stderr) started by the current test, if it fails. */
-function printLogOnFailure(): void {
-  const from = started.length;
-  onTestFailed(() => {
-    const runs = started.slice(from).map((p, i) => `--- run ${i + 1} (pid ${p.pid}) of ${logFile} ---\n${p.tail(40)}`);
-    console.error(runs.join('\n') || '(no run started)');
-  });
 }
 
 /** One HTTP call to a platform started here (helpers.ts `api` talks to the shared one). */
@@ -366,7 +357,6 @@ async function expectVersionsContinue(base: string, ledger: Ledger): Promise<voi
 const javaPid = (dir = dataDir) => dynamoDbPid(dir);
 
 /** The PID the data directory's lock names. */
-const lockPid = () => Number(readFileSync(join(dataDir, LOCK_FILE), 'utf8').split('\n')[0]);
 
 const errorLines = (p: LocalProcess) =>
   p

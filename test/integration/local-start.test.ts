@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LOCK_FILE, processStart } from '../../infra/local/data-lock.js';
 import {
   dynamoDbPid,
@@ -21,21 +21,12 @@ import {
 const ADMIN_PSK = 'local-start-admin-key-0123456789abcdef';
 const ENV = { STAGE: 'safestart', DPM_ADMIN_PSK: ADMIN_PSK };
 
-const { dataDir, logFile, started, decoys } = localProcessScratch('dpm-local-start-');
+const { dataDir, logFile, started, decoys, printLogOnFailure, lockPid } = localProcessScratch('dpm-local-start-');
 
 function spawnPlatform(): LocalProcess {
   const p = LocalProcess.spawn({ dataDir, logFile, env: ENV });
   started.push(p);
   return p;
-}
-
-/** Prints the output of each run the current test started, if it fails. */
-function printLogOnFailure(): void {
-  const from = started.length;
-  onTestFailed(() => {
-    const runs = started.slice(from).map((p, i) => `--- run ${i + 1} (pid ${p.pid}) ---\n${p.tail(40)}`);
-    console.error(runs.join('\n') || '(no run started)');
-  });
 }
 
 async function call(base: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -54,8 +45,6 @@ async function createServer(base: string, name: string): Promise<Record<string, 
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body;
 }
-
-const lockPid = () => Number(readFileSync(join(dataDir, LOCK_FILE), 'utf8').split('\n')[0]);
 
 /** A PID that no process has: a child that has exited (and been reaped). */
 async function deadPid(): Promise<number> {

@@ -13,7 +13,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll } from 'vitest';
+import { afterAll, onTestFailed } from 'vitest';
+import { LOCK_FILE } from '../../infra/local/data-lock.js';
 import { readPidFile } from '../../infra/local/emulators.js';
 
 /**
@@ -294,6 +295,10 @@ export function localProcessScratch(prefix: string): {
   readonly started: LocalProcess[];
   /** Processes the tests spawned besides the platform (decoys). */
   readonly decoys: number[];
+  /** Prints the end of each run the current test starts (stdout and stderr), if the test fails. */
+  printLogOnFailure(): void;
+  /** The PID the data directory's lock names (infra/local/data-lock.ts). */
+  lockPid(): number;
 } {
   const tmp = mkdtempSync(join(tmpdir(), prefix));
   const scratch = {
@@ -302,6 +307,16 @@ export function localProcessScratch(prefix: string): {
     logFile: join(tmp, 'platform.log'),
     started: [] as LocalProcess[],
     decoys: [] as number[],
+    printLogOnFailure() {
+      const from = scratch.started.length;
+      onTestFailed(() => {
+        const runs = scratch.started
+          .slice(from)
+          .map((p, i) => `--- run ${i + 1} (pid ${p.pid}) of ${scratch.logFile} ---\n${p.tail(40)}`);
+        console.error(runs.join('\n') || '(no run started)');
+      });
+    },
+    lockPid: () => Number(readFileSync(join(scratch.dataDir, LOCK_FILE), 'utf8').split('\n')[0]),
   };
   afterAll(async () => {
     for (const p of scratch.started) {
