@@ -38,7 +38,9 @@ export class KeyService {
    */
   async create(dataproductId: string, req: CreateKeyRequest, caller: Caller): Promise<CreatedKey> {
     const secret = `dpm_${randomSecret()}`;
-    const wanted = Date.now() + req.validity_days * DAY_MS;
+    // One clock reading: valid_until is exactly created_at + validity_days.
+    const now = Date.now();
+    const wanted = now + req.validity_days * DAY_MS;
     const record: KeyRecord = {
       key_hash: sha256Hex(secret),
       psk: randomUUID(),
@@ -47,7 +49,7 @@ export class KeyService {
       roles: [...caller.roles].sort(),
       created_by: caller.name,
       created_by_principal: caller.principal,
-      created_at: nowIso(),
+      created_at: iso(now),
       valid_until_ms: caller.key ? Math.min(wanted, caller.key.validUntilMs) : wanted,
       ...(caller.key ? { lineage: lineageThrough(caller) } : {}),
     };
