@@ -78,8 +78,15 @@ export class ServiceApp extends Hono<AppEnv> {
   constructor(private readonly authenticator: RequestAuthenticator | undefined) {
     super();
     this.use('*', requestContext());
-    const limit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => Promise.reject(new PayloadTooLarge()) });
-    this.use('*', (c, next) => (mayHaveBody(c) ? limit(c, next) : next()));
+    const countedLimit = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => Promise.reject(new PayloadTooLarge()) });
+    this.use('*', (c, next) => {
+      // A chunked body is counted as it arrives; a declared length is checked as declared
+      // (as hono's bodyLimit does, without making the Node adapter build a Web Request).
+      if (c.req.header('transfer-encoding') !== undefined) return countedLimit(c, next);
+      const length = c.req.header('content-length');
+      if (length !== undefined && parseInt(length, 10) > MAX_BODY_BYTES) return Promise.reject(new PayloadTooLarge());
+      return next();
+    });
     this.onError(errorToResponse);
     this.notFound((c) => {
       const allowed = allowedMethods(this, c.req.path);
@@ -180,9 +187,10 @@ function mayHaveBody(c: Context<AppEnv>): boolean {
  * closes the connection instead.
  */
 async function drainBody(c: Context<AppEnv>): Promise<void> {
-  if (!mayHaveBody(c)) return;
+  if (!mayHaveBody(c) || c.res.status === 413) return;
   const raw = c.req.raw;
-  if (!raw.body || raw.bodyUsed || raw.body.locked || c.res.status === 413) return;
+  // bodyUsed first: after the adapter read the body directly, asking for `body` would build a Request.
+  if (raw.bodyUsed || !raw.body || raw.body.locked) return;
   try {
     await raw.arrayBuffer();
   } catch {
