@@ -47,15 +47,10 @@ const CHILD_ENV = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
-/** Module init time of a bundle in fresh Node processes (median of `runs`). */
-function initTime(file: string, runs = 7): number {
+/** Module init time of a bundle in a fresh Node process. */
+function initTime(file: string): number {
   const script = `const t = performance.now(); await import(${JSON.stringify(file)}); process.stdout.write(String(performance.now() - t));`;
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: CHILD_ENV });
-    times.push(Number(out.toString()));
-  }
-  return median(times);
+  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: CHILD_ENV }).toString());
 }
 
 /**
@@ -98,11 +93,11 @@ const COLD_START_CONTEXT = `{
 }`;
 
 /**
- * Cold start of an HTTP bundle in fresh Node processes (median of `runs`): importing the
- * bundle (module init) plus answering its first request, COLD_START_EVENT. The figure goes
- * out on stderr, as the handler logs its request on stdout.
+ * Cold start of an HTTP bundle in a fresh Node process: importing the bundle (module
+ * init) plus answering its first request, COLD_START_EVENT. The figure goes out on
+ * stderr, as the handler logs its request on stdout.
  */
-function coldStart(file: string, runs = 7): { ms: number; status: number } {
+function coldStart(file: string): { ms: number; status: number } {
   const script = [
     'const t = performance.now();',
     `const { handler } = await import(${JSON.stringify(file)});`,
@@ -110,48 +105,60 @@ function coldStart(file: string, runs = 7): { ms: number; status: number } {
     'const ms = performance.now() - t;',
     'process.stderr.write(`\\n@@cold-start ${JSON.stringify({ ms, status: res.statusCode })}\\n`);',
   ].join('\n');
-  const figures: { ms: number; status: number }[] = [];
-  for (let i = 0; i < runs; i++) {
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: CHILD_ENV });
-    const line = child.stderr
-      .toString()
-      .split('\n')
-      .find((l) => l.startsWith('@@cold-start '));
-    if (child.status !== 0 || !line) {
-      throw new Error(`cold start of ${file} failed (${child.status}): ${child.stderr.toString().slice(-2000)}`);
-    }
-    figures.push(JSON.parse(line.slice('@@cold-start '.length)));
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: CHILD_ENV });
+  const line = child.stderr
+    .toString()
+    .split('\n')
+    .find((l) => l.startsWith('@@cold-start '));
+  if (child.status !== 0 || !line) {
+    throw new Error(`cold start of ${file} failed (${child.status}): ${child.stderr.toString().slice(-2000)}`);
   }
-  const statuses = new Set(figures.map((f) => f.status));
-  if (statuses.size !== 1) throw new Error(`cold start of ${file} answered ${[...statuses].join(', ')}`);
-  return { ms: median(figures.map((f) => f.ms)), status: figures[0]!.status };
+  return JSON.parse(line.slice('@@cold-start '.length)) as { ms: number; status: number };
 }
+
+/** Fresh processes per bundle for each figure: medians of this many. */
+const RUNS = 7;
 
 export async function measureBundles(root: string): Promise<{ baseline: BundleFigure; groups: BundleFigure[] }> {
   const dir = join(root, 'test/bench/.tmp');
   mkdirSync(dir, { recursive: true });
   const baselineSource = join(dir, 'baseline-src.ts');
   writeFileSync(baselineSource, BASELINE);
-  const one = async (name: string, entry: string, http: boolean): Promise<BundleFigure> => {
-    const outfile = join(dir, `${name}.mjs`);
+  const bundles: { name: string; entry: string; http: boolean }[] = [
+    { name: 'baseline (Hono + DynamoDB document client)', entry: baselineSource, http: true },
+    ...GROUPS.map((g) => ({ name: g.name, entry: join(root, g.entry), http: true })),
+    // Queue consumers: no HTTP request to answer, so module init only.
+    ...WORKERS.map((g) => ({ name: g.name, entry: join(root, g.entry), http: false })),
+  ];
+  const built = [];
+  for (const b of bundles) {
+    const outfile = join(dir, `${b.name}.mjs`);
     await build({
       ...LAMBDA_BUILD,
-      entryPoints: [entry],
+      entryPoints: [b.entry],
       outfile,
       absWorkingDir: root,
       nodePaths: [join(root, 'node_modules')],
     });
-    return {
-      name,
-      bytes: statSync(outfile).size,
-      initMs: initTime(outfile),
-      ...(http ? { coldStart: coldStart(outfile) } : {}),
-    };
-  };
-  const baseline = await one('baseline (Hono + DynamoDB document client)', baselineSource, true);
-  const groups: BundleFigure[] = [];
-  for (const g of GROUPS) groups.push(await one(g.name, join(root, g.entry), true));
-  // Queue consumers: no HTTP request to answer, so module init only.
-  for (const g of WORKERS) groups.push(await one(g.name, join(root, g.entry), false));
-  return { baseline, groups };
+    built.push({ ...b, outfile, inits: [] as number[], colds: [] as { ms: number; status: number }[] });
+  }
+  // Round after round over every bundle, so that a slower spell of this machine weighs on
+  // all of them alike instead of on whichever was measured then.
+  for (let round = 0; round < RUNS; round++) {
+    for (const b of built) {
+      b.inits.push(initTime(b.outfile));
+      if (b.http) b.colds.push(coldStart(b.outfile));
+    }
+  }
+  for (const b of built) {
+    const statuses = new Set(b.colds.map((c) => c.status));
+    if (statuses.size > 1) throw new Error(`cold start of ${b.name} answered ${[...statuses].join(', ')}`);
+  }
+  const figures: BundleFigure[] = built.map((b) => ({
+    name: b.name,
+    bytes: statSync(b.outfile).size,
+    initMs: median(b.inits),
+    ...(b.http ? { coldStart: { ms: median(b.colds.map((c) => c.ms)), status: b.colds[0]!.status } } : {}),
+  }));
+  return { baseline: figures[0]!, groups: figures.slice(1) };
 }
