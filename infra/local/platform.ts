@@ -9,7 +9,7 @@ import { crewRunner } from '../../functions/crews/compose-worker.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler } from '../../functions/crews/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
-import { emulatorOptions } from '../../shared/aws/clients.js';
+import { emulatorOptions } from '../../shared/aws/client-options.js';
 import { s3Client } from '../../shared/aws/s3.js';
 import { sqsClient } from '../../shared/aws/sqs.js';
 import type { Config } from '../../shared/config.js';

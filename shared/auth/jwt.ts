@@ -24,12 +24,38 @@ const loadJose = (): Promise<Jose> => (joseModule ??= import('./jose.js'));
 /** JOSE failures that mean "the identity provider did not answer", not "bad token". */
 const PROVIDER_DOWN = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JOSE_GENERIC']);
 
+/**
+ * A client sends the same access token with many requests, and checking its signature is
+ * most of what authenticating a Bearer request costs (WebCrypto, off the event loop and
+ * back). A token that passed is remembered for at most a minute and never past its expiry
+ * (with the same clock tolerance as the check), so a key the provider withdraws stops
+ * working within the JWKS cache's own bounds. Only exact token strings that verified hit;
+ * refused tokens are never kept. Bounded: the oldest entry leaves first.
+ */
+const VERIFIED_FOR_MS = 60_000;
+const VERIFIED_MAX = 2_000;
+const CLOCK_TOLERANCE_S = 60;
+
 export class JwtVerifier {
   private jwks: Promise<JWTVerifyGetKey> | undefined;
+  private readonly verified = new Map<string, { readonly caller: Caller; readonly until: number }>();
 
   constructor(private readonly settings: JwtSettings) {}
 
   async verify(token: string): Promise<Caller> {
+    const now = Date.now();
+    const known = this.verified.get(token);
+    if (known) {
+      if (now < known.until) return known.caller;
+      this.verified.delete(token);
+    }
+    const { caller, exp } = await this.check(token);
+    if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(token, { caller, until: Math.min(now + VERIFIED_FOR_MS, (exp + CLOCK_TOLERANCE_S) * 1000) });
+    return caller;
+  }
+
+  private async check(token: string): Promise<{ caller: Caller; exp: number }> {
     const { issuer, audience } = this.settings;
     if (!issuer) throw new Unauthenticated('Bearer sessions are not configured on this service');
     const jose = await loadJose();
@@ -41,7 +67,7 @@ export class JwtVerifier {
         issuer,
         ...(audience ? { audience } : {}),
         algorithms: ALGORITHMS,
-        clockTolerance: 60,
+        clockTolerance: CLOCK_TOLERANCE_S,
         // A token without an expiry would be valid forever.
         requiredClaims: ['exp', 'sub'],
       }));
@@ -60,10 +86,9 @@ export class JwtVerifier {
     const name = nameFromClaims(payload);
     if (typeof subject !== 'string' || subject === '' || !name) throw new Unauthenticated('Token names no subject');
     return {
-      principal: tokenPrincipal(issuer, subject),
-      name,
-      roles: rolesFromClaims(payload, audience),
-      via: 'bearer',
+      caller: { principal: tokenPrincipal(issuer, subject), name, roles: rolesFromClaims(payload, audience), via: 'bearer' },
+      // requiredClaims makes jose refuse a token without a numeric exp
+      exp: payload.exp as number,
     };
   }
 

@@ -1,6 +1,6 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
 import type { KeyWrapper } from '../secrets.js';
-import { requestTimeouts } from './clients.js';
+import { requestTimeouts } from './client-options.js';
 
 type KmsSdk = typeof import('./kms-sdk.js');
 

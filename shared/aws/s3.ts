@@ -1,6 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config.js';
-import { emulatorOptions, requestTimeouts } from './clients.js';
+import { emulatorOptions, requestTimeouts } from './client-options.js';
 
 const s3Clients = new Map<string, S3Client>();
 

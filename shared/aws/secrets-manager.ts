@@ -1,4 +1,4 @@
-import { requestTimeouts } from './clients.js';
+import { requestTimeouts } from './client-options.js';
 
 let reader: Promise<(arn: string) => Promise<string>> | undefined;
 const values = new Map<string, Promise<string>>();

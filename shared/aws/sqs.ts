@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config.js';
-import { emulatorOptions, requestTimeouts } from './clients.js';
+import { emulatorOptions, requestTimeouts } from './client-options.js';
 
 const sqsClients = new Map<string, SQSClient>();
 

@@ -156,7 +156,7 @@ function requestContext(): MiddlewareHandler<AppEnv> {
     const started = performance.now();
     await next();
     await drainBody(c);
-    c.header('X-Request-Id', requestId);
+    answerHeader(c, 'X-Request-Id', requestId);
     logger.info('request', {
       request_id: requestId,
       method: c.req.method,
@@ -194,7 +194,21 @@ async function drainBody(c: Context<AppEnv>): Promise<void> {
   try {
     await raw.arrayBuffer();
   } catch {
-    c.header('Connection', 'close');
+    answerHeader(c, 'Connection', 'close');
+  }
+}
+
+/**
+ * A header on the answer already made. Hono's `c.header` would first copy the answer
+ * around its `body`, which turns the Node adapter's lightweight response (a string it
+ * writes at once) into a Web stream it then has to read back: set on its live headers.
+ */
+function answerHeader(c: Context<AppEnv>, name: string, value: string): void {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    // immutable headers (Response.redirect, a fetched answer passed through)
+    c.header(name, value);
   }
 }
 

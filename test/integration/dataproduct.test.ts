@@ -8,7 +8,8 @@ import {
 } from '../../shared/auth/bootstrap.js';
 import { KeyStore } from '../../shared/auth/key-store.js';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { documentClient, emulatorOptions } from '../../shared/aws/clients.js';
+import { emulatorOptions } from '../../shared/aws/client-options.js';
+import { documentClient } from '../../shared/aws/clients.js';
 import { ensureTables } from '../../infra/local/provision.js';
 import { sha256Hex } from '../../shared/crypto.js';
 import { api, insertKey, slug, token } from './helpers.js';

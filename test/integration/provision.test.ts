@@ -10,7 +10,8 @@ import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it, vi } from 'vitest';
 import { ensureTables } from '../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
-import { documentClient, emulatorOptions } from '../../shared/aws/clients.js';
+import { emulatorOptions } from '../../shared/aws/client-options.js';
+import { documentClient } from '../../shared/aws/clients.js';
 
 /** What a start may not change about a table: its keys, indexes, creation time, TTL. */
 async function tableState(client: DynamoDBClient, name: string) {

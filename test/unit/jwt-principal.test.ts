@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BOOTSTRAP_PRINCIPAL, tokenPrincipal } from '../../shared/auth/caller.js';
 import { JwtVerifier } from '../../shared/auth/jwt.js';
 
@@ -87,5 +87,50 @@ describe('a Bearer caller’s principal (API.md §1 Identity)', () => {
     ];
     const principals = pairs.map(([iss, sub]) => tokenPrincipal(iss, sub));
     expect(new Set(principals).size).toBe(pairs.length);
+  });
+});
+
+describe('a verified token remembered for the next requests', () => {
+  afterEach(() => vi.useRealTimers());
+
+  const signExpiring = (issuer: string, exp: number) =>
+    new SignJWT({ sub: 's1', preferred_username: 'alice' })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: 'k1' })
+      .setIssuer(issuer)
+      .setAudience(AUDIENCE)
+      .setExpirationTime(exp)
+      .sign(privateKey);
+
+  it('is never accepted past its expiry and the clock tolerance, however recently it passed', async () => {
+    const iss = 'https://idp.test';
+    const v = verifier(iss);
+    const t0 = Date.now();
+    vi.useFakeTimers({ toFake: ['Date'], now: t0 });
+    // expired 30 s ago: still inside the 60 s tolerance, so it passes now...
+    const token = await signExpiring(iss, Math.floor(t0 / 1000) - 30);
+    expect((await v.verify(token)).principal).toBe(tokenPrincipal(iss, 's1'));
+    vi.setSystemTime(t0 + 20_000);
+    expect((await v.verify(token)).principal).toBe(tokenPrincipal(iss, 's1'));
+    // ...and not 45 s later, although the remembering window (a minute) has not run out
+    vi.setSystemTime(t0 + 45_000);
+    await expect(v.verify(token)).rejects.toThrow('Token expired');
+  });
+
+  it('is remembered only when it passed: a refused token stays refused, a good one keeps passing', async () => {
+    const iss = 'https://idp.test';
+    const v = verifier(iss);
+    const good = await sign(iss, { sub: 's1', preferred_username: 'alice' });
+    const forged = `${good.slice(0, good.lastIndexOf('.'))}.${'A'.repeat(342)}`;
+    for (let i = 0; i < 3; i++) {
+      await expect(v.verify(forged)).rejects.toThrow('Invalid token');
+      expect((await v.verify(good)).principal).toBe(tokenPrincipal(iss, 's1'));
+    }
+  });
+
+  it('is remembered per verifier and token: another issuer’s verifier checks it afresh and refuses it', async () => {
+    const iss = 'https://idp.test';
+    const token = await sign(iss, { sub: 's1', preferred_username: 'alice' });
+    expect((await verifier(iss).verify(token)).name).toBe('alice');
+    await expect(verifier('https://other.test').verify(token)).rejects.toThrow('Invalid token');
   });
 });
