@@ -1,5 +1,5 @@
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { sqsClient } from '../../shared/aws/sqs.js';
+import { sqsAccess } from '../../shared/aws/sqs.js';
 import { chatModel, type Runtime } from '../composition.js';
 import { SqsRunQueue } from './run-queue.js';
 import { CrewRunner } from './runner.js';
@@ -13,7 +13,7 @@ import { DynamoRunStore, type RunStore } from './store.js';
 
 /** The crew-run queue the API sends to and the worker sends a continued run back to. */
 export function runQueue(runtime: Runtime): SqsRunQueue {
-  return new SqsRunQueue(sqsClient(runtime.config), runtime.config.crewRunQueueUrl);
+  return new SqsRunQueue(sqsAccess(runtime.config), runtime.config.crewRunQueueUrl);
 }
 
 export function runStore(runtime: Runtime): RunStore {

@@ -1,4 +1,5 @@
-import { DeleteObjectsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { Lazy } from '../../shared/aws/lazy.js';
+import type { S3 } from '../../shared/aws/s3.js';
 import { Unavailable } from '../../shared/errors.js';
 import type { FinetuneJob } from './schemas.js';
 
@@ -9,7 +10,7 @@ export const manifestKey = (jobId: string) => `${jobPrefix(jobId)}manifest.json`
 /** The S3 artifact store of fine-tuning jobs: one prefix per job. */
 export class ArtifactStore {
   constructor(
-    private readonly s3: S3Client,
+    private readonly s3: Lazy<S3>,
     private readonly bucketName: string | undefined,
     /** Keys per ListObjectsV2 page (and so per DeleteObjects call, whose limit is 1000). */
     private readonly pageSize = 1000,
@@ -17,8 +18,9 @@ export class ArtifactStore {
 
   /** Writes the job's manifest: the job as JSON. */
   async writeManifest(job: FinetuneJob): Promise<void> {
-    await this.s3.send(
-      new PutObjectCommand({
+    const { sdk, client } = await this.s3();
+    await client.send(
+      new sdk.PutObjectCommand({
         Bucket: this.bucket(),
         Key: manifestKey(job.id),
         Body: JSON.stringify(job),
@@ -30,11 +32,12 @@ export class ArtifactStore {
   /** Deletes every object under the job's prefix, page by page; returns how many. */
   async deleteAll(jobId: string): Promise<number> {
     const bucket = this.bucket();
+    const { sdk, client } = await this.s3();
     let deleted = 0;
     let token: string | undefined;
     do {
-      const page = await this.s3.send(
-        new ListObjectsV2Command({
+      const page = await client.send(
+        new sdk.ListObjectsV2Command({
           Bucket: bucket,
           Prefix: jobPrefix(jobId),
           MaxKeys: this.pageSize,
@@ -43,8 +46,8 @@ export class ArtifactStore {
       );
       const keys = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
       if (keys.length > 0) {
-        const out = await this.s3.send(
-          new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }),
+        const out = await client.send(
+          new sdk.DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys, Quiet: true } }),
         );
         // DeleteObjects answers 200 even when some keys failed; the job must stay then.
         if (out.Errors?.length) throw new Unavailable('The artifact store did not delete every object of the job');

@@ -1,4 +1,4 @@
-import { s3Client } from '../../shared/aws/s3.js';
+import { s3Access } from '../../shared/aws/s3.js';
 import type { Runtime } from '../composition.js';
 import { documentStore } from '../documents/compose.js';
 import type { FinetuneDeps } from './app.js';
@@ -10,7 +10,7 @@ import { DynamoFinetuneJobStore } from './store.js';
 function finetuneService(runtime: Runtime): FinetuneService {
   return new FinetuneService(
     new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
-    new ArtifactStore(s3Client(runtime.config), runtime.config.artifactsBucket),
+    new ArtifactStore(s3Access(runtime.config), runtime.config.artifactsBucket),
     documentStore(runtime),
   );
 }

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { serviceApps } from '../../functions/apps.js';
@@ -10,8 +11,8 @@ import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler } from '../../functions/crews/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
-import { s3Client } from '../../shared/aws/s3.js';
-import { sqsClient } from '../../shared/aws/sqs.js';
+import { s3Access } from '../../shared/aws/s3.js';
+import { sqsAccess } from '../../shared/aws/sqs.js';
 import type { Config } from '../../shared/config.js';
 import { groupForPath, type GroupName } from '../groups.js';
 import { lockDataDir } from './data-lock.js';
@@ -68,8 +69,9 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     const admin = new DynamoDBClient(emulatorOptions({ region: config.region, endpoint: dynamodb }));
     await ensureTables(admin, config.stage);
     admin.destroy();
-    const queues = await ensureQueues(sqsClient(withEndpoints), config.stage);
-    const buckets = await ensureBuckets(s3Client(withEndpoints), config.stage);
+    const { client: sqsClient } = await sqsAccess(withEndpoints)();
+    const queues = await ensureQueues(sqsClient, config.stage);
+    const buckets = await ensureBuckets((await s3Access(withEndpoints)()).client, config.stage);
     let effective: Config = {
       ...withEndpoints,
       crewRunQueueUrl: config.crewRunQueueUrl ?? queues.crewRuns.url,
@@ -108,7 +110,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     if (effective.adminPsk) await ensureConfiguredAdminKey(runtime.keys, effective.adminPsk);
     else generatedAdminKey = await ensureGeneratedAdminKey(runtime.keys);
 
-    const workers = startWorkers(runtime, queues.crewRuns, options.retryDelaySeconds ?? 2);
+    const workers = startWorkers(runtime, sqsClient, queues.crewRuns, options.retryDelaySeconds ?? 2);
     // The emulated queue forgets its messages on restart; the runs themselves are kept.
     const requeued = await crewService(runtime).requeueOpenRuns();
     serveApps(server, runtime, identity);
@@ -137,8 +139,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
 }
 
 /** The crew worker and dead-letter handler, fed by polling the queues as Lambda would. */
-function startWorkers(runtime: Runtime, queue: QueueUrls, retryDelaySeconds: number) {
-  const sqs = sqsClient(runtime.config);
+function startWorkers(runtime: Runtime, sqs: SQSClient, queue: QueueUrls, retryDelaySeconds: number) {
   const runner = crewRunner(runtime);
   const arn = (url: string) => `arn:aws:sqs:${runtime.config.region}:000000000000:${url.split('/').pop()}`;
   const pollers = [

@@ -2,7 +2,6 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from '
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { guardedLookup, refusedHost } from './address-guard.js';
 import type { ConnectionTestResult, ProbeType, WorkflowConnection } from '../ports/workflow.js';
 import { redactSecret, redactUrl } from '../redact.js';
@@ -320,6 +319,8 @@ async function probeS3(
   // Agents of its own, whose connections resolve through the address guard.
   const httpAgent = new HttpAgent({ lookup: guardedLookup });
   const httpsAgent = new HttpsAgent({ lookup: guardedLookup });
+  // loaded on the first S3 probe: in a Lambda the module comes from the runtime
+  const { S3Client, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
   const client = new S3Client({
     region,
     ...(endpoint ? { endpoint } : {}),

@@ -86,7 +86,12 @@ export class JwtVerifier {
     const name = nameFromClaims(payload);
     if (typeof subject !== 'string' || subject === '' || !name) throw new Unauthenticated('Token names no subject');
     return {
-      caller: { principal: tokenPrincipal(issuer, subject), name, roles: rolesFromClaims(payload, audience), via: 'bearer' },
+      caller: {
+        principal: tokenPrincipal(issuer, subject),
+        name,
+        roles: rolesFromClaims(payload, audience),
+        via: 'bearer',
+      },
       // requiredClaims makes jose refuse a token without a numeric exp
       exp: payload.exp as number,
     };

@@ -2,10 +2,13 @@ import type { KMSClient } from '@aws-sdk/client-kms';
 import type { KeyWrapper } from '../secrets.js';
 import { requestTimeouts } from './client-options.js';
 
-type KmsSdk = typeof import('./kms-sdk.js');
+type KmsSdk = typeof import('@aws-sdk/client-kms');
 
-/** The KMS SDK, loaded when a secret is first sealed or opened, not at cold start. */
-const loadSdk = (): Promise<KmsSdk> => import('./kms-sdk.js');
+/**
+ * The KMS SDK, loaded when a secret is first sealed or opened, not at cold start (in a
+ * Lambda it comes from the runtime: RUNTIME_SDK_CLIENTS).
+ */
+const loadSdk = (): Promise<KmsSdk> => import('@aws-sdk/client-kms');
 
 /**
  * Data keys from KMS: generated with the stage's key, unwrapped by KMS on read. The client

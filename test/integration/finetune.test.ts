@@ -7,7 +7,7 @@ import { FinetuneService } from '../../functions/finetune/service.js';
 import { DynamoFinetuneJobStore } from '../../functions/finetune/store.js';
 import { DynamoDocumentStore } from '../../functions/documents/store.js';
 import { freePort } from '../../infra/local/emulators.js';
-import { s3Client } from '../../shared/aws/s3.js';
+import { s3Access, s3With } from '../../shared/aws/s3.js';
 import { loadConfig } from '../../shared/config.js';
 import { createRuntime } from '../../functions/composition.js';
 import { api, slug, token } from './helpers.js';
@@ -406,7 +406,7 @@ describe('deleting a dataset job (E11)', () => {
 
   it('deletes a job whose artifacts were already gone', async () => {
     const job = await createJob(alice);
-    const store = new ArtifactStore(s3, bucket);
+    const store = new ArtifactStore(s3With(s3), bucket);
     expect(await store.deleteAll(job.id)).toBe(1);
     const res = await api(`${BASE}/${job.id}`, { method: 'DELETE', token: alice });
     expect(res.status).toBe(200);
@@ -419,7 +419,7 @@ describe('deleting a dataset job (E11)', () => {
     for (const key of keys) await putObject(key);
     await putObject(`finetune/${jobId}x/other.jsonl`);
     // Two keys a page: four List calls and four DeleteObjects calls.
-    expect(await new ArtifactStore(s3, bucket, 2).deleteAll(jobId)).toBe(7);
+    expect(await new ArtifactStore(s3With(s3), bucket, 2).deleteAll(jobId)).toBe(7);
     expect(await keysOf(jobId)).toEqual([]);
     expect(await keysOf(`${jobId}x`)).toEqual([`finetune/${jobId}x/other.jsonl`]);
   });
@@ -437,7 +437,7 @@ describe('artifact store outage', () => {
         DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
       }),
     );
-    const deadS3 = s3Client({
+    const deadS3 = s3Access({
       region: 'us-east-1',
       endpoints: { ...runtime.config.endpoints, s3: `http://127.0.0.1:${deadPort}` },
     });
