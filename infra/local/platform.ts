@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createServer, type Server } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
+import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { serviceApps } from '../../functions/apps.js';
 import { createRuntime, type Runtime } from '../../functions/composition.js';
 import { crewService } from '../../functions/crews/compose.js';
@@ -189,9 +189,10 @@ function bind(config: Config): Promise<Server> {
 /** Every group's app on the bound server, routed by path prefix; `/oidc` to the local identity provider. */
 function serveApps(server: Server, runtime: Runtime, identity: LocalIdentityProvider | undefined): void {
   const apps = serviceApps(runtime);
-  const listener = getRequestListener((request: Request) => {
+  const listener = getRequestListener((request, env) => {
     const group = groupForPath(new URL(request.url).pathname);
-    return apps[(group?.name ?? 'platform') as GroupName].fetch(request);
+    // env: the group's app may read a body from the incoming message (shared/http/app.ts)
+    return apps[(group?.name ?? 'platform') as GroupName].fetch(request, env as HttpBindings);
   });
   server.removeAllListeners('request');
   server.on('request', (req, res) => {
