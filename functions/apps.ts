@@ -13,6 +13,8 @@ import { createDecisionsApp } from './decisions/app.js';
 import { decisionsDeps } from './decisions/compose.js';
 import { createDocumentsApp } from './documents/app.js';
 import { documentsDeps } from './documents/compose.js';
+import { createEventsApp } from './events/app.js';
+import { eventsDeps } from './events/compose.js';
 import { createFinetuneApp } from './finetune/app.js';
 import { finetuneDeps } from './finetune/compose.js';
 import { createMcpsApp } from './mcps/app.js';
@@ -49,6 +51,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
     migration: () => createMigrationApp(migrationDeps(runtime)),
     metastore: () => createMetastoreApp(metastoreDeps(runtime)),
     documents: () => createDocumentsApp(documentsDeps(runtime)),
+    events: () => createEventsApp(eventsDeps(runtime)),
     query: () => createQueryApp(queryDeps(runtime)),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();

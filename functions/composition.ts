@@ -6,6 +6,7 @@ import { BuiltinIdentityProvider } from '../shared/adapters/builtin-idp.js';
 import { BuiltinMetastore } from '../shared/adapters/builtin-metastore.js';
 import { BuiltinWorkflow } from '../shared/adapters/builtin-workflow.js';
 import { DataHubCatalog } from '../shared/adapters/datahub.js';
+import { EventBridgeBus, LocalEventBus } from '../shared/adapters/eventbridge.js';
 import { KeycloakIdentityProvider } from '../shared/adapters/keycloak.js';
 import { OpenAiChatModel } from '../shared/adapters/openai.js';
 import { TrinoMetastore } from '../shared/adapters/trino.js';
@@ -16,7 +17,9 @@ import { PskVerifier } from '../shared/auth/psk.js';
 import { documentClient } from '../shared/aws/clients.js';
 import { kmsKeyWrapper } from '../shared/aws/kms.js';
 import { type Config, loadConfig } from '../shared/config.js';
+import type { EventsTable } from '../shared/events/outbox.js';
 import type { MetadataCatalog } from '../shared/ports/catalog.js';
+import type { EventBus } from '../shared/ports/event-bus.js';
 import type { IdentityProvider } from '../shared/ports/idp.js';
 import type { ChatModel } from '../shared/ports/llm.js';
 import type { Metastore } from '../shared/ports/metastore.js';
@@ -36,6 +39,8 @@ export interface Runtime {
   readonly keys: KeyStore;
   readonly psk: PskVerifier;
   readonly authenticator: Authenticator;
+  /** Where domain events are recorded (API.md §13). */
+  readonly eventsTable: EventsTable;
   tableName(table: TableKey): string;
 }
 
@@ -57,6 +62,7 @@ export function createRuntime(config: Config, db: DynamoDBDocumentClient = docum
     keys,
     psk,
     authenticator: new Authenticator(new JwtVerifier(config.auth), psk),
+    eventsTable: { tableName: tableName('domainEvents'), ttlDays: config.eventsTtlDays, source: `dpm/${config.stage}` },
     tableName,
   };
 }
@@ -73,6 +79,12 @@ export function lambdaRuntimeFromEnv(): Runtime {
 export function secrets(runtime: Runtime): SecretBox {
   const { region, kmsKeyId, dataDir } = runtime.config;
   return new SecretBox(kmsKeyId ? kmsKeyWrapper(region, kmsKeyId) : new LocalKeyWrapper(dataDir));
+}
+
+/** The bus chosen by `EVENT_BUS_NAME`: the stage's EventBridge bus, or nothing beyond the feed (local). */
+export function eventBus(runtime: Runtime): EventBus {
+  const { eventBusName, stage, region } = runtime.config;
+  return eventBusName ? new EventBridgeBus(eventBusName, stage, region) : new LocalEventBus();
 }
 
 /** The metastore chosen by `METASTORE`: Trino, or tables in DynamoDB. */

@@ -1,4 +1,4 @@
-import type { BucketKey, QueueKey, TableKey } from './tables.js';
+import { type BucketKey, type QueueKey, TABLES, type TableDefinition, type TableKey } from './tables.js';
 
 /**
  * Endpoint groups: one Lambda each on AWS, one sub-app each locally. The path prefixes
@@ -104,6 +104,12 @@ export const GROUPS = [
     usesKms: true,
   },
   {
+    name: 'events',
+    entry: 'functions/events/handler.ts',
+    prefixes: ['/api/domain-events'],
+    tables: { domainEvents: 'read', keys: 'read' },
+  },
+  {
     name: 'query',
     entry: 'functions/query/handler.ts',
     prefixes: ['/api/query'],
@@ -146,6 +152,49 @@ export const WORKERS = [
     tables: { crewRuns: 'readWrite', events: 'readWrite' },
   },
 ] as const satisfies readonly WorkerDefinition[];
+
+/**
+ * Stream consumers: Lambdas with DynamoDB stream event sources (partial batch responses,
+ * records of one item in order). The publisher makes domain events of the domain tables'
+ * stamped changes and writes them to the events table; the dispatcher hands what that
+ * table's stream carries to the stage's EventBridge bus (and webhooks).
+ */
+export interface StreamConsumerDefinition {
+  readonly name: string;
+  readonly entry: string;
+  /** Tables whose streams it reads. */
+  readonly streams: readonly TableKey[];
+  readonly batchSize: number;
+  readonly timeoutSeconds: number;
+  readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
+  /** It puts events on the stage's EventBridge bus. */
+  readonly putsEvents?: boolean;
+}
+
+/** Every table with a stream but the events table itself: their changes become events. */
+const DOMAIN_STREAMS = (Object.keys(TABLES) as TableKey[]).filter(
+  (k) => k !== 'domainEvents' && (TABLES[k] as TableDefinition).stream === true,
+);
+
+export const STREAM_CONSUMERS = [
+  {
+    name: 'events-publisher',
+    entry: 'functions/events/publisher.ts',
+    streams: DOMAIN_STREAMS,
+    batchSize: 100,
+    timeoutSeconds: 60,
+    tables: { domainEvents: 'readWrite' },
+  },
+  {
+    name: 'events-dispatcher',
+    entry: 'functions/events/dispatcher.ts',
+    streams: ['domainEvents'],
+    batchSize: 100,
+    timeoutSeconds: 60,
+    tables: { domainEvents: 'read' },
+    putsEvents: true,
+  },
+] as const satisfies readonly StreamConsumerDefinition[];
 
 export type GroupName = (typeof GROUPS)[number]['name'];
 

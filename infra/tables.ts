@@ -21,6 +21,11 @@ export interface TableDefinition {
   readonly indexes: readonly IndexDefinition[];
   /** Attribute holding an epoch-seconds expiry; DynamoDB deletes expired items. */
   readonly ttlAttribute?: string;
+  /**
+   * The table's stream (new and old images) feeds the events publisher: its committed
+   * changes become domain events (shared/events, API.md §13).
+   */
+  readonly stream?: true;
 }
 
 export interface QueueDefinition {
@@ -61,6 +66,7 @@ export const TABLES = {
   /** Decision versions (`D#<workspace>#<key>` / `V#<version>`) and their per-key counter. */
   decisions: {
     id: 'decisions',
+    stream: true,
     partitionKey: S('pk'),
     sortKey: S('sk'),
     // Sparse: only approved versions carry pub_pk, so the newest approved is one Query.
@@ -69,6 +75,7 @@ export const TABLES = {
   /** Pre-shared keys, addressed by the SHA-256 hash of their secret. */
   keys: {
     id: 'keys',
+    stream: true,
     partitionKey: S('key_hash'),
     indexes: [
       { name: 'by_psk', partitionKey: S('psk') },
@@ -81,12 +88,14 @@ export const TABLES = {
   /** Crew templates; every item carries `list_pk = "template"` so listing is one Query. */
   crewTemplates: {
     id: 'crew-templates',
+    stream: true,
     partitionKey: S('id'),
     indexes: [BY_CREATED],
   },
   /** Crew runs, with the template's steps as they were when the run started. */
   crewRuns: {
     id: 'crew-runs',
+    stream: true,
     partitionKey: S('correlation_id'),
     // Sparse: only unfinished runs carry `open`, so they can be found and queued again.
     indexes: [{ name: 'open_runs', partitionKey: S('open'), sortKey: S('created_at') }],
@@ -103,6 +112,7 @@ export const TABLES = {
   /** Data shares: the registry of shared identity-provider clients, by name. */
   dataShares: {
     id: 'data-shares',
+    stream: true,
     partitionKey: S('name'),
     indexes: [BY_OWNER_PRINCIPAL, RETIRED_BY_OWNER, BY_CREATED],
   },
@@ -114,23 +124,27 @@ export const TABLES = {
   },
   mcpServers: {
     id: 'mcp-servers',
+    stream: true,
     partitionKey: S('id'),
     indexes: [BY_CREATED],
   },
   finetuneJobs: {
     id: 'finetune-jobs',
+    stream: true,
     partitionKey: S('id'),
     indexes: [BY_OWNER_PRINCIPAL, RETIRED_BY_OWNER, BY_CREATED],
   },
   /** The migration infrastructure configuration: one item (`id = "current"`). */
   migrationConfig: {
     id: 'migration-config',
+    stream: true,
     partitionKey: S('id'),
     indexes: [],
   },
   /** Workflow connections of the migration DAGs (passwords encrypted). */
   migrationConnections: {
     id: 'migration-connections',
+    stream: true,
     partitionKey: S('conn_id'),
     indexes: [BY_CREATED],
   },
@@ -140,6 +154,7 @@ export const TABLES = {
    */
   metastore: {
     id: 'metastore',
+    stream: true,
     partitionKey: S('pk'),
     sortKey: S('sk'),
     indexes: [],
@@ -152,6 +167,7 @@ export const TABLES = {
    */
   catalog: {
     id: 'catalog',
+    stream: true,
     partitionKey: S('pk'),
     sortKey: S('sk'),
     indexes: [{ name: 'by_domain', partitionKey: S('domain'), sortKey: S('pk') }],
@@ -159,6 +175,7 @@ export const TABLES = {
   /** Ingested documents and their enrichment; `pending_domain` while a new domain awaits creation. */
   documents: {
     id: 'documents',
+    stream: true,
     partitionKey: S('id'),
     indexes: [
       BY_OWNER_PRINCIPAL,
@@ -166,6 +183,24 @@ export const TABLES = {
       BY_CREATED,
       { name: 'by_pending_domain', partitionKey: S('pending_domain'), sortKey: S('created_at') },
     ],
+  },
+  /**
+   * Domain events (API.md §13): one item per event, gap-free `sequence` per subject. The
+   * publisher writes the events it derives from the domain tables' streams; a deletion
+   * writes its event here in the transaction that deletes. `by_time` is the feed, oldest
+   * first; `by_id` finds one event. This table's own stream feeds the dispatcher
+   * (EventBridge, webhooks).
+   */
+  domainEvents: {
+    id: 'domain-events',
+    stream: true,
+    partitionKey: S('subject'),
+    sortKey: N('sequence'),
+    indexes: [
+      { name: 'by_time', partitionKey: S('feed'), sortKey: S('feed_key') },
+      { name: 'by_id', partitionKey: S('id') },
+    ],
+    ttlAttribute: 'expires_at',
   },
 } as const satisfies Record<string, TableDefinition>;
 

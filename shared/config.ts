@@ -66,6 +66,7 @@ const EnvSchema = z.object({
   KEYCLOAK_ADMIN_CLIENT_ID: optionalText,
   KEYCLOAK_ADMIN_CLIENT_SECRET: optionalText,
   KEYCLOAK_ADMIN_CLIENT_SECRET_ARN: optionalText,
+  EVENT_BUS_NAME: optionalText,
   EVENTS_TTL_DAYS: z._default(wholeNumber('must be a number of days', 1, 3650), 30),
   METASTORE: adapter(['builtin', 'trino'] as const),
   CATALOG: adapter(['builtin', 'datahub'] as const),
@@ -169,6 +170,8 @@ export interface Config {
       }
     | undefined;
   readonly eventsTtlDays: number;
+  /** The stage's EventBridge bus (AWS); unset locally, where events go to the feed and webhooks only. */
+  readonly eventBusName: string | undefined;
   readonly adapters: {
     readonly metastore: 'builtin' | 'trino';
     readonly catalog: 'builtin' | 'datahub';
@@ -271,6 +274,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     datahub,
     airflow,
     eventsTtlDays: e.EVENTS_TTL_DAYS,
+    eventBusName: e.EVENT_BUS_NAME,
     adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
     llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY, apiKeyArn: e.LLM_API_KEY_ARN },
     crewHttpAllowedHosts: (e.CREW_HTTP_ALLOWED_HOSTS ?? '')

@@ -1,3 +1,4 @@
+import type { EventType } from '../../shared/events/types.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
@@ -73,10 +74,18 @@ const toSummary = (item: VersionItem): VersionSummary => ({
   source_version: item.source_version ?? null,
 });
 
-const toDetail = (item: VersionItem): VersionDetail => ({ ...toSummary(item), content: item.content ?? null });
+export const toDetail = (item: VersionItem): VersionDetail => ({ ...toSummary(item), content: item.content ?? null });
 
 const describe = (workspace: string, key: string, version?: number) =>
   version === undefined ? `${workspace}/${key}` : `version ${version} of ${workspace}/${key}`;
+
+/** The domain event of each lifecycle action (API.md §13). */
+const EVENT_OF = {
+  submit: 'decision.version.submitted',
+  approve: 'decision.version.approved',
+  reject: 'decision.version.rejected',
+  retire: 'decision.version.retired',
+} as const satisfies Record<Action, EventType>;
 
 /** Decision versions and their review lifecycle (E1). */
 export class DecisionService {
@@ -114,7 +123,7 @@ export class DecisionService {
       content: req.content,
       history: [{ from: null, to: 'draft', action: 'create', by: caller.name, at, notes: req.notes ?? null }],
     };
-    await this.store.create(item);
+    await this.store.create(item, { type: 'decision.version.created', actor: caller.name, at });
     return toDetail(item);
   }
 
@@ -172,6 +181,7 @@ export class DecisionService {
         : {}),
       maxHistory: MAX_HISTORY,
       ...(rule.published !== undefined ? { published: rule.published } : {}),
+      change: { type: EVENT_OF[action], actor: caller.name, at },
     };
     const result = await this.store.transition(workspace, key, version, write);
     if (result.ok) return toSummary(result.item);

@@ -8,6 +8,8 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
 import { decodeCursor, queryPage, type Page } from '../../shared/aws/pagination.js';
+import { STAMP_ATTRIBUTES, stampNew, stampUpdate } from '../../shared/events/stamp.js';
+import type { Change } from '../../shared/events/types.js';
 import type { DecisionStatus, HistoryEntry, VersionDetail } from './schemas.js';
 
 /** A version as stored: the detail plus its transition history. */
@@ -32,6 +34,8 @@ export interface TransitionWrite {
   readonly published?: boolean;
   /** Refuse the write when the history already holds this many entries. */
   readonly maxHistory?: number;
+  /** The change, stamped on the version for its domain event. */
+  readonly change: Change;
 }
 
 export type TransitionResult = { ok: true; item: VersionItem } | { ok: false; current: VersionItem | undefined };
@@ -57,7 +61,7 @@ const partitionKey = (workspace: string, key: string) => `D#${workspace}#${key}`
 const versionSortKey = (version: number) => `V#${String(version).padStart(10, '0')}`;
 const COUNTER_SK = '#COUNTER';
 
-const KEY_FIELDS = ['pk', 'sk', 'pub_pk', 'pub_sk'];
+const KEY_FIELDS = ['pk', 'sk', 'pub_pk', 'pub_sk', ...STAMP_ATTRIBUTES];
 /**
  * Content is stored as JSON text: any JSON value (huge or precise numbers, empty keys,
  * deep nesting) round-trips, where DynamoDB's native types would refuse some.
@@ -67,7 +71,8 @@ function toStored(item: VersionItem): Record<string, unknown> {
   return { ...rest, content_json: JSON.stringify(content ?? null) };
 }
 
-function strip(item: Record<string, unknown>): VersionItem {
+/** A stored version as the service sees it: content parsed, keys and the change stamp left out. */
+export function strip(item: Record<string, unknown>): VersionItem {
   if (typeof item.content_json === 'string') {
     const { content_json: json, ...rest } = item;
     item = { ...rest, content: JSON.parse(json as string) as unknown };
@@ -81,7 +86,7 @@ function strip(item: Record<string, unknown>): VersionItem {
 export interface DecisionStore {
   /** Reserves the next version number of a key (no two callers get the same). */
   nextVersion(workspace: string, key: string): Promise<number>;
-  create(item: VersionItem): Promise<void>;
+  create(item: VersionItem, change: Change): Promise<void>;
   get(workspace: string, key: string, version: number): Promise<VersionItem | undefined>;
   /** Versions in ascending order, without content and history. */
   list(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionItem>>;
@@ -112,11 +117,16 @@ export class DynamoDecisionStore implements DecisionStore {
     return Number(out.Attributes?.last_version);
   }
 
-  async create(item: VersionItem): Promise<void> {
+  async create(item: VersionItem, change: Change): Promise<void> {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { pk: partitionKey(item.workspace, item.key), sk: versionSortKey(item.version), ...toStored(item) },
+        Item: {
+          pk: partitionKey(item.workspace, item.key),
+          sk: versionSortKey(item.version),
+          ...toStored(item),
+          ...stampNew(change),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -180,9 +190,16 @@ export class DynamoDecisionStore implements DecisionStore {
    * so the caller can tell "missing" from "wrong state" without another read.
    */
   async transition(workspace: string, key: string, version: number, t: TransitionWrite): Promise<TransitionResult> {
-    const names: Record<string, string> = { '#status': 'status', '#history': 'history' };
-    const values: Record<string, unknown> = { ':from': t.from, ':to': t.to, ':entry': [t.history], ':empty': [] };
-    const sets = ['#status = :to', '#history = list_append(if_not_exists(#history, :empty), :entry)'];
+    const stamp = stampUpdate(t.change);
+    const names: Record<string, string> = { '#status': 'status', '#history': 'history', ...stamp.names };
+    const values: Record<string, unknown> = {
+      ':from': t.from,
+      ':to': t.to,
+      ':entry': [t.history],
+      ':empty': [],
+      ...stamp.values,
+    };
+    const sets = ['#status = :to', '#history = list_append(if_not_exists(#history, :empty), :entry)', stamp.set];
     const removes: string[] = [];
     Object.entries(t.set).forEach(([attr, value], i) => {
       names[`#s${i}`] = attr;
@@ -215,7 +232,7 @@ export class DynamoDecisionStore implements DecisionStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: partitionKey(workspace, key), sk: versionSortKey(version) },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''} ADD ${stamp.add}`,
           ConditionExpression: `attribute_exists(pk) AND ${conditions.join(' AND ')}`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,

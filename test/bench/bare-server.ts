@@ -64,6 +64,7 @@ export async function startBareServer(
           history: { from: 'submitted', to: 'approved', action: 'approve', by: approver, at, notes: notes ?? null },
           differentFrom: { created_by_principal: principal, submitted_by_principal: principal },
           published: true,
+          change: { type: 'decision.version.approved', actor: approver, at },
         });
         return result.ok ? send(200, result.item) : send(409, { error: 'Conflict', code: 409 });
       }

@@ -163,6 +163,7 @@ const e1Bare = await counted(
       history: { from: 'submitted', to: 'approved', action: 'approve', by: 'bench-approver', at, notes: 'bench' },
       differentFrom: { created_by_principal: approverPrincipal, submitted_by_principal: approverPrincipal },
       published: true,
+      change: { type: 'decision.version.approved', actor: 'bench-approver', at },
     });
     return result.ok;
   }, E1_REQUESTS),

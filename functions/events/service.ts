@@ -1,0 +1,31 @@
+import type { Page } from '../../shared/aws/pagination.js';
+import { NotFound } from '../../shared/errors.js';
+import type { DomainEvent } from '../../shared/events/types.js';
+import type { FeedQuery } from './schemas.js';
+import type { EventStore, FeedFilter } from './store.js';
+
+/** The domain events feed (API.md §13): what happened, for admins and integrations that poll. */
+export class EventFeedService {
+  constructor(private readonly events: EventStore) {}
+
+  list(query: FeedQuery): Promise<Page<DomainEvent>> {
+    return this.events.list(feedFilter(query), query.limit, query.cursor);
+  }
+
+  async get(id: string): Promise<DomainEvent> {
+    const event = await this.events.get(id);
+    if (!event) throw new NotFound('No such event');
+    return event;
+  }
+}
+
+/** The query's filters in the stored terms: types carry `dpm.`, `since` compares with the recording key. */
+export function feedFilter(query: Pick<FeedQuery, 'type' | 'subject' | 'since'>): FeedFilter {
+  const type = query.type && (query.type.startsWith('dpm.') ? query.type : `dpm.${query.type}`);
+  return {
+    ...(type ? { type: type.endsWith('.*') ? { prefix: type.slice(0, -1) } : { exact: type } } : {}),
+    ...(query.subject !== undefined ? { subject: query.subject } : {}),
+    // normalised to the recording key's form (`...Z`), so the comparison is by instant
+    ...(query.since ? { since: new Date(query.since).toISOString() } : {}),
+  };
+}

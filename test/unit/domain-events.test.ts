@@ -1,0 +1,224 @@
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { decisionEvents } from '../../functions/decisions/events.js';
+import { createDispatcher, recordedEvent } from '../../functions/events/dispatcher.js';
+import { createPublisher, eventOf, tableOfStream } from '../../functions/events/publisher.js';
+import { feedFilter } from '../../functions/events/service.js';
+import type { RecordResult } from '../../functions/events/store.js';
+import { eventItem } from '../../shared/events/outbox.js';
+import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
+import type { DomainEvent } from '../../shared/events/types.js';
+
+const ARN = 'arn:aws:dynamodb:us-east-1:000000000000:table/dpm-test-decisions/stream/2026-11-24T00:00:00.000';
+const ORIGIN = 'dpm/test';
+
+const version = (v: number, status: string) => ({
+  pk: 'D#ws#k',
+  sk: `V#${String(v).padStart(10, '0')}`,
+  workspace: 'ws',
+  key: 'k',
+  version: v,
+  content_sha: 'ab',
+  status,
+  notes: null,
+  created_by: 'alice',
+  created_by_principal: '["i","alice"]',
+  created_at: '2026-11-24T00:00:00.000Z',
+  submitted_by: null,
+  submitted_at: null,
+  approved_by: null,
+  approved_at: null,
+  source_instance: null,
+  source_version: null,
+  content_json: '{"limit":1}',
+  history: [],
+});
+
+let seq = 0;
+function record(
+  eventName: 'INSERT' | 'MODIFY' | 'REMOVE',
+  newItem: Record<string, unknown> | undefined,
+  oldItem?: Record<string, unknown>,
+): DynamoDBRecord {
+  seq += 1;
+  return {
+    eventName,
+    eventSourceARN: ARN,
+    dynamodb: {
+      SequenceNumber: String(seq).padStart(21, '0'),
+      ...(newItem ? { NewImage: marshall(newItem, { removeUndefinedValues: true }) as never } : {}),
+      ...(oldItem ? { OldImage: marshall(oldItem, { removeUndefinedValues: true }) as never } : {}),
+    },
+  };
+}
+
+const change = (type: 'decision.version.created' | 'decision.version.submitted', actor = 'alice') => ({
+  type,
+  actor,
+  at: '2026-11-24T01:00:00.000Z',
+});
+
+describe('a domain event from a stamped stream record (API.md §13)', () => {
+  it('is the envelope of the change, with the resource as GET answers it and no stamp or key in data', () => {
+    const item = { ...version(3, 'draft'), ...stampNew(change('decision.version.created')) };
+    const e = eventOf(record('INSERT', item), decisionEvents, ORIGIN)!;
+    expect(e).toMatchObject({
+      specversion: '1.0',
+      id: item.ev_id,
+      source: ORIGIN,
+      type: 'dpm.decision.version.created',
+      subject: 'decisions/ws/k/versions/3',
+      time: '2026-11-24T01:00:00.000Z',
+      datacontenttype: 'application/json',
+      actor: 'alice',
+      sequence: 1,
+    });
+    expect(e.data).toMatchObject({ workspace: 'ws', key: 'k', version: 3, status: 'draft', content: { limit: 1 } });
+    for (const k of ['pk', 'sk', 'content_json', 'history', 'created_by_principal', 'ev_id', 'ev_seq'])
+      expect(e.data).not.toHaveProperty(k);
+  });
+
+  it('is none for a write that stamped nothing new, a removal, or an item that is no subject', () => {
+    const stamped = { ...version(1, 'draft'), ...stampNew(change('decision.version.created')) };
+    expect(eventOf(record('MODIFY', { ...stamped, notes: 'x' }, stamped), decisionEvents, ORIGIN)).toBeUndefined();
+    expect(eventOf(record('REMOVE', undefined, stamped), decisionEvents, ORIGIN)).toBeUndefined();
+    expect(eventOf(record('INSERT', version(1, 'draft')), decisionEvents, ORIGIN)).toBeUndefined();
+    const counter = { pk: 'D#ws#k', sk: '#COUNTER', last_version: 3, ...stampNew(change('decision.version.created')) };
+    expect(eventOf(record('INSERT', counter), decisionEvents, ORIGIN)).toBeUndefined();
+  });
+
+  it('merges what the change was about into data', () => {
+    const item = {
+      ...version(1, 'submitted'),
+      ...stampNew({ ...change('decision.version.submitted'), about: { changed_fields: ['status'] } }, 1),
+    };
+    const e = eventOf(record('MODIFY', item, version(1, 'draft')), decisionEvents, ORIGIN)!;
+    expect(e.sequence).toBe(2);
+    expect(e.data.changed_fields).toEqual(['status']);
+  });
+
+  it('reads the table from the stream ARN', () => {
+    expect(tableOfStream(ARN)).toBe('dpm-test-decisions');
+    expect(tableOfStream('arn:aws:sqs:us-east-1:1:q')).toBeUndefined();
+  });
+});
+
+describe('the stamp', () => {
+  it('counts one more with each update and is left out of what stores answer', () => {
+    const u = stampUpdate(change('decision.version.submitted'));
+    expect(u.add).toBe('#ev_seq :ev_one');
+    expect(u.values[':ev_one']).toBe(1);
+    expect(u.values[':ev_id']).not.toBe(stampUpdate(change('decision.version.submitted')).values[':ev_id']);
+    const item = { a: 1, ...stampNew(change('decision.version.created')) };
+    expect(unstamped(item)).toEqual({ a: 1 });
+  });
+});
+
+describe('the publisher', () => {
+  const sources = new Map([['dpm-test-decisions', decisionEvents]]);
+
+  function subjectRecords(v: number, n: number) {
+    const out: DynamoDBRecord[] = [];
+    let old: Record<string, unknown> | undefined;
+    for (let i = 0; i < n; i++) {
+      const item = { ...version(v, i === 0 ? 'draft' : 'submitted'), ...stampNew(change('decision.version.created'), i) };
+      out.push(record(old ? 'MODIFY' : 'INSERT', item, old));
+      old = item;
+    }
+    return out;
+  }
+
+  it('records each subject’s events in their order and answers no failure', async () => {
+    const recorded: DomainEvent[] = [];
+    const publisher = createPublisher({
+      events: {
+        record: async (e) => {
+          await new Promise((r) => setTimeout(r, Math.random() * 3));
+          recorded.push(e);
+          return 'recorded' as RecordResult;
+        },
+      },
+      sources,
+      origin: ORIGIN,
+    });
+    const a = subjectRecords(1, 4);
+    const b = subjectRecords(2, 4);
+    const interleaved = a.flatMap((r, i) => [r, b[i]!]);
+    expect(await publisher({ Records: interleaved })).toEqual({ batchItemFailures: [] });
+    for (const subject of ['decisions/ws/k/versions/1', 'decisions/ws/k/versions/2'])
+      expect(recorded.filter((e) => e.subject === subject).map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('answers a failed record and the rest of its subject as failures, not other subjects', async () => {
+    const a = subjectRecords(1, 3);
+    const b = subjectRecords(2, 2);
+    const publisher = createPublisher({
+      events: {
+        record: async (e) => {
+          if (e.subject.endsWith('/1') && e.sequence === 2) throw new Error('throttled');
+          return 'recorded';
+        },
+      },
+      sources,
+      origin: ORIGIN,
+    });
+    const out = await publisher({ Records: [...a, ...b] });
+    expect(out.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([
+      a[1]!.dynamodb!.SequenceNumber,
+      a[2]!.dynamodb!.SequenceNumber,
+    ]);
+  });
+
+  it('takes a record handed again (a duplicate) as done', async () => {
+    const publisher = createPublisher({ events: { record: async () => 'duplicate' }, sources, origin: ORIGIN });
+    expect(await publisher({ Records: subjectRecords(1, 2) })).toEqual({ batchItemFailures: [] });
+  });
+});
+
+describe('the dispatcher', () => {
+  const table = { tableName: 'dpm-test-domain-events', ttlDays: 30, source: ORIGIN };
+  const envelope = (n: number): DomainEvent => ({
+    specversion: '1.0',
+    id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+    source: ORIGIN,
+    type: 'dpm.decision.version.created',
+    subject: 'decisions/ws/k/versions/1',
+    time: '2026-11-24T01:00:00.000Z',
+    datacontenttype: 'application/json',
+    actor: 'alice',
+    sequence: n,
+    data: { version: 1 },
+  });
+  const inserted = (n: number) => record('INSERT', eventItem(table, envelope(n)));
+
+  it('reads the envelope back from the events table’s record, without the table’s own attributes', () => {
+    expect(recordedEvent(inserted(1))).toEqual(envelope(1));
+    expect(recordedEvent(record('REMOVE', undefined, eventItem(table, envelope(1))))).toBeUndefined();
+  });
+
+  it('puts every new event on the bus and answers those the bus refused as failures', async () => {
+    const put: DomainEvent[][] = [];
+    const records = [inserted(1), inserted(2), inserted(3)];
+    const dispatcher = createDispatcher({
+      publish: async (events) => {
+        put.push([...events]);
+        return { failed: events.filter((e) => e.sequence === 2) };
+      },
+    });
+    const out = await dispatcher({ Records: records });
+    expect(put).toEqual([[envelope(1), envelope(2), envelope(3)]]);
+    expect(out.batchItemFailures).toEqual([{ itemIdentifier: records[1]!.dynamodb!.SequenceNumber }]);
+    const down = createDispatcher({ publish: () => Promise.reject(new Error('down')) });
+    expect((await down({ Records: records })).batchItemFailures).toHaveLength(3);
+  });
+});
+
+describe('the feed filter', () => {
+  it('reads types with or without `dpm.`, exact or by prefix, and `since` as an instant', () => {
+    expect(feedFilter({ type: 'decision.*' })).toEqual({ type: { prefix: 'dpm.decision.' } });
+    expect(feedFilter({ type: 'dpm.psk.created' })).toEqual({ type: { exact: 'dpm.psk.created' } });
+    expect(feedFilter({ since: '2026-11-24T02:00:00+01:00' })).toEqual({ since: '2026-11-24T01:00:00.000Z' });
+    expect(feedFilter({ subject: 'psks/x' })).toEqual({ subject: 'psks/x' });
+  });
+});
