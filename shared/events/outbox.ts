@@ -1,3 +1,4 @@
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import type { Change, DomainEvent } from './types.js';
 
@@ -60,4 +61,25 @@ export function eventPut(table: EventsTable, event: DomainEvent) {
       ConditionExpression: 'attribute_not_exists(subject)',
     },
   };
+}
+
+/**
+ * The last sequence recorded for `subject` (0 when none): where a subject that comes back
+ * (a name used again after a deletion) goes on counting, so its sequence never restarts.
+ * Read consistently: the deletion's event was written in the deleting transaction.
+ */
+export async function lastSequence(db: DynamoDBDocumentClient, table: EventsTable, subject: string): Promise<number> {
+  const out = await db.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: 'subject = :s',
+      ExpressionAttributeValues: { ':s': subject },
+      ProjectionExpression: '#seq',
+      ExpressionAttributeNames: { '#seq': 'sequence' },
+      ScanIndexForward: false,
+      Limit: 1,
+      ConsistentRead: true,
+    }),
+  );
+  return Number(out.Items?.[0]?.sequence ?? 0);
 }
