@@ -53,7 +53,14 @@ export const GROUPS = [
     name: 'crews',
     entry: 'functions/crews/handler.ts',
     prefixes: ['/api/crew-templates', '/api/crew-runs', '/api/events'],
-    tables: { crewTemplates: 'readWrite', crewRuns: 'readWrite', events: 'readWrite', keys: 'read' },
+    tables: {
+      crewTemplates: 'readWrite',
+      crewRuns: 'readWrite',
+      events: 'readWrite',
+      keys: 'read',
+      // a template's deletion records its event
+      domainEvents: 'readWrite',
+    },
     sendsTo: ['crewRuns'],
   },
   {

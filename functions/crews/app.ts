@@ -80,7 +80,8 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         success: { status: 200, description: 'The template', schema: CrewTemplate },
         errors: [404],
       },
-      async (c, { params, body }) => c.json(await service.replaceTemplate(params.template_id, body), 200),
+      async (c, { params, body, caller }) =>
+        c.json(await service.replaceTemplate(params.template_id, body, caller), 200),
     )
     .endpoint(
       {
@@ -94,8 +95,8 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         success: { status: 204, description: 'Deleted' },
         errors: [404],
       },
-      async (c, { params }) => {
-        await service.deleteTemplate(params.template_id);
+      async (c, { params, caller }) => {
+        await service.deleteTemplate(params.template_id, caller);
         return c.body(null, 204);
       },
     )

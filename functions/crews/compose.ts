@@ -7,7 +7,7 @@ import { DynamoTemplateStore } from './store.js';
 /** The service wired to DynamoDB and the crew-run queue. */
 export function crewService(runtime: Runtime): CrewService {
   return new CrewService(
-    new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates')),
+    new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
     runStore(runtime),
     runQueue(runtime),
     { eventsTtlDays: runtime.config.eventsTtlDays },

@@ -1,3 +1,4 @@
+import { runChange } from './events.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import { boundOutputs, capText, MAX_MESSAGE_BYTES } from './limits.js';
@@ -86,10 +87,12 @@ export class CrewRunner {
       const events = await this.runs.allEvents(correlationId);
       if (events.some((e) => TERMINAL.has(e.type))) return;
       const error = `The run was abandoned after repeated failures: ${reason}`;
+      const at = nowIso();
       const ok = await this.runs.append(
         run,
         this.event(run, events.length, 'run.failed', error, undefined, { error }),
-        { status: 'failed', finished_at: nowIso(), error },
+        { status: 'failed', finished_at: at, error },
+        runChange('failed', at),
       );
       if (ok) return;
     }
@@ -106,8 +109,10 @@ export class CrewRunner {
       data?: Record<string, unknown>,
       update?: RunUpdate,
     ) => {
-      if (!(await this.runs.append(run, this.event(run, next, type, message, stepId, data), update)))
-        throw new IndexTaken();
+      const event = this.event(run, next, type, message, stepId, data);
+      const at = update?.finished_at ?? update?.started_at ?? event.timestamp;
+      const change = update?.status ? runChange(update.status, at) : undefined;
+      if (!(await this.runs.append(run, event, update, change))) throw new IndexTaken();
       next++;
     };
     const stepEvent = (type: EventType, id: string) => events.find((e) => e.type === type && e.step_id === id);

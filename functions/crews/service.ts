@@ -16,7 +16,8 @@ import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import { fittingPage } from './limits.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
-import type { RunItem, RunStore, TemplateStore } from './store.js';
+import { type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
+import { runChange } from './events.js';
 import { references } from './templating.js';
 
 /** Where runs go to be executed (the crew-run queue). */
@@ -192,19 +193,6 @@ export function resolveValues(
   return resolved;
 }
 
-export const toRun = (item: RunItem): CrewRun => ({
-  correlation_id: item.correlation_id,
-  template_id: item.template_id,
-  status: item.status,
-  values: item.values,
-  created_by: item.created_by,
-  created_at: item.created_at,
-  started_at: item.started_at ?? null,
-  finished_at: item.finished_at ?? null,
-  event_count: item.event_count,
-  error: item.error ?? null,
-});
-
 export interface CrewSettings {
   readonly eventsTtlDays: number;
 }
@@ -231,7 +219,7 @@ export class CrewService {
       created_at: at,
       updated_at: at,
     };
-    await this.templates.create(template);
+    await this.templates.create(template, { type: 'crew.template.created', actor: caller.name, at });
     return template;
   }
 
@@ -245,23 +233,26 @@ export class CrewService {
     return template;
   }
 
-  async replaceTemplate(id: string, req: TemplateRequest): Promise<CrewTemplate> {
+  async replaceTemplate(id: string, req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
     this.checkDeclaration(req);
     const current = await this.getTemplate(id);
+    const at = nowIso();
     const template: CrewTemplate = {
       ...current,
       name: req.name,
       description: req.description ?? null,
       variables: req.variables,
       steps: req.steps,
-      updated_at: nowIso(),
+      updated_at: at,
     };
-    if (!(await this.templates.replace(template))) throw new NotFound(`No crew template ${id}`);
+    const change = { type: 'crew.template.updated', actor: caller.name, at } as const;
+    if (!(await this.templates.replace(template, change))) throw new NotFound(`No crew template ${id}`);
     return template;
   }
 
-  async deleteTemplate(id: string): Promise<void> {
-    if (!(await this.templates.delete(id))) throw new NotFound(`No crew template ${id}`);
+  async deleteTemplate(id: string, caller: Caller): Promise<void> {
+    const change = { type: 'crew.template.deleted', actor: caller.name, at: nowIso() } as const;
+    if (!(await this.templates.delete(id, change))) throw new NotFound(`No crew template ${id}`);
   }
 
   /**
@@ -291,30 +282,36 @@ export class CrewService {
       steps: template.steps,
       expires_at: Math.floor(Date.now() / 1000) + this.settings.eventsTtlDays * 86_400,
     };
-    await this.runs.create(run, {
-      index: 0,
-      correlation_id: run.correlation_id,
-      type: 'run.queued',
-      timestamp: at,
-      message: `Run of crew template '${template.name}' queued by ${caller.name}`,
-      data: { template_id: template.id, values: resolved },
-    });
+    await this.runs.create(
+      run,
+      {
+        index: 0,
+        correlation_id: run.correlation_id,
+        type: 'run.queued',
+        timestamp: at,
+        message: `Run of crew template '${template.name}' queued by ${caller.name}`,
+        data: { template_id: template.id, values: resolved },
+      },
+      runChange('pending', at, caller.name),
+    );
     try {
       await this.queue.send(run.correlation_id);
     } catch (err) {
       logger.error('could not queue crew run', { correlation_id: run.correlation_id, error: err as Error });
       const error = 'The run could not be queued: the queue did not answer';
+      const failedAt = nowIso();
       await this.runs.append(
         run,
         {
           index: 1,
           correlation_id: run.correlation_id,
           type: 'run.failed',
-          timestamp: nowIso(),
+          timestamp: failedAt,
           message: error,
           data: { error },
         },
-        { status: 'failed', finished_at: nowIso(), error },
+        { status: 'failed', finished_at: failedAt, error },
+        runChange('failed', failedAt),
       );
       throw new Unavailable('The crew-run queue did not answer; the run was marked failed');
     }

@@ -1,15 +1,18 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
-  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, withoutListAttributes } from '../../shared/aws/listing.js';
 import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
+import { deletionEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
+import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
+import type { Change } from '../../shared/events/types.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step } from './schemas.js';
 
 const LIST_PK = 'template';
@@ -22,13 +25,14 @@ export class DynamoTemplateStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly events: EventsTable,
   ) {}
 
-  async create(template: CrewTemplate): Promise<void> {
+  async create(template: CrewTemplate, change: Change): Promise<void> {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: templateItem(template),
+        Item: { ...templateItem(template), ...stampNew(change) },
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
@@ -45,26 +49,73 @@ export class DynamoTemplateStore {
     return { items: page.items.map(strip), nextCursor: page.nextCursor };
   }
 
-  /** Replaces an existing template; false when there is none. */
-  async replace(template: CrewTemplate): Promise<boolean> {
+  /**
+   * Replaces an existing template's fields (id, author and creation stay); false when there
+   * is none. An update, not a Put, so the subject's event count goes on.
+   */
+  async replace(template: CrewTemplate, change: Change): Promise<boolean> {
+    const stamp = stampUpdate(change);
+    const { name, description, variables_json, steps, updated_at } = templateItem(template);
     return conditionally(
       this.db.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.tableName,
-          Item: templateItem(template),
+          Key: { id: template.id },
+          UpdateExpression: `SET #name = :name, #description = :description, #variables = :variables, #steps = :steps, #updated = :updated, ${stamp.set} ADD ${stamp.add}`,
           ConditionExpression: 'attribute_exists(id)',
+          ExpressionAttributeNames: {
+            '#name': 'name',
+            '#description': 'description',
+            '#variables': 'variables_json',
+            '#steps': 'steps',
+            '#updated': 'updated_at',
+            ...stamp.names,
+          },
+          ExpressionAttributeValues: {
+            ':name': name,
+            ':description': description,
+            ':variables': variables_json,
+            ':steps': steps,
+            ':updated': updated_at,
+            ...stamp.values,
+          },
         }),
       ),
     );
   }
 
-  /** Deletes a template; false when there was none. */
-  async delete(id: string): Promise<boolean> {
-    return conditionally(
-      this.db.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
-      ),
-    );
+  /**
+   * Deletes a template and records its `deleted` event in one transaction, conditioned on
+   * the template being as read (its event count); false when there is none.
+   */
+  async delete(id: string, change: Change): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
+      if (!out.Item) return false;
+      const seq = typeof out.Item.ev_seq === 'number' ? out.Item.ev_seq : undefined;
+      const event = deletionEvent(this.events, `crew-templates/${id}`, change, seq ?? 0, { ...strip(out.Item) });
+      const deleted = await conditionally(
+        this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Delete: {
+                  TableName: this.tableName,
+                  Key: { id },
+                  ConditionExpression:
+                    seq === undefined ? 'attribute_exists(id) AND attribute_not_exists(ev_seq)' : 'ev_seq = :seq',
+                  ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+                },
+              },
+              eventPut(this.events, event),
+            ],
+          }),
+        ),
+      );
+      if (deleted) return true;
+      // changed or deleted meanwhile: read it again
+    }
+    throw new Error(`crew template ${id}: gave up deleting after repeated concurrent changes`);
   }
 }
 
@@ -80,9 +131,30 @@ const templateItem = (template: CrewTemplate) => {
   return { ...rest, variables_json: json(variables), ...listAttributes(LIST_PK, template.created_at, template.id) };
 };
 
-function strip(item: Record<string, unknown>): CrewTemplate {
-  const { variables_json, ...rest } = withoutListAttributes<Record<string, unknown>>(item);
+/** A stored template as the service (and its events) see it. */
+export function strip(item: Record<string, unknown>): CrewTemplate {
+  const { variables_json, ...rest } = withoutListAttributes<Record<string, unknown>>(unstamped(item));
   return { ...rest, variables: parsed(variables_json) ?? [] } as CrewTemplate;
+}
+
+/** A run as GET /api/crew-runs/{id} answers it. */
+export const toRun = (item: RunItem): CrewRun => ({
+  correlation_id: item.correlation_id,
+  template_id: item.template_id,
+  status: item.status,
+  values: item.values,
+  created_by: item.created_by,
+  created_at: item.created_at,
+  started_at: item.started_at ?? null,
+  finished_at: item.finished_at ?? null,
+  event_count: item.event_count,
+  error: item.error ?? null,
+});
+
+/** A stored run as the service and the runner (and its events) see it. */
+export function storedRun(item: Record<string, unknown>): RunItem {
+  const { open: _open, values_json, ...run } = unstamped(item);
+  return { ...run, values: parsed(values_json) ?? {} } as RunItem;
 }
 
 function runItem(run: RunItem): Record<string, unknown> {
@@ -126,14 +198,14 @@ export class DynamoRunStore {
   ) {}
 
   /** The run and its event 0, in one transaction. */
-  async create(run: RunItem, first: CrewEvent): Promise<void> {
+  async create(run: RunItem, first: CrewEvent, change: Change): Promise<void> {
     await this.db.send(
       new TransactWriteCommand({
         TransactItems: [
           {
             Put: {
               TableName: this.runsTable,
-              Item: { ...runItem(run), open: OPEN },
+              Item: { ...runItem(run), open: OPEN, ...stampNew(change) },
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
           },
@@ -153,9 +225,7 @@ export class DynamoRunStore {
     const out = await this.db.send(
       new GetCommand({ TableName: this.runsTable, Key: { correlation_id: correlationId }, ConsistentRead: true }),
     );
-    if (!out.Item) return undefined;
-    const { open: _open, values_json, ...run } = out.Item;
-    return { ...run, values: parsed(values_json) ?? {} } as RunItem;
+    return out.Item ? storedRun(out.Item) : undefined;
   }
 
   /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */
@@ -195,10 +265,13 @@ export class DynamoRunStore {
     run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
     event: CrewEvent,
     update: RunUpdate = {},
+    /** The run's change when `update` changes its status (its domain event). */
+    change?: Change,
   ): Promise<boolean> {
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':index': event.index, ':next': event.index + 1 };
-    const sets = ['event_count = :next'];
+    const stamp = change && stampUpdate(change);
+    const names: Record<string, string> = { ...stamp?.names };
+    const values: Record<string, unknown> = { ':index': event.index, ':next': event.index + 1, ...stamp?.values };
+    const sets = ['event_count = :next', ...(stamp ? [stamp.set] : [])];
     Object.entries(update).forEach(([attr, value], i) => {
       names[`#u${i}`] = attr;
       values[`:u${i}`] = value;
@@ -222,7 +295,7 @@ export class DynamoRunStore {
               Update: {
                 TableName: this.runsTable,
                 Key: { correlation_id: run.correlation_id },
-                UpdateExpression: `SET ${sets.join(', ')}${remove}`,
+                UpdateExpression: `SET ${sets.join(', ')}${remove}${stamp ? ` ADD ${stamp.add}` : ''}`,
                 ConditionExpression: 'event_count = :index',
                 ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
                 ExpressionAttributeValues: values,

@@ -25,8 +25,10 @@ export interface StageAlarmProps {
   readonly name: string;
   readonly description: string;
   readonly metric: IMetric;
-  /** The alarm fires at or above this value in one period. */
+  /** The alarm fires at or above this value in `evaluationPeriods` periods in a row. */
   readonly threshold: number;
+  /** Consecutive periods at or above the threshold; default 1. */
+  readonly evaluationPeriods?: number;
 }
 
 /**
@@ -40,7 +42,7 @@ export function stageAlarm(scope: Construct, id: string, stage: Stage, props: St
     metric: props.metric,
     threshold: props.threshold,
     comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    evaluationPeriods: 1,
+    evaluationPeriods: props.evaluationPeriods ?? 1,
     treatMissingData: TreatMissingData.NOT_BREACHING,
   });
   if (stage.alarmTopicArn) {

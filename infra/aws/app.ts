@@ -20,6 +20,10 @@ new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
   airflowPassword: stateful.airflowPassword,
   adminPsk: stateful.adminPsk,
   llmApiKey: stateful.llmApiKey,
+  eventBus: stateful.eventBus,
+  webhookQueue: stateful.webhookQueue,
+  webhookDeadLetterQueue: stateful.webhookDeadLetterQueue,
+  streamDeadLetterQueues: stateful.streamDeadLetterQueues,
   buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
 });
 

@@ -15,6 +15,12 @@ export interface StageSettings {
   readonly lambdaTimeoutSeconds: number;
   readonly tracing: boolean;
   readonly eventsTtlDays: number;
+  /**
+   * Days the archive of the stage's EventBridge bus (`dpm-<stage>`, API.md §13) keeps every
+   * event put on it, for consumers to replay. A whole number ≥ 1: EventBridge reads 0 as
+   * "forever", so a stage never gets unbounded retention by accident (see eventArchiveRetention).
+   */
+  readonly eventArchiveRetentionDays: number;
   readonly authIssuer?: string;
   readonly authAudience?: string;
   readonly authJwksUrl?: string;
@@ -85,6 +91,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     lambdaTimeoutSeconds: 10,
     tracing: false,
     eventsTtlDays: 30,
+    eventArchiveRetentionDays: 7,
     crewHttpAllowedHosts: [],
     serverErrorAlarmPercent: 10,
   },
@@ -96,6 +103,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     lambdaTimeoutSeconds: 10,
     tracing: true,
     eventsTtlDays: 30,
+    eventArchiveRetentionDays: 30,
     crewHttpAllowedHosts: [],
     serverErrorAlarmPercent: 5,
   },
@@ -107,6 +115,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     lambdaTimeoutSeconds: 10,
     tracing: true,
     eventsTtlDays: 30,
+    eventArchiveRetentionDays: 365,
     crewHttpAllowedHosts: [],
     serverErrorAlarmPercent: 1,
   },
@@ -146,6 +155,15 @@ export const airflowPasswordSecretName = (stage: StageName): string => `dpm/${st
 export const adminPskSecretName = (stage: StageName): string => `dpm/${stage}/admin-psk`;
 
 export const llmApiKeySecretName = (stage: StageName): string => `dpm/${stage}/llm-api-key`;
+
+/** The stage's event archive retention in days, checked: a whole number ≥ 1 (0 would keep events forever). */
+export function eventArchiveRetention(stage: Stage): number {
+  const days = stage.eventArchiveRetentionDays;
+  if (!Number.isInteger(days) || days < 1) {
+    throw new Error(`stage "${stage.name}" eventArchiveRetentionDays must be a whole number of days ≥ 1, not ${days}`);
+  }
+  return days;
+}
 
 /** The settings the Airflow adapter needs besides the password; an airflow stage missing one fails the synth. */
 export function airflowSettings(stage: Stage): { baseUrl: string; username: string } | undefined {

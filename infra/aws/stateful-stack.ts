@@ -6,15 +6,18 @@ import {
   BillingMode,
   Operation,
   ProjectionType,
+  StreamViewType,
   Table,
   TableEncryption,
   type Attribute,
 } from 'aws-cdk-lib/aws-dynamodb';
+import { type Archive, type CfnArchive, EventBus } from 'aws-cdk-lib/aws-events';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { STREAM_CONSUMERS, type StreamConsumerDefinition } from '../groups.js';
 import {
   BUCKETS,
   QUEUES,
@@ -24,6 +27,7 @@ import {
   physicalTableName,
   type BucketKey,
   type KeyAttribute,
+  type QueueDefinition,
   type QueueKey,
   type TableDefinition,
   type TableKey,
@@ -33,9 +37,16 @@ import {
   llmApiKeySecretName,
   airflowPasswordSecretName,
   airflowSettings,
+  eventArchiveRetention,
   keycloakAdminClientSecretName,
   type Stage,
 } from './stages.js';
+import {
+  STREAM_DEAD_LETTER_RETENTION_DAYS,
+  WEBHOOK_DELIVERY_QUEUE,
+  eventBusName,
+  streamDeadLetterQueueName,
+} from './domain-events.js';
 
 export interface StatefulStackProps extends StackProps {
   readonly stage: Stage;
@@ -58,13 +69,25 @@ const SERVICE_OPERATIONS = [
   Operation.TRANSACT_GET_ITEMS,
 ];
 
-/** Data that outlives deployments: tables, queues, buckets, the key that encrypts them, DLQ alarms, secrets. */
+/**
+ * Data that outlives deployments: tables (with their streams), queues, the event bus and its
+ * archive, buckets, the key that encrypts them, DLQ alarms, secrets.
+ */
 export class StatefulStack extends Stack {
   readonly key: Key;
   readonly tables: Readonly<Record<TableKey, Table>>;
   readonly queues: Readonly<Record<QueueKey, Queue>>;
   readonly deadLetterQueues: Readonly<Record<QueueKey, Queue>>;
   readonly deadLetterAlarms: Readonly<Record<QueueKey, Alarm>>;
+  /** The stage's bus `dpm-<stage>` (API.md §13): the events dispatcher puts every domain event on it. */
+  readonly eventBus: EventBus;
+  /** Every event put on the bus, kept `eventArchiveRetentionDays` for replays. */
+  readonly eventArchive: Archive;
+  /** Webhook deliveries (API.md §14); no consumer yet. */
+  readonly webhookQueue: Queue;
+  readonly webhookDeadLetterQueue: Queue;
+  /** Per STREAM_CONSUMERS entry, by name: where its event source sends the batches it gives up on. */
+  readonly streamDeadLetterQueues: Readonly<Record<string, Queue>>;
   readonly buckets: Readonly<Record<BucketKey, Bucket>>;
   /** Only on stages whose identity provider is Keycloak. */
   readonly keycloakAdminClientSecret: Secret | undefined;
@@ -92,6 +115,8 @@ export class StatefulStack extends Stack {
         partitionKey: attribute(def.partitionKey),
         ...(def.sortKey && { sortKey: attribute(def.sortKey) }),
         ...(def.ttlAttribute && { timeToLiveAttribute: def.ttlAttribute }),
+        // Both images: the publisher tells a change from a rewrite, the dispatcher reads new events.
+        ...(def.stream && { stream: StreamViewType.NEW_AND_OLD_IMAGES }),
         billingMode: BillingMode.PAY_PER_REQUEST,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: stage.pointInTimeRecovery },
         encryption: TableEncryption.CUSTOMER_MANAGED,
@@ -117,15 +142,27 @@ export class StatefulStack extends Stack {
     }
     this.tables = tables;
 
-    const queues = {} as Record<QueueKey, Queue>;
-    const deadLetterQueues = {} as Record<QueueKey, Queue>;
-    const deadLetterAlarms = {} as Record<QueueKey, Alarm>;
-    for (const [key, def] of Object.entries(QUEUES) as [QueueKey, (typeof QUEUES)[QueueKey]][]) {
-      const encryption = {
-        encryption: QueueEncryption.KMS,
-        encryptionMasterKey: this.key,
-        enforceSSL: true,
-      } as const;
+    const encryption = {
+      encryption: QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      enforceSSL: true,
+    } as const;
+    /**
+     * `dpm-<stage>-<name>-depth` as soon as the dead-letter queue holds a message: next to the
+     * queue it watches, so it survives stateless redeploys.
+     */
+    const deadLetterAlarm = (id: string, queue: Queue, name: string): Alarm =>
+      stageAlarm(this, id, stage, {
+        name: `${name}-depth`,
+        description: `Messages are waiting in dpm-${stage.name}-${name}`,
+        metric: queue.metricApproximateNumberOfMessagesVisible({ period: ALARM_PERIOD, statistic: Stats.MAXIMUM }),
+        threshold: 1,
+      });
+    /** A queue of a definition with its dead-letter queue and the latter's alarm. */
+    const queueWithDeadLetter = (
+      key: string,
+      def: QueueDefinition,
+    ): { queue: Queue; deadLetterQueue: Queue; alarm: Alarm } => {
       const deadLetterQueue = new Queue(this, `${key}DeadLetterQueue`, {
         queueName: deadLetterQueueName(stage.name, def),
         retentionPeriod: Duration.days(def.deadLetterRetentionDays),
@@ -133,28 +170,64 @@ export class StatefulStack extends Stack {
         visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
         ...encryption,
       });
-      deadLetterQueues[key] = deadLetterQueue;
-      // Next to the queue it watches, so it survives stateless redeploys. No alarm action yet:
-      // subscribe a topic here when the stage has somewhere to send it.
-      deadLetterAlarms[key] = stageAlarm(this, `${key}DeadLetterDepthAlarm`, stage, {
-        name: `${def.id}-dlq-depth`,
-        description: `Messages are waiting in ${deadLetterQueueName(stage.name, def)}`,
-        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          period: ALARM_PERIOD,
-          statistic: Stats.MAXIMUM,
-        }),
-        threshold: 1,
-      });
-      queues[key] = new Queue(this, `${key}Queue`, {
+      const alarm = deadLetterAlarm(`${key}DeadLetterDepthAlarm`, deadLetterQueue, `${def.id}-dlq`);
+      const queue = new Queue(this, `${key}Queue`, {
         queueName: physicalQueueName(stage.name, def),
         visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: def.maxReceiveCount },
         ...encryption,
       });
+      return { queue, deadLetterQueue, alarm };
+    };
+
+    const queues = {} as Record<QueueKey, Queue>;
+    const deadLetterQueues = {} as Record<QueueKey, Queue>;
+    const deadLetterAlarms = {} as Record<QueueKey, Alarm>;
+    for (const [key, def] of Object.entries(QUEUES) as [QueueKey, (typeof QUEUES)[QueueKey]][]) {
+      const built = queueWithDeadLetter(key, def);
+      queues[key] = built.queue;
+      deadLetterQueues[key] = built.deadLetterQueue;
+      deadLetterAlarms[key] = built.alarm;
     }
     this.queues = queues;
     this.deadLetterQueues = deadLetterQueues;
     this.deadLetterAlarms = deadLetterAlarms;
+
+    const webhooks = queueWithDeadLetter('webhookDeliveries', WEBHOOK_DELIVERY_QUEUE);
+    this.webhookQueue = webhooks.queue;
+    this.webhookDeadLetterQueue = webhooks.deadLetterQueue;
+
+    // Nothing consumes these: an operator reads what failed and redrives from the stream or the feed.
+    const streamDeadLetterQueues: Record<string, Queue> = {};
+    for (const consumer of STREAM_CONSUMERS as readonly StreamConsumerDefinition[]) {
+      const id = constructId(consumer.name);
+      const queue = new Queue(this, `${id}DeadLetterQueue`, {
+        queueName: streamDeadLetterQueueName(stage.name, consumer),
+        retentionPeriod: Duration.days(STREAM_DEAD_LETTER_RETENTION_DAYS),
+        ...encryption,
+      });
+      deadLetterAlarm(`${id}DeadLetterDepthAlarm`, queue, `${consumer.name}-dlq`);
+      streamDeadLetterQueues[consumer.name] = queue;
+    }
+    this.streamDeadLetterQueues = streamDeadLetterQueues;
+
+    // The default AWS-owned key, not the stage key: EventBridge archives no bus encrypted
+    // with a customer-managed key. No event pattern: the archive keeps every event put on it.
+    this.eventBus = new EventBus(this, 'EventBus', {
+      eventBusName: eventBusName(stage.name),
+      description: `dpm ${stage.name}: domain events`,
+    });
+    this.eventArchive = this.eventBus.archive('Archive', {
+      archiveName: eventBusName(stage.name),
+      description: `dpm ${stage.name}: every domain event, for replays`,
+      eventPattern: {},
+      retention: Duration.days(eventArchiveRetention(stage)),
+    });
+    // CDK renders `KmsKeyIdentifier: ""` for an archive without a key, which some regions refuse
+    // (aws/aws-cdk#37847): leave the property out, as EventBridge's own default means.
+    (this.eventArchive.node.defaultChild as CfnArchive).addPropertyDeletionOverride('KmsKeyIdentifier');
+    this.eventBus.applyRemovalPolicy(stage.removalPolicy);
+    this.eventArchive.applyRemovalPolicy(stage.removalPolicy);
 
     // CDK names buckets: their names are global. The one emptying Lambda (autoDeleteObjects, a
     // custom resource in this stack) exists only where the stage destroys, since CloudFormation
@@ -217,3 +290,6 @@ export class StatefulStack extends Stack {
       : undefined;
   }
 }
+
+/** `events-publisher` → `EventsPublisher`, as the stateless stack names the same consumer. */
+const constructId = (name: string): string => name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());

@@ -1,21 +1,32 @@
-import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { MathExpression, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import { HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { GROUPS, WORKERS, type GroupDefinition, type GroupName, type WorkerDefinition } from '../groups.js';
-import { QUEUES, type BucketKey, type QueueKey, type TableKey } from '../tables.js';
+import {
+  GROUPS,
+  STREAM_CONSUMERS,
+  WORKERS,
+  type GroupDefinition,
+  type GroupName,
+  type StreamConsumerDefinition,
+  type WorkerDefinition,
+} from '../groups.js';
+import { QUEUES, TABLES, type BucketKey, type QueueKey, type TableDefinition, type TableKey } from '../tables.js';
 import { ALARM_PERIOD, stageAlarm } from './alarms.js';
+import { ITERATOR_AGE_ALARM, STREAM_RETRY } from './domain-events.js';
 import { ServiceFunction } from './service-function.js';
 import { airflowSettings, keycloakSettings, migrationVpcSettings, type Stage } from './stages.js';
 
@@ -35,10 +46,19 @@ export interface StatelessStackProps extends StackProps {
   readonly adminPsk?: ISecret;
   /** The model endpoint's API key, when the stage keeps one. */
   readonly llmApiKey?: ISecret;
+  /** The stage's bus `dpm-<stage>`: stream consumers with `putsEvents` put events on it. */
+  readonly eventBus: IEventBus;
+  /** Webhook deliveries and their dead-letter queue (API.md §14); nothing here uses them yet. */
+  readonly webhookQueue: IQueue;
+  readonly webhookDeadLetterQueue: IQueue;
+  /** Each stream consumer's dead-letter queue, by consumer name (the stateful stack creates them). */
+  readonly streamDeadLetterQueues: Readonly<Record<string, IQueue>>;
   /** Where group and worker entries resolve from; defaults to the repository root. */
   readonly projectRoot?: string;
   /** Queue consumers; defaults to `WORKERS` (tests pass others to exercise the checks). */
   readonly workers?: readonly WorkerDefinition[];
+  /** Stream consumers; defaults to `STREAM_CONSUMERS` (tests pass others to exercise the checks). */
+  readonly streamConsumers?: readonly StreamConsumerDefinition[];
   /** Reported by GET /api/health/ping (`-c buildNumber=<git sha>`). */
   readonly buildNumber?: string;
 }
@@ -64,7 +84,10 @@ const VPC_GROUPS: readonly GroupName[] = ['migration'];
 /** Serves `$default`, so unknown paths get the service's JSON 404 rather than API Gateway's. */
 const FALLBACK_GROUP: GroupName = 'platform';
 
-/** Compute and routing: one Lambda per endpoint group behind one HTTP API, one per queue worker. */
+/**
+ * Compute and routing: one Lambda per endpoint group behind one HTTP API, one per queue worker,
+ * one per stream consumer.
+ */
 export class StatelessStack extends Stack {
   readonly functions: ReadonlyMap<string, ServiceFunction>;
   readonly api: HttpApi;
@@ -74,8 +97,10 @@ export class StatelessStack extends Stack {
     const { stage } = props;
     const groups: readonly GroupDefinition[] = GROUPS;
     const workers: readonly WorkerDefinition[] = props.workers ?? WORKERS;
+    const streamConsumers: readonly StreamConsumerDefinition[] = props.streamConsumers ?? STREAM_CONSUMERS;
     // Before any construct: a misfit fails the synth with one line, not a half-built tree.
     for (const worker of workers) assertFitsVisibilityTimeout(worker);
+    for (const consumer of streamConsumers) assertStreamsExist(consumer, props.streamDeadLetterQueues);
     const keycloak = keycloakSettings(stage);
     if (keycloak && !props.keycloakAdminClientSecret) {
       throw new Error(`stage "${stage.name}" uses keycloak but no admin client secret was passed`);
@@ -207,6 +232,44 @@ export class StatelessStack extends Stack {
       );
       functions.set(worker.name, fn);
     }
+
+    // Stream consumers: no route; each event source adds its stream's read grant (and the key's
+    // decrypt), its dead-letter destination the send grant on that queue.
+    const streamFunctions = new Map<string, ServiceFunction>();
+    for (const consumer of streamConsumers) {
+      const fn = new ServiceFunction(this, constructId(consumer.name), {
+        stage,
+        name: consumer.name,
+        entry: consumer.entry,
+        projectRoot: props.projectRoot,
+        timeoutSeconds: consumer.timeoutSeconds,
+        environment: {
+          ...sharedEnvironment,
+          ...(consumer.putsEvents && { EVENT_BUS_NAME: props.eventBus.eventBusName }),
+        },
+      });
+      grantTables(props.tables, consumer.tables, fn);
+      // events:PutEvents on exactly the stage's bus.
+      if (consumer.putsEvents) props.eventBus.grantPutEventsTo(fn);
+      const onFailure = new SqsDlq(props.streamDeadLetterQueues[consumer.name]!);
+      for (const key of consumer.streams) {
+        fn.lambda.addEventSource(
+          new DynamoEventSource(props.tables[key], {
+            startingPosition: StartingPosition.TRIM_HORIZON,
+            batchSize: consumer.batchSize,
+            // Partial batch responses: the first failed record comes back with all after it, so
+            // one item's records keep their order.
+            reportBatchItemFailures: true,
+            bisectBatchOnError: true,
+            retryAttempts: STREAM_RETRY.retryAttempts,
+            maxRecordAge: Duration.hours(STREAM_RETRY.maxRecordAgeHours),
+            onFailure,
+          }),
+        );
+      }
+      functions.set(consumer.name, fn);
+      streamFunctions.set(consumer.name, fn);
+    }
     this.functions = functions;
 
     const fallback = integrations.get(FALLBACK_GROUP);
@@ -280,6 +343,19 @@ export class StatelessStack extends Stack {
       });
     }
 
+    // A consumer falling behind its streams: events reach the feed, the bus and webhooks late.
+    for (const [name, fn] of streamFunctions) {
+      stageAlarm(this, `${constructId(name)}IteratorAgeAlarm`, stage, {
+        name: `${name}-iterator-age`,
+        description:
+          `Records wait more than ${ITERATOR_AGE_ALARM.thresholdSeconds} s for dpm-${stage.name}-${name} ` +
+          `(${ITERATOR_AGE_ALARM.evaluationPeriods} periods in a row)`,
+        metric: fn.lambda.metric('IteratorAge', { period: ALARM_PERIOD, statistic: Stats.MAXIMUM }),
+        threshold: ITERATOR_AGE_ALARM.thresholdSeconds * 1000,
+        evaluationPeriods: ITERATOR_AGE_ALARM.evaluationPeriods,
+      });
+    }
+
     new CfnOutput(this, 'ApiUrl', { value: apiStage.url, description: `dpm ${stage.name} HTTP API` });
   }
 }
@@ -325,6 +401,24 @@ function assertFitsVisibilityTimeout(worker: WorkerDefinition): void {
       `worker "${worker.name}" timeout (${worker.timeoutSeconds} s) must be below the visibility timeout of ` +
         `queue "${queue.id}${worker.deadLetter ? '-dlq' : ''}" (${queue.visibilityTimeoutSeconds} s)`,
     );
+  }
+}
+
+/**
+ * A stream consumer reads only tables that have a stream (DynamoEventSource would fail with
+ * the construct path instead), and the stateful stack must have made its dead-letter queue.
+ */
+function assertStreamsExist(
+  consumer: StreamConsumerDefinition,
+  deadLetterQueues: Readonly<Record<string, IQueue>>,
+): void {
+  for (const key of consumer.streams) {
+    if ((TABLES[key] as TableDefinition).stream !== true) {
+      throw new Error(`stream consumer "${consumer.name}" reads table "${TABLES[key].id}", which has no stream`);
+    }
+  }
+  if (!deadLetterQueues[consumer.name]) {
+    throw new Error(`stream consumer "${consumer.name}" has no dead-letter queue in the stateful stack`);
   }
 }
 

@@ -60,13 +60,25 @@ export function isConditionFailed(err: unknown): boolean {
   return (err as SdkLikeError | undefined)?.name === 'ConditionalCheckFailedException';
 }
 
+/**
+ * A transaction refused because one of its conditions did not hold, or because another
+ * transaction was writing the same item at that moment: either way, what was read has changed.
+ */
+export function isTransactionRefused(err: unknown): boolean {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] } | undefined;
+  return (
+    e?.name === 'TransactionCanceledException' &&
+    (e.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict')
+  );
+}
+
 /** Runs a conditional write: true when written, false when its condition did not hold. */
 export async function conditionally(write: Promise<unknown>): Promise<boolean> {
   try {
     await write;
     return true;
   } catch (err) {
-    if (isConditionFailed(err)) return false;
+    if (isConditionFailed(err) || isTransactionRefused(err)) return false;
     throw err;
   }
 }

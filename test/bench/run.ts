@@ -282,6 +282,7 @@ async function seedRun(events: number): Promise<string> {
       expires_at: expires,
     },
     event(0) as never,
+    { type: 'crew.run.queued', actor: 'bench-user', at: now },
   );
   const batches: number[][] = [];
   for (let i = 1; i < events; i += 25) batches.push(Array.from({ length: Math.min(25, events - i) }, (_, j) => i + j));

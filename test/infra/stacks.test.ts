@@ -1,10 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GROUPS, WORKERS, type GroupDefinition, type WorkerDefinition } from '../../infra/groups.js';
+import { join } from 'node:path';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { GROUPS, STREAM_CONSUMERS, WORKERS, type GroupDefinition } from '../../infra/groups.js';
 import {
   BUCKETS,
   QUEUES,
@@ -23,22 +22,27 @@ import {
   airflowPasswordSecretName,
   keycloakAdminClientSecretName,
   stageNamed,
-  type Stage,
-  type StageName,
 } from '../../infra/aws/stages.js';
-import { StatefulStack } from '../../infra/aws/stateful-stack.js';
-import { StatelessStack } from '../../infra/aws/stateless-stack.js';
+import { WEBHOOK_DELIVERY_QUEUE } from '../../infra/aws/domain-events.js';
+import {
+  actions,
+  allows,
+  functionDefs,
+  functionIn,
+  groups,
+  mappingsIn,
+  resources,
+  resourcesOf,
+  single,
+  statementsIn,
+  streamConsumers,
+  withStubHandlers,
+  workers,
+  type Resource,
+  type Statement,
+} from './support.js';
 
-type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
-
-const groups: readonly GroupDefinition[] = GROUPS;
-const workers: readonly WorkerDefinition[] = WORKERS;
-/** Every Lambda the stateless stack builds: groups serve HTTP, workers consume queues. */
-const functionDefs: readonly { name: string; entry: string; tables: WorkerDefinition['tables'] }[] = [
-  ...groups,
-  ...workers,
-];
+const { synthesize } = withStubHandlers();
 const tableEntries = Object.entries(TABLES) as [TableKey, TableDefinition][];
 const bucketKeys = Object.keys(BUCKETS) as BucketKey[];
 /** The variable naming each bucket, as shared/config.ts reads it. */
@@ -56,81 +60,12 @@ const DYNAMODB_READ_ACTIONS = new Set([
   'dynamodb:Scan',
 ]);
 
-// Stub handlers stand in for functions/: bundling is skipped, but NodejsFunction still
-// insists that the entry file and a lock file exist.
-let stubRoot: string;
-beforeAll(() => {
-  stubRoot = mkdtempSync(join(tmpdir(), 'dpm-infra-'));
-  writeFileSync(join(stubRoot, 'package-lock.json'), '{}');
-  for (const { entry } of functionDefs) {
-    mkdirSync(dirname(join(stubRoot, entry)), { recursive: true });
-    writeFileSync(join(stubRoot, entry), 'export const handler = async () => ({});\n');
-  }
-});
-afterAll(() => rmSync(stubRoot, { recursive: true, force: true }));
-
-/** Synthesizes both stacks as app.ts does, with cdk.json's feature flags and no bundling. */
-function synthesize(
-  name: StageName,
-  options: { stage?: Partial<Stage>; workers?: readonly WorkerDefinition[]; buildNumber?: string } = {},
-) {
-  const cdkJson = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'cdk.json'), 'utf8'));
-  const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
-  const stage = { ...stageNamed(name), ...options.stage };
-  const stateful = new StatefulStack(app, `Dpm-${name}-Stateful`, { stage });
-  const stateless = new StatelessStack(app, `Dpm-${name}-Stateless`, {
-    stage,
-    tables: stateful.tables,
-    queues: stateful.queues,
-    deadLetterQueues: stateful.deadLetterQueues,
-    buckets: stateful.buckets,
-    key: stateful.key,
-    keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
-    airflowPassword: stateful.airflowPassword,
-    adminPsk: stateful.adminPsk,
-    llmApiKey: stateful.llmApiKey,
-    projectRoot: stubRoot,
-    ...(options.workers && { workers: options.workers }),
-    ...(options.buildNumber && { buildNumber: options.buildNumber }),
-  });
-  return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
-}
-
-const resources = (t: Template, type: string) => Object.entries(t.findResources(type)) as [string, Resource][];
-
-const single = <T>(items: T[], what: string): T => {
-  expect(items, what).toHaveLength(1);
-  return items[0]!;
-};
-
-const actions = (s: Statement): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
-
-const resourcesOf = (s: Statement): unknown[] => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
-
-/** Whether an IAM action pattern (`s3:GetObject*`) covers an action. */
-const covers = (pattern: string, action: string): boolean =>
-  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(action);
-
-/** Whether some Allow statement covers the action on a resource the predicate accepts. */
-const allows = (statements: Statement[], action: string, onResource: (r: unknown) => boolean): boolean =>
-  statements.some(
-    (s) => s.Effect === 'Allow' && actions(s).some((p) => covers(p, action)) && resourcesOf(s).some(onResource),
-  );
-
-/** The function named `dpm-<stage>-<fn>` in a stateless template. */
-const functionIn = (t: Template, stage: StageName, fn: string): [string, Resource] =>
-  single(
-    resources(t, 'AWS::Lambda::Function').filter(([, r]) => r.Properties.FunctionName === `dpm-${stage}-${fn}`),
-    `function of ${fn}`,
-  );
-
-/** The statements of every policy attached to the function's role. */
-const statementsIn = (t: Template, stage: StageName, fn: string): Statement[] => {
-  const roleId = functionIn(t, stage, fn)[1].Properties.Role['Fn::GetAtt'][0];
-  return resources(t, 'AWS::IAM::Policy')
-    .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${roleId}"`))
-    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as Statement[]);
-};
+/**
+ * Stream consumers hold the one action granted on every resource besides telemetry:
+ * dynamodb:ListStreams, which their event sources need (CDK grants it so; it lists stream
+ * ARNs and reads no data).
+ */
+const isStreamConsumer = (fn: string): boolean => streamConsumers.some((c) => c.name === fn);
 
 describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
   const stage = STAGES[name];
@@ -213,13 +148,8 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
 
   const statementsOn = (fn: string, def: TableDefinition) => statementsOnId(fn, tableNamed(def)[0]);
 
-  /** The function's SQS event source mappings. */
-  const mappingsOf = (fn: string): Resource[] => {
-    const fnId = functionOf(fn)[0];
-    return resources(stateless, 'AWS::Lambda::EventSourceMapping')
-      .filter(([, m]) => m.Properties.FunctionName?.Ref === fnId)
-      .map(([, m]) => m);
-  };
+  /** The function's event source mappings. */
+  const mappingsOf = (fn: string): Resource[] => mappingsIn(stateless, name, fn);
 
   describe('stateful stack', () => {
     it('has exactly one table per definition', () => {
@@ -470,7 +400,8 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       const alarms = resources(stateful, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName as string);
       expect(alarms.sort()).toEqual(
         [
-          ...queueDefs.map((q) => `${deadLetterQueueName(name, q)}-depth`),
+          ...[...queueDefs, WEBHOOK_DELIVERY_QUEUE].map((q) => `${deadLetterQueueName(name, q)}-depth`),
+          ...streamConsumers.map((c) => `dpm-${name}-${c.name}-dlq-depth`),
           ...tableEntries.map(([, def]) => `dpm-${name}-${def.id}-throttles`),
         ].sort(),
       );
@@ -563,16 +494,16 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       const ours = resources(built, 'AWS::Lambda::Function').filter(([, f]) =>
         String(f.Properties.FunctionName).startsWith(`dpm-${name}-`),
       );
-      expect(ours).toHaveLength(groups.length + workers.length);
+      expect(ours).toHaveLength(functionDefs.length);
       for (const [, f] of ours)
         expect(f.Properties.Environment.Variables.BUILD_NUMBER, f.Properties.FunctionName).toBe('abc1234');
     });
 
-    it('has one arm64 Node 22 function per group and per worker', () => {
+    it('has one arm64 Node 22 function per group, per worker and per stream consumer', () => {
       const ours = resources(stateless, 'AWS::Lambda::Function').filter(([, f]) =>
         String(f.Properties.FunctionName).startsWith(`dpm-${name}-`),
       );
-      expect(ours).toHaveLength(groups.length + workers.length);
+      expect(ours).toHaveLength(groups.length + workers.length + streamConsumers.length);
       expect(ours.map(([, f]) => f.Properties.FunctionName)).toEqual(
         expect.arrayContaining([
           `dpm-${name}-platform`,
@@ -583,6 +514,9 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           `dpm-${name}-finetune`,
           `dpm-${name}-crews-worker`,
           `dpm-${name}-crews-dead-letter`,
+          `dpm-${name}-events`,
+          `dpm-${name}-events-publisher`,
+          `dpm-${name}-events-dispatcher`,
         ]),
       );
       for (const { name: fn } of functionDefs) {
@@ -595,9 +529,10 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
-    it('times groups by the stage and workers by their definition', () => {
+    it('times groups by the stage, and workers and stream consumers by their definition', () => {
       for (const group of groups) expect(functionOf(group.name)[1].Properties.Timeout).toBe(stage.lambdaTimeoutSeconds);
-      for (const worker of workers) expect(functionOf(worker.name)[1].Properties.Timeout).toBe(worker.timeoutSeconds);
+      for (const worker of [...workers, ...streamConsumers])
+        expect(functionOf(worker.name)[1].Properties.Timeout, worker.name).toBe(worker.timeoutSeconds);
       // A crew run outlasts an API request.
       expect(functionOf('crews-worker')[1].Properties.Timeout).toBeGreaterThan(stage.lambdaTimeoutSeconds);
     });
@@ -668,7 +603,9 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
     });
 
     it('feeds each worker from its queue (or dead-letter queue) with partial batch responses', () => {
-      expect(resources(stateless, 'AWS::Lambda::EventSourceMapping')).toHaveLength(workers.length);
+      expect(resources(stateless, 'AWS::Lambda::EventSourceMapping')).toHaveLength(
+        workers.length + streamConsumers.reduce((n, c) => n + c.streams.length, 0),
+      );
       for (const worker of workers) {
         const [queueId, dlqId] = queueIds(QUEUES[worker.consumes]);
         const mapping = single(mappingsOf(worker.name), `mapping of ${worker.name}`);
@@ -787,8 +724,12 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(routes[`ANY ${prefix}`], prefix).toBe(functionOf(fn)[0]);
         expect(routes[`ANY ${prefix}/{proxy+}`], prefix).toBe(functionOf(fn)[0]);
       }
-      // Workers are reached through their queues only.
-      for (const worker of workers) expect(Object.values(routes)).not.toContain(functionOf(worker.name)[0]);
+      // Domain events: the feed itself and one event.
+      expect(routes['ANY /api/domain-events']).toBe(functionOf('events')[0]);
+      expect(routes['ANY /api/domain-events/{proxy+}']).toBe(functionOf('events')[0]);
+      // Workers are reached through their queues only, stream consumers through their streams.
+      for (const worker of [...workers, ...streamConsumers])
+        expect(Object.values(routes), worker.name).not.toContain(functionOf(worker.name)[0]);
     });
 
     it('has one HTTP API without CORS and outputs its URL', () => {
@@ -819,7 +760,8 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         }
         const sends = statementsOf(fn.name).flatMap(actions).includes('sqs:SendMessage');
         const declaredSends = 'sendsTo' in fn ? ((fn as GroupDefinition).sendsTo ?? []) : [];
-        expect(sends, `${fn.name} sends`).toBe(declaredSends.length > 0);
+        // A stream consumer sends to its dead-letter queue only (see test/infra/events.test.ts).
+        expect(sends, `${fn.name} sends`).toBe(declaredSends.length > 0 || isStreamConsumer(fn.name));
       }
     });
 
@@ -920,23 +862,33 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
             actions(s).filter((a) => a === '*' || a.endsWith(':*')),
             fn,
           ).toEqual([]);
-          // The only resource-less actions are CloudWatch/X-Ray telemetry writes, which have no resource.
+          // The only resource-less actions are CloudWatch/X-Ray telemetry writes, which have no
+          // resource, and a stream consumer's dynamodb:ListStreams.
           if (resourcesOf(s).includes('*'))
             expect(
-              actions(s).every((a) => /^(xray|cloudwatch|logs):/.test(a)),
+              actions(s).every(
+                (a) => /^(xray|cloudwatch|logs):/.test(a) || (isStreamConsumer(fn) && a === 'dynamodb:ListStreams'),
+              ),
               `${fn}: ${actions(s)}`,
             ).toBe(true);
         }
       }
     });
 
-    it('never grants DynamoDB, SQS, S3, KMS or Secrets Manager on every resource', () => {
+    it('never grants DynamoDB, SQS, S3, KMS or Secrets Manager on every resource (but listing streams)', () => {
       for (const { name: fn } of functionDefs) {
         for (const s of statementsOf(fn)) {
-          if (actions(s).some((a) => /^(dynamodb|sqs|s3|kms|secretsmanager):/.test(a))) {
-            expect(resourcesOf(s), fn).not.toContain('*');
-          }
+          const guarded = actions(s).filter(
+            (a) =>
+              /^(dynamodb|sqs|s3|kms|secretsmanager|events):/.test(a) &&
+              !(isStreamConsumer(fn) && a === 'dynamodb:ListStreams'),
+          );
+          if (guarded.length > 0) expect(resourcesOf(s), `${fn}: ${guarded}`).not.toContain('*');
         }
+      }
+      // It is granted to the stream consumers, and to no one else.
+      for (const { name: fn } of functionDefs) {
+        expect(statementsOf(fn).flatMap(actions).includes('dynamodb:ListStreams'), fn).toBe(isStreamConsumer(fn));
       }
     });
   });
@@ -1270,9 +1222,7 @@ describe('the platform function serves /docs without a CDN', () => {
   const bundleLambdas = async (outdir: string, options: { mainFields?: string[]; external?: string[] } = {}) => {
     const { build } = await import('esbuild');
     return build({
-      entryPoints: ([...GROUPS, ...WORKERS] as (GroupDefinition | WorkerDefinition)[]).map((d) =>
-        join(REPOSITORY_ROOT, d.entry),
-      ),
+      entryPoints: functionDefs.map((d) => join(REPOSITORY_ROOT, d.entry)),
       bundle: true,
       write: false,
       metafile: true,
@@ -1298,7 +1248,7 @@ describe('the platform function serves /docs without a CDN', () => {
       external: [...RUNTIME_SDK_CLIENTS],
     });
     const entries = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
-    expect(entries).toHaveLength(GROUPS.length + WORKERS.length);
+    expect(entries).toHaveLength(GROUPS.length + WORKERS.length + STREAM_CONSUMERS.length);
     const unwanted =
       /zod\/v4\/classic\/|zod\/v4\/locales\/|to-json-schema|json-schema-processors|zod-to-openapi|zod-openapi|shared\/http\/openapi\.ts/;
     const runtimeClients = RUNTIME_SDK_CLIENTS as readonly string[];
@@ -1316,9 +1266,7 @@ describe('the platform function serves /docs without a CDN', () => {
       ).toEqual([]);
       // A client left to the runtime is imported when needed, never at cold start.
       expect(
-        output.imports.filter(
-          (i) => runtimeClients.includes(i.path) && i.kind !== 'dynamic-import',
-        ),
+        output.imports.filter((i) => runtimeClients.includes(i.path) && i.kind !== 'dynamic-import'),
         output.entryPoint,
       ).toEqual([]);
       // It does validate with zod (mini): the check above is not vacuous.

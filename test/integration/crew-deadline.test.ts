@@ -38,6 +38,7 @@ async function insertRun(steps: RunItem['steps']): Promise<string> {
       expires_at: Math.floor(Date.now() / 1000) + 3600,
     },
     { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
+    { type: 'crew.run.queued', actor: 'deadline', at: now },
   );
   return id;
 }

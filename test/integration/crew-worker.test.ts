@@ -84,14 +84,18 @@ async function insertRun(steps: unknown, values: Record<string, unknown> = {}): 
     steps,
     expires_at: Math.floor(Date.now() / 1000) + 86_400,
   } as RunItem;
-  await store.create(run, {
-    index: 0,
-    correlation_id: id,
-    type: 'run.queued',
-    timestamp: at,
-    message: 'queued by the worker test',
-    data: { template_id: run.template_id, values },
-  });
+  await store.create(
+    run,
+    {
+      index: 0,
+      correlation_id: id,
+      type: 'run.queued',
+      timestamp: at,
+      message: 'queued by the worker test',
+      data: { template_id: run.template_id, values },
+    },
+    { type: 'crew.run.queued', actor: 'worker-test', at },
+  );
   return id;
 }
 

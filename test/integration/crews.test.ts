@@ -460,7 +460,11 @@ describe('E2 run and E13 events', () => {
     const stage = inject('stage');
     const sent: string[] = [];
     const service = new CrewService(
-      new DynamoTemplateStore(db, physicalTableName(stage, TABLES.crewTemplates)),
+      new DynamoTemplateStore(db, physicalTableName(stage, TABLES.crewTemplates), {
+        tableName: physicalTableName(stage, TABLES.domainEvents),
+        ttlDays: 30,
+        source: `dpm/${stage}`,
+      }),
       new DynamoRunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.events)),
       {
         send: async (id) => {
@@ -522,7 +526,11 @@ async function storePendingRun(
   const id = randomUUID();
   const now = new Date().toISOString();
   const item = pendingRun(id, now, fields);
-  await store.create(item, { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' });
+  await store.create(
+    item,
+    { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
+    { type: 'crew.run.queued', actor: 'test', at: now },
+  );
   return { runtime, store, id, now, item };
 }
 

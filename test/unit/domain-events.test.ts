@@ -65,7 +65,7 @@ describe('a domain event from a stamped stream record (API.md §13)', () => {
     const e = eventOf(record('INSERT', item), decisionEvents, ORIGIN)!;
     expect(e).toMatchObject({
       specversion: '1.0',
-      id: item.ev_id,
+      id: (item as Record<string, unknown>).ev_id,
       source: ORIGIN,
       type: 'dpm.decision.version.created',
       subject: 'decisions/ws/k/versions/3',

@@ -1,0 +1,32 @@
+import type { EventSource } from '../../shared/events/source.js';
+import type { Change, EventType } from '../../shared/events/types.js';
+import type { CrewRun } from './schemas.js';
+import { storedRun, strip, toRun } from './store.js';
+
+/** The domain event of a run reaching each status (API.md §13). */
+const RUN_EVENT: Record<CrewRun['status'], EventType> = {
+  pending: 'crew.run.queued',
+  running: 'crew.run.started',
+  succeeded: 'crew.run.succeeded',
+  failed: 'crew.run.failed',
+};
+
+/** The change of a run moving to `status`; the service's own (a worker's) unless `actor` says whose. */
+export const runChange = (status: CrewRun['status'], at: string, actor: string | null = null): Change => ({
+  type: RUN_EVENT[status],
+  actor,
+  at,
+});
+
+export const crewTemplateEvents: EventSource = {
+  table: 'crewTemplates',
+  describe: (item) => ({ subject: `crew-templates/${String(item.id)}`, data: { ...strip(item) } }),
+};
+
+export const crewRunEvents: EventSource = {
+  table: 'crewRuns',
+  describe(item) {
+    const run = toRun(storedRun(item));
+    return { subject: `crew-runs/${run.correlation_id}`, data: { ...run } };
+  },
+};
