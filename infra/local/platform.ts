@@ -1,26 +1,33 @@
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { serviceApps } from '../../functions/apps.js';
-import { createRuntime, type Runtime } from '../../functions/composition.js';
+import { createRuntime, eventBus, type Runtime } from '../../functions/composition.js';
+import { createDispatcher } from '../../functions/events/dispatcher.js';
+import { publisherFor } from '../../functions/events/publisher.js';
 import { crewService } from '../../functions/crews/compose.js';
 import { crewRunner } from '../../functions/crews/compose-worker.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler } from '../../functions/crews/worker.js';
+import { webhookDeliverer, webhookFanout } from '../../functions/webhooks/compose-worker.js';
+import { createWebhookWorkerHandler } from '../../functions/webhooks/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
 import { s3Access } from '../../shared/aws/s3.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
 import type { Config } from '../../shared/config.js';
-import { groupForPath, type GroupName } from '../groups.js';
+import type { QueueKey, TableKey } from '../tables.js';
+import { groupForPath, type GroupName, STREAM_CONSUMERS } from '../groups.js';
 import { lockDataDir } from './data-lock.js';
 import { type RunningEmulator, startDynamoDb, startSqs } from './emulators.js';
 import { isLoopback, urlHost } from './hosts.js';
 import { ensureBuckets, ensureQueues, ensureTables, type QueueUrls } from './provision.js';
 import { type LocalIdentityProvider, startLocalIdentityProvider } from './identity-provider.js';
 import { startQueuePoller } from './queue-poller.js';
+import { startStreamPoller } from './stream-poller.js';
 import { StartupError } from './startup-error.js';
 
 export interface RunningPlatform {
@@ -34,6 +41,8 @@ export interface RunningPlatform {
   readonly identity: LocalIdentityProvider | undefined;
   /** Unfinished crew runs queued again at start-up. */
   readonly requeuedRuns: number;
+  /** Open webhook deliveries queued again at start-up. */
+  readonly requeuedDeliveries: number;
   stop(): Promise<void>;
 }
 
@@ -75,6 +84,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     let effective: Config = {
       ...withEndpoints,
       crewRunQueueUrl: config.crewRunQueueUrl ?? queues.crewRuns.url,
+      webhookQueueUrl: config.webhookQueueUrl ?? queues.webhookDeliveries.url,
       artifactsBucket: config.artifactsBucket ?? buckets.artifacts,
     };
 
@@ -110,9 +120,11 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     if (effective.adminPsk) await ensureConfiguredAdminKey(runtime.keys, effective.adminPsk);
     else generatedAdminKey = await ensureGeneratedAdminKey(runtime.keys);
 
-    const workers = startWorkers(runtime, sqsClient, queues.crewRuns, options.retryDelaySeconds ?? 2);
+    const workers = startWorkers(runtime, sqsClient, queues, options.retryDelaySeconds ?? 2);
+    const events = startEventPipeline(runtime, options.inMemory ? undefined : effective.dataDir);
     // The emulated queue forgets its messages on restart; the runs themselves are kept.
     const requeued = await crewService(runtime).requeueOpenRuns();
+    const requeuedDeliveries = await webhookDeliverer(runtime).requeueOpen();
     serveApps(server, runtime, identity);
     return {
       baseUrl,
@@ -121,9 +133,11 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       generatedAdminKey,
       identity,
       requeuedRuns: requeued,
+      requeuedDeliveries,
       stop: async () => {
         server.closeAllConnections?.();
         await workers.stop();
+        await events.stop();
         await stopEmulators();
       },
     };
@@ -138,9 +152,15 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
   }
 }
 
-/** The crew worker and dead-letter handler, fed by polling the queues as Lambda would. */
-function startWorkers(runtime: Runtime, sqs: SQSClient, queue: QueueUrls, retryDelaySeconds: number) {
+/** The crew worker, its dead-letter handler and the webhook worker, fed by polling the queues as Lambda would. */
+function startWorkers(
+  runtime: Runtime,
+  sqs: SQSClient,
+  queues: Record<QueueKey, QueueUrls>,
+  retryDelaySeconds: number,
+) {
   const runner = crewRunner(runtime);
+  const queue = queues.crewRuns;
   const arn = (url: string) => `arn:aws:sqs:${runtime.config.region}:000000000000:${url.split('/').pop()}`;
   const pollers = [
     startQueuePoller({
@@ -159,9 +179,59 @@ function startWorkers(runtime: Runtime, sqs: SQSClient, queue: QueueUrls, retryD
       loops: 1,
       retryDelaySeconds,
     }),
+    startQueuePoller({
+      sqs,
+      queueUrl: queues.webhookDeliveries.url,
+      queueArn: arn(queues.webhookDeliveries.url),
+      handler: createWebhookWorkerHandler(webhookDeliverer(runtime)),
+      loops: 2,
+      retryDelaySeconds,
+    }),
   ];
   return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
 }
+
+/**
+ * The domain events pipeline as on AWS (API.md §13), fed by polling the tables' streams as
+ * Lambda's event sources would: the publisher over every domain table, the dispatcher over
+ * the events table. Checkpoints live beside the database, so a restart goes on where the
+ * last run stopped (in memory for an in-memory database, which forgets its streams too).
+ */
+function startEventPipeline(runtime: Runtime, dataDir: string | undefined) {
+  const streamsOf = (name: (typeof STREAM_CONSUMERS)[number]['name']): readonly TableKey[] =>
+    STREAM_CONSUMERS.find((c) => c.name === name)!.streams;
+  const { config } = runtime;
+  const endpoint = config.endpoints.dynamodb!;
+  const pollers = [
+    startStreamPoller({
+      endpoint,
+      region: config.region,
+      tables: streamsOf('events-publisher').map((t) => runtime.tableName(t)),
+      handler: publisherFor(runtime),
+      ...(dataDir ? { checkpointFile: join(dataDir, 'streams-events-publisher.json') } : {}),
+    }),
+    startStreamPoller({
+      endpoint,
+      region: config.region,
+      tables: streamsOf('events-dispatcher').map((t) => runtime.tableName(t)),
+      handler: createDispatcher(eventBus(runtime), webhookFanout(runtime)),
+      ...(dataDir ? { checkpointFile: join(dataDir, 'streams-events-dispatcher.json') } : {}),
+    }),
+  ];
+  // A write of this process is on a stream at once: read it now, not after the idle back-off.
+  runtime.db.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      if (!READS.test(context.commandName ?? '')) for (const p of pollers) p.wake();
+      return out;
+    },
+    { step: 'initialize', name: 'localStreamWake' },
+  );
+  return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
+}
+
+/** Commands that write nothing. */
+const READS = /^(Get|BatchGet|Query|Scan|Describe|List|TransactGet)/;
 
 /**
  * Listens on HOST:PORT at once; requests are answered 503 until the apps are served (the

@@ -4,6 +4,7 @@ import {
   DescribeTimeToLiveCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  ResourceNotFoundException,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
@@ -22,9 +23,12 @@ import {
   type TableDefinition,
 } from '../tables.js';
 
+/** What a table with `stream: true` streams: the local stream poller hands it on as Lambda would. */
+const STREAM = { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } as const;
+
 /**
  * Creates every table of infra/tables.ts (or of `tables`) that is missing; an existing one
- * keeps its items and gets the indexes it lacks.
+ * keeps its items and gets the indexes and the stream it lacks.
  */
 export async function ensureTables(
   client: DynamoDBClient,
@@ -59,12 +63,14 @@ export async function ensureTables(
             AttributeType,
           })),
           ...(indexes.length ? { GlobalSecondaryIndexes: indexes } : {}),
+          ...(def.stream ? { StreamSpecification: STREAM } : {}),
         }),
       );
       await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: name });
     } catch (err) {
       if (!(err instanceof ResourceInUseException)) throw err;
       await addMissingIndexes(client, name, indexes, attributes);
+      if (def.stream) await enableStream(client, name);
     }
     if (def.ttlAttribute) {
       const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
@@ -118,6 +124,55 @@ async function addMissingIndexes(
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
+}
+
+/**
+ * A table kept from a version without streams gets its stream (it records the changes from
+ * now on). One of another view type is replaced: a stream's view type cannot be changed.
+ * A stream on a table whose definition has none is left alone, as nothing is dropped.
+ */
+async function enableStream(client: DynamoDBClient, name: string): Promise<void> {
+  const table = (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
+  const current = table?.StreamSpecification;
+  if (current?.StreamEnabled && current.StreamViewType === STREAM.StreamViewType) return;
+  // An index just added may still be building: a table takes one update at a time.
+  if (table?.TableStatus !== 'ACTIVE') await waitUntilActive(client, name);
+  if (current?.StreamEnabled) {
+    await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: { StreamEnabled: false } }));
+    await waitUntilActive(client, name);
+  }
+  await client.send(new UpdateTableCommand({ TableName: name, StreamSpecification: STREAM }));
+  await waitUntilActive(client, name);
+}
+
+async function waitUntilActive(client: DynamoDBClient, name: string): Promise<void> {
+  for (let waited = 0; ; waited += 200) {
+    const table = (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
+    if (table?.TableStatus === 'ACTIVE') return;
+    if (waited > 60_000) throw new Error(`table ${name} did not become active`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * The ARN of each table's enabled stream, by physical table name; undefined for a table
+ * that does not exist or has no enabled stream (yet).
+ */
+export async function latestStreamArns(
+  client: DynamoDBClient,
+  tableNames: readonly string[],
+): Promise<Map<string, string | undefined>> {
+  const arns = new Map<string, string | undefined>();
+  for (const name of tableNames) {
+    try {
+      const table = (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
+      arns.set(name, table?.StreamSpecification?.StreamEnabled ? table.LatestStreamArn : undefined);
+    } catch (err) {
+      if (!(err instanceof ResourceNotFoundException)) throw err;
+      arns.set(name, undefined);
+    }
+  }
+  return arns;
 }
 
 export interface QueueUrls {
