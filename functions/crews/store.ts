@@ -10,7 +10,7 @@ import {
 import { conditionally } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, withoutListAttributes } from '../../shared/aws/listing.js';
 import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
-import { deletionEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
+import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step } from './schemas.js';
@@ -93,7 +93,7 @@ export class DynamoTemplateStore {
       const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
       if (!out.Item) return false;
       const seq = typeof out.Item.ev_seq === 'number' ? out.Item.ev_seq : undefined;
-      const event = deletionEvent(this.events, `crew-templates/${id}`, change, seq ?? 0, { ...strip(out.Item) });
+      const event = outboxEvent(this.events, `crew-templates/${id}`, change, seq ?? 0, { ...strip(out.Item) });
       const deleted = await conditionally(
         this.db.send(
           new TransactWriteCommand({

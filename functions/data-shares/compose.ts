@@ -6,7 +6,7 @@ import { DynamoDataShareStore } from './store.js';
 /** The service wired to the registry table and the configured identity provider. */
 function dataShareService(runtime: Runtime): DataShareService {
   return new DataShareService(
-    new DynamoDataShareStore(runtime.db, runtime.tableName('dataShares')),
+    new DynamoDataShareStore(runtime.db, runtime.tableName('dataShares'), runtime.eventsTable),
     identityProvider(runtime),
   );
 }

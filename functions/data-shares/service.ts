@@ -5,7 +5,7 @@ import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import type { IdentityProvider, IdpClient } from '../../shared/ports/idp.js';
 import type { CreateShareRequest, SharedClient } from './schemas.js';
-import type { DataShareStore, ShareItem } from './store.js';
+import type { DataShareStore, ShareItem, StoredShare } from './store.js';
 
 /**
  * A reservation older than this belongs to a creation that died half way; a new creation
@@ -13,8 +13,15 @@ import type { DataShareStore, ShareItem } from './store.js';
  */
 export const STALE_RESERVATION_MS = 5 * 60_000;
 
-/** The response for a share: the registry's fields, the client's current state when read. */
-function toShared(item: ShareItem, client: IdpClient | undefined, secret: string | null): SharedClient {
+/** Deletions that lose this many races in a row to concurrent changes of the share give up (409). */
+const DELETE_ATTEMPTS = 5;
+
+/**
+ * The response for a share: the registry's fields, the client's current state when read.
+ * With neither client nor secret, what lists answer and what the share's domain events
+ * carry as data (never the secret).
+ */
+export function toShared(item: ShareItem, client: IdpClient | undefined, secret: string | null): SharedClient {
   return {
     id: client?.id ?? item.idp_id ?? '',
     client_id: item.client_id,
@@ -69,11 +76,12 @@ export class DataShareService {
     }
     let item: ShareItem | undefined;
     try {
-      item = await this.store.complete(req.name, reservation, {
-        idp_id: client.id,
-        enabled: client.enabled,
-        service_accounts_enabled: client.service_accounts_enabled,
-      });
+      item = await this.store.complete(
+        req.name,
+        reservation,
+        { idp_id: client.id, enabled: client.enabled, service_accounts_enabled: client.service_accounts_enabled },
+        { type: 'data_share.created', actor: caller.name, at: share.created_at },
+      );
     } catch (err) {
       // Unregistered, the client would block the name for good: remove it again.
       await this.idp.deleteClient(req.name).catch(() => undefined);
@@ -101,30 +109,57 @@ export class DataShareService {
     return toShared(item, client, client?.secret ?? null);
   }
 
-  /** A new secret; the old one stops working. */
+  /**
+   * A new secret; the old one stops working. The identity provider rotates first, then the
+   * share is stamped with the rotation (its event never carries the secret).
+   */
   async rotateSecret(name: string, caller: Caller): Promise<SharedClient> {
     const item = await this.load(name, caller);
     const client = await this.idp.regenerateSecret(item.client_id);
     if (!client) throw new Conflict(`The identity provider no longer has the client of data share '${name}'`);
+    const rotated = await this.store.rotated(
+      name,
+      item.created_at,
+      { idp_id: client.id, enabled: client.enabled, service_accounts_enabled: client.service_accounts_enabled },
+      { type: 'data_share.secret_rotated', actor: caller.name, at: this.nowIso() },
+    );
+    if (!rotated) throw new NotFound(`No data share '${name}'`);
     logger.info('data share secret rotated', { share: name, by: caller.name });
-    return toShared(item, client, client.secret);
+    return toShared(rotated, client, client.secret);
   }
 
-  /** Removes the client first: if the identity provider fails, the share stays and can be deleted again. */
+  /**
+   * Removes the client first: if the identity provider fails, the share stays and can be
+   * deleted again. The share goes with its `data_share.deleted` event; one changed meanwhile
+   * is read again, one deleted (or created again under its name) meanwhile answers 404.
+   */
   async delete(name: string, caller: Caller): Promise<void> {
-    const item = await this.load(name, caller);
+    let item = await this.load(name, caller);
     await this.idp.deleteClient(item.client_id);
-    if (!(await this.store.delete(name))) throw new NotFound(`No data share '${name}'`);
+    const change = { type: 'data_share.deleted', actor: caller.name, at: this.nowIso() } as const;
+    for (let attempt = 1; ; attempt++) {
+      const data = toShared(item, undefined, null) as unknown as Record<string, unknown>;
+      if (await this.store.delete(item, change, data)) break;
+      const again = await this.store.get(name);
+      if (!again || again.reservation !== undefined || again.created_at !== item.created_at)
+        throw new NotFound(`No data share '${name}'`);
+      if (attempt >= DELETE_ATTEMPTS) throw new Conflict(`Data share '${name}' kept changing while being deleted`);
+      item = again;
+    }
     logger.info('data share deleted', { share: name, by: caller.name });
   }
 
   /** 404 before 403: a share being created does not exist yet. */
-  private async load(name: string, caller: Caller): Promise<ShareItem> {
+  private async load(name: string, caller: Caller): Promise<StoredShare> {
     const item = await this.store.get(name);
     if (!item || item.reservation !== undefined) throw new NotFound(`No data share '${name}'`);
     if (!isPrincipal(item.owner_principal, caller) && !isAdmin(caller))
       throw new Forbidden("Only the data share's owner or an admin may do this");
     return item;
+  }
+
+  private nowIso(): string {
+    return new Date(this.now()).toISOString();
   }
 
   private async giveBack(name: string, reservation: string): Promise<void> {

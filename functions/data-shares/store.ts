@@ -2,6 +2,7 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
+  TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
@@ -14,6 +15,9 @@ import {
   withoutListAttributes,
 } from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { outboxEvent, eventPut, type EventsTable, lastSequence } from '../../shared/events/outbox.js';
+import { stampUpdate, unstamped } from '../../shared/events/stamp.js';
+import type { Change } from '../../shared/events/types.js';
 
 const LIST_PK = 'share';
 
@@ -39,6 +43,14 @@ export interface ShareItem {
 
 export type NewShare = Omit<ShareItem, 'idp_id' | 'enabled' | 'service_accounts_enabled' | 'reservation'>;
 
+/** A share as read, with the sequence of its last stamped change (`ev_seq`; absent on shares stored before events were). */
+export interface StoredShare extends ShareItem {
+  readonly seq: number | undefined;
+}
+
+/** The subject of a share's domain events (API.md §13): names can be used again, the subject goes on. */
+export const shareSubject = (name: string) => `data-shares/${name}`;
+
 /** What the identity provider reported for the created client. */
 export interface ClientFields {
   idp_id: string;
@@ -49,11 +61,18 @@ export interface ClientFields {
 /** The data-share registry as the service sees it (its public methods; DynamoDataShareStore below implements them). */
 export type DataShareStore = Pick<DynamoDataShareStore, keyof DynamoDataShareStore>;
 
-/** DynamoDB repository for the data-share registry. */
+/**
+ * DynamoDB repository for the data-share registry. The writes that change a share stamp it
+ * with their change (shared/events/stamp.ts): the completion of a creation, a rotation; a
+ * deletion records its event in the events table in the deleting transaction. Reservations
+ * are no shares and are never stamped. Without `events` (a store built alone, outside the
+ * composition root) deletions record no event and creations start their sequence at 1.
+ */
 export class DynamoDataShareStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly events: EventsTable,
   ) {}
 
   /**
@@ -76,26 +95,85 @@ export class DynamoDataShareStore {
     );
   }
 
-  /** Turns our reservation into a share; undefined when the reservation is no longer ours. */
-  async complete(name: string, reservation: string, client: ClientFields): Promise<ShareItem | undefined> {
+  /**
+   * Turns our reservation into a share, stamped with its creation; undefined when the
+   * reservation is no longer ours. The name may have been a share before: its subject's
+   * sequence goes on from the last event recorded (read once the name is ours, so a
+   * deletion of the earlier share is already recorded).
+   */
+  async complete(
+    name: string,
+    reservation: string,
+    client: ClientFields,
+    change: Change,
+  ): Promise<ShareItem | undefined> {
+    const last = await lastSequence(this.db, this.events, shareSubject(name));
+    // The stamp of a new subject, continuing its sequence: `ev_seq` is set, not added to.
+    const stamp = stampUpdate(change);
+    const { ':ev_one': _one, ...stampValues } = stamp.values;
     try {
       const out = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { name },
-          UpdateExpression: 'SET #idp_id = :id, #enabled = :enabled, #sae = :sae REMOVE #reservation',
+          UpdateExpression: `SET #idp_id = :id, #enabled = :enabled, #sae = :sae, ${stamp.set}, #ev_seq = :ev_seq REMOVE #reservation`,
           ConditionExpression: '#reservation = :reservation',
           ExpressionAttributeNames: {
             '#idp_id': 'idp_id',
             '#enabled': 'enabled',
             '#sae': 'service_accounts_enabled',
             '#reservation': 'reservation',
+            ...stamp.names,
           },
           ExpressionAttributeValues: {
             ':id': client.idp_id,
             ':enabled': client.enabled,
             ':sae': client.service_accounts_enabled,
             ':reservation': reservation,
+            ...stampValues,
+            ':ev_seq': last + 1,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return strip(out.Attributes ?? {});
+    } catch (err) {
+      if (isConditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Records a rotation of the share's secret (the secret itself is never stored): the
+   * client's state as the identity provider reported it, stamped with the change. Only
+   * the share created at `createdAt` (not one created again under its name); undefined
+   * when it is gone.
+   */
+  async rotated(name: string, createdAt: string, client: ClientFields, change: Change): Promise<ShareItem | undefined> {
+    const stamp = stampUpdate(change);
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { name },
+          UpdateExpression: `SET #idp_id = :id, #enabled = :enabled, #sae = :sae, ${stamp.set} ADD ${stamp.add}`,
+          ConditionExpression:
+            'attribute_exists(#name) AND attribute_not_exists(#reservation) AND #created_at = :created',
+          ExpressionAttributeNames: {
+            '#name': 'name',
+            '#idp_id': 'idp_id',
+            '#enabled': 'enabled',
+            '#sae': 'service_accounts_enabled',
+            '#reservation': 'reservation',
+            '#created_at': 'created_at',
+            ...stamp.names,
+          },
+          ExpressionAttributeValues: {
+            ':id': client.idp_id,
+            ':enabled': client.enabled,
+            ':sae': client.service_accounts_enabled,
+            ':created': createdAt,
+            ...stamp.values,
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -122,9 +200,11 @@ export class DynamoDataShareStore {
     );
   }
 
-  async get(name: string): Promise<ShareItem | undefined> {
+  async get(name: string): Promise<StoredShare | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { name }, ConsistentRead: true }));
-    return out.Item ? strip(out.Item) : undefined;
+    if (!out.Item) return undefined;
+    const seq = out.Item.ev_seq;
+    return { ...strip(out.Item), seq: typeof seq === 'number' ? seq : undefined };
   }
 
   /** Every share, oldest first; reservations in flight are left out. */
@@ -137,15 +217,27 @@ export class DynamoDataShareStore {
     return complete(await listOwned(this.page(limit, cursor), OWNER_PRINCIPAL_INDEX, owner));
   }
 
-  /** Removes a share; false when there was none. */
-  delete(name: string): Promise<boolean> {
+  /**
+   * Removes the share read as `share` with its `data_share.deleted` event (`data`: the share
+   * as GET answered it, without its secret) in one transaction, conditioned on the share
+   * being unchanged since it was read; false when it is gone or changed (nothing is
+   * deleted then). A reservation is never removed here.
+   */
+  async delete(share: StoredShare, change: Change, data: Record<string, unknown>): Promise<boolean> {
+    const { name, seq } = share;
+    const condition = {
+      ConditionExpression: `attribute_exists(#name) AND attribute_not_exists(#reservation) AND ${
+        seq === undefined ? 'attribute_not_exists(#seq)' : '#seq = :seq'
+      }`,
+      ExpressionAttributeNames: { '#name': 'name', '#reservation': 'reservation', '#seq': 'ev_seq' },
+      ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+    };
+    const Key = { name };
+    const event = outboxEvent(this.events, shareSubject(name), change, seq ?? 0, data);
     return conditionally(
       this.db.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { name },
-          ConditionExpression: 'attribute_exists(#name)',
-          ExpressionAttributeNames: { '#name': 'name' },
+        new TransactWriteCommand({
+          TransactItems: [{ Delete: { TableName: this.tableName, Key, ...condition } }, eventPut(this.events, event)],
         }),
       ),
     );
@@ -157,7 +249,8 @@ export class DynamoDataShareStore {
   }
 }
 
-const strip = (item: Record<string, unknown>) => withoutListAttributes<ShareItem>(item);
+/** A stored share as the service sees it: listing attributes and the change stamp left out. */
+export const strip = (item: Record<string, unknown>) => withoutListAttributes<ShareItem>(unstamped(item));
 
 function complete(page: Page<Record<string, unknown>>): Page<ShareItem> {
   return { items: page.items.map(strip), nextCursor: page.nextCursor };

@@ -4,6 +4,7 @@ import type { PskVerifier } from '../../shared/auth/psk.js';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import { type KeyRecord, type KeyRepository, MAX_VALID_UNTIL_MS } from '../../shared/auth/key-store.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import type { Change } from '../../shared/events/types.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
 import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
 import { nowIso } from '../../shared/time.js';
@@ -15,7 +16,8 @@ const MAX_ATTEMPTS = 50;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const toInfo = (r: KeyRecord): KeyInfo => ({
+/** A key as its list answers it (no secret, no hash): also the data of its domain events. */
+export const toInfo = (r: KeyRecord): KeyInfo => ({
   psk: r.psk,
   dataproduct_id: r.dataproduct_id,
   description: r.description,
@@ -53,7 +55,7 @@ export class KeyService {
       valid_until_ms: caller.key ? Math.min(wanted, caller.key.validUntilMs) : wanted,
       ...(caller.key ? { lineage: lineageThrough(caller) } : {}),
     };
-    await this.keys.createIfAbsent(record);
+    await this.keys.createIfAbsent(record, { type: 'psk.created', actor: caller.name, at: record.created_at });
     const { deleted_at: _none, ...info } = toInfo(record);
     return { ...info, key: secret };
   }
@@ -72,7 +74,9 @@ export class KeyService {
   /** Deletes a key; it stops authenticating at once here, and within seconds everywhere. */
   async delete(pskId: string, caller: Caller): Promise<void> {
     const record = await this.live(pskId, caller);
-    if (!(await this.keys.markDeleted(record.key_hash, nowIso()))) throw new NotFound(`No pre-shared key ${pskId}`);
+    const at = nowIso();
+    const change: Change = { type: 'psk.deleted', actor: caller.name, at };
+    if (!(await this.keys.markDeleted(record.key_hash, at, change))) throw new NotFound(`No pre-shared key ${pskId}`);
     this.verifier.forget(record.key_hash);
   }
 
@@ -97,10 +101,11 @@ export class KeyService {
           `Pre-shared key ${pskId} is already valid until ${iso(record.valid_until_ms)}; a key cannot extend it past the key you authenticate with (${iso(bound)})`,
         );
       }
+      const change: Change = { type: 'psk.extended', actor: caller.name, at: iso(now) };
       const extended =
         record.valid_until_ms >= now && until === wanted
-          ? await this.keys.addToExpiry(record.key_hash, days * DAY_MS, now, bound, lineage)
-          : await this.keys.replaceExpiry(record.key_hash, record.valid_until_ms, until, lineage);
+          ? await this.keys.addToExpiry(record.key_hash, days * DAY_MS, now, bound, lineage, change)
+          : await this.keys.replaceExpiry(record.key_hash, record.valid_until_ms, until, lineage, change);
       if (extended) {
         this.verifier.forget(record.key_hash);
         return { psk: extended.psk, description: extended.description, valid_until: iso(extended.valid_until_ms) };

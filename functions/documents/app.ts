@@ -75,7 +75,7 @@ export function createDocumentsApp({ authenticator, service }: DocumentsDeps): S
         success: { status: 200, description: 'The document', schema: Document },
         errors: [404, 409],
       },
-      async (c, { params, body }) => c.json(await service.setStatus(params.document_id, body), 200),
+      async (c, { params, body, caller }) => c.json(await service.setStatus(params.document_id, body, caller), 200),
     )
     .endpoint(
       {
@@ -89,7 +89,8 @@ export function createDocumentsApp({ authenticator, service }: DocumentsDeps): S
         success: { status: 200, description: 'The document, awaiting review', schema: Document },
         errors: [404, 409],
       },
-      async (c, { params, body }) => c.json(await service.setSuggestions(params.document_id, body), 200),
+      async (c, { params, body, caller }) =>
+        c.json(await service.setSuggestions(params.document_id, body, caller), 200),
     )
     .endpoint(
       {

@@ -72,7 +72,7 @@ export class DocumentService {
     // random and never reused), which nothing reads.
     await this.catalog.registerDocument({ urn: doc.catalog_urn, id, title: doc.filename, subtype: doc.subtype });
     try {
-      await this.documents.create(doc, caller.principal);
+      await this.documents.create(doc, caller.principal, { type: 'document.created', actor: caller.name, at });
     } catch (err) {
       await this.catalog.unregisterDocument(doc.catalog_urn).catch((undoError: unknown) =>
         logger.warn('could not remove the catalog entity of a document that was not created', {
@@ -101,21 +101,27 @@ export class DocumentService {
   }
 
   /** A forward status move (admin), one write conditional on the current status. */
-  async setStatus(id: string, req: StatusUpdate): Promise<Document> {
+  async setStatus(id: string, req: StatusUpdate, caller: Caller): Promise<Document> {
     const from = STATUS_PREDECESSORS[req.status];
-    const result = await this.documents.setStatus(id, from, {
-      status: req.status,
-      page_count: req.page_count,
-      chunk_count: req.chunk_count,
-      extraction_warning: req.extraction_warning,
-      error: req.error,
-      updated_at: nowIso(),
-    });
+    const at = nowIso();
+    const result = await this.documents.setStatus(
+      id,
+      from,
+      {
+        status: req.status,
+        page_count: req.page_count,
+        chunk_count: req.chunk_count,
+        extraction_warning: req.extraction_warning,
+        error: req.error,
+        updated_at: at,
+      },
+      { type: 'document.status_changed', actor: caller.name, at },
+    );
     return outcome(result, id, `a document can move to ${req.status} only from ${from.join(' or ') || 'nowhere'}`);
   }
 
   /** The enrichment pipeline's suggestions (admin), each flagged with what the catalog has. */
-  async setSuggestions(id: string, req: SuggestionsRequest): Promise<Document> {
+  async setSuggestions(id: string, req: SuggestionsRequest, caller: Caller): Promise<Document> {
     const tagNames = distinct(req.suggested_tags);
     const termNames = distinct(req.suggested_glossary_terms);
     const [tags, terms, domain] = await Promise.all([
@@ -123,14 +129,19 @@ export class DocumentService {
       Promise.all(termNames.map((n) => this.catalog.getGlossaryTerm(n))),
       req.suggested_domain != null ? this.catalog.getDomain(req.suggested_domain) : undefined,
     ]);
-    const result = await this.documents.setSuggestions(id, {
-      suggested_summary: req.suggested_summary,
-      suggested_tags: tagNames.map((n, i) => flag(n, tags[i])),
-      suggested_glossary_terms: termNames.map((n, i) => flag(n, terms[i])),
-      suggested_domain: req.suggested_domain != null ? flag(req.suggested_domain, domain) : null,
-      enrichment_status: 'awaiting_review',
-      updated_at: nowIso(),
-    });
+    const at = nowIso();
+    const result = await this.documents.setSuggestions(
+      id,
+      {
+        suggested_summary: req.suggested_summary,
+        suggested_tags: tagNames.map((n, i) => flag(n, tags[i])),
+        suggested_glossary_terms: termNames.map((n, i) => flag(n, terms[i])),
+        suggested_domain: req.suggested_domain != null ? flag(req.suggested_domain, domain) : null,
+        enrichment_status: 'awaiting_review',
+        updated_at: at,
+      },
+      { type: 'document.suggestions_ready', actor: caller.name, at },
+    );
     return outcome(result, id, 'the enrichment is confirmed already');
   }
 
@@ -238,6 +249,7 @@ export class DocumentService {
       throw err;
     }
 
+    const at = nowIso();
     const result = await this.documents.confirm(
       id,
       claim,
@@ -247,9 +259,11 @@ export class DocumentService {
         suggested_glossary_terms: terms.map(kept),
         suggested_domain: domain ? kept(domain) : null,
         enrichment_status: 'confirmed',
-        updated_at: nowIso(),
+        updated_at: at,
       },
       pendingDomain,
+      // The document alone does not show a domain it waits for (domain_is_new).
+      { type: 'document.enrichment_confirmed', actor: caller.name, at, about: { pending_domain: pendingDomain } },
     );
     return outcome(result, id, 'the enrichment is no longer awaiting review');
   }
@@ -264,17 +278,21 @@ export class DocumentService {
    * true` gets it on its catalog entity, loses `pending_domain`, and shows the domain as
    * an existing suggestion. Returns the ids attached. Each document is annotated first and
    * flipped second, conditional on it still waiting for this domain, so a repeat is harmless.
+   * `actor`: who made the domain exist, named by each document's `document.domain_attached`.
    */
-  async attachPendingDocuments(domainName: string): Promise<string[]> {
+  async attachPendingDocuments(domainName: string, actor: string | null = null): Promise<string[]> {
     const domain = await this.catalog.getDomain(domainName);
     if (!domain) return [];
     const attached: string[] = [];
     for (const doc of await this.documents.listPending(domainName)) {
       await this.catalog.annotate(doc.catalog_urn, { domain: domain.name });
-      const result = await this.documents.attachDomain(doc.id, domainName, {
-        suggested_domain: kept(domain),
-        updated_at: nowIso(),
-      });
+      const at = nowIso();
+      const result = await this.documents.attachDomain(
+        doc.id,
+        domainName,
+        { suggested_domain: kept(domain), updated_at: at },
+        { type: 'document.domain_attached', actor, at },
+      );
       if (result.ok) attached.push(doc.id);
       else logger.info('document no longer waiting for domain', { document_id: doc.id, domain: domainName });
     }

@@ -9,6 +9,8 @@ import {
   withoutListAttributes,
 } from '../../shared/aws/listing.js';
 import { queryAll, type Page } from '../../shared/aws/pagination.js';
+import { stampNew, stampUpdate } from '../../shared/events/stamp.js';
+import type { Change } from '../../shared/events/types.js';
 import type { Document, DocumentStatus } from './schemas.js';
 
 const LIST_PK = 'document';
@@ -31,7 +33,9 @@ export type WriteResult = { ok: true; document: Document } | { ok: false; reason
 /**
  * DynamoDB repository for documents (TABLES.documents). A document waiting for a domain
  * that does not exist yet carries `pending_domain` (the sparse `by_pending_domain` index);
- * that attribute is internal and never part of the public record.
+ * that attribute is internal and never part of the public record. Every write a client
+ * can see stamps its change on the item (API.md §13, shared/events/stamp.ts); a
+ * confirmation's claim and its release, which readers never see, stamp nothing.
  */
 /** What the documents group needs of its store (fakes implement it without casts). */
 export type DocumentStore = Pick<DynamoDocumentStore, keyof DynamoDocumentStore>;
@@ -42,12 +46,17 @@ export class DynamoDocumentStore {
     private readonly tableName: string,
   ) {}
 
-  /** Stores a new document owned by the principal `ownerPrincipal`. */
-  async create(doc: Document, ownerPrincipal: string): Promise<void> {
+  /** Stores a new document owned by the principal `ownerPrincipal`, its creation stamped (`change`). */
+  async create(doc: Document, ownerPrincipal: string, change: Change): Promise<void> {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...doc, owner_principal: ownerPrincipal, ...listAttributes(LIST_PK, doc.created_at, doc.id) },
+        Item: {
+          ...doc,
+          owner_principal: ownerPrincipal,
+          ...listAttributes(LIST_PK, doc.created_at, doc.id),
+          ...stampNew(change),
+        },
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
@@ -108,25 +117,26 @@ export class DynamoDocumentStore {
   }
 
   /** Moves the status in one write, conditional on the current status being one of `from`. */
-  setStatus(id: string, from: readonly DocumentStatus[], fields: DocumentFields): Promise<WriteResult> {
+  setStatus(id: string, from: readonly DocumentStatus[], fields: DocumentFields, change: Change): Promise<WriteResult> {
     const values: Record<string, unknown> = {};
     from.forEach((s, i) => (values[`:from${i}`] = s));
     const condition = from.length
       ? `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`
       : 'attribute_not_exists(id)';
-    return this.update(id, fields, { condition, names: from.length ? { '#status': 'status' } : {}, values });
+    return this.update(id, fields, { condition, names: from.length ? { '#status': 'status' } : {}, values, change });
   }
 
   /**
    * Stores enrichment suggestions unless the document's enrichment is confirmed already or
    * a confirmation holds a live claim on it (its effects are being applied).
    */
-  setSuggestions(id: string, fields: DocumentFields, nowMs = Date.now()): Promise<WriteResult> {
+  setSuggestions(id: string, fields: DocumentFields, change: Change, nowMs = Date.now()): Promise<WriteResult> {
     return this.update(id, fields, {
       condition: '#es <> :confirmed AND (#es <> :confirming OR #exp < :now)',
       names: { '#es': 'enrichment_status', '#claim': CLAIM, '#exp': CLAIM_EXPIRES },
       values: { ':confirmed': 'confirmed', ':confirming': CONFIRMING, ':now': nowMs },
       remove: '#claim, #exp',
+      change,
     });
   }
 
@@ -173,8 +183,15 @@ export class DynamoDocumentStore {
    * Writes a confirmation, conditional on `claim` still holding the document's claim (see
    * claimConfirmation), and drops the claim; sets `pending_domain` when given, else removes it.
    */
-  confirm(id: string, claim: string, fields: DocumentFields, pendingDomain: string | null): Promise<WriteResult> {
+  confirm(
+    id: string,
+    claim: string,
+    fields: DocumentFields,
+    pendingDomain: string | null,
+    change: Change,
+  ): Promise<WriteResult> {
     return this.update(id, fields, {
+      change,
       condition: '#es = :confirming AND #claim = :claim',
       names: { '#es': 'enrichment_status', '#pd': 'pending_domain', '#claim': CLAIM, '#exp': CLAIM_EXPIRES },
       values: {
@@ -187,12 +204,13 @@ export class DynamoDocumentStore {
   }
 
   /** Attaches a document to its now existing domain, conditional on it still waiting for that domain. */
-  attachDomain(id: string, domain: string, fields: DocumentFields): Promise<WriteResult> {
+  attachDomain(id: string, domain: string, fields: DocumentFields, change: Change): Promise<WriteResult> {
     return this.update(id, fields, {
       condition: '#pd = :pd',
       names: { '#pd': 'pending_domain' },
       values: { ':pd': domain },
       remove: '#pd',
+      change,
     });
   }
 
@@ -205,13 +223,18 @@ export class DynamoDocumentStore {
       values: Record<string, unknown>;
       extraSet?: string;
       remove?: string;
+      /** The change a client will see, stamped on the item in this write (none: an internal write). */
+      change?: Change;
     },
   ): Promise<WriteResult> {
+    const stamp = when.change ? stampUpdate(when.change) : undefined;
     const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
     const sets = entries.map((_, i) => `#f${i} = :f${i}`);
     if (when.extraSet) sets.push(when.extraSet);
+    if (stamp) sets.push(stamp.set);
     let expression = sets.length ? `SET ${sets.join(', ')}` : '';
     if (when.remove) expression += ` REMOVE ${when.remove}`;
+    if (stamp) expression += ` ADD ${stamp.add}`;
     try {
       const out = await this.db.send(
         new UpdateCommand({
@@ -222,10 +245,12 @@ export class DynamoDocumentStore {
           ExpressionAttributeNames: {
             ...when.names,
             ...Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
+            ...stamp?.names,
           },
           ExpressionAttributeValues: {
             ...when.values,
             ...Object.fromEntries(entries.map(([, value], i) => [`:f${i}`, value])),
+            ...stamp?.values,
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -238,7 +263,11 @@ export class DynamoDocumentStore {
   }
 }
 
-/** The public record, fields in the contract's order (DynamoDB keeps no attribute order). */
+/**
+ * The public record, fields in the contract's order (DynamoDB keeps no attribute order):
+ * only the contract's fields, so keys, list attributes, the owner's principal, the claim
+ * and the change stamp (ev_*) never show.
+ */
 export const toDocument = (item: Record<string, unknown>): Document => {
   const d = withoutListAttributes<Document>(item);
   return {

@@ -1,5 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { isUnstorableInput } from '../../shared/aws/errors.js';
 import type { EventSource } from '../../shared/events/source.js';
 import { unstamped } from '../../shared/events/stamp.js';
 import type { DomainEvent } from '../../shared/events/types.js';
@@ -99,6 +100,16 @@ export function createPublisher(deps: PublisherDeps): StreamHandler {
                 event_id: e.id,
               });
           } catch (err) {
+            if (isUnstorableInput(err)) {
+              // no retry could store it: handing it again would hold up its subject for good
+              logger.error('event cannot be stored; skipped', {
+                subject: e.subject,
+                sequence: e.sequence,
+                event_id: e.id,
+                error: err as Error,
+              });
+              continue;
+            }
             logger.warn('event not recorded; handed again', { event_id: e.id, error: err as Error });
             // this one and the rest of its subject, so the subject's order holds
             for (const later of items.slice(i)) failures.push(later.record.dynamodb?.SequenceNumber ?? '');

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
 import { decodeCursor, queryPage, type Page } from '../../shared/aws/pagination.js';
-import { eventItem, type EventsTable, FEED_PARTITION } from '../../shared/events/outbox.js';
+import { eventItem, type EventsTable, FEED_PARTITION, storedEvent } from '../../shared/events/outbox.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 
 const FEED = FEED_PARTITION;
@@ -75,7 +75,7 @@ export class DynamoEventStore {
     const full = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: { subject: key.subject, sequence: key.sequence } }),
     );
-    return full.Item ? toEvent(full.Item) : undefined;
+    return full.Item ? storedEvent(full.Item) : undefined;
   }
 
   /** Oldest first: by sequence for one subject, else in the order the events were recorded. */
@@ -101,17 +101,20 @@ export class DynamoEventStore {
       key = 'subject = :subject';
       keyAttributes = TABLE_KEYS;
       if (filter.since) {
-        names['#fk'] = 'feed_key';
+        names['#time'] = 'time';
         values[':since'] = filter.since;
-        filters.push('#fk >= :since');
+        filters.push('#time >= :since');
       }
     } else {
       index = 'by_time';
       values[':feed'] = FEED;
       key = 'feed = :feed';
       if (filter.since) {
+        // recorded after it happened: the recording key narrows the read, the time decides
         values[':since'] = filter.since;
         key += ' AND feed_key >= :since';
+        names['#time'] = 'time';
+        filters.push('#time >= :since');
       }
       keyAttributes = FEED_KEYS;
     }
@@ -139,21 +142,6 @@ export class DynamoEventStore {
         keyAttributes,
       },
     );
-    return { items: page.items.map(toEvent), nextCursor: page.nextCursor };
+    return { items: page.items.map(storedEvent), nextCursor: page.nextCursor };
   }
-}
-
-function toEvent(item: Record<string, unknown>): DomainEvent {
-  return {
-    specversion: '1.0',
-    id: item.id as string,
-    source: item.source as string,
-    type: item.type as string,
-    subject: item.subject as string,
-    time: item.time as string,
-    datacontenttype: 'application/json',
-    actor: (item.actor as string | null | undefined) ?? null,
-    sequence: Number(item.sequence),
-    data: (item.data as Record<string, unknown> | undefined) ?? {},
-  };
 }

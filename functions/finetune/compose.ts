@@ -9,7 +9,7 @@ import { DynamoFinetuneJobStore } from './store.js';
 /** The service wired to DynamoDB, the artifacts bucket and the documents it reads. */
 function finetuneService(runtime: Runtime): FinetuneService {
   return new FinetuneService(
-    new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
+    new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs'), runtime.eventsTable),
     new ArtifactStore(s3Access(runtime.config), runtime.config.artifactsBucket),
     documentStore(runtime),
   );

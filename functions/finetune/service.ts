@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { Forbidden, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
+import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import type { CreateDatasetRequest, FinetuneJob, JobDeleted } from './schemas.js';
-import type { FinetuneJobStore } from './store.js';
+import type { FinetuneJobStore, StoredJob } from './store.js';
 
 /** Where a job's artifacts (its manifest, the built dataset) are kept. */
 export interface JobArtifacts {
@@ -13,6 +13,9 @@ export interface JobArtifacts {
   /** Removes every artifact of the job; removing none is fine. */
   deleteAll(jobId: string): Promise<number>;
 }
+
+/** Deletions that lose this many races in a row to concurrent changes of the job give up (409). */
+const DELETE_ATTEMPTS = 5;
 
 /** Who owns the documents a dataset draws on. */
 export interface SourceDocuments {
@@ -43,7 +46,11 @@ export class FinetuneService {
     // The manifest first: a stored job always has one, and a failed write leaves no job.
     await this.artifacts.writeManifest(job);
     try {
-      await this.jobs.create(job, caller.principal);
+      await this.jobs.create(job, caller.principal, {
+        type: 'finetune.dataset.created',
+        actor: caller.name,
+        at: job.created_at,
+      });
     } catch (err) {
       await this.artifacts
         .deleteAll(job.id)
@@ -59,11 +66,15 @@ export class FinetuneService {
   }
 
   async get(id: string, caller: Caller): Promise<FinetuneJob> {
+    return (await this.load(id, caller)).job;
+  }
+
+  private async load(id: string, caller: Caller): Promise<StoredJob> {
     const found = await this.jobs.get(id);
     if (!found) throw new NotFound(`No fine-tuning job ${id}`);
     if (!isPrincipal(found.ownerPrincipal, caller) && !isAdmin(caller))
       throw new Forbidden("Only the job's owner or an admin may access it");
-    return found.job;
+    return found;
   }
 
   /** 422 for documents that do not exist, then 403 for documents of someone else. */
@@ -83,12 +94,20 @@ export class FinetuneService {
 
   /**
    * E11: the artifacts go first, then the record. If the artifact store fails, the
-   * record stays, so the job is still visible and a retry can finish the deletion.
+   * record stays, so the job is still visible and a retry can finish the deletion. The
+   * record goes with its `finetune.dataset.deleted` event; a job changed meanwhile is read
+   * again, one deleted meanwhile answers 404.
    */
   async delete(id: string, caller: Caller): Promise<JobDeleted> {
-    const job = await this.get(id, caller);
-    await this.artifacts.deleteAll(job.id);
-    if (!(await this.jobs.delete(job.id))) throw new NotFound(`No fine-tuning job ${id}`);
-    return { id: job.id, deleted: true };
+    let stored = await this.load(id, caller);
+    await this.artifacts.deleteAll(stored.job.id);
+    const change = { type: 'finetune.dataset.deleted', actor: caller.name, at: nowIso() } as const;
+    for (let attempt = 1; !(await this.jobs.delete(stored, change)); attempt++) {
+      const again = await this.jobs.get(id);
+      if (!again) throw new NotFound(`No fine-tuning job ${id}`);
+      if (attempt >= DELETE_ATTEMPTS) throw new Conflict(`Fine-tuning job ${id} kept changing while being deleted`);
+      stored = again;
+    }
+    return { id: stored.job.id, deleted: true };
   }
 }

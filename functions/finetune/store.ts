@@ -1,4 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../../shared/aws/errors.js';
 import {
   listAll,
@@ -8,6 +14,9 @@ import {
   withoutListAttributes,
 } from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
+import { stampNew, unstamped } from '../../shared/events/stamp.js';
+import type { Change } from '../../shared/events/types.js';
 import type { FinetuneJob } from './schemas.js';
 
 const LIST_PK = 'finetune-job';
@@ -15,30 +24,57 @@ const LIST_PK = 'finetune-job';
 /** Fine-tuning jobs as the service sees them (its public methods; DynamoFinetuneJobStore below implements them). */
 export type FinetuneJobStore = Pick<DynamoFinetuneJobStore, keyof DynamoFinetuneJobStore>;
 
-/** DynamoDB repository for fine-tuning dataset jobs (TABLES.finetuneJobs). */
+/** A stored job: the job, its owner's principal and the sequence of its last stamped change. */
+export interface StoredJob {
+  readonly job: FinetuneJob;
+  /** Absent on jobs stored before principals were. */
+  readonly ownerPrincipal: string | undefined;
+  /** The job's `ev_seq`: what a deletion is conditioned on; absent on jobs stored before events were. */
+  readonly seq: number | undefined;
+}
+
+/** The subject of a job's domain events (API.md §13). */
+export const datasetSubject = (id: string) => `finetune/datasets/${id}`;
+
+/**
+ * DynamoDB repository for fine-tuning dataset jobs (TABLES.finetuneJobs). A new job is
+ * stamped with its change (shared/events/stamp.ts); a deletion records its event in the
+ * events table in the deleting transaction. Without `events` (a store built alone, outside
+ * the composition root) deletions record no event.
+ */
 export class DynamoFinetuneJobStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly events: EventsTable,
   ) {}
 
   /** Stores a new job owned by the principal `ownerPrincipal`. */
-  async create(job: FinetuneJob, ownerPrincipal: string): Promise<void> {
+  async create(job: FinetuneJob, ownerPrincipal: string, change: Change): Promise<void> {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...job, owner_principal: ownerPrincipal, ...listAttributes(LIST_PK, job.created_at, job.id) },
+        Item: {
+          ...job,
+          owner_principal: ownerPrincipal,
+          ...listAttributes(LIST_PK, job.created_at, job.id),
+          ...stampNew(change),
+        },
         ConditionExpression: 'attribute_not_exists(id)',
       }),
     );
   }
 
-  /** The job and its owner's principal (absent on jobs stored before principals were). */
-  async get(id: string): Promise<{ job: FinetuneJob; ownerPrincipal: string | undefined } | undefined> {
+  /** The job, its owner's principal and its last change's sequence. */
+  async get(id: string): Promise<StoredJob | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
     if (!out.Item) return undefined;
-    const owner = out.Item.owner_principal;
-    return { job: strip(out.Item), ownerPrincipal: typeof owner === 'string' ? owner : undefined };
+    const { owner_principal: owner, ev_seq: seq } = out.Item;
+    return {
+      job: strip(out.Item),
+      ownerPrincipal: typeof owner === 'string' ? owner : undefined,
+      seq: typeof seq === 'number' ? seq : undefined,
+    };
   }
 
   /** The jobs of the principal `owner`, oldest first. */
@@ -57,17 +93,34 @@ export class DynamoFinetuneJobStore {
     return { items: page.items.map(strip), nextCursor: page.nextCursor };
   }
 
-  /** Deletes a job; false when there was none (never was, or already deleted). */
-  async delete(id: string): Promise<boolean> {
+  /**
+   * Deletes the job read as `stored` with its `finetune.dataset.deleted` event (data: the job
+   * as it was) in one transaction, conditioned on the job being unchanged since; false when
+   * it is gone or changed (then nothing is deleted).
+   */
+  async delete(stored: StoredJob, change: Change): Promise<boolean> {
+    const { job, seq } = stored;
+    const condition = {
+      ConditionExpression: `attribute_exists(id) AND ${seq === undefined ? 'attribute_not_exists(#seq)' : '#seq = :seq'}`,
+      ExpressionAttributeNames: { '#seq': 'ev_seq' },
+      ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+    };
+    const Key = { id: job.id };
+    const event = outboxEvent(this.events, datasetSubject(job.id), change, seq ?? 0, job);
     return conditionally(
       this.db.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
+        new TransactWriteCommand({
+          TransactItems: [{ Delete: { TableName: this.tableName, Key, ...condition } }, eventPut(this.events, event)],
+        }),
       ),
     );
   }
 }
 
-const strip = (item: Record<string, unknown>): FinetuneJob => {
-  const { owner_principal: _owner, ...job } = withoutListAttributes<FinetuneJob & { owner_principal?: string }>(item);
+/** A stored job as GET answers it: listing attributes, owner principal and change stamp left out. */
+export const strip = (item: Record<string, unknown>): FinetuneJob => {
+  const { owner_principal: _owner, ...job } = withoutListAttributes<FinetuneJob & { owner_principal?: string }>(
+    unstamped(item),
+  );
   return job;
 };

@@ -25,7 +25,7 @@ export function createMcpsApp({ authenticator, service }: McpsDeps): ServiceApp 
         request: { body: McpServerRequest, bodyRequired: true },
         success: { status: 201, description: 'The new server configuration', schema: McpServer },
       },
-      async (c, { body }) => c.json(await service.create(body), 201),
+      async (c, { body, caller }) => c.json(await service.create(body, caller), 201),
     )
     .endpoint(
       {
@@ -69,7 +69,7 @@ export function createMcpsApp({ authenticator, service }: McpsDeps): ServiceApp 
         success: { status: 200, description: 'The server configuration', schema: McpServer },
         errors: [404],
       },
-      async (c, { params, body }) => c.json(await service.replace(params.server_id, body), 200),
+      async (c, { params, body, caller }) => c.json(await service.replace(params.server_id, body, caller), 200),
     )
     .endpoint(
       {
@@ -83,8 +83,8 @@ export function createMcpsApp({ authenticator, service }: McpsDeps): ServiceApp 
         success: { status: 204, description: 'Deleted' },
         errors: [404],
       },
-      async (c, { params }) => {
-        await service.delete(params.server_id);
+      async (c, { params, caller }) => {
+        await service.delete(params.server_id, caller);
         return c.body(null, 204);
       },
     );

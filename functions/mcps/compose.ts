@@ -5,7 +5,9 @@ import { DynamoMcpServerStore } from './store.js';
 
 /** The service wired to DynamoDB. */
 function mcpService(runtime: Runtime): McpServerService {
-  return new McpServerService(new DynamoMcpServerStore(runtime.db, runtime.tableName('mcpServers')));
+  return new McpServerService(
+    new DynamoMcpServerStore(runtime.db, runtime.tableName('mcpServers'), runtime.eventsTable),
+  );
 }
 
 export function mcpsDeps(runtime: Runtime): McpsDeps {

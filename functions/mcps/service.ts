@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { nowIso } from '../../shared/time.js';
@@ -21,7 +22,7 @@ export function checkSize(req: McpServerRequest): void {
 export class McpServerService {
   constructor(private readonly servers: McpServerStore) {}
 
-  async create(req: McpServerRequest): Promise<McpServer> {
+  async create(req: McpServerRequest, caller: Caller): Promise<McpServer> {
     checkSize(req);
     const at = nowIso();
     const server: McpServer = {
@@ -34,7 +35,7 @@ export class McpServerService {
       created_at: at,
       updated_at: at,
     };
-    await this.servers.create(server);
+    await this.servers.create(server, { type: 'mcp.server.created', actor: caller.name, at });
     return server;
   }
 
@@ -49,21 +50,20 @@ export class McpServerService {
   }
 
   /** Whole replacement: every field from the request; id and created_at are kept. */
-  async replace(id: string, req: McpServerRequest): Promise<McpServer> {
+  async replace(id: string, req: McpServerRequest, caller: Caller): Promise<McpServer> {
     checkSize(req);
-    const server = await this.servers.replace(id, {
-      name: req.name,
-      command: req.command,
-      args: req.args,
-      enabled: req.enabled,
-      env: req.env,
-      updated_at: nowIso(),
-    });
+    const at = nowIso();
+    const server = await this.servers.replace(
+      id,
+      { name: req.name, command: req.command, args: req.args, enabled: req.enabled, env: req.env, updated_at: at },
+      { type: 'mcp.server.updated', actor: caller.name, at },
+    );
     if (!server) throw new NotFound(`No MCP server ${id}`);
     return server;
   }
 
-  async delete(id: string): Promise<void> {
-    if (!(await this.servers.delete(id))) throw new NotFound(`No MCP server ${id}`);
+  async delete(id: string, caller: Caller): Promise<void> {
+    const deleted = await this.servers.delete(id, { type: 'mcp.server.deleted', actor: caller.name, at: nowIso() });
+    if (!deleted) throw new NotFound(`No MCP server ${id}`);
   }
 }

@@ -84,8 +84,11 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
         success: { status: 200, description: 'The table with its catalog annotations', schema: TableMetadata },
         errors: [409],
       },
-      async (c, { params, body }) =>
-        c.json(await service.registerTable(params.catalog_name, params.schema_name, params.table_name, body), 200),
+      async (c, { params, body, caller }) =>
+        c.json(
+          await service.registerTable(params.catalog_name, params.schema_name, params.table_name, body, caller),
+          200,
+        ),
     )
     .endpoint(
       {
@@ -114,8 +117,8 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
         success: { status: 200, description: 'What was applied', schema: AcceptanceResult },
         errors: [404],
       },
-      async (c, { params, body }) =>
-        c.json(await service.accept(params.catalog, params.schema, params.table, body), 200),
+      async (c, { params, body, caller }) =>
+        c.json(await service.accept(params.catalog, params.schema, params.table, body, caller), 200),
     )
     .endpoint(
       {
@@ -168,6 +171,6 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
         success: { status: 201, description: 'The new domain', schema: Domain },
         errors: [409],
       },
-      async (c, { body }) => c.json(await service.createDomain(body), 201),
+      async (c, { body, caller }) => c.json(await service.createDomain(body, caller), 201),
     );
 }

@@ -5,7 +5,12 @@ import { MetastoreService } from './service.js';
 
 /** The service wired to the configured metastore and catalog, and the documents service. */
 function metastoreService(runtime: Runtime): MetastoreService {
-  return new MetastoreService(metastore(runtime), metadataCatalog(runtime), documentService(runtime));
+  return new MetastoreService(
+    metastore(runtime),
+    metadataCatalog(runtime),
+    documentService(runtime),
+    runtime.eventsTable,
+  );
 }
 
 export function metastoreDeps(runtime: Runtime): MetastoreDeps {

@@ -1,8 +1,18 @@
+import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { decodeCursor, encodeCursor } from '../../shared/aws/pagination.js';
 import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
-import type { CatalogItem, ColumnChange, EntityChange, MetadataCatalog } from '../../shared/ports/catalog.js';
-import type { Metastore } from '../../shared/ports/metastore.js';
+import type { EventsTable } from '../../shared/events/outbox.js';
+import type {
+  AnnotationEvent,
+  CatalogItem,
+  ColumnChange,
+  EntityAnnotations,
+  EntityChange,
+  MetadataCatalog,
+} from '../../shared/ports/catalog.js';
+import type { Metastore, OutboxEvent, TableSchema } from '../../shared/ports/metastore.js';
+import { nowIso } from '../../shared/time.js';
 import type {
   AcceptanceResult,
   ClassificationAcceptance,
@@ -24,6 +34,49 @@ const distinctSorted = (names: Iterable<string>): string[] => [...new Set(names)
  * without extra state, and one that never hides an accepted classification.
  */
 const classificationsOf = (tags: string[]): string[] => [...tags];
+
+/** The subject of a table's domain events (API.md §13): registrations and E5 acceptances. */
+export const tableSubject = (catalog: string, schema: string, table: string): string =>
+  `metastore/${catalog}/${schema}/${table}`;
+
+/** The subject of a domain's events (API.md §13). */
+export const domainSubject = (name: string): string => `catalog/domains/${name}`;
+
+/** A table as its GET answers: the metastore's schema merged with the catalog's annotations of `urn`. */
+export function tableMetadata(found: TableSchema, urn: string, entity: EntityAnnotations): TableMetadata {
+  const columns = found.columns.map((column): ColumnMetadata => {
+    const notes = entity.columns.get(column.name);
+    const tags = notes?.tags ?? [];
+    return {
+      name: column.name,
+      type: column.type,
+      description: notes?.description || column.description,
+      tags,
+      classifications: classificationsOf(tags),
+      glossary_terms: notes?.glossary_terms ?? [],
+    };
+  });
+  return {
+    catalog: found.catalog,
+    schema: found.schema,
+    table: found.table,
+    urn,
+    description: entity.description || found.description,
+    domain: entity.domain,
+    tags: entity.tags,
+    classifications: classificationsOf(entity.tags),
+    glossary_terms: entity.glossary_terms,
+    columns,
+  };
+}
+
+/** A domain as the domain list answers it. */
+export const domainOf = (item: CatalogItem, pendingDocuments: string[]): Domain => ({
+  name: item.name,
+  urn: item.urn,
+  description: item.description,
+  pending_documents: pendingDocuments,
+});
 
 /** What the service asks of the metadata catalog. */
 export type MetastoreCatalog = Pick<
@@ -49,6 +102,11 @@ export class MetastoreService {
     private readonly catalog: MetastoreCatalog,
     /** Documents that confirmed a domain before it existed wait for it (E6). */
     private readonly documents: PendingDocuments,
+    /**
+     * Where the events of tables (registrations, E5 acceptances) are written, in the
+     * metastore's or catalog's own transaction (API.md §13); without it (fakes) none are.
+     */
+    private readonly events?: EventsTable,
   ) {}
 
   listCatalogs(): Promise<string[]> {
@@ -73,35 +131,22 @@ export class MetastoreService {
     const found = await this.metastore.getTable(catalog, schema, table);
     if (!found) throw new NotFound(`No table ${catalog}.${schema}.${table}`);
     const urn = this.catalog.datasetUrn(catalog, schema, table);
-    const entity = await this.catalog.getEntity(urn);
-    const columns = found.columns.map((column): ColumnMetadata => {
-      const notes = entity.columns.get(column.name);
-      const tags = notes?.tags ?? [];
-      return {
-        name: column.name,
-        type: column.type,
-        description: notes?.description || column.description,
-        tags,
-        classifications: classificationsOf(tags),
-        glossary_terms: notes?.glossary_terms ?? [],
-      };
-    });
-    return {
-      catalog,
-      schema,
-      table,
-      urn,
-      description: entity.description || found.description,
-      domain: entity.domain,
-      tags: entity.tags,
-      classifications: classificationsOf(entity.tags),
-      glossary_terms: entity.glossary_terms,
-      columns,
-    };
+    return tableMetadata(found, urn, await this.catalog.getEntity(urn));
   }
 
-  /** Registers (replaces) a table in the built-in metastore and annotates its catalog entity. */
-  async registerTable(catalog: string, schema: string, table: string, req: TableRegistration): Promise<TableMetadata> {
+  /**
+   * Registers (replaces) a table in the built-in metastore and annotates its catalog entity.
+   * The registration's event (`metastore.table.registered`) is written in the metastore's
+   * transaction, with the table as GET answers once the annotation that follows is made:
+   * the registered schema and the entity's annotations with the description and domain given.
+   */
+  async registerTable(
+    catalog: string,
+    schema: string,
+    table: string,
+    req: TableRegistration,
+    caller: Caller,
+  ): Promise<TableMetadata> {
     if (this.metastore.external) {
       throw new Conflict('Tables are registered in the external metastore, not through this service');
     }
@@ -118,19 +163,34 @@ export class MetastoreService {
     }
     if (issues.length > 0) throw new Invalid(issues);
 
-    await this.metastore.registerTable({
+    const registered: TableSchema = {
       catalog,
       schema,
       table,
       description: req.description ?? null,
       columns: req.columns.map((c) => ({ name: c.name, type: c.type, description: c.description ?? null })),
-    });
+    };
+    const urn = this.catalog.datasetUrn(catalog, schema, table);
     const change: { description?: string; domain?: string } = {};
     if (req.description) change.description = req.description;
     if (req.domain != null) change.domain = req.domain;
-    if (Object.keys(change).length > 0) {
-      await this.catalog.annotate(this.catalog.datasetUrn(catalog, schema, table), change);
-    }
+    const event: OutboxEvent | undefined = this.events && {
+      events: this.events,
+      subject: tableSubject(catalog, schema, table),
+      change: { type: 'metastore.table.registered', actor: caller.name, at: nowIso() },
+      data: async () => {
+        // The annotation that follows replaces the description and domain it gives (and adds nothing else).
+        const entity = await this.catalog.getEntity(urn);
+        const annotated: EntityAnnotations = {
+          ...entity,
+          description: change.description ?? entity.description,
+          domain: change.domain ?? entity.domain,
+        };
+        return tableMetadata(registered, urn, annotated) as unknown as Record<string, unknown>;
+      },
+    };
+    await this.metastore.registerTable(registered, event);
+    if (Object.keys(change).length > 0) await this.catalog.annotate(urn, change);
     return this.getTable(catalog, schema, table);
   }
 
@@ -139,13 +199,17 @@ export class MetastoreService {
    * repeated column, missing existing glossary term, a result larger than the catalog
    * stores: 422). Then tags and terms are created where missing (idempotent), and one
    * annotate call adds them to the table and columns, all or nothing: the catalog adds set
-   * members and replaces descriptions, so a repeat leaves the same state.
+   * members and replaces descriptions, so a repeat leaves the same state. That annotation
+   * writes the acceptance's event (`catalog.classification.accepted`, the table's subject)
+   * in the same transaction where the catalog can (built-in); a repeat that changes
+   * nothing has none.
    */
   async accept(
     catalog: string,
     schema: string,
     table: string,
     req: ClassificationAcceptance,
+    caller: Caller,
   ): Promise<AcceptanceResult> {
     const found = await this.metastore.getTable(catalog, schema, table);
     if (!found) throw new NotFound(`No table ${catalog}.${schema}.${table}`);
@@ -243,9 +307,7 @@ export class MetastoreService {
     );
     const created = creations.filter((c) => c.created).length;
 
-    await this.catalog.annotate(urn, change);
-
-    return {
+    const result: AcceptanceResult = {
       success: true,
       table_tags_applied: tableTags,
       // Object.fromEntries makes every name an own property, `__proto__` included.
@@ -254,6 +316,23 @@ export class MetastoreService {
       glossary_terms_created: created,
       descriptions_updated: descriptions,
     };
+    // What was accepted (the table alone shows only the sum of every acceptance): the answer
+    // but `success`. Stored as JSON text, column names such as `__proto__` are kept as they are.
+    const { success: _success, ...accepted } = result;
+    const event: AnnotationEvent | undefined = this.events && {
+      events: this.events,
+      subject: tableSubject(catalog, schema, table),
+      change: { type: 'catalog.classification.accepted', actor: caller.name, at: nowIso(), about: accepted },
+      // The schema as it is now: a registration may have replaced it since `found` was read.
+      data: async (after) =>
+        tableMetadata(
+          (await this.metastore.getTable(catalog, schema, table)) ?? found,
+          urn,
+          after,
+        ) as unknown as Record<string, unknown>,
+    };
+    await this.catalog.annotate(urn, change, event);
+    return result;
   }
 
   listTags(limit: number, cursor: string | undefined): Promise<Page<CatalogItem>> {
@@ -269,28 +348,32 @@ export class MetastoreService {
     return { items: await Promise.all(page.items.map((d) => this.toDomain(d))), nextCursor: page.nextCursor };
   }
 
-  /** Creates a domain and attaches every document that confirmed it while it did not exist. */
-  async createDomain(req: DomainRequest): Promise<Domain> {
-    const { item, created } = await this.catalog.createDomain(req.name, req.description ?? undefined);
+  /**
+   * Creates a domain (its event `catalog.domain.created` stamped on it where the catalog
+   * can: built-in) and attaches every document that confirmed it while it did not exist
+   * (each one's `document.domain_attached`, by the same caller).
+   */
+  async createDomain(req: DomainRequest, caller: Caller): Promise<Domain> {
+    const { item, created } = await this.catalog.createDomain(req.name, req.description ?? undefined, {
+      type: 'catalog.domain.created',
+      actor: caller.name,
+      at: nowIso(),
+    });
     if (!created) throw new Conflict(`Domain ${req.name} exists already`);
-    await this.documents.attachPendingDocuments(item.name);
+    await this.documents.attachPendingDocuments(item.name, caller.name);
     return this.toDomain(item);
   }
 
   private async toDomain(item: CatalogItem): Promise<Domain> {
-    return {
-      name: item.name,
-      urn: item.urn,
-      description: item.description,
-      pending_documents: await this.documents.pendingDocumentIds(item.name),
-    };
+    return domainOf(item, await this.documents.pendingDocumentIds(item.name));
   }
 }
 
 /** What the domain endpoints need of the documents (functions/documents/service.ts). */
 export interface PendingDocuments {
   pendingDocumentIds(domainName: string): Promise<string[]>;
-  attachPendingDocuments(domainName: string): Promise<string[]>;
+  /** `actor`: who made the domain exist (the documents' `document.domain_attached` events name them). */
+  attachPendingDocuments(domainName: string, actor?: string | null): Promise<string[]>;
 }
 
 /**

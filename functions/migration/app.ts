@@ -65,7 +65,7 @@ export function createMigrationApp({ authenticator, service }: MigrationDeps): S
         success: { status: 200, description: 'The probe result', schema: ConnectionTestResult },
         errors: [404],
       },
-      async (c, { body }) => c.json(await service.testConnection(body.conn_id, body.conn_type), 200),
+      async (c, { body, caller }) => c.json(await service.testConnection(body.conn_id, body.conn_type, caller), 200),
     )
     .endpoint(
       {
@@ -108,7 +108,7 @@ export function createMigrationApp({ authenticator, service }: MigrationDeps): S
         request: { params: ConnectionParams, body: ConnectionRequest, bodyRequired: true, secretFields: ['password'] },
         success: { status: 200, description: 'The connection (without its password)', schema: Connection },
       },
-      async (c, { params, body }) => c.json(await service.putConnection(params.conn_id, body), 200),
+      async (c, { params, body, caller }) => c.json(await service.putConnection(params.conn_id, body, caller), 200),
     )
     .endpoint(
       {
@@ -122,8 +122,8 @@ export function createMigrationApp({ authenticator, service }: MigrationDeps): S
         success: { status: 204, description: 'Deleted' },
         errors: [404],
       },
-      async (c, { params }) => {
-        await service.deleteConnection(params.conn_id);
+      async (c, { params, caller }) => {
+        await service.deleteConnection(params.conn_id, caller);
         return c.body(null, 204);
       },
     );

@@ -7,7 +7,7 @@ import { DynamoConfigStore, DynamoConnectionStore } from './store.js';
 function migrationService(runtime: Runtime): MigrationService {
   return new MigrationService(
     new DynamoConfigStore(runtime.db, runtime.tableName('migrationConfig')),
-    new DynamoConnectionStore(runtime.db, runtime.tableName('migrationConnections')),
+    new DynamoConnectionStore(runtime.db, runtime.tableName('migrationConnections'), runtime.eventsTable),
     workflowEngine(runtime),
     secrets(runtime),
   );

@@ -1,5 +1,6 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import type { Change } from '../../shared/events/types.js';
 import { Invalid, missingField, NotFound, valueError } from '../../shared/errors.js';
 import type {
   ConnectionTestResult,
@@ -68,7 +69,8 @@ function pairCondition(
   return undefined;
 }
 
-function toConfig(item: ConfigItem): InfrastructureConfig {
+/** The configuration as its GET answers it (no write-only field): also its events' data. */
+export function toConfig(item: ConfigItem): InfrastructureConfig {
   const out: Record<string, unknown> = {};
   for (const field of CONFIG_FIELDS) if (!isSecret(field)) out[field] = item[field] ?? null;
   out.updated_by = item.updated_by ?? null;
@@ -76,7 +78,8 @@ function toConfig(item: ConfigItem): InfrastructureConfig {
   return out as InfrastructureConfig;
 }
 
-function toConnection(r: ConnectionRecord): Connection {
+/** A connection as its GET answers it (never its password): also its events' data. */
+export function toConnection(r: ConnectionRecord): Connection {
   return {
     conn_id: r.conn_id,
     conn_type: r.conn_type,
@@ -122,7 +125,14 @@ export class MigrationService {
       else set[field] = isSecret(field) ? await this.box.seal(String(value), configContext(field)) : value;
     }
     const updatedAt = nowIso();
-    const before = await this.configs.update({ set, remove, updatedBy: caller.name, updatedAt, requires });
+    // What the event says the update was about: every field given (write-only ones by name only).
+    const change: Change = {
+      type: 'migration.config.updated',
+      actor: caller.name,
+      at: updatedAt,
+      about: { changed_fields: [...changes.keys()] },
+    };
+    const before = await this.configs.update({ set, remove, updatedBy: caller.name, updatedAt, requires, change });
     if (!before) throw pairBroken(body, requires!.present ? other(requires!.field) : requires!.field);
 
     const after: ConfigItem = { ...before, ...set, updated_by: caller.name, updated_at: updatedAt };
@@ -140,7 +150,7 @@ export class MigrationService {
    * without giving the password again is 422 `missing` at `["body", "password"]` (the
    * field is required in that case, as a variable without a default is for E2).
    */
-  async putConnection(connId: string, req: ConnectionRequest): Promise<Connection> {
+  async putConnection(connId: string, req: ConnectionRequest, caller: Caller): Promise<Connection> {
     const extra = req.extra ?? null;
     const bytes = extra === null ? 0 : jsonBytes(extra);
     if (bytes > MAX_EXTRA_BYTES) {
@@ -150,17 +160,21 @@ export class MigrationService {
     let password: Sealed | null | undefined;
     if (req.password === null || req.password === '') password = null;
     else if (req.password !== undefined) password = await this.box.seal(req.password, connectionContext(connId));
-    const record = await this.connections.put({
-      conn_id: connId,
-      conn_type: req.conn_type,
-      host: req.host,
-      port: req.port ?? null,
-      schema: req.schema ?? null,
-      login: req.login ?? null,
-      extra,
-      password,
-      at: nowIso(),
-    });
+    const at = nowIso();
+    const record = await this.connections.put(
+      {
+        conn_id: connId,
+        conn_type: req.conn_type,
+        host: req.host,
+        port: req.port ?? null,
+        schema: req.schema ?? null,
+        login: req.login ?? null,
+        extra,
+        password,
+        at,
+      },
+      { type: 'migration.connection.updated', actor: caller.name, at },
+    );
     if (!record) {
       throw new Invalid([missingField(['body', 'password'], req)]);
     }
@@ -178,20 +192,33 @@ export class MigrationService {
     return toConnection(record);
   }
 
-  async deleteConnection(connId: string): Promise<void> {
-    if (!(await this.connections.delete(connId))) throw new NotFound(`No connection ${connId}`);
+  async deleteConnection(connId: string, caller: Caller): Promise<void> {
+    const change: Change = { type: 'migration.connection.deleted', actor: caller.name, at: nowIso() };
+    const data = (before: ConnectionRecord) => toConnection(before) as unknown as Record<string, unknown>;
+    if (!(await this.connections.delete(connId, change, data))) throw new NotFound(`No connection ${connId}`);
   }
 
   /**
    * E4: the connection from the registry, else the one the workflow engine holds;
-   * a failed probe is a result (`ok: false`), not an error.
+   * a failed probe is a result (`ok: false`), not an error. A probe of a registry
+   * connection is its event (`migration.connection.tested`, with the probe and its result),
+   * unless the connection changed or went while it was probed.
    */
-  async testConnection(connId: string, probe: ProbeType): Promise<ConnectionTestResult> {
+  async testConnection(connId: string, probe: ProbeType, caller: Caller): Promise<ConnectionTestResult> {
     const record = await this.connections.get(connId);
     const connection = record ? await this.withPassword(record) : await this.workflow.getConnection(connId);
     if (!connection) throw new NotFound(`No connection ${connId}`);
     const result = await this.workflow.testConnection(connection, probe);
-    return { ok: result.ok, message: result.message };
+    const answer = { ok: result.ok, message: result.message };
+    if (record) {
+      await this.connections.markTested(connId, record.updated_at, {
+        type: 'migration.connection.tested',
+        actor: caller.name,
+        at: nowIso(),
+        about: { probe, ...answer },
+      });
+    }
+    return answer;
   }
 
   private async withPassword(r: ConnectionRecord): Promise<WorkflowConnection> {

@@ -1,11 +1,22 @@
-import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
+import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes } from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { outboxEvent, eventPut, lastSequence, type EventsTable } from '../../shared/events/outbox.js';
+import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
+import type { Change } from '../../shared/events/types.js';
 import type { Sealed } from '../../shared/secrets.js';
 import type { ConfigField, CountField } from './schemas.js';
 
-const CONFIG_ID = 'current';
+export const CONFIG_ID = 'current';
+
+/** The subject of the configuration's events (API.md §13). */
+export const CONFIG_SUBJECT = 'migration/config';
+/** The subject of a connection's events: its id is chosen by the caller, and can be used again. */
+export const connectionSubject = (connId: string) => `migration/connections/${connId}`;
+
+/** Rounds of a write that lost a race (the item changed or went in between) before giving up. */
+const MAX_ATTEMPTS = 10;
 
 /** The configuration item as stored: plain values, the secret keys sealed. */
 export type ConfigItem = Partial<Record<ConfigField, string | number | Sealed>> & {
@@ -20,6 +31,8 @@ export interface ConfigWrite {
   readonly updatedAt: string;
   /** The write happens only if this field is stored (`present`) or is not. */
   readonly requires?: { readonly field: CountField; readonly present: boolean };
+  /** The change, stamped on the item for its domain event (`migration.config.updated`). */
+  readonly change: Change;
 }
 
 /** The one migration configuration item. */
@@ -49,9 +62,14 @@ export class DynamoConfigStore implements ConfigStore {
    * there was none), or undefined when `requires` did not hold.
    */
   async update(write: ConfigWrite): Promise<ConfigItem | undefined> {
-    const names: Record<string, string> = { '#updated_by': 'updated_by', '#updated_at': 'updated_at' };
-    const values: Record<string, unknown> = { ':updated_by': write.updatedBy, ':updated_at': write.updatedAt };
-    const sets = ['#updated_by = :updated_by', '#updated_at = :updated_at'];
+    const stamp = stampUpdate(write.change);
+    const names: Record<string, string> = { '#updated_by': 'updated_by', '#updated_at': 'updated_at', ...stamp.names };
+    const values: Record<string, unknown> = {
+      ':updated_by': write.updatedBy,
+      ':updated_at': write.updatedAt,
+      ...stamp.values,
+    };
+    const sets = ['#updated_by = :updated_by', '#updated_at = :updated_at', stamp.set];
     Object.entries(write.set).forEach(([field, value], i) => {
       names[`#s${i}`] = field;
       values[`:s${i}`] = value;
@@ -71,7 +89,7 @@ export class DynamoConfigStore implements ConfigStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { id: CONFIG_ID },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''} ADD ${stamp.add}`,
           ConditionExpression: condition,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
@@ -86,8 +104,9 @@ export class DynamoConfigStore implements ConfigStore {
   }
 }
 
-const withoutId = (item: Record<string, unknown> | undefined): ConfigItem => {
-  const { id: _id, ...rest } = item ?? {};
+/** The configuration item as the service sees it: without its key and its change stamp. */
+export const withoutId = (item: Record<string, unknown> | undefined): ConfigItem => {
+  const { id: _id, ...rest } = unstamped(item ?? {});
   return rest as ConfigItem;
 };
 
@@ -127,13 +146,24 @@ const OPTIONAL_FIELDS = ['port', 'schema', 'login'] as const;
 
 /** The registry of workflow connections. */
 export interface ConnectionStore {
-  /** Creates or replaces a connection; undefined when a kept password's host condition failed. */
-  put(write: ConnectionWrite): Promise<ConnectionRecord | undefined>;
+  /**
+   * Creates or replaces a connection, stamped with `change` (`migration.connection.updated`);
+   * undefined when a kept password's host condition failed.
+   */
+  put(write: ConnectionWrite, change: Change): Promise<ConnectionRecord | undefined>;
   get(connId: string): Promise<ConnectionRecord | undefined>;
   /** Oldest first. */
   list(limit: number, cursor: string | undefined): Promise<Page<ConnectionRecord>>;
-  /** Deletes a connection; false when there was none. */
-  delete(connId: string): Promise<boolean>;
+  /**
+   * Deletes a connection with its event (`change`, whose data is `data` of the connection
+   * as it was); false when there was none.
+   */
+  delete(connId: string, change: Change, data: (before: ConnectionRecord) => Record<string, unknown>): Promise<boolean>;
+  /**
+   * Stamps a probe of the connection (`migration.connection.tested`) on it, if it is still
+   * the one probed (last written at `updatedAt`); false when it changed or went since.
+   */
+  markTested(connId: string, updatedAt: string, change: Change): Promise<boolean>;
 }
 
 /** DynamoDB repository for the registry of workflow connections. */
@@ -141,6 +171,7 @@ export class DynamoConnectionStore implements ConnectionStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly eventsTable: EventsTable,
   ) {}
 
   /**
@@ -150,9 +181,48 @@ export class DynamoConnectionStore implements ConnectionStore {
    * (or on there being no password), in the same write: a password never follows its
    * connection to another host, even when a concurrent write changed the host in
    * between. Undefined when that condition failed.
+   *
+   * The write is stamped with `change`. A stored connection counts its changes on (its
+   * `ev_seq`); a new one goes on from the subject's last event, since an id can be used
+   * again after a deletion: so the write is conditioned on the connection existing, or
+   * on it not existing, and tried again the other way when that lost a race.
    */
-  async put(write: ConnectionWrite): Promise<ConnectionRecord | undefined> {
+  async put(write: ConnectionWrite, change: Change): Promise<ConnectionRecord | undefined> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      try {
+        return toRecord(await this.write(write, change, 'exists'));
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+      }
+      const stored = await this.raw(write.conn_id);
+      if (stored) {
+        // There, so the host condition failed (or it was written again in between: once more).
+        if (write.password === undefined && stored.password !== undefined && stored.host !== write.host) {
+          return undefined;
+        }
+        continue;
+      }
+      const last = await lastSequence(this.db, this.eventsTable, connectionSubject(write.conn_id));
+      try {
+        return toRecord(await this.write(write, change, last));
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+      }
+    }
+    throw new Error(`writing connection ${write.conn_id}: too many concurrent changes`);
+  }
+
+  /**
+   * One conditional UpdateItem of the connection: of a stored one (`exists`, its sequence
+   * counted on), or of a new one whose subject's last event had sequence `last`.
+   */
+  private async write(
+    write: ConnectionWrite,
+    change: Change,
+    existing: 'exists' | number,
+  ): Promise<Record<string, unknown>> {
     const names: Record<string, string> = {
+      '#conn_id': 'conn_id',
       '#conn_type': 'conn_type',
       '#host': 'host',
       '#updated_at': 'updated_at',
@@ -189,36 +259,46 @@ export class DynamoConnectionStore implements ConnectionStore {
     for (const field of OPTIONAL_FIELDS) assign(field, write[field]);
     // JSON text: DynamoDB cannot hold every JSON value (numbers beyond its range, for one).
     assign('extra', write.extra === null ? null : JSON.stringify(write.extra));
-    let condition: string | undefined;
+    let condition: string;
+    let add = '';
+    if (existing === 'exists') {
+      const stamp = stampUpdate(change);
+      Object.assign(names, stamp.names);
+      Object.assign(values, stamp.values);
+      sets.push(stamp.set);
+      add = ` ADD ${stamp.add}`;
+      condition = 'attribute_exists(#conn_id)';
+      if (write.password === undefined) {
+        names['#password'] = 'password';
+        condition += ' AND (attribute_not_exists(#password) OR #host = :host)';
+      }
+    } else {
+      // New: nothing stored, no password to keep.
+      for (const [attr, value] of Object.entries(stampNew(change, existing))) {
+        names[`#${attr}`] = attr;
+        values[`:${attr}`] = value;
+        sets.push(`#${attr} = :${attr}`);
+      }
+      condition = 'attribute_not_exists(#conn_id)';
+    }
     if (write.password !== undefined) assign('password', write.password);
-    else {
-      names['#password'] = 'password';
-      condition = 'attribute_not_exists(#password) OR #host = :host';
-    }
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { conn_id: write.conn_id },
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toRecord(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailed(err)) return undefined;
-      throw err;
-    }
+    const out = await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { conn_id: write.conn_id },
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}${add}`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes!;
   }
 
   async get(connId: string): Promise<ConnectionRecord | undefined> {
-    const out = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: { conn_id: connId }, ConsistentRead: true }),
-    );
-    return out.Item ? toRecord(out.Item) : undefined;
+    const item = await this.raw(connId);
+    return item ? toRecord(item) : undefined;
   }
 
   /** Oldest first. */
@@ -230,21 +310,84 @@ export class DynamoConnectionStore implements ConnectionStore {
     return { items: page.items.map(toRecord), nextCursor: page.nextCursor };
   }
 
-  /** Deletes a connection; false when there was none. */
-  async delete(connId: string): Promise<boolean> {
-    return conditionally(
-      this.db.send(
-        new DeleteCommand({
+  /**
+   * Deletes a connection and records its event in one transaction, conditioned on the
+   * connection being as it was read (its sequence): a change in between makes it read
+   * and try again, so the event says what was deleted. False when there was none.
+   */
+  async delete(
+    connId: string,
+    change: Change,
+    data: (before: ConnectionRecord) => Record<string, unknown>,
+  ): Promise<boolean> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const item = await this.raw(connId);
+      if (!item) return false;
+      const seq = typeof item.ev_seq === 'number' ? item.ev_seq : undefined;
+      const event = outboxEvent(this.eventsTable, connectionSubject(connId), change, seq ?? 0, data(toRecord(item)));
+      try {
+        await this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Delete: {
+                  TableName: this.tableName,
+                  Key: { conn_id: connId },
+                  ConditionExpression:
+                    seq === undefined
+                      ? 'attribute_exists(conn_id) AND attribute_not_exists(ev_seq)'
+                      : 'attribute_exists(conn_id) AND ev_seq = :seq',
+                  ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+                },
+              },
+              eventPut(this.eventsTable, event),
+            ],
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (!isLostRace(err)) throw err;
+      }
+    }
+    throw new Error(`deleting connection ${connId}: too many concurrent changes`);
+  }
+
+  async markTested(connId: string, updatedAt: string, change: Change): Promise<boolean> {
+    const stamp = stampUpdate(change);
+    try {
+      await this.db.send(
+        new UpdateCommand({
           TableName: this.tableName,
           Key: { conn_id: connId },
-          ConditionExpression: 'attribute_exists(conn_id)',
+          UpdateExpression: `SET ${stamp.set} ADD ${stamp.add}`,
+          ConditionExpression: 'attribute_exists(#conn_id) AND #updated_at = :probed',
+          ExpressionAttributeNames: { '#conn_id': 'conn_id', '#updated_at': 'updated_at', ...stamp.names },
+          ExpressionAttributeValues: { ':probed': updatedAt, ...stamp.values },
         }),
-      ),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  private async raw(connId: string): Promise<Record<string, unknown> | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: { conn_id: connId }, ConsistentRead: true }),
     );
+    return out.Item;
   }
 }
 
-const toRecord = (item: Record<string, unknown>): ConnectionRecord => ({
+/** A transaction cancelled because its first item's condition failed: the item changed or went. */
+function isLostRace(err: unknown): boolean {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] } | undefined;
+  return e?.name === 'TransactionCanceledException' && e.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+}
+
+/** A stored connection as the service sees it: only its fields (never the change stamp). */
+export const toRecord = (item: Record<string, unknown>): ConnectionRecord => ({
   conn_id: item.conn_id as string,
   conn_type: item.conn_type as string,
   host: item.host as string,

@@ -1,8 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../aws/errors.js';
 import { Unavailable } from '../errors.js';
 import { queryAll } from '../aws/pagination.js';
+import { outboxEvent, eventPut, lastSequence } from '../events/outbox.js';
+import { stampNew } from '../events/stamp.js';
+import type { Change } from '../events/types.js';
 import {
   AnnotationTooLarge,
   byName,
@@ -12,6 +15,7 @@ import {
   emptyAnnotations,
   glossaryTermUrn,
   tagUrn,
+  type AnnotationEvent,
   type CatalogItem,
   type ColumnAnnotations,
   type Created,
@@ -54,7 +58,11 @@ const ANNOTATE_ATTEMPTS = 16;
  *   its size checked against DynamoDB's 400 KB (AnnotationTooLarge, nothing written), and
  *   written whole by one PutItem conditional on the `version` it was read at: all or
  *   nothing however many columns it touches, and of two annotate calls racing the loser
- *   reads again and adds its change to the winner's, so both survive.
+ *   reads again and adds its change to the winner's, so both survive;
+ * - domain events (API.md §13): a domain's creation is stamped on its item
+ *   (`catalog.domain.created`); an annotation's event (E5's `catalog.classification.accepted`,
+ *   whose subject is the table's, also counted by the metastore's registrations) goes into
+ *   the events table in a transaction with the entity's PutItem (shared/events/outbox.ts).
  */
 export class BuiltinCatalog implements MetadataCatalog {
   constructor(
@@ -98,8 +106,9 @@ export class BuiltinCatalog implements MetadataCatalog {
     return this.create('TERM', name, description);
   }
 
-  createDomain(name: string, description?: string): Promise<Created> {
-    return this.create('DOMAIN', name, description);
+  /** `change` is stamped on the new domain's item (its subject's first event: domains are never deleted). */
+  createDomain(name: string, description?: string, change?: Change): Promise<Created> {
+    return this.create('DOMAIN', name, description, change);
   }
 
   async getEntity(urn: string): Promise<EntityAnnotations> {
@@ -132,30 +141,56 @@ export class BuiltinCatalog implements MetadataCatalog {
     assertFits(urn, applied(urn, await this.readEntity(urn), change));
   }
 
-  async annotate(urn: string, change: EntityChange): Promise<void> {
+  /**
+   * With `event`, the entity's PutItem and the event's put into the events table (with the
+   * subject's next sequence, read before the entity) are one transaction: either condition
+   * failing (the entity changed, or another writer took the sequence) cancels both, and
+   * the change is computed again on a fresh read.
+   */
+  async annotate(urn: string, change: EntityChange, event?: AnnotationEvent): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      // The sequence first, the entity and the data second (see AnnotationEvent).
+      const last = event ? await lastSequence(this.db, event.events, event.subject) : 0;
       const current = await this.readEntity(urn);
       const next = applied(urn, current, change);
       assertFits(urn, next);
       const version = current?.[VERSION];
       // A change the entity already holds (a repeated acceptance) writes nothing.
       if (current !== undefined && isDeepStrictEqual(next, withoutVersion(current))) return;
-      const written = await conditionally(
-        this.db.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: { ...next, [VERSION]: typeof version === 'number' ? version + 1 : 1 },
-            ConditionExpression:
-              current === undefined
-                ? 'attribute_not_exists(pk)'
-                : typeof version === 'number'
-                  ? '#version = :version'
-                  : 'attribute_exists(pk) AND attribute_not_exists(#version)',
-            ...(current !== undefined ? { ExpressionAttributeNames: { '#version': VERSION } } : {}),
-            ...(typeof version === 'number' ? { ExpressionAttributeValues: { ':version': version } } : {}),
-          }),
-        ),
-      );
+      const put = {
+        TableName: this.tableName,
+        Item: { ...next, [VERSION]: typeof version === 'number' ? version + 1 : 1 },
+        ConditionExpression:
+          current === undefined
+            ? 'attribute_not_exists(pk)'
+            : typeof version === 'number'
+              ? '#version = :version'
+              : 'attribute_exists(pk) AND attribute_not_exists(#version)',
+        ...(current !== undefined ? { ExpressionAttributeNames: { '#version': VERSION } } : {}),
+        ...(typeof version === 'number' ? { ExpressionAttributeValues: { ':version': version } } : {}),
+      };
+      // A transaction refused (the entity changed, or another writer took the sequence): try again.
+      const written = event
+        ? await conditionally(
+            this.db.send(
+              new TransactWriteCommand({
+                TransactItems: [
+                  { Put: put },
+                  eventPut(
+                    event.events,
+                    outboxEvent(
+                      event.events,
+                      event.subject,
+                      event.change,
+                      last,
+                      await event.data(toAnnotations(urn, next)),
+                    ),
+                  ),
+                ],
+              }),
+            ),
+          )
+        : await conditionally(this.db.send(new PutCommand(put)));
       if (written) return;
       if (attempt === ANNOTATE_ATTEMPTS)
         throw new Unavailable('the catalog is busy with concurrent annotations of one entity; try again');
@@ -187,13 +222,13 @@ export class BuiltinCatalog implements MetadataCatalog {
     return Item ? toItem(kind, Item) : undefined;
   }
 
-  private async create(kind: Kind, name: string, description: string | undefined): Promise<Created> {
+  private async create(kind: Kind, name: string, description: string | undefined, change?: Change): Promise<Created> {
     const item: CatalogItem = { name, urn: URNS[kind](name), description: description ?? null };
     const created = await conditionally(
       this.db.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: kind, sk: name, ...item },
+          Item: { pk: kind, sk: name, ...item, ...(change ? stampNew(change) : {}) },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       ),

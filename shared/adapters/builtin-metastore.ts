@@ -1,8 +1,17 @@
 import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Unavailable } from '../errors.js';
+import { isTransactionRefused } from '../aws/errors.js';
 import { batchGetAll } from '../aws/batch-get.js';
 import { queryAll } from '../aws/pagination.js';
-import { sortedNames, type ColumnSchema, type Metastore, type TableRef, type TableSchema } from '../ports/metastore.js';
+import { outboxEvent, eventPut, lastSequence } from '../events/outbox.js';
+import {
+  sortedNames,
+  type ColumnSchema,
+  type Metastore,
+  type OutboxEvent,
+  type TableRef,
+  type TableSchema,
+} from '../ports/metastore.js';
 
 /**
  * Key layout of the `metastore` table (infra/tables.ts). Names inside a partition key have
@@ -35,8 +44,11 @@ const toSchema = (item: TableItem): TableSchema => ({
   })),
 });
 
-/** Concurrent registrations in one schema touch the same catalog and schema items. */
-const TRANSACTION_ATTEMPTS = 4;
+/**
+ * Concurrent registrations in one schema touch the same catalog and schema items; those of
+ * one table also race for its next event sequence.
+ */
+const TRANSACTION_ATTEMPTS = 8;
 
 /**
  * The built-in metastore on the `metastore` table: catalogs, schemas and tables are items
@@ -71,8 +83,13 @@ export class BuiltinMetastore implements Metastore {
   }
 
   async getTable(catalog: string, schema: string, table: string): Promise<TableSchema | undefined> {
+    // Consistent: a table's event data is read after its last sequence (OutboxEvent).
     const out = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: tablesOf(catalog, schema), sk: table } }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: tablesOf(catalog, schema), sk: table },
+        ConsistentRead: true,
+      }),
     );
     return out.Item ? toSchema(out.Item as TableItem) : undefined;
   }
@@ -90,8 +107,13 @@ export class BuiltinMetastore implements Metastore {
     return refs.flatMap((r) => found.get(refKey(r)) ?? []);
   }
 
-  /** One transaction: the catalog and schema items upserted (other attributes kept), the table replaced. */
-  async registerTable(table: TableSchema): Promise<void> {
+  /**
+   * One transaction: the catalog and schema items upserted (other attributes kept), the
+   * table replaced and, when given, the registration's event put into the events table
+   * with the subject's next sequence (conditional: a sequence another writer took
+   * meanwhile cancels the transaction, which is tried again on a fresh read).
+   */
+  async registerTable(table: TableSchema, event?: OutboxEvent): Promise<void> {
     const upsertName = (pk: string, name: string) => ({
       Update: {
         TableName: this.tableName,
@@ -101,32 +123,38 @@ export class BuiltinMetastore implements Metastore {
         ExpressionAttributeValues: { ':name': name },
       },
     });
-    const command = new TransactWriteCommand({
-      TransactItems: [
-        upsertName(CATALOGS, table.catalog),
-        upsertName(schemasOf(table.catalog), table.schema),
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: {
-              pk: tablesOf(table.catalog, table.schema),
-              sk: table.table,
-              catalog: table.catalog,
-              schema: table.schema,
-              table: table.table,
-              description: table.description,
-              columns: table.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
-            },
+    const writes = [
+      upsertName(CATALOGS, table.catalog),
+      upsertName(schemasOf(table.catalog), table.schema),
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            pk: tablesOf(table.catalog, table.schema),
+            sk: table.table,
+            catalog: table.catalog,
+            schema: table.schema,
+            table: table.table,
+            description: table.description,
+            columns: table.columns.map((c) => ({ name: c.name, type: c.type, description: c.description })),
           },
         },
-      ],
-    });
+      },
+    ];
     for (let attempt = 1; ; attempt++) {
+      let recorded: ReturnType<typeof eventPut>[] = [];
+      if (event) {
+        // The sequence first, the data second (see OutboxEvent).
+        const last = await lastSequence(this.db, event.events, event.subject);
+        const data = await event.data();
+        recorded = [eventPut(event.events, outboxEvent(event.events, event.subject, event.change, last, data))];
+      }
       try {
-        await this.db.send(command);
+        await this.db.send(new TransactWriteCommand({ TransactItems: [...writes, ...recorded] }));
         return;
       } catch (err) {
-        if (!isTransactionConflict(err)) throw err;
+        // Only the event's put has a condition: its sequence was taken meanwhile.
+        if (!isTransactionConflict(err) && !(event && isTransactionRefused(err))) throw err;
         if (attempt === TRANSACTION_ATTEMPTS)
           throw new Unavailable('the metastore is busy with concurrent registrations; try again');
         await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 30));

@@ -8,6 +8,8 @@ import {
 import { conditionally, isConditionFailed } from '../aws/errors.js';
 import { listAll, listAttributes, listOwned, withoutListAttributes } from '../aws/listing.js';
 import type { Page } from '../aws/pagination.js';
+import { stampNew, stampUpdate, unstamped } from '../events/stamp.js';
+import type { Change } from '../events/types.js';
 
 /** A pre-shared key as stored: the secret itself never is, only its SHA-256 hash. */
 export interface KeyRecord {
@@ -54,13 +56,20 @@ export class KeyStore {
     return out.Item ? fromItem(out.Item) : undefined;
   }
 
-  /** Stores a new key; false when a key with that hash exists already. */
-  async createIfAbsent(record: KeyRecord): Promise<boolean> {
+  /**
+   * Stores a new key; false when a key with that hash exists already. `change`, when given,
+   * is stamped on it for its domain event (`psk.created`, API.md §13).
+   */
+  async createIfAbsent(record: KeyRecord, change?: Change): Promise<boolean> {
     return conditionally(
       this.db.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...toItem(record), ...listAttributes(LIST_PK, record.created_at, record.key_hash) },
+          Item: {
+            ...toItem(record),
+            ...listAttributes(LIST_PK, record.created_at, record.key_hash),
+            ...(change ? stampNew(change) : {}),
+          },
           ConditionExpression: 'attribute_not_exists(key_hash)',
         }),
       ),
@@ -100,16 +109,21 @@ export class KeyStore {
     return { items: out.items.map(fromItem), nextCursor: out.nextCursor };
   }
 
-  /** Marks a key deleted unless it already is; false when it was. */
-  async markDeleted(keyHash: string, at: string): Promise<boolean> {
+  /**
+   * Marks a key deleted unless it already is; false when it was. A key is kept (listed with
+   * `deleted_at`), so `change`, when given, is stamped on it (`psk.deleted`).
+   */
+  async markDeleted(keyHash: string, at: string, change?: Change): Promise<boolean> {
+    const stamp = change ? stampUpdate(change) : undefined;
     return conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { key_hash: keyHash },
-          UpdateExpression: 'SET deleted_at = :at',
+          UpdateExpression: stamp ? `SET deleted_at = :at, ${stamp.set} ADD ${stamp.add}` : 'SET deleted_at = :at',
           ConditionExpression: 'attribute_exists(key_hash) AND attribute_not_exists(deleted_at)',
-          ExpressionAttributeValues: { ':at': at },
+          ...(stamp ? { ExpressionAttributeNames: stamp.names } : {}),
+          ExpressionAttributeValues: { ':at': at, ...stamp?.values },
         }),
       ),
     );
@@ -133,7 +147,8 @@ export class KeyStore {
    * Adds `addMs` to a live (not deleted, not expired at `nowMs`) key's expiry in one
    * atomic update, so concurrent extensions all count, unless the result would pass
    * `maxMs`; `lineage` joins the key's lineage in the same update. Undefined when the key
-   * is not live or the bound would be passed.
+   * is not live or the bound would be passed. `change`, when given, is stamped on the key
+   * (`psk.extended`).
    */
   async addToExpiry(
     keyHash: string,
@@ -141,9 +156,11 @@ export class KeyStore {
     nowMs: number,
     maxMs: number,
     lineage: readonly string[],
+    change?: Change,
   ): Promise<KeyRecord | undefined> {
-    return this.updateExpiry(keyHash, {
-      UpdateExpression: `ADD valid_until_ms :add${lineage.length ? ', lineage :lineage' : ''}`,
+    return this.updateExpiry(keyHash, change, {
+      sets: [],
+      adds: ['valid_until_ms :add', ...(lineage.length ? ['lineage :lineage'] : [])],
       ConditionExpression:
         'attribute_exists(key_hash) AND attribute_not_exists(deleted_at) AND valid_until_ms >= :now AND valid_until_ms <= :last',
       ExpressionAttributeValues: {
@@ -155,15 +172,20 @@ export class KeyStore {
     });
   }
 
-  /** Sets a key's expiry, if it is still `expectedMs` (compare-and-set); `lineage` joins its lineage. */
+  /**
+   * Sets a key's expiry, if it is still `expectedMs` (compare-and-set); `lineage` joins its
+   * lineage; `change`, when given, is stamped on the key (`psk.extended`).
+   */
   async replaceExpiry(
     keyHash: string,
     expectedMs: number,
     newMs: number,
     lineage: readonly string[],
+    change?: Change,
   ): Promise<KeyRecord | undefined> {
-    return this.updateExpiry(keyHash, {
-      UpdateExpression: `SET valid_until_ms = :new${lineage.length ? ' ADD lineage :lineage' : ''}`,
+    return this.updateExpiry(keyHash, change, {
+      sets: ['valid_until_ms = :new'],
+      adds: lineage.length ? ['lineage :lineage'] : [],
       ConditionExpression: 'attribute_not_exists(deleted_at) AND valid_until_ms = :expected',
       ExpressionAttributeValues: {
         ':new': newMs,
@@ -175,18 +197,28 @@ export class KeyStore {
 
   private async updateExpiry(
     keyHash: string,
+    change: Change | undefined,
     update: {
-      UpdateExpression: string;
+      sets: string[];
+      adds: string[];
       ConditionExpression: string;
       ExpressionAttributeValues: Record<string, unknown>;
     },
   ): Promise<KeyRecord | undefined> {
+    const stamp = change ? stampUpdate(change) : undefined;
+    const sets = stamp ? [...update.sets, stamp.set] : update.sets;
+    const adds = stamp ? [...update.adds, stamp.add] : update.adds;
     try {
       const out = await this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { key_hash: keyHash },
-          ...update,
+          UpdateExpression: [sets.length ? `SET ${sets.join(', ')}` : '', adds.length ? `ADD ${adds.join(', ')}` : '']
+            .filter(Boolean)
+            .join(' '),
+          ConditionExpression: update.ConditionExpression,
+          ...(stamp ? { ExpressionAttributeNames: stamp.names } : {}),
+          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...stamp?.values },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -204,7 +236,8 @@ function toItem(record: KeyRecord): Record<string, unknown> {
   return lineage?.length ? { ...rest, lineage: new Set(lineage) } : rest;
 }
 
-function fromItem(item: Record<string, unknown>): KeyRecord {
-  const record = withoutListAttributes<KeyRecord & { lineage?: Iterable<string> }>(item);
+/** A stored key as services see it: without its listing attributes and its change stamp. */
+export function fromItem(item: Record<string, unknown>): KeyRecord {
+  const record = withoutListAttributes<KeyRecord & { lineage?: Iterable<string> }>(unstamped(item));
   return record.lineage ? { ...record, lineage: [...record.lineage] } : record;
 }

@@ -15,8 +15,12 @@ export interface EventsTable {
 
 /** The item of an event in the events table. */
 export function eventItem(table: EventsTable, event: DomainEvent, now = new Date()): Record<string, unknown> {
+  // data as JSON text: any JSON value a resource holds (1e300, an empty key) is kept as it is,
+  // where DynamoDB's own types would refuse some
+  const { data, ...envelope } = event;
   return {
-    ...event,
+    ...envelope,
+    data_json: JSON.stringify(data),
     feed: FEED_PARTITION,
     feed_key: `${now.toISOString()}#${event.id}`,
     expires_at: Math.floor(now.getTime() / 1000) + table.ttlDays * 86_400,
@@ -24,11 +28,12 @@ export function eventItem(table: EventsTable, event: DomainEvent, now = new Date
 }
 
 /**
- * The envelope of a change whose item is gone (a deletion), made by the store that deletes:
- * `lastSequence` is the subject's `ev_seq` the deletion is conditioned on, `data` what its
- * GET answered before.
+ * The envelope of a change written straight into the events table, in the transaction that
+ * makes the change (the outbox), by a store that cannot stamp an item: a deletion (`data` what
+ * GET answered before) or a subject changed in more than one table. `lastSequence` is the
+ * subject's last sequence, which the transaction's conditions hold to.
  */
-export function deletionEvent(
+export function outboxEvent(
   table: EventsTable,
   subject: string,
   change: Change,
@@ -82,4 +87,20 @@ export async function lastSequence(db: DynamoDBDocumentClient, table: EventsTabl
     }),
   );
   return Number(out.Items?.[0]?.sequence ?? 0);
+}
+
+/** The envelope of an events-table item (what `eventItem` stored). */
+export function storedEvent(item: Record<string, unknown>): DomainEvent {
+  return {
+    specversion: '1.0',
+    id: String(item.id),
+    source: String(item.source),
+    type: String(item.type),
+    subject: String(item.subject),
+    time: String(item.time),
+    datacontenttype: 'application/json',
+    actor: typeof item.actor === 'string' ? item.actor : null,
+    sequence: Number(item.sequence),
+    data: typeof item.data_json === 'string' ? (JSON.parse(item.data_json) as Record<string, unknown>) : {},
+  };
 }

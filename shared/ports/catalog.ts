@@ -1,4 +1,6 @@
 import { Invalid, valueError } from '../errors.js';
+import type { EventsTable } from '../events/outbox.js';
+import type { Change } from '../events/types.js';
 
 /** A catalog definition: a tag, a glossary term or a domain (API.md §6). */
 export interface CatalogItem {
@@ -100,7 +102,13 @@ export interface MetadataCatalog {
   /** Idempotent: an existing one is returned with `created: false` (its description unchanged). */
   createTag(name: string, description?: string): Promise<Created>;
   createGlossaryTerm(name: string, description?: string): Promise<Created>;
-  createDomain(name: string, description?: string): Promise<Created>;
+  /**
+   * Idempotent as createTag. `change` (`catalog.domain.created`, API.md §13) is stamped on
+   * the domain's item by a creation where the catalog keeps domains in DynamoDB (built-in),
+   * in the write that creates it; an existing domain is not stamped. DataHub creates the
+   * domain in DataHub, which no DynamoDB write can join: no event there.
+   */
+  createDomain(name: string, description?: string, change?: Change): Promise<Created>;
   /** An entity never annotated has empty annotations. */
   getEntity(urn: string): Promise<EntityAnnotations>;
   /**
@@ -118,8 +126,14 @@ export interface MetadataCatalog {
    * Adds annotations (see EntityChange). The tags, terms and domain named must exist:
    * the caller creates them first (DataHub refuses unknown ones). Throws AnnotationTooLarge,
    * having written nothing, when the result would not fit.
+   *
+   * `event`: the domain event of the change (API.md §13), recorded where the catalog keeps
+   * entities in DynamoDB (built-in) in the transaction that writes the annotations, so it
+   * exists if and only if they were committed; a change the entity holds already writes
+   * nothing and records no event. DataHub writes in DataHub, which no DynamoDB write can
+   * join: no event there.
    */
-  annotate(urn: string, change: EntityChange): Promise<void>;
+  annotate(urn: string, change: EntityChange, event?: AnnotationEvent): Promise<void>;
   /**
    * Makes the document's entity exist in the catalog, so that it can be annotated (E6) and
    * read back. Called when a document is registered, before its item is written.
@@ -133,6 +147,22 @@ export interface MetadataCatalog {
    * Removing an entity the catalog does not have succeeds.
    */
   unregisterDocument(urn: string): Promise<void>;
+}
+
+/**
+ * The domain event of an annotation, written through the outbox (shared/events/outbox.ts)
+ * with the subject's next sequence: its data depends on the annotations the write leaves.
+ * As with the metastore's OutboxEvent, the last sequence is read before the data on every
+ * attempt.
+ */
+export interface AnnotationEvent {
+  /** Where events are kept (the runtime's `eventsTable`). */
+  readonly events: EventsTable;
+  /** The resource path, e.g. `metastore/hive/sales/orders`. */
+  readonly subject: string;
+  readonly change: Change;
+  /** The event's data: the resource as its GET answers, read now, with the entity's annotations `after` the change. */
+  data(after: EntityAnnotations): Promise<Record<string, unknown>>;
 }
 
 /** What the catalog records about a document when it is registered. */

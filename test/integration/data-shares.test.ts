@@ -8,7 +8,7 @@ import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { KeycloakIdentityProvider } from '../../shared/adapters/keycloak.js';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../support/keycloak-server.js';
-import { api, type ApiResponse, db, slug, token } from './helpers.js';
+import { api, type ApiResponse, db, slug, token, eventsTable } from './helpers.js';
 
 interface Share {
   id: string;
@@ -318,7 +318,7 @@ describe('data shares (built-in identity provider)', () => {
   });
 
   it('hides a reservation in flight, and takes over one left stale by a creation that died', async () => {
-    const store = new DynamoDataShareStore(db(), table('dataShares'));
+    const store = new DynamoDataShareStore(db(), table('dataShares'), eventsTable());
     const fresh = slug('held');
     const reservation = {
       owner: 'alice',
@@ -367,7 +367,7 @@ describe('data shares backed by Keycloak', () => {
     };
     app = createDataSharesApp({
       authenticator,
-      service: new DataShareService(new DynamoDataShareStore(db(), table('dataShares')), idp),
+      service: new DataShareService(new DynamoDataShareStore(db(), table('dataShares'), eventsTable()), idp),
     });
   });
 

@@ -442,7 +442,7 @@ describe('artifact store outage', () => {
       endpoints: { ...runtime.config.endpoints, s3: `http://127.0.0.1:${deadPort}` },
     });
     const service = new FinetuneService(
-      new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs')),
+      new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs'), runtime.eventsTable),
       new ArtifactStore(deadS3, bucket),
       new DynamoDocumentStore(runtime.db, runtime.tableName('documents')),
     );

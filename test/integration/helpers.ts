@@ -98,6 +98,9 @@ export const db = () =>
 /** A table's name on the test platform's stage. */
 export const table = (key: keyof typeof TABLES) => physicalTableName(inject('stage'), TABLES[key]);
 
+/** The suite's events table, for stores built by a test (their deletions record events). */
+export const eventsTable = () => ({ tableName: table('domainEvents'), ttlDays: 30, source: `dpm/${inject('stage')}` });
+
 let keyStore: KeyStore | undefined;
 function keys(): KeyStore {
   keyStore ??= new KeyStore(db(), table('keys'));

@@ -222,3 +222,12 @@ describe('the feed filter', () => {
     expect(feedFilter({ subject: 'psks/x' })).toEqual({ subject: 'psks/x' });
   });
 });
+
+describe('the event sources', () => {
+  it('cover every table the publisher reads, once each', async () => {
+    const { EVENT_SOURCES } = await import('../../functions/events/sources.js');
+    const { STREAM_CONSUMERS } = await import('../../infra/groups.js');
+    const publisher = STREAM_CONSUMERS.find((c) => c.name === 'events-publisher')!;
+    expect(EVENT_SOURCES.map((s) => s.table).sort()).toEqual([...publisher.streams].sort());
+  });
+});
