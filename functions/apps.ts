@@ -27,6 +27,8 @@ import { createPlatformApp } from './platform/app.js';
 import { platformDeps } from './platform/compose.js';
 import { createQueryApp } from './query/app.js';
 import { queryDeps } from './query/compose.js';
+import { createWebhooksApp } from './webhooks/app.js';
+import { webhooksDeps } from './webhooks/compose.js';
 
 const API_INFO = {
   title: 'Data Platform Management Service',
@@ -53,6 +55,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
     documents: () => createDocumentsApp(documentsDeps(runtime)),
     events: () => createEventsApp(eventsDeps(runtime)),
     query: () => createQueryApp(queryDeps(runtime)),
+    webhooks: () => createWebhooksApp(webhooksDeps(runtime)),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

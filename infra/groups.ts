@@ -29,7 +29,7 @@ export const GROUPS = [
     name: 'platform',
     entry: 'functions/platform/handler.ts',
     prefixes: ['/api/health'],
-    exactPaths: ['/openapi.json', '/docs'],
+    exactPaths: ['/openapi.json', '/asyncapi.json', '/docs'],
     tables: {},
     // /docs serves Swagger UI itself (no CDN): functions/platform/docs.ts reads these.
     bundledFiles: {
@@ -73,21 +73,21 @@ export const GROUPS = [
     name: 'data-shares',
     entry: 'functions/data-shares/handler.ts',
     prefixes: ['/api/data_shares'],
-    tables: { dataShares: 'readWrite', idpClients: 'readWrite', keys: 'read' },
+    tables: { dataShares: 'readWrite', idpClients: 'readWrite', keys: 'read', domainEvents: 'readWrite' },
     usesKms: true,
   },
   {
     name: 'mcps',
     entry: 'functions/mcps/handler.ts',
     prefixes: ['/api/mcps'],
-    tables: { mcpServers: 'readWrite', keys: 'read' },
+    tables: { mcpServers: 'readWrite', keys: 'read', domainEvents: 'readWrite' },
   },
   {
     name: 'finetune',
     entry: 'functions/finetune/handler.ts',
     prefixes: ['/api/finetune'],
     // Reads the owners of a dataset's source documents.
-    tables: { finetuneJobs: 'readWrite', documents: 'read', keys: 'read' },
+    tables: { finetuneJobs: 'readWrite', documents: 'read', keys: 'read', domainEvents: 'readWrite' },
     buckets: { artifacts: 'readWrite' },
   },
   {
@@ -107,7 +107,12 @@ export const GROUPS = [
     name: 'migration',
     entry: 'functions/migration/handler.ts',
     prefixes: ['/api/migration'],
-    tables: { migrationConfig: 'readWrite', migrationConnections: 'readWrite', keys: 'read' },
+    tables: {
+      migrationConfig: 'readWrite',
+      migrationConnections: 'readWrite',
+      keys: 'read',
+      domainEvents: 'readWrite',
+    },
     usesKms: true,
   },
   {
@@ -115,6 +120,15 @@ export const GROUPS = [
     entry: 'functions/events/handler.ts',
     prefixes: ['/api/domain-events'],
     tables: { domainEvents: 'read', keys: 'read' },
+  },
+  {
+    name: 'webhooks',
+    entry: 'functions/webhooks/handler.ts',
+    prefixes: ['/api/webhooks'],
+    // Seals signing secrets; test and redeliver queue a delivery.
+    tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite', keys: 'read' },
+    sendsTo: ['webhookDeliveries'],
+    usesKms: true,
   },
   {
     name: 'query',
@@ -136,6 +150,8 @@ export interface WorkerDefinition {
   readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
   /** Queues the worker sends to (the crew worker queues a long run again to go on). */
   readonly sendsTo?: readonly QueueKey[];
+  /** The worker opens secrets sealed with the stage's KMS key. */
+  readonly usesKms?: boolean;
 }
 
 export const WORKERS = [
@@ -158,6 +174,19 @@ export const WORKERS = [
     timeoutSeconds: 30,
     tables: { crewRuns: 'readWrite', events: 'readWrite' },
   },
+  {
+    // Posts webhook deliveries (API.md §14): at most 10 s each, in parallel across a batch.
+    name: 'webhooks-worker',
+    entry: 'functions/webhooks/worker.ts',
+    consumes: 'webhookDeliveries',
+    batchSize: 10,
+    timeoutSeconds: 30,
+    // Disables endpoints (410, five days of failures); opens their signing secrets.
+    tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite' },
+    // Retries and waits are new messages on its own queue.
+    sendsTo: ['webhookDeliveries'],
+    usesKms: true,
+  },
 ] as const satisfies readonly WorkerDefinition[];
 
 /**
@@ -176,6 +205,8 @@ export interface StreamConsumerDefinition {
   readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
   /** It puts events on the stage's EventBridge bus. */
   readonly putsEvents?: boolean;
+  /** Queues it sends to. */
+  readonly sendsTo?: readonly QueueKey[];
 }
 
 /** Every table with a stream but the events table itself: their changes become events. */
@@ -198,8 +229,10 @@ export const STREAM_CONSUMERS = [
     streams: ['domainEvents'],
     batchSize: 100,
     timeoutSeconds: 60,
-    tables: { domainEvents: 'read' },
+    // Fans each event out to the webhook endpoints that take it: one delivery each, queued.
+    tables: { domainEvents: 'read', webhooks: 'read', webhookDeliveries: 'readWrite' },
     putsEvents: true,
+    sendsTo: ['webhookDeliveries'],
   },
 ] as const satisfies readonly StreamConsumerDefinition[];
 

@@ -150,11 +150,11 @@ export const TABLES = {
   },
   /**
    * The built-in metastore: catalogs (`CATALOG` / name), schemas (`SCHEMA#<catalog>` /
-   * name) and tables (`TABLE#<catalog>#<schema>` / name, with columns).
+   * name) and tables (`TABLE#<catalog>#<schema>` / name, with columns). No stream: a
+   * table's events are written with its registration (the subject also changes in the catalog).
    */
   metastore: {
     id: 'metastore',
-    stream: true,
     partitionKey: S('pk'),
     sortKey: S('sk'),
     indexes: [],
@@ -183,6 +183,38 @@ export const TABLES = {
       BY_CREATED,
       { name: 'by_pending_domain', partitionKey: S('pending_domain'), sortKey: S('created_at') },
     ],
+  },
+  /**
+   * Webhook endpoints (API.md §14), by id; the signing secrets only ever sealed. Streamed:
+   * an endpoint disabled by its deliveries is the event `webhook.endpoint.disabled`.
+   */
+  webhooks: {
+    id: 'webhooks',
+    stream: true,
+    partitionKey: S('id'),
+    indexes: [BY_CREATED],
+  },
+  /**
+   * Webhook deliveries, three kinds of item:
+   * - the delivery, `D#<endpoint>` / `<delivery id>`; `by_endpoint` and `by_endpoint_status`
+   *   (`<endpoint>#<status>`) list an endpoint's newest first; the sparse `open_deliveries`
+   *   holds those still pending or retrying (`open`), so they can be queued again;
+   * - its claim, `E#<endpoint>` / `<event id>`: one delivery per endpoint and event, however
+   *   often the dispatcher is handed the event;
+   * - while it is open, its place in line, `O#<endpoint>#<subject>` / `<sequence>#<delivery id>`:
+   *   a delivery goes out only when none of the same endpoint and subject is before it (read
+   *   consistently, which an index cannot be).
+   */
+  webhookDeliveries: {
+    id: 'webhook-deliveries',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    indexes: [
+      { name: 'by_endpoint', partitionKey: S('endpoint_id'), sortKey: S('created_key') },
+      { name: 'by_endpoint_status', partitionKey: S('endpoint_status'), sortKey: S('created_key') },
+      { name: 'open_deliveries', partitionKey: S('open'), sortKey: S('created_key') },
+    ],
+    ttlAttribute: 'expires_at',
   },
   /**
    * Domain events (API.md §13): one item per event, gap-free `sequence` per subject. The
@@ -216,6 +248,17 @@ export const QUEUES = {
   crewRuns: {
     id: 'crew-runs',
     visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    deadLetterRetentionDays: 14,
+  },
+  /**
+   * Webhook deliveries (API.md §14): one message per attempt (or wait) of a delivery, sent
+   * by the events dispatcher, the webhooks API (test, redeliver) and the delivery worker,
+   * whose timeout stays below the visibility timeout.
+   */
+  webhookDeliveries: {
+    id: 'webhook-deliveries',
+    visibilityTimeoutSeconds: 60,
     maxReceiveCount: 5,
     deadLetterRetentionDays: 14,
   },

@@ -51,6 +51,7 @@ const EnvSchema = z.object({
   SQS_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
   CREW_RUN_QUEUE_URL: optionalUrl,
+  WEBHOOK_QUEUE_URL: optionalUrl,
   ARTIFACTS_BUCKET: optionalText,
   KMS_KEY_ID: optionalText,
   TRINO_URL: optionalUrl,
@@ -77,6 +78,17 @@ const EnvSchema = z.object({
   LLM_API_KEY: optionalText,
   LLM_API_KEY_ARN: optionalText,
   CREW_HTTP_ALLOWED_HOSTS: optionalText,
+  WEBHOOK_ALLOWED_HOSTS: optionalText,
+  WEBHOOK_RETRY_SCHEDULE: z.pipe(
+    optionalText,
+    z.optional(
+      z.string().check(
+        z.regex(/^\d{1,6}(\s*,\s*\d{1,6}){0,19}$/, {
+          error: 'must be 1 to 20 whole numbers of seconds, comma-separated (e.g. 5,300,1800)',
+        }),
+      ),
+    ),
+  ),
   BUILD_NUMBER: z._default(nonEmpty(), 'local'),
   DPM_LOCAL_USERS: z._default(z.string(), 'alice:approver,bob:approver,carol:,dana:admin'),
 });
@@ -144,6 +156,8 @@ export interface Config {
     readonly s3: string | undefined;
   };
   readonly crewRunQueueUrl: string | undefined;
+  /** The webhook delivery queue (API.md §14): the dispatcher, the API's test and redeliver, and the worker send to it. */
+  readonly webhookQueueUrl: string | undefined;
   readonly artifactsBucket: string | undefined;
   /** Wraps the data keys of encrypted secrets on AWS; locally a key file under dataDir does. */
   readonly kmsKeyId: string | undefined;
@@ -186,8 +200,22 @@ export interface Config {
     readonly apiKeyArn: string | undefined;
   };
   readonly crewHttpAllowedHosts: readonly string[];
+  /** Hosts webhooks may reach over plain http (https reaches any host the address guard allows). */
+  readonly webhookAllowedHosts: readonly string[];
+  /** Seconds before each retry of a failed webhook delivery; after the last one it has failed. */
+  readonly webhookRetrySchedule: readonly number[];
   readonly buildNumber: string;
 }
+
+/** API.md §14: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE: readonly number[] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+
+/** `A.example, ,b` → `['a.example', 'b']` */
+const hostList = (text: string | undefined): string[] =>
+  (text ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h !== '');
 
 /** Bad configuration: the message is one line naming the variable. */
 export class ConfigError extends Error {
@@ -267,6 +295,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     endpoints: { dynamodb: e.DYNAMODB_ENDPOINT, sqs: e.SQS_ENDPOINT, s3: e.S3_ENDPOINT },
     crewRunQueueUrl: e.CREW_RUN_QUEUE_URL,
+    webhookQueueUrl: e.WEBHOOK_QUEUE_URL,
     artifactsBucket: e.ARTIFACTS_BUCKET,
     kmsKeyId: e.KMS_KEY_ID,
     keycloak,
@@ -277,10 +306,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     eventBusName: e.EVENT_BUS_NAME,
     adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
     llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY, apiKeyArn: e.LLM_API_KEY_ARN },
-    crewHttpAllowedHosts: (e.CREW_HTTP_ALLOWED_HOSTS ?? '')
-      .split(',')
-      .map((h) => h.trim().toLowerCase())
-      .filter((h) => h !== ''),
+    crewHttpAllowedHosts: hostList(e.CREW_HTTP_ALLOWED_HOSTS),
+    webhookAllowedHosts: hostList(e.WEBHOOK_ALLOWED_HOSTS),
+    webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE
+      ? e.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim()))
+      : DEFAULT_WEBHOOK_RETRY_SCHEDULE,
     buildNumber: e.BUILD_NUMBER,
   };
 }

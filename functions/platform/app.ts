@@ -20,6 +20,11 @@ export interface PlatformDeps {
   readonly buildNumber: string;
   /** The OpenAPI document of every group (built live locally, generated for Lambda). */
   readonly document: () => unknown;
+  /** The AsyncAPI document of the domain events (generated: functions/platform/asyncapi.json). */
+  readonly asyncApiDocument: () => unknown;
+  /** The serving stage and its region: the EventBridge server's variables default to them. */
+  readonly stage: string;
+  readonly region: string;
   /** The configured issuer's endpoints (from its OIDC discovery), when there is an issuer. */
   readonly oauthEndpoints: () => Promise<OAuthEndpoints | undefined>;
   /** The public client /docs signs in with (authorization code + PKCE). */
@@ -53,7 +58,28 @@ function withOAuthEndpoints(document: unknown, endpoints: OAuthEndpoints | undef
   };
 }
 
-/** Health, the OpenAPI document and the HTML reference: the only open endpoints. */
+/** The document with the serving stage and region as its EventBridge server's defaults (`dpm-<stage>`). */
+function withStage(document: unknown, stage: string, region: string): unknown {
+  const doc = document as { servers?: Record<string, { variables?: Record<string, object> }> };
+  const server = doc.servers?.eventbridge;
+  if (!server?.variables?.stage || !server.variables.region) return document;
+  return {
+    ...doc,
+    servers: {
+      ...doc.servers,
+      eventbridge: {
+        ...server,
+        variables: {
+          ...server.variables,
+          region: { ...server.variables.region, default: region },
+          stage: { ...server.variables.stage, default: stage },
+        },
+      },
+    },
+  };
+}
+
+/** Health, the OpenAPI and AsyncAPI documents and the HTML reference: the only open endpoints. */
 export function createPlatformApp(deps: PlatformDeps): ServiceApp {
   const { version, buildNumber, document } = deps;
   const app = createServiceApp(undefined)
@@ -80,6 +106,18 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
         success: { status: 200, description: 'The OpenAPI document' },
       },
       async (c) => c.json(withOAuthEndpoints(document(), await deps.oauthEndpoints()) as object, 200),
+    )
+    .endpoint(
+      {
+        name: 'asyncapi',
+        method: 'get',
+        path: '/asyncapi.json',
+        summary: 'AsyncAPI 3.0 document of every domain event type and its data',
+        tags: ['platform'],
+        access: 'public',
+        success: { status: 200, description: 'The AsyncAPI document' },
+      },
+      (c) => c.json(withStage(deps.asyncApiDocument(), deps.stage, deps.region) as object, 200),
     );
   app.otherOperations.push(
     {
@@ -87,7 +125,8 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
       method: 'get',
       operation: {
         operationId: 'docs_docs_get',
-        summary: 'HTML API reference (Swagger UI, served by the service) rendered from /openapi.json',
+        summary:
+          'HTML API reference (Swagger UI, served by the service) rendered from /openapi.json, with a link to /asyncapi.json',
         tags: ['platform'],
         responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
       },

@@ -48,7 +48,10 @@ export function swaggerUiAsset(name: string): { body: Buffer; type: string } | u
 /** Text made safe inside HTML text and attribute values. */
 export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The page: Swagger UI on /openapi.json, its OAuth client the given public client (PKCE). */
+/**
+ * The page: Swagger UI on /openapi.json, its OAuth client the given public client (PKCE),
+ * under a link to the domain events' /asyncapi.json.
+ */
 export function docsPage(options: { title: string; clientId: string }): string {
   const settings = JSON.stringify({ clientId: options.clientId }).replaceAll('<', '\\u003c');
   return `<!doctype html>
@@ -59,8 +62,16 @@ export function docsPage(options: { title: string; clientId: string }): string {
 <title>${escapeHtml(options.title)}</title>
 <link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
 <link rel="stylesheet" href="/docs/swagger-ui.css">
+<style>
+.dpm-links { box-sizing: border-box; max-width: 1460px; margin: 0 auto; padding: 12px 20px 0; font-family: sans-serif; font-size: 14px; color: #3b4151; }
+.dpm-links a { color: #4990e2; }
+</style>
 </head>
 <body>
+<nav class="dpm-links" aria-label="Machine-readable documents">
+Domain events (EventBridge, webhooks): <a id="asyncapi-link" href="/asyncapi.json">AsyncAPI 3.0 document (/asyncapi.json)</a>
+&middot; HTTP API: <a href="/openapi.json">OpenAPI 3.1 document (/openapi.json)</a>
+</nav>
 <div id="swagger-ui"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script>

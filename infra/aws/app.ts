@@ -21,8 +21,6 @@ new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
   adminPsk: stateful.adminPsk,
   llmApiKey: stateful.llmApiKey,
   eventBus: stateful.eventBus,
-  webhookQueue: stateful.webhookQueue,
-  webhookDeadLetterQueue: stateful.webhookDeadLetterQueue,
   streamDeadLetterQueues: stateful.streamDeadLetterQueues,
   buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
 });

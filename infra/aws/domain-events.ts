@@ -1,27 +1,14 @@
 import type { StreamConsumerDefinition } from '../groups.js';
-import type { QueueDefinition } from '../tables.js';
 import type { StageName } from './stages.js';
 
 /**
  * AWS resources of domain events (API.md §13, §14) that infra/tables.ts and infra/groups.ts
- * do not define: the stage's bus, the webhook delivery queue, and how the stream consumers'
- * event sources retry and alarm.
+ * do not define: the stage's bus, and how the stream consumers' event sources retry and alarm.
+ * (The webhook delivery queue is a QUEUES entry, built like the others.)
  */
 
 /** The stage's EventBridge bus; its archive has the same name. */
 export const eventBusName = (stage: StageName): string => `dpm-${stage}`;
-
-/**
- * Webhook deliveries (API.md §14) and their dead-letter queue, `dpm-<stage>-webhook-deliveries`
- * (`-dlq`): built by the stateful stack like the QUEUES entries. No consumer yet (a later
- * change adds the delivery Lambda, whose timeout must stay below the visibility timeout).
- */
-export const WEBHOOK_DELIVERY_QUEUE = {
-  id: 'webhook-deliveries',
-  visibilityTimeoutSeconds: 60,
-  maxReceiveCount: 5,
-  deadLetterRetentionDays: 14,
-} as const satisfies QueueDefinition;
 
 /**
  * Where a stream consumer's event source sends what it gives up on (the shard and sequence

@@ -28,6 +28,10 @@ export interface StageSettings {
   readonly authDocsClientId?: string;
   /** Hosts crew HTTP tools may call; empty means none. */
   readonly crewHttpAllowedHosts: readonly string[];
+  /** Hosts webhook endpoints may name over plain http (any host over https); empty means none. */
+  readonly webhookAllowedHosts: readonly string[];
+  /** Seconds before each webhook delivery retry; unset means API.md §14's schedule. */
+  readonly webhookRetrySchedule?: readonly number[];
   readonly llmBaseUrl?: string;
   /** Model the crew worker asks for; its API key comes from Secrets Manager, never from here. */
   readonly llmModel?: string;
@@ -93,6 +97,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 7,
     crewHttpAllowedHosts: [],
+    webhookAllowedHosts: [],
     serverErrorAlarmPercent: 10,
   },
   staging: {
@@ -105,6 +110,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 30,
     crewHttpAllowedHosts: [],
+    webhookAllowedHosts: [],
     serverErrorAlarmPercent: 5,
   },
   prod: {
@@ -117,6 +123,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 365,
     crewHttpAllowedHosts: [],
+    webhookAllowedHosts: [],
     serverErrorAlarmPercent: 1,
   },
 };

@@ -41,12 +41,7 @@ import {
   keycloakAdminClientSecretName,
   type Stage,
 } from './stages.js';
-import {
-  STREAM_DEAD_LETTER_RETENTION_DAYS,
-  WEBHOOK_DELIVERY_QUEUE,
-  eventBusName,
-  streamDeadLetterQueueName,
-} from './domain-events.js';
+import { STREAM_DEAD_LETTER_RETENTION_DAYS, eventBusName, streamDeadLetterQueueName } from './domain-events.js';
 
 export interface StatefulStackProps extends StackProps {
   readonly stage: Stage;
@@ -83,9 +78,6 @@ export class StatefulStack extends Stack {
   readonly eventBus: EventBus;
   /** Every event put on the bus, kept `eventArchiveRetentionDays` for replays. */
   readonly eventArchive: Archive;
-  /** Webhook deliveries (API.md §14); no consumer yet. */
-  readonly webhookQueue: Queue;
-  readonly webhookDeadLetterQueue: Queue;
   /** Per STREAM_CONSUMERS entry, by name: where its event source sends the batches it gives up on. */
   readonly streamDeadLetterQueues: Readonly<Record<string, Queue>>;
   readonly buckets: Readonly<Record<BucketKey, Bucket>>;
@@ -192,10 +184,6 @@ export class StatefulStack extends Stack {
     this.queues = queues;
     this.deadLetterQueues = deadLetterQueues;
     this.deadLetterAlarms = deadLetterAlarms;
-
-    const webhooks = queueWithDeadLetter('webhookDeliveries', WEBHOOK_DELIVERY_QUEUE);
-    this.webhookQueue = webhooks.queue;
-    this.webhookDeadLetterQueue = webhooks.deadLetterQueue;
 
     // Nothing consumes these: an operator reads what failed and redrives from the stream or the feed.
     const streamDeadLetterQueues: Record<string, Queue> = {};

@@ -48,9 +48,6 @@ export interface StatelessStackProps extends StackProps {
   readonly llmApiKey?: ISecret;
   /** The stage's bus `dpm-<stage>`: stream consumers with `putsEvents` put events on it. */
   readonly eventBus: IEventBus;
-  /** Webhook deliveries and their dead-letter queue (API.md §14); nothing here uses them yet. */
-  readonly webhookQueue: IQueue;
-  readonly webhookDeadLetterQueue: IQueue;
   /** Each stream consumer's dead-letter queue, by consumer name (the stateful stack creates them). */
   readonly streamDeadLetterQueues: Readonly<Record<string, IQueue>>;
   /** Where group and worker entries resolve from; defaults to the repository root. */
@@ -64,7 +61,10 @@ export interface StatelessStackProps extends StackProps {
 }
 
 /** The variable through which a sending group learns each queue's URL (read by shared/config.ts). */
-const QUEUE_URL_VARIABLE: Record<QueueKey, string> = { crewRuns: 'CREW_RUN_QUEUE_URL' };
+const QUEUE_URL_VARIABLE: Record<QueueKey, string> = {
+  crewRuns: 'CREW_RUN_QUEUE_URL',
+  webhookDeliveries: 'WEBHOOK_QUEUE_URL',
+};
 
 /** The variable through which a group learns each bucket's (CDK-generated) name. */
 const BUCKET_NAME_VARIABLE: Record<BucketKey, string> = { artifacts: 'ARTIFACTS_BUCKET' };
@@ -119,6 +119,8 @@ export class StatelessStack extends Stack {
       EVENTS_TTL_DAYS: String(stage.eventsTtlDays),
       BUILD_NUMBER: props.buildNumber,
       CREW_HTTP_ALLOWED_HOSTS: stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
+      WEBHOOK_ALLOWED_HOSTS: stage.webhookAllowedHosts.length > 0 ? stage.webhookAllowedHosts.join(',') : undefined,
+      WEBHOOK_RETRY_SCHEDULE: stage.webhookRetrySchedule?.join(','),
       LLM_BASE_URL: stage.llmBaseUrl,
       LLM_MODEL: stage.llmModel,
       // LLM_API_KEY is never in plain env: LLM_API_KEY_ARN names its secret (see llmApiKeySecret).
@@ -220,10 +222,13 @@ export class StatelessStack extends Stack {
           ...Object.fromEntries(
             (worker.sendsTo ?? []).map((key) => [QUEUE_URL_VARIABLE[key], props.queues[key].queueUrl]),
           ),
+          ...(worker.usesKms && { KMS_KEY_ID: props.key.keyArn }),
           ...(LLM_FUNCTIONS.includes(worker.name) && props.llmApiKey && { LLM_API_KEY_ARN: props.llmApiKey.secretArn }),
         },
       });
       grantTables(props.tables, worker.tables, fn);
+      // Opens sealed secrets only (the webhook worker): no GenerateDataKey.
+      if (worker.usesKms) props.key.grant(fn, 'kms:Decrypt');
       if (LLM_FUNCTIONS.includes(worker.name) && props.llmApiKey) grantSecretValue(fn, props.llmApiKey);
       for (const key of worker.sendsTo ?? []) props.queues[key].grantSendMessages(fn);
       const queue = (worker.deadLetter ? props.deadLetterQueues : props.queues)[worker.consumes];
@@ -246,9 +251,13 @@ export class StatelessStack extends Stack {
         environment: {
           ...sharedEnvironment,
           ...(consumer.putsEvents && { EVENT_BUS_NAME: props.eventBus.eventBusName }),
+          ...Object.fromEntries(
+            (consumer.sendsTo ?? []).map((key) => [QUEUE_URL_VARIABLE[key], props.queues[key].queueUrl]),
+          ),
         },
       });
       grantTables(props.tables, consumer.tables, fn);
+      for (const key of consumer.sendsTo ?? []) props.queues[key].grantSendMessages(fn);
       // events:PutEvents on exactly the stage's bus.
       if (consumer.putsEvents) props.eventBus.grantPutEventsTo(fn);
       const onFailure = new SqsDlq(props.streamDeadLetterQueues[consumer.name]!);

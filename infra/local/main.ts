@@ -30,6 +30,10 @@ async function main(): Promise<void> {
     console.log(`  Bearer tokens from: ${platform.config.auth.issuer}`);
   }
   if (platform.requeuedRuns > 0) console.log(`  resumed ${platform.requeuedRuns} unfinished crew run(s)`);
+  if (platform.requeuedDeliveries > 0)
+    console.log(
+      `  resumed ${platform.requeuedDeliveries} unfinished webhook deliver${platform.requeuedDeliveries === 1 ? 'y' : 'ies'}`,
+    );
   if (platform.generatedAdminKey) {
     console.log(`  bootstrap admin key (shown once, keep it): ${platform.generatedAdminKey}`);
     console.log(`  use it as: curl -H 'Authorization-PSK: <key>' ${platform.baseUrl}/api/...`);

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { serviceApps } from '../../functions/apps.js';
@@ -12,7 +13,8 @@ import { crewService } from '../../functions/crews/compose.js';
 import { crewRunner } from '../../functions/crews/compose-worker.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler } from '../../functions/crews/worker.js';
-import { webhookDeliverer, webhookFanout } from '../../functions/webhooks/compose-worker.js';
+import { webhookFanout } from '../../functions/webhooks/compose-fanout.js';
+import { webhookDeliverer } from '../../functions/webhooks/compose-worker.js';
 import { createWebhookWorkerHandler } from '../../functions/webhooks/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
@@ -43,6 +45,8 @@ export interface RunningPlatform {
   readonly requeuedRuns: number;
   /** Open webhook deliveries queued again at start-up. */
   readonly requeuedDeliveries: number;
+  /** Stops reading the tables' streams (the benchmark compares writes with and without it). */
+  stopEventPipeline(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -134,6 +138,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       identity,
       requeuedRuns: requeued,
       requeuedDeliveries,
+      stopEventPipeline: () => events.stop(),
       stop: async () => {
         server.closeAllConnections?.();
         await workers.stop();
@@ -219,15 +224,41 @@ function startEventPipeline(runtime: Runtime, dataDir: string | undefined) {
     }),
   ];
   // A write of this process is on a stream at once: read it now, not after the idle back-off.
-  runtime.db.middlewareStack.add(
-    (next, context) => async (args) => {
-      const out = await next(args);
-      if (!READS.test(context.commandName ?? '')) for (const p of pollers) p.wake();
-      return out;
+  const wakers = wakersOf(runtime.db);
+  const wake = () => {
+    for (const p of pollers) p.wake();
+  };
+  wakers.add(wake);
+  return {
+    stop: async () => {
+      wakers.delete(wake);
+      await Promise.all(pollers.map((p) => p.stop()));
     },
-    { step: 'initialize', name: 'localStreamWake' },
-  );
-  return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
+  };
+}
+
+/**
+ * What to wake after a write through `db`. Document clients are shared per endpoint, and
+ * platforms of one process (tests) share them: one middleware per client, any number of
+ * platforms listening.
+ */
+const wakerSets = new WeakMap<DynamoDBDocumentClient, Set<() => void>>();
+function wakersOf(db: DynamoDBDocumentClient): Set<() => void> {
+  let set = wakerSets.get(db);
+  if (!set) {
+    const wakers = new Set<() => void>();
+    db.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (!READS.test(context.commandName ?? '')) for (const wake of wakers) wake();
+        return out;
+      },
+      { step: 'initialize', name: 'localStreamWake' },
+    );
+    wakerSets.set(db, wakers);
+    set = wakers;
+  }
+  return set;
 }
 
 /** Commands that write nothing. */

@@ -38,10 +38,14 @@ export interface StreamPollerOptions {
 
 /** An idle shard is polled again after this long at first, ... */
 const MIN_IDLE_MS = 25;
-/** ... growing by this factor with each empty answer (at MAX_IDLE_MS after about 1 s), ... */
+/** ... growing by this factor with each empty answer (at MAX_IDLE_MS after about 7 s), ... */
 const IDLE_GROWTH = 1.25;
-/** ... up to this long: with ~15 streams about 60 GetRecords a second when nothing happens. */
-const MAX_IDLE_MS = 250;
+/**
+ * ... up to this long: with ~17 streams about 17 GetRecords a second when nothing happens,
+ * light on DynamoDB Local. The platform wakes its pollers after each write of its own
+ * (`wake`), so this bounds only the latency of writes made by another process.
+ */
+const MAX_IDLE_MS = 1_000;
 /**
  * Tables' streams and streams' shards are listed again this often (and at once when a shard
  * ends or a stream is gone); every FAST one while a table has no stream yet.
@@ -511,5 +515,7 @@ function toLambdaValue(value: StreamsAttributeValue): AttributeValue {
   if (value.L !== undefined) return { L: value.L.map(toLambdaValue) };
   if (value.M !== undefined) return { M: toLambdaImage(value.M) };
   // S, N, BOOL, NULL, SS and NS look the same in both.
+  // DynamoDB Local streams an empty map as a value of no type: `{}` (AWS sends `{"M":{}}`).
+  if (Object.keys(value).length === 0) return { M: {} };
   return value as AttributeValue;
 }

@@ -3,18 +3,58 @@ import { request as httpsRequest } from 'node:https';
 import { guardedLookup, refusedHost } from './address-guard.js';
 import { redactUrl } from '../redact.js';
 
-/** Responses are read up to this size; step outputs keep far less. */
-const MAX_RESPONSE_BYTES = 1024 * 1024;
-
 /** What an http step needs: one request (tests hand the executor a fake). */
 export type HttpRequester = Pick<OutboundHttp, 'request'>;
 
+/** Which URLs a caller of OutboundHttp may reach, and how much of an answer it reads. */
+export interface OutboundRules {
+  /** The configuration variable that lists the allowed hosts, named when a host is refused. */
+  readonly hostsVariable: string;
+  /**
+   * Any host over https, the list admitting plain http only (webhooks); otherwise only the
+   * listed hosts, over either scheme (crew `http` steps).
+   */
+  readonly anyHostOverHttps: boolean;
+  /** Answers are read up to this many bytes; the rest is dropped. */
+  readonly maxResponseBytes: number;
+}
+
+/** Crew `http` steps: listed hosts only; responses read up to 1 MiB (step outputs keep far less). */
+export const CREW_STEP_RULES: OutboundRules = {
+  hostsVariable: 'CREW_HTTP_ALLOWED_HOSTS',
+  anyHostOverHttps: false,
+  maxResponseBytes: 1024 * 1024,
+};
+
+/** Webhook deliveries (API.md §14): https anywhere, http to listed hosts; answers read up to 64 KiB. */
+export const WEBHOOK_RULES: OutboundRules = {
+  hostsVariable: 'WEBHOOK_ALLOWED_HOSTS',
+  anyHostOverHttps: true,
+  maxResponseBytes: 64 * 1024,
+};
+
 /**
- * Outbound HTTP for crew `http` steps: only to hosts on the allow-list, never to
- * link-local or cloud metadata addresses, no redirects followed, with a timeout.
+ * Outbound HTTP to URLs a caller chose (crew `http` steps, webhook endpoints): only where
+ * the rules allow, never to link-local, cloud metadata or unspecified addresses (checked
+ * again on the addresses a name resolves to, when connecting), no redirects followed, with
+ * the caller's timeout.
  */
 export class OutboundHttp {
-  constructor(private readonly allowedHosts: readonly string[]) {}
+  constructor(
+    private readonly allowedHosts: readonly string[],
+    private readonly rules: OutboundRules = CREW_STEP_RULES,
+  ) {}
+
+  /** Why `text` may not be called, or undefined when it may: nothing is resolved or connected. */
+  refusal(text: string): string | undefined {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      return `not a URL: ${redactUrl(text)}`;
+    }
+    return this.refusalOf(url);
+  }
 
   async request(
     req: { method: string; url: string; headers?: Record<string, string>; body?: string },
@@ -26,18 +66,11 @@ export class OutboundHttp {
     } catch {
       throw new Error(`not a URL: ${redactUrl(req.url)}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      throw new Error(`only http and https URLs are allowed, not ${url.protocol}`);
-    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    if (!this.allowedHosts.includes(host) && !this.allowedHosts.includes(url.host.toLowerCase())) {
-      throw new Error(`host ${url.host} is not in CREW_HTTP_ALLOWED_HOSTS`);
-    }
-    if (refusedHost(host)) {
-      throw new Error(`host ${url.host} is a link-local or metadata address`);
-    }
+    const refused = this.refusalOf(url);
+    if (refused) throw new Error(refused);
     const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body;
     const res = await send(url, req.method, req.headers ?? {}, body, signal);
-    const text = await readCapped(res);
+    const text = await readCapped(res, this.rules.maxResponseBytes);
     let parsed: unknown = text;
     if ((res.headers['content-type'] ?? '').includes('json')) {
       try {
@@ -47,6 +80,20 @@ export class OutboundHttp {
       }
     }
     return { status: res.statusCode ?? 0, body: parsed };
+  }
+
+  private refusalOf(url: URL): string | undefined {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return `only http and https URLs are allowed, not ${url.protocol}`;
+    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const listed = this.allowedHosts.includes(host) || this.allowedHosts.includes(url.host.toLowerCase());
+    if (!listed && !(this.rules.anyHostOverHttps && url.protocol === 'https:')) {
+      return this.rules.anyHostOverHttps
+        ? `plain http to ${url.host} is not allowed: use https, or list the host in ${this.rules.hostsVariable}`
+        : `host ${url.host} is not in ${this.rules.hostsVariable}`;
+    }
+    if (refusedHost(host)) return `host ${url.host} is a link-local or metadata address`;
+    return undefined;
   }
 }
 
@@ -68,15 +115,15 @@ function send(
   });
 }
 
-async function readCapped(res: IncomingMessage): Promise<string> {
+async function readCapped(res: IncomingMessage, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res) {
     const buffer = chunk as Buffer;
     size += buffer.length;
-    if (size > MAX_RESPONSE_BYTES) {
+    if (size > maxBytes) {
       res.destroy();
-      chunks.push(buffer.subarray(0, buffer.length - (size - MAX_RESPONSE_BYTES)));
+      chunks.push(buffer.subarray(0, buffer.length - (size - maxBytes)));
       break;
     }
     chunks.push(buffer);

@@ -25,28 +25,47 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 export const operationId = (name: string, path: string, method: string): string =>
   `${name}${path}`.replaceAll(/\W/g, '_') + `_${method.toLowerCase()}`;
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 type Schema = z.core.$ZodType;
 
 const REF = '#/components/schemas/';
+
+export interface SchemaSetOptions {
+  /** The JSON Schema dialect: OpenAPI 3.1's (2020-12) unless told (AsyncAPI 3.0 reads draft-07). */
+  readonly target?: 'draft-2020-12' | 'draft-07';
+  /** Named schemas of this document only, beside the shared components (shared/schema.ts). */
+  readonly named?: Readonly<Record<string, Schema>>;
+}
 
 /**
  * JSON Schemas of the named components and of the schemas the endpoints use, in one
  * pass of zod's generator (so a component is a `$ref` wherever it is used). Requests and
  * answers both read as their input: a field with a default is not required, as FastAPI
- * shows it.
+ * shows it. The AsyncAPI document (shared/http/asyncapi.ts) uses it too, so both
+ * documents say a component the same way.
  */
-class SchemaSet {
+export class SchemaSet {
   private readonly registry = z.registry<{ id: string }>();
   private readonly inline = new Map<Schema, string>();
+  private readonly ids = new Map<Schema, string>();
+  private readonly target: 'draft-2020-12' | 'draft-07';
 
-  constructor() {
-    for (const [id, schema] of components._idmap) this.registry.add(schema, { id });
+  constructor(options: SchemaSetOptions = {}) {
+    this.target = options.target ?? 'draft-2020-12';
+    const taken = new Set<string>();
+    const name = (id: string, schema: Schema) => {
+      if (taken.has(id)) throw new Error(`two schemas are named ${id}`);
+      taken.add(id);
+      this.ids.set(schema, id);
+      this.registry.add(schema, { id });
+    };
+    for (const [id, schema] of components._idmap) name(id, schema);
+    for (const [id, schema] of Object.entries(options.named ?? {})) name(id, schema);
   }
 
   /** A placeholder for `schema`'s JSON Schema, resolved by `resolve` once every schema is known. */
   use(schema: Schema): Json {
-    const id = components.get(schema)?.id;
+    const id = this.ids.get(schema);
     if (id) return { $ref: `${REF}${id}` };
     let key = this.inline.get(schema);
     if (!key) {
@@ -60,6 +79,7 @@ class SchemaSet {
   /** The component schemas, and a function that replaces placeholders in a value. */
   generate(): { schemas: Record<string, Json>; resolve: <T>(value: T) => T } {
     const { schemas } = z.toJSONSchema(this.registry, {
+      target: this.target,
       uri: (id) => `${REF}${id}`,
       io: 'input',
       unrepresentable: 'any',

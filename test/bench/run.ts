@@ -511,6 +511,75 @@ const e5 = await measured({
   expectStatus: 200,
 });
 
+// Domain events (API.md §13): commit → the event in the feed, events recorded per second,
+// and what the events cost a write: E1 with the event pipeline running and without it.
+const eventsTable = platform.runtime.tableName('domainEvents');
+const feedHas = async (subject: string) =>
+  Boolean(
+    (
+      await db.send(
+        new GetCommand({
+          TableName: eventsTable,
+          Key: { subject, sequence: 1 },
+          ConsistentRead: true,
+          ProjectionExpression: 'id',
+        }),
+      )
+    ).Item,
+  );
+const commitToFeed: number[] = [];
+const feedLatency = (concurrency: number, total: number, tag: string) =>
+  runLoad(
+    async (i) => {
+      const key = `${tag}-${i}`;
+      const res = await fetch(`${platform.baseUrl}/api/decisions/bench/${key}/versions`, {
+        method: 'POST',
+        headers: { ...auth(userToken), ...json },
+        body: JSON.stringify({ content: { n: i } }),
+      });
+      if (res.status !== 201) return false;
+      const committed = performance.now();
+      const subject = `decisions/bench/${key}/versions/1`;
+      for (let tries = 0; tries < 5000; tries++) {
+        if (await feedHas(subject)) {
+          commitToFeed.push(performance.now() - committed);
+          return true;
+        }
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      return false;
+    },
+    { concurrency, total, maxSeconds: 300 },
+  );
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+await feedLatency(1, 20, 'ev-warm');
+commitToFeed.length = 0;
+await feedLatency(1, 200, 'ev-c1');
+const feedC1 = { p50: percentile(commitToFeed, 0.5), p99: percentile(commitToFeed, 0.99), n: commitToFeed.length };
+commitToFeed.length = 0;
+const feedStarted = performance.now();
+await feedLatency(CONCURRENCY, 800, 'ev-c16');
+const feedSeconds = (performance.now() - feedStarted) / 1000;
+const feedC16 = { p50: percentile(commitToFeed, 0.5), p99: percentile(commitToFeed, 0.99), n: commitToFeed.length };
+const recordedPerSecond = feedC16.n / feedSeconds;
+
+await seedSubmitted('e1-events-on', E1_REQUESTS);
+await seedSubmitted('e1-events-off', E1_REQUESTS);
+const e1Load = (key: string) =>
+  httpLoad({
+    url: `${platform.baseUrl}/api/decisions/bench/${key}/versions/{i}/approve`,
+    method: 'POST',
+    headers: { ...auth(approverToken), 'content-type': 'application/json' },
+    body: '{"notes":"bench"}',
+    expectStatus: 200,
+    total: E1_REQUESTS,
+  });
+const e1EventsOn = await counted(e1Load('e1-events-on'), endpointCalls);
+// The changes are still stamped (the same write): what stops is the pipeline reading the streams.
+await platform.stopEventPipeline();
+const e1EventsOff = await counted(e1Load('e1-events-off'), endpointCalls);
+
 await bareServer.stop();
 await platform.stop();
 await idp.stop();
@@ -630,6 +699,15 @@ const lines = [
     `E12 GET /api/query/suggest/{domain} (${DOMAIN_TABLES} tables, concurrency 4, ${kb(e12Size)} answer)`,
     e12,
     `GetItem + by_domain Query + BatchGetItems, no Scan; ${compared(e12, e12Bare)}`,
+  ),
+  `| events | commit → event in the feed (POST a version, concurrency 1) | ${feedC1.n} | | | ${ms(feedC1.p50)} | ${ms(feedC1.p99)} | | | publisher over the decisions table's stream |`,
+  `| events | commit → event in the feed (concurrency ${CONCURRENCY}) | ${feedC16.n} | | ${recordedPerSecond.toFixed(0)} | ${ms(feedC16.p50)} | ${ms(feedC16.p99)} | | | events recorded per second: ${recordedPerSecond.toFixed(0)} |`,
+  endpointRow('events', 'E1 with the event pipeline reading the streams', e1EventsOn),
+  endpointRow(
+    'events',
+    'E1 with the event pipeline stopped (same run)',
+    e1EventsOff,
+    `events add ${(((e1EventsOn.p50 - e1EventsOff.p50) / e1EventsOff.p50) * 100).toFixed(1)} % to E1's p50 (target ≤ 10 %: ${verdict((e1EventsOn.p50 - e1EventsOff.p50) / e1EventsOff.p50, 0.1)})`,
   ),
   `| (baseline) | Lambda bundle: ${bundles.baseline.name}, ${kb(bundles.baseline.bytes)}, module init ${ms(bundles.baseline.initMs)} ms${coldStartOf(bundles.baseline)} | | | | | | | | |`,
   ...bundles.groups.flatMap((b) => bundleRow(b.name)),

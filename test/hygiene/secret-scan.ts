@@ -13,6 +13,7 @@ export const MIN_SECRET_LENGTH = 8;
 export type SecretKind =
   | 'psk-secret'
   | 'data-share-secret'
+  | 'webhook-secret'
   | 'objstore-secret-key'
   | 'connection-password'
   | 'admin-psk'
@@ -73,6 +74,26 @@ export const DISCLOSURES: readonly Disclosure[] = [
     field: 'secret',
     owner: 'name',
     contract: 'API.md §9: 200 SharedClient with the new secret',
+  },
+  {
+    kind: 'webhook-secret',
+    method: 'POST',
+    path: /^\/api\/webhooks$/,
+    status: 201,
+    field: 'secret',
+    owner: 'id',
+    once: true,
+    contract: 'API.md §14: the signing secret is shown only at creation and on rotation',
+  },
+  {
+    kind: 'webhook-secret',
+    method: 'POST',
+    path: /^\/api\/webhooks\/[^/]+\/rotate-secret$/,
+    status: 200,
+    field: 'secret',
+    owner: 'id',
+    once: true,
+    contract: 'API.md §14: the new signing secret is shown only in the rotation answer',
   },
 ];
 

@@ -2,6 +2,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STREAM_CONSUMERS, type StreamConsumerDefinition } from '../../infra/groups.js';
 import {
+  QUEUES,
   TABLES,
   deadLetterQueueName,
   physicalQueueName,
@@ -13,7 +14,6 @@ import {
   ITERATOR_AGE_ALARM,
   STREAM_DEAD_LETTER_RETENTION_DAYS,
   STREAM_RETRY,
-  WEBHOOK_DELIVERY_QUEUE,
   eventBusName,
   streamDeadLetterQueueName,
 } from '../../infra/aws/domain-events.js';
@@ -118,8 +118,8 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
     it('has the webhook delivery queue, redriving to its encrypted dead-letter queue after five receives', () => {
       const [dlqId, dlq] = queueNamed(`dpm-${name}-webhook-deliveries-dlq`);
       const [queueId, queue] = queueNamed(`dpm-${name}-webhook-deliveries`);
-      expect(physicalQueueName(name, WEBHOOK_DELIVERY_QUEUE)).toBe(`dpm-${name}-webhook-deliveries`);
-      expect(deadLetterQueueName(name, WEBHOOK_DELIVERY_QUEUE)).toBe(`dpm-${name}-webhook-deliveries-dlq`);
+      expect(physicalQueueName(name, QUEUES.webhookDeliveries)).toBe(`dpm-${name}-webhook-deliveries`);
+      expect(deadLetterQueueName(name, QUEUES.webhookDeliveries)).toBe(`dpm-${name}-webhook-deliveries-dlq`);
       expect(queue.Properties.VisibilityTimeout).toBe(60);
       expect(queue.Properties.RedrivePolicy).toEqual({
         deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
@@ -221,7 +221,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
     });
 
     it.each(STREAM_CONSUMERS.map((c) => [c.name, c] as const))(
-      'lets %s read exactly its streams and send only to its own dead-letter queue',
+      'lets %s read exactly its streams and send only to its own dead-letter queue and the queues it declares',
       (consumerName, consumer) => {
         const statements = statementsIn(stateless, name, consumerName);
         const streamIds = tableEntries
@@ -243,16 +243,42 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
           ).toBe(true);
         const sqs = statements.filter((s) => actions(s).some((a) => a.startsWith('sqs:')));
         expect(sqs.length).toBeGreaterThan(0);
+        const declared = (('sendsTo' in consumer ? consumer.sendsTo : undefined) ?? []).map(
+          (key) => queueNamed(physicalQueueName(name, QUEUES[key]))[0],
+        );
+        const allowed = [consumerDeadLetterId(consumer), ...declared].map((id) => importOf(name, id, 'Arn'));
+        const sentTo = new Set<string>();
         for (const s of sqs) {
-          expect(resourcesOf(s), consumerName).toEqual([importOf(name, consumerDeadLetterId(consumer), 'Arn')]);
+          for (const resource of resourcesOf(s)) {
+            expect(allowed, consumerName).toContainEqual(resource);
+            sentTo.add(JSON.stringify(resource));
+          }
           expect(
             actions(s)
               .filter((a) => a.startsWith('sqs:'))
               .sort(),
           ).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
         }
+        expect(sentTo.size, consumerName).toBe(allowed.length);
       },
     );
+
+    it('lets the dispatcher queue webhook deliveries: it sends to the webhook queue, whose URL it gets', () => {
+      expect(dispatcher.sendsTo).toEqual(['webhookDeliveries']);
+      const [queueId] = queueNamed(`dpm-${name}-webhook-deliveries`);
+      const env = functionIn(stateless, name, dispatcher.name)[1].Properties.Environment.Variables;
+      expect(env.WEBHOOK_QUEUE_URL).toEqual(importOf(name, queueId, 'Ref'));
+      const onWebhookTables = (key: 'webhooks' | 'webhookDeliveries') =>
+        statementsIn(stateless, name, dispatcher.name)
+          .filter((s) => names(s.Resource, tableId(TABLES[key]), 'Arn'))
+          .flatMap(actions);
+      // It reads endpoints (never changes one) and writes deliveries.
+      expect(onWebhookTables('webhooks')).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem']));
+      expect(onWebhookTables('webhooks').filter((a) => /Put|Update|Delete|BatchWrite/.test(a))).toEqual([]);
+      expect(onWebhookTables('webhookDeliveries')).toEqual(
+        expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']),
+      );
+    });
 
     it('lets the publisher write the events table and the dispatcher and the events group only read it', () => {
       const onEvents = (fn: string) =>
@@ -334,13 +360,25 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
       expect(routed).toEqual(['ANY /api/domain-events', 'ANY /api/domain-events/{proxy+}']);
     });
 
-    it('leaves the webhook queues unconsumed and unused for now', () => {
-      const ids = [
-        queueNamed(`dpm-${name}-webhook-deliveries`)[0],
-        queueNamed(`dpm-${name}-webhook-deliveries-dlq`)[0],
-      ];
-      const template = JSON.stringify(stateless.toJSON());
-      for (const id of ids) expect(template.includes(id), id).toBe(false);
+    it('feeds the webhook worker from the webhook queue; the queue is sent to only by the dispatcher, the webhooks group and the worker', () => {
+      const [queueId] = queueNamed(`dpm-${name}-webhook-deliveries`);
+      const [dlqId] = queueNamed(`dpm-${name}-webhook-deliveries-dlq`);
+      const mapping = single(mappingsIn(stateless, name, 'webhooks-worker'), 'webhooks-worker mapping');
+      expect(mapping.Properties).toMatchObject({
+        EventSourceArn: importOf(name, queueId, 'Arn'),
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      const senders = functionDefs
+        .filter((fn) =>
+          statementsIn(stateless, name, fn.name).some(
+            (s) => actions(s).includes('sqs:SendMessage') && names(s.Resource, queueId, 'Arn'),
+          ),
+        )
+        .map((fn) => fn.name)
+        .sort();
+      expect(senders).toEqual(['events-dispatcher', 'webhooks', 'webhooks-worker']);
+      // Nothing consumes the dead-letter queue: its depth alarm calls an operator.
+      expect(JSON.stringify(stateless.toJSON()).includes(dlqId)).toBe(false);
     });
   });
 });

@@ -23,7 +23,6 @@ import {
   keycloakAdminClientSecretName,
   stageNamed,
 } from '../../infra/aws/stages.js';
-import { WEBHOOK_DELIVERY_QUEUE } from '../../infra/aws/domain-events.js';
 import {
   actions,
   allows,
@@ -260,6 +259,42 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       ]);
     });
 
+    it('has the webhook tables: endpoints listed by creation and streamed, deliveries with their listing, status and open indexes', () => {
+      const endpoints = tableNamed(TABLES.webhooks)[1].Properties;
+      expect(endpoints.TableName).toBe(`dpm-${name}-webhooks`);
+      expect(endpoints.KeySchema).toEqual([{ AttributeName: 'id', KeyType: 'HASH' }]);
+      expect(endpoints.GlobalSecondaryIndexes.map((i: { IndexName: string }) => i.IndexName)).toEqual(['by_created']);
+      expect(endpoints.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      const deliveries = tableNamed(TABLES.webhookDeliveries)[1].Properties;
+      expect(deliveries.TableName).toBe(`dpm-${name}-webhook-deliveries`);
+      expect(deliveries.KeySchema).toEqual([
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ]);
+      expect(deliveries.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+      expect(deliveries.StreamSpecification).toBeUndefined();
+      const keysOf = Object.fromEntries(
+        deliveries.GlobalSecondaryIndexes.map((i: { IndexName: string; KeySchema: unknown }) => [
+          i.IndexName,
+          i.KeySchema,
+        ]),
+      );
+      expect(keysOf).toEqual({
+        by_endpoint: [
+          { AttributeName: 'endpoint_id', KeyType: 'HASH' },
+          { AttributeName: 'created_key', KeyType: 'RANGE' },
+        ],
+        by_endpoint_status: [
+          { AttributeName: 'endpoint_status', KeyType: 'HASH' },
+          { AttributeName: 'created_key', KeyType: 'RANGE' },
+        ],
+        open_deliveries: [
+          { AttributeName: 'open', KeyType: 'HASH' },
+          { AttributeName: 'created_key', KeyType: 'RANGE' },
+        ],
+      });
+    });
+
     it('has exactly one bucket per definition, named by CDK', () => {
       expect(bucketKeys).toEqual(['artifacts']);
       expect(resources(stateful, 'AWS::S3::Bucket')).toHaveLength(bucketKeys.length);
@@ -400,7 +435,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       const alarms = resources(stateful, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName as string);
       expect(alarms.sort()).toEqual(
         [
-          ...[...queueDefs, WEBHOOK_DELIVERY_QUEUE].map((q) => `${deadLetterQueueName(name, q)}-depth`),
+          ...queueDefs.map((q) => `${deadLetterQueueName(name, q)}-depth`),
           ...streamConsumers.map((c) => `dpm-${name}-${c.name}-dlq-depth`),
           ...tableEntries.map(([, def]) => `dpm-${name}-${def.id}-throttles`),
         ].sort(),
@@ -656,6 +691,47 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(statementsOf('crews-dead-letter').filter((s) => actions(s).includes('sqs:SendMessage'))).toEqual([]);
     });
 
+    it('runs webhook deliveries from the webhook queue, below its visibility timeout, opening secrets without sealing any', () => {
+      const [queueId] = queueIds(QUEUES.webhookDeliveries);
+      const worker = WORKERS.find((w) => w.name === 'webhooks-worker')!;
+      expect(worker.timeoutSeconds).toBeLessThan(QUEUES.webhookDeliveries.visibilityTimeoutSeconds);
+      expect(single(mappingsOf('webhooks-worker'), 'webhooks-worker mapping').Properties).toMatchObject({
+        EventSourceArn: imported(queueId, 'Arn'),
+        BatchSize: 10,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      const fn = functionOf('webhooks-worker')[1].Properties;
+      expect(fn.Timeout).toBe(30);
+      expect(fn.Environment.Variables).toMatchObject({
+        WEBHOOK_QUEUE_URL: imported(queueId, 'Ref'),
+        KMS_KEY_ID: imported(keyLogicalId(), 'Arn'),
+      });
+      expect(kmsActionsOnKey('webhooks-worker')).toContain('kms:Decrypt');
+      expect(kmsActionsOnKey('webhooks-worker')).not.toContain('kms:GenerateDataKey');
+      for (const table of [TABLES.webhooks, TABLES.webhookDeliveries])
+        expect(statementsOn('webhooks-worker', table).flatMap(actions), table.id).toEqual(
+          expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query']),
+        );
+      for (const table of [TABLES.keys, TABLES.domainEvents, TABLES.decisions])
+        expect(statementsOn('webhooks-worker', table), table.id).toEqual([]);
+    });
+
+    it('lets the webhooks group seal secrets, write endpoints and deliveries, and queue deliveries', () => {
+      const [queueId] = queueIds(QUEUES.webhookDeliveries);
+      const env = functionOf('webhooks')[1].Properties.Environment.Variables;
+      expect(env.WEBHOOK_QUEUE_URL).toEqual(imported(queueId, 'Ref'));
+      expect(env.KMS_KEY_ID).toEqual(imported(keyLogicalId(), 'Arn'));
+      expect(kmsActionsOnKey('webhooks')).toEqual(expect.arrayContaining(['kms:GenerateDataKey', 'kms:Decrypt']));
+      const onQueue = statementsOnId('webhooks', queueId).flatMap(actions);
+      expect(onQueue).toContain('sqs:SendMessage');
+      expect(onQueue).not.toContain('sqs:ReceiveMessage');
+      for (const table of [TABLES.webhooks, TABLES.webhookDeliveries])
+        expect(statementsOn('webhooks', table).flatMap(actions), table.id).toEqual(
+          expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
+        );
+      expect(statementsOn('webhooks', TABLES.domainEvents)).toEqual([]);
+    });
+
     it('lets the crews worker use crew-runs and events but not decisions or keys', () => {
       const [queueId] = queueIds(QUEUES.crewRuns);
       const onQueue = statementsOnId('crews-worker', queueId).flatMap(actions);
@@ -703,6 +779,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           'ANY /api/decisions',
           'ANY /api/health/{proxy+}',
           'GET /openapi.json',
+          'GET /asyncapi.json',
           'GET /docs',
           '$default',
         ]),
@@ -843,10 +920,11 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(fromTables.length).toBeGreaterThan(0);
       expect(onKey).toEqual([...new Set([...fromTables, 'kms:GenerateDataKey', 'kms:Decrypt'])].sort());
       expect(onKey.filter((a) => a === 'kms:*' || a === 'kms:CreateGrant')).toEqual([]);
-      // The exact `kms:GenerateDataKey` (not the tables' `kms:GenerateDataKey*`) comes only from usesKms.
+      // The exact `kms:GenerateDataKey` (not the tables' `kms:GenerateDataKey*`) comes only from a
+      // group's usesKms (it seals); a worker's usesKms only opens.
       for (const fn of functionDefs) {
-        const usesKms = 'usesKms' in fn && (fn as GroupDefinition).usesKms === true;
-        expect(kmsActionsOnKey(fn.name).includes('kms:GenerateDataKey'), fn.name).toBe(usesKms);
+        const seals = groups.some((g) => g.name === fn.name && g.usesKms === true);
+        expect(kmsActionsOnKey(fn.name).includes('kms:GenerateDataKey'), fn.name).toBe(seals);
       }
     });
 
@@ -1242,7 +1320,7 @@ describe('the platform function serves /docs without a CDN', () => {
     expect(inputs.filter((i) => /node_modules\/oidc-provider\/|(^|\/)infra\/local\//.test(i))).toEqual([]);
   }, 120_000);
 
-  it('carries only what a Lambda runs: zod/mini, no OpenAPI or JSON Schema generator, no zod locales, no Secrets Manager client', async () => {
+  it('carries only what a Lambda runs: zod/mini, no OpenAPI, AsyncAPI or JSON Schema generator, no event catalog, no zod locales, no Secrets Manager client', async () => {
     const out = await bundleLambdas('dpm-bundle-lean-check', {
       mainFields: ['module', 'main'],
       external: [...RUNTIME_SDK_CLIENTS],
@@ -1250,7 +1328,7 @@ describe('the platform function serves /docs without a CDN', () => {
     const entries = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
     expect(entries).toHaveLength(GROUPS.length + WORKERS.length + STREAM_CONSUMERS.length);
     const unwanted =
-      /zod\/v4\/classic\/|zod\/v4\/locales\/|to-json-schema|json-schema-processors|zod-to-openapi|zod-openapi|shared\/http\/openapi\.ts/;
+      /zod\/v4\/classic\/|zod\/v4\/locales\/|to-json-schema|json-schema-processors|zod-to-openapi|zod-openapi|shared\/http\/openapi\.ts|shared\/http\/asyncapi\.ts|functions\/events\/catalog\.ts/;
     const runtimeClients = RUNTIME_SDK_CLIENTS as readonly string[];
     const loadedLater = new Set<string>();
     for (const output of entries) {

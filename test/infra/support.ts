@@ -79,8 +79,6 @@ export function withStubHandlers(): {
       adminPsk: stateful.adminPsk,
       llmApiKey: stateful.llmApiKey,
       eventBus: stateful.eventBus,
-      webhookQueue: stateful.webhookQueue,
-      webhookDeadLetterQueue: stateful.webhookDeadLetterQueue,
       streamDeadLetterQueues: stateful.streamDeadLetterQueues,
       projectRoot: stubRoot,
       ...(options.workers && { workers: options.workers }),

@@ -23,7 +23,7 @@
  *                subject of its own: reaches nothing the bootstrap key made (reserved principal)
  *
  * Contract rules the cells come from (API.md §1 "Authentication and roles" and the tables):
- * only `/api/health/ping`, `/openapi.json` and `/docs` (with its files) are open; 401 comes before anything
+ * only `/api/health/ping`, `/openapi.json`, `/asyncapi.json` and `/docs` (with its files) are open; 401 comes before anything
  * else; `admin` may do everything that needs no identity-provider session but does not imply
  * `approver`; approve and reject need role `approver` and a Bearer session (a key is never a
  * session); approve also needs a second person (four-eyes); retire is `approver` or `admin`.
@@ -174,6 +174,40 @@ const share = async (owner: Auth = auth.user) =>
   (await must(post('/api/data_shares', owner, { name: slug('authz-share') }), 201, 'data share')).name as string;
 const sharedShare = once(() => share());
 
+/** A domain event (API.md §13): a new decision version's `created`, once the feed has it. */
+const sharedEvent = once(async () => {
+  const ws = slug('authz-ev');
+  const v = (await must(post(`/api/decisions/${ws}/k/versions`, setupAdmin, { content: 1 }), 201, 'version')).version;
+  const subject = encodeURIComponent(`decisions/${ws}/k/versions/${v}`);
+  for (let i = 0; i < 200; i++) {
+    const events = await must(api(`/api/domain-events?subject=${subject}`, setupAdmin), 200, 'event feed');
+    if (events.length > 0) return events[0].id as string;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('setup domain event: the feed never showed it');
+});
+
+/**
+ * A webhook endpoint (API.md §14) on a closed port over https (any host is allowed over
+ * https): its deliveries fail, which nothing here minds. Only `webhook.endpoint.disabled`
+ * events, so other files' events do not keep it busy.
+ */
+const WEBHOOK = { url: 'https://127.0.0.1:9/authz', event_types: ['webhook.endpoint.disabled'] };
+const webhook = async () => (await must(post('/api/webhooks', setupAdmin, WEBHOOK), 201, 'webhook')).id as string;
+const sharedWebhook = once(webhook);
+/** A webhook with one delivery (its test ping): `{ id, delivery }`. */
+const webhookDelivery = async () => {
+  const id = await webhook();
+  const delivery = (await must(post(`/api/webhooks/${id}/test`, setupAdmin), 202, 'webhook test')).id as string;
+  return { id, delivery };
+};
+const sharedWebhookDelivery = once(webhookDelivery);
+/** How many deliveries an admin sees for a webhook. */
+const deliveryCount = async (id: string) => {
+  const res = await api<unknown[]>(`/api/webhooks/${id}/deliveries?limit=1000`, setupAdmin);
+  return { status: res.status, count: Array.isArray(res.body) ? res.body.length : undefined };
+};
+
 const MCP = { name: 'authz mcp', command: 'mcp-server', args: ['--stdio'] };
 const mcp = async () => (await must(post('/api/mcps', setupAdmin, MCP), 201, 'mcp server')).id;
 const sharedMcp = once(mcp);
@@ -312,6 +346,7 @@ const ROWS: Row[] = [
   // §2 Platform: open to anyone, whatever credentials come along.
   { method: 'GET', path: '/api/health/ping', request: () => ({ path: '/api/health/ping' }), expect: PUBLIC_200 },
   { method: 'GET', path: '/openapi.json', request: () => ({ path: '/openapi.json' }), expect: PUBLIC_200 },
+  { method: 'GET', path: '/asyncapi.json', request: () => ({ path: '/asyncapi.json' }), expect: PUBLIC_200 },
   { method: 'GET', path: '/docs', request: () => ({ path: '/docs' }), expect: PUBLIC_200 },
   {
     method: 'GET',
@@ -941,6 +976,92 @@ const ROWS: Row[] = [
     request: (id: string) => ({ path: `/api/documents/${id}/enrichment`, body: { summary: 'confirmed' } }),
     observe: (id: string) => readAsAdmin(`/api/documents/${id}`),
     expect: OWNER_OR_ADMIN_200,
+  },
+
+  // §13 Domain events.
+  {
+    method: 'GET',
+    path: '/api/domain-events',
+    request: () => ({ path: '/api/domain-events?limit=1' }),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/domain-events/{event_id}',
+    setup: sharedEvent,
+    request: (id: string) => ({ path: `/api/domain-events/${id}` }),
+    expect: ADMIN_200,
+  },
+
+  // §14 Webhooks: admin only.
+  {
+    method: 'POST',
+    path: '/api/webhooks',
+    request: () => ({ path: '/api/webhooks', body: WEBHOOK }),
+    expect: ADMIN_201,
+  },
+  { method: 'GET', path: '/api/webhooks', request: () => ({ path: '/api/webhooks' }), expect: ADMIN_200 },
+  {
+    method: 'GET',
+    path: '/api/webhooks/{webhook_id}',
+    setup: sharedWebhook,
+    request: (id: string) => ({ path: `/api/webhooks/${id}` }),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'PATCH',
+    path: '/api/webhooks/{webhook_id}',
+    fresh: true,
+    setup: webhook,
+    request: (id: string) => ({ path: `/api/webhooks/${id}`, body: { description: `patched ${randomUUID()}` } }),
+    observe: (id: string) => readAsAdmin(`/api/webhooks/${id}`),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/webhooks/{webhook_id}',
+    fresh: true,
+    setup: webhook,
+    request: (id: string) => ({ path: `/api/webhooks/${id}` }),
+    observe: (id: string) => readAsAdmin(`/api/webhooks/${id}`),
+    expect: ADMIN_204,
+  },
+  {
+    method: 'POST',
+    path: '/api/webhooks/{webhook_id}/rotate-secret',
+    fresh: true,
+    setup: webhook,
+    request: (id: string) => ({ path: `/api/webhooks/${id}/rotate-secret` }),
+    observe: (id: string) => readAsAdmin(`/api/webhooks/${id}`),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/webhooks/{webhook_id}/test',
+    fresh: true,
+    setup: webhook,
+    request: (id: string) => ({ path: `/api/webhooks/${id}/test` }),
+    observe: deliveryCount,
+    expect: '401 401 401 403 403 403 202 403 403 202 403 403 403',
+  },
+  {
+    method: 'GET',
+    path: '/api/webhooks/{webhook_id}/deliveries',
+    setup: sharedWebhookDelivery,
+    request: (w: { id: string }) => ({ path: `/api/webhooks/${w.id}/deliveries` }),
+    expect: ADMIN_200,
+  },
+  {
+    // The delivery's worker moves it on meanwhile: what the call changes is not observed here
+    // (test/integration/webhooks-delivery.test.ts checks redelivery).
+    method: 'POST',
+    path: '/api/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver',
+    fresh: true,
+    setup: webhookDelivery,
+    request: (w: { id: string; delivery: string }) => ({
+      path: `/api/webhooks/${w.id}/deliveries/${w.delivery}/redeliver`,
+    }),
+    expect: '401 401 401 403 403 403 202 403 403 202 403 403 403',
   },
 
   // §12 Suggested questions.

@@ -70,6 +70,10 @@ describe('GET /docs in headless Chromium', () => {
       expect(tags).toEqual(groups);
       await expect.poll(() => page.locator('.opblock').count(), { timeout: 10_000 }).toBe(operations.length);
       expect(await page.title()).toBe('Data Platform Management Service');
+      // The domain events' AsyncAPI document is one visible link away.
+      const asyncApi = page.locator('a[href="/asyncapi.json"]');
+      expect(await asyncApi.isVisible()).toBe(true);
+      expect(await asyncApi.textContent()).toContain('AsyncAPI');
       expect(outside).toEqual([]);
       expect(errors).toEqual([]);
     } finally {

@@ -1211,7 +1211,24 @@ beforeAll(async () => {
     'PUT',
   );
 
+  // Webhooks (deliveries to a port nothing listens on fail, which is all the fuzzer needs).
+  const hook = await created('/api/webhooks', { url: 'http://127.0.0.1:9/fuzz' });
+  const scratchHook = await created('/api/webhooks', { url: 'http://127.0.0.1:9/fuzz-scratch' });
+  const delivery = await created(`/api/webhooks/${hook.id}/test`, undefined);
+  // A domain event: the decision versions' `created`, once the feed has it.
+  let eventId: string | undefined;
+  for (let i = 0; i < 200 && !eventId; i++) {
+    const subject = encodeURIComponent(`decisions/${workspace}/${key}/versions/1`);
+    const res = await api(`/api/domain-events?subject=${subject}`, { token: await adminToken() });
+    eventId = res.body?.[0]?.id;
+    if (!eventId) await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(eventId, 'the feed shows the fuzz decision version').toBeDefined();
+
   Object.assign(pools.keep, {
+    webhook_id: [hook.id],
+    delivery_id: [delivery.id],
+    event_id: [eventId],
     correlation_id: [run.correlation_id],
     template_id: [runnable.id],
     document_id: [docA.id, docB.id],
@@ -1233,6 +1250,7 @@ beforeAll(async () => {
     domain: [domain, 'valueOf'],
   });
   Object.assign(pools.scratch, {
+    webhook_id: [scratchHook.id],
     template_id: [scratchTemplate.id],
     job_id: [scratchJob.id],
     name: [scratchShare.name],

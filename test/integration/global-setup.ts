@@ -5,6 +5,10 @@ import type { IntegrationRun } from '../hygiene/run-record.js';
 export const ADMIN_PSK = 'test-admin-key-0123456789abcdef';
 export const AUDIENCE = 'dpm-api';
 export const LLM_API_KEY = 'test-llm-key';
+/** Webhook retries after 1, 1, 2, 2 and 3 s (API.md §14's schedule is hours long). */
+export const WEBHOOK_RETRY_SCHEDULE = [1, 1, 2, 2, 3] as const;
+/** Names under this suffix resolve to the cloud metadata address in the test platform (see below). */
+export const REBINDING_SUFFIX = '.rebind.test';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -52,6 +56,21 @@ export default async function setup(project: TestProject) {
       return write(chunk, ...rest);
     }) as typeof stream.write;
   }
+  // No DNS here: a name of REBINDING_SUFFIX resolves to 169.254.169.254 for the platform, so
+  // the webhook worker's connect-time check (no DNS rebinding) meets a real resolution.
+  const dns = (await import('node:dns')).default;
+  const { syncBuiltinESMExports } = await import('node:module');
+  const realLookup = dns.lookup;
+  dns.lookup = ((hostname: string, options: unknown, callback?: unknown) => {
+    const cb = (typeof options === 'function' ? options : callback) as (...args: unknown[]) => void;
+    if (!hostname.endsWith(REBINDING_SUFFIX))
+      return (realLookup as (...args: unknown[]) => void)(hostname, options, callback);
+    const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all;
+    process.nextTick(() =>
+      all ? cb(null, [{ address: '169.254.169.254', family: 4 }]) : cb(null, '169.254.169.254', 4),
+    );
+  }) as typeof dns.lookup;
+  syncBuiltinESMExports();
   // Imported after the log level is set: the logger reads it when it is created.
   const { startPlatform } = await import('../../infra/local/platform.js');
   const { loadConfig } = await import('../../shared/config.js');
@@ -69,6 +88,9 @@ export default async function setup(project: TestProject) {
     DPM_ADMIN_PSK: ADMIN_PSK,
     // Crew http steps may call test servers on loopback; llm steps go to the fake model.
     CREW_HTTP_ALLOWED_HOSTS: '127.0.0.1,localhost',
+    // Webhook receivers of the tests listen on loopback over plain http.
+    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost',
+    WEBHOOK_RETRY_SCHEDULE: WEBHOOK_RETRY_SCHEDULE.join(','),
     LLM_BASE_URL: model.baseUrl,
     LLM_MODEL: 'test-model',
     LLM_API_KEY: LLM_API_KEY,
@@ -110,6 +132,8 @@ export default async function setup(project: TestProject) {
     await platform.stop();
     await idp.stop();
     await model.stop();
+    dns.lookup = realLookup;
+    syncBuiltinESMExports();
     finishRunRecord(run.runId);
   };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -167,6 +168,28 @@ const dataset = async () =>
 
 const MCP = { name: 'outage', command: 'npx' };
 const mcp = async () => (await must<{ id: string }>(asAdmin('POST', '/api/mcps', MCP), 201)).id;
+/** A domain event's id: a new decision version's `created`, once the feed has it. */
+const domainEvent = async () => {
+  const ws = `outage-ev-${randomUUID().slice(0, 8)}`;
+  const v = (await must<{ version: number }>(asAdmin('POST', `/api/decisions/${ws}/k/versions`, { content: 1 }), 201))
+    .version;
+  const path = `/api/domain-events?subject=${encodeURIComponent(`decisions/${ws}/k/versions/${v}`)}`;
+  for (let i = 0; i < 200; i++) {
+    const events = await must<{ id: string }[]>(asAdmin('GET', path), 200);
+    if (events[0]) return events[0].id;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the feed never showed the event');
+};
+
+/** Over https any host is allowed; deliveries to the closed port fail, which nothing here minds. */
+const WEBHOOK = { url: 'https://127.0.0.1:9/outage', event_types: ['webhook.endpoint.disabled'] };
+const webhook = async () => (await must<{ id: string }>(asAdmin('POST', '/api/webhooks', WEBHOOK), 201)).id;
+async function webhookDelivery(): Promise<string> {
+  const id = await webhook();
+  const delivery = await must<{ id: string }>(asAdmin('POST', `/api/webhooks/${id}/test`), 202);
+  return `/api/webhooks/${id}/deliveries/${delivery.id}`;
+}
 
 const CONNECTION = { conn_type: 'generic', host: '127.0.0.1', port: 9 };
 async function connection(): Promise<string> {
@@ -188,6 +211,7 @@ const suggestionsCheck = (answer: Answer, degraded: boolean) => {
 const CASES: Record<string, EndpointCase> = {
   'GET /api/health/ping': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/api/health/ping' }) },
   'GET /openapi.json': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/openapi.json' }) },
+  'GET /asyncapi.json': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/asyncapi.json' }) },
   'GET /docs': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/docs' }) },
   'GET /docs/{asset}': {
     needs: [],
@@ -341,6 +365,12 @@ const CASES: Record<string, EndpointCase> = {
     prepare: async () => asAdmin('DELETE', `/api/finetune/datasets/${await dataset()}`),
   },
 
+  'GET /api/domain-events': { needs: ['dynamodb'], prepare: call('GET', '/api/domain-events') },
+  'GET /api/domain-events/{event_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('GET', `/api/domain-events/${await domainEvent()}`),
+  },
+
   'POST /api/mcps': { needs: ['dynamodb'], prepare: call('POST', '/api/mcps', MCP) },
   'GET /api/mcps': { needs: ['dynamodb'], prepare: call('GET', '/api/mcps') },
   'GET /api/mcps/{server_id}': { needs: ['dynamodb'], prepare: async () => asAdmin('GET', `/api/mcps/${await mcp()}`) },
@@ -409,6 +439,39 @@ const CASES: Record<string, EndpointCase> = {
         conn_id: await connection(),
         conn_type: 'generic',
       }),
+  },
+
+  // The signing secret is sealed with the local key file (KMS on AWS), not a dependency here.
+  'POST /api/webhooks': { needs: ['dynamodb'], prepare: call('POST', '/api/webhooks', WEBHOOK) },
+  'GET /api/webhooks': { needs: ['dynamodb'], prepare: call('GET', '/api/webhooks') },
+  'GET /api/webhooks/{webhook_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('GET', `/api/webhooks/${await webhook()}`),
+  },
+  'PATCH /api/webhooks/{webhook_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('PATCH', `/api/webhooks/${await webhook()}`, { description: 'outage' }),
+  },
+  'DELETE /api/webhooks/{webhook_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('DELETE', `/api/webhooks/${await webhook()}`),
+  },
+  'POST /api/webhooks/{webhook_id}/rotate-secret': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('POST', `/api/webhooks/${await webhook()}/rotate-secret`),
+  },
+  // The test event's delivery is queued (SQS, served by fauxqs).
+  'POST /api/webhooks/{webhook_id}/test': {
+    needs: ['dynamodb', 'fauxqs'],
+    prepare: async () => asAdmin('POST', `/api/webhooks/${await webhook()}/test`),
+  },
+  'GET /api/webhooks/{webhook_id}/deliveries': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('GET', `${(await webhookDelivery()).replace(/\/[^/]+$/, '')}`),
+  },
+  'POST /api/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': {
+    needs: ['dynamodb', 'fauxqs'],
+    prepare: async () => asAdmin('POST', `${await webhookDelivery()}/redeliver`),
   },
 
   // The domain and its tables come from DataHub and Trino; the model only rewords.
@@ -587,7 +650,13 @@ function anyCall(key: string, auth: { token?: string; psk?: string }): Call {
 }
 
 /** The operations that ask for no credentials. */
-const PUBLIC = new Set(['GET /api/health/ping', 'GET /openapi.json', 'GET /docs', 'GET /docs/{asset}']);
+const PUBLIC = new Set([
+  'GET /api/health/ping',
+  'GET /openapi.json',
+  'GET /asyncapi.json',
+  'GET /docs',
+  'GET /docs/{asset}',
+]);
 const isPublic = (key: string) => PUBLIC.has(key);
 
 const dependents = (dep: Dep) =>

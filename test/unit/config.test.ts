@@ -102,6 +102,22 @@ describe('loadConfig', () => {
       '127.0.0.1',
     ]);
   });
+
+  it('reads the webhook settings: hosts allowed over http, and the retry schedule (API.md §14 by default)', () => {
+    const defaults = loadConfig({});
+    expect(defaults.webhookAllowedHosts).toEqual([]);
+    expect(defaults.webhookRetrySchedule).toEqual([5, 300, 1800, 7200, 18_000, 36_000, 36_000]);
+    expect(defaults.webhookQueueUrl).toBeUndefined();
+    const set = loadConfig({
+      WEBHOOK_ALLOWED_HOSTS: 'Hooks.Example.com, 127.0.0.1',
+      WEBHOOK_RETRY_SCHEDULE: ' 1, 2 ,30 ',
+      WEBHOOK_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/dpm-prod-webhook-deliveries',
+    });
+    expect(set.webhookAllowedHosts).toEqual(['hooks.example.com', '127.0.0.1']);
+    expect(set.webhookRetrySchedule).toEqual([1, 2, 30]);
+    for (const bad of ['soon', '5,,10', '-5', '1.5', '5;10'])
+      expect(fails({ WEBHOOK_RETRY_SCHEDULE: bad })).toMatch(/^invalid configuration: WEBHOOK_RETRY_SCHEDULE must be /);
+  });
 });
 
 describe('deferredWorkflow', () => {

@@ -1,0 +1,212 @@
+import { logger } from '../../shared/logger.js';
+import { redactUrls } from '../../shared/redact.js';
+import type { SecretBox } from '../../shared/secrets.js';
+import {
+  currentMessage,
+  type DeliveryMessage,
+  type DeliveryQueue,
+  delayUntil,
+  MAX_DELAY_SECONDS,
+} from './delivery-queue.js';
+import { signedHeaders } from './signing.js';
+import {
+  type DeliveryRecord,
+  type DeliveryStore,
+  isOpen,
+  secretContext,
+  type Settlement,
+  type StoredEndpoint,
+  type WebhookStore,
+} from './store.js';
+
+/** A 2xx answer within this long is a success (API.md §14). */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+
+/** An attempt is one message's for this long: longer than the worker may run, shorter than the visibility timeout. */
+export const LEASE_MS = 45_000;
+
+/** An endpoint whose deliveries have all failed for this long is disabled (API.md §14). */
+export const DISABLE_AFTER_MS = 5 * 86_400_000;
+
+/** POSTs a signed body; answers the HTTP status. Throws when nothing answered (refused, timed out). */
+export interface WebhookPoster {
+  post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<number>;
+}
+
+export interface DelivererDeps {
+  readonly endpoints: Pick<WebhookStore, 'get' | 'disable' | 'noteFailure' | 'noteSuccess'>;
+  readonly deliveries: Pick<DeliveryStore, 'get' | 'claim' | 'settle' | 'waitsInLine' | 'nextInLine' | 'open'>;
+  readonly queue: DeliveryQueue;
+  readonly box: Pick<SecretBox, 'open'>;
+  readonly poster: WebhookPoster;
+  /** Seconds before each retry (WEBHOOK_RETRY_SCHEDULE). */
+  readonly retrySchedule: readonly number[];
+  readonly now?: () => number;
+}
+
+/**
+ * The delivery worker (API.md §14): makes the attempt a queue message asks for, once it is
+ * due, its endpoint is enabled and no earlier delivery of the same endpoint and subject is
+ * still open; records it; queues the retry or, when the delivery is done, wakes the next in
+ * line. Every step is safe to repeat: a message handed twice finds its attempt made.
+ */
+export class WebhookDeliverer {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: DelivererDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async handle(m: DeliveryMessage, messageId: string): Promise<void> {
+    const { deliveries, endpoints, queue } = this.deps;
+    const d = await deliveries.get(m.endpoint_id, m.delivery_id);
+    if (!d || d.series !== m.series) return; // expired, or redelivered since: a new series has its own messages
+    if (d.attempts === m.attempt + 1 && d.attempt_message === messageId) {
+      // This very message made the attempt and was handed again: what followed may be lost.
+      await this.followUp(d);
+      return;
+    }
+    if (d.attempts !== m.attempt || !isOpen(d.status)) return; // made by another message
+    const now = this.now();
+    // Not due yet (a wait longer than SQS delays, or a message handed early): wait on.
+    if (m.due > now + 250) {
+      await queue.send([{ message: m, delaySeconds: delayUntil(m.due, now) }]);
+      return;
+    }
+    const stored = await endpoints.get(d.endpoint_id);
+    if (!stored?.endpoint.enabled) {
+      // Deleted (its deliveries stop) or disabled: failed without an attempt, out of line.
+      const why = stored ? 'not sent: the endpoint is disabled' : 'not sent: the endpoint was deleted';
+      const settled = await deliveries.settle(
+        d,
+        { ...lastAttempt(d), status: 'failed', last_error: why, next_attempt_at: null },
+        undefined,
+      );
+      if (settled) await this.wakeNext(d);
+      return;
+    }
+    if (await deliveries.waitsInLine(d)) {
+      // The one before it wakes it when done; this is the fallback should that be lost.
+      const waits = (m.waits ?? 0) + 1;
+      await queue.send([
+        { message: { ...m, waits }, delaySeconds: Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(waits, 10)) },
+      ]);
+      return;
+    }
+    const secrets = await this.secretsOf(stored, now);
+    if (!(await deliveries.claim(d, messageId, now, LEASE_MS))) return;
+    const settlement = await this.attempt(stored, d, secrets);
+    if (!(await deliveries.settle(d, settlement, { messageId }))) return; // redelivered meanwhile
+    const after: DeliveryRecord = { ...d, ...settlement, attempts: d.attempts + 1, attempt_message: messageId };
+    await this.followUp(after);
+    await this.account(stored, settlement);
+  }
+
+  /** Queues every open delivery's current attempt again (the local platform, whose queue forgets on restart). */
+  async requeueOpen(): Promise<number> {
+    const open = await this.deps.deliveries.open();
+    const now = this.now();
+    await this.deps.queue.send(open.map((d) => currentMessage(d, now)));
+    return open.length;
+  }
+
+  /** After an attempt: the retry, or the next delivery in line. */
+  private async followUp(d: DeliveryRecord): Promise<void> {
+    if (isOpen(d.status)) await this.deps.queue.send([currentMessage(d, this.now())]);
+    else await this.wakeNext(d);
+  }
+
+  private async wakeNext(d: DeliveryRecord): Promise<void> {
+    const next = await this.deps.deliveries.nextInLine(d);
+    if (next && isOpen(next.status)) await this.deps.queue.send([currentMessage(next, this.now())]);
+  }
+
+  /** The secrets that sign: the current one, and the one before it for a day after a rotation. */
+  private async secretsOf(stored: StoredEndpoint, nowMs: number): Promise<string[]> {
+    const context = secretContext(stored.endpoint.id);
+    const secrets = [await this.deps.box.open(stored.secret, context)];
+    const previous = stored.previousSecret;
+    if (previous && Date.parse(previous.until) > nowMs)
+      secrets.push(await this.deps.box.open(previous.sealed, context));
+    return secrets;
+  }
+
+  private async attempt(stored: StoredEndpoint, d: DeliveryRecord, secrets: string[]): Promise<Settlement> {
+    const started = this.now();
+    const at = new Date(started);
+    let status: number | undefined;
+    let error: string | undefined;
+    try {
+      const headers = signedHeaders(secrets, d.event_id, at, d.body);
+      status = await this.deps.poster.post(
+        stored.endpoint.url,
+        headers,
+        d.body,
+        AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+      );
+    } catch (err) {
+      error = failureOf(err);
+    }
+    const finished = this.now();
+    const base = {
+      last_response_status: status ?? null,
+      last_attempt_at: at.toISOString(),
+      duration_ms: Math.max(0, Math.round(finished - started)),
+    };
+    if (status !== undefined && status >= 200 && status < 300)
+      return { ...base, status: 'succeeded', last_error: null, next_attempt_at: null };
+    if (status === 410)
+      return {
+        ...base,
+        status: 'failed',
+        last_error: 'the endpoint answered 410 Gone: it is disabled',
+        next_attempt_at: null,
+      };
+    const why = error ?? `the endpoint answered ${status}`;
+    const delay = this.deps.retrySchedule[d.attempts];
+    if (delay === undefined) return { ...base, status: 'failed', last_error: why, next_attempt_at: null };
+    return {
+      ...base,
+      status: 'retrying',
+      last_error: why,
+      next_attempt_at: new Date(finished + delay * 1000).toISOString(),
+    };
+  }
+
+  /** What an attempt says about its endpoint: 410 disables it, as do five days without a success. */
+  private async account(stored: StoredEndpoint, s: Settlement): Promise<void> {
+    const { endpoints } = this.deps;
+    const id = stored.endpoint.id;
+    const at = s.last_attempt_at ?? new Date(this.now()).toISOString();
+    const change = { type: 'webhook.endpoint.disabled', actor: null, at: new Date(this.now()).toISOString() } as const;
+    if (s.status === 'succeeded') {
+      if (stored.failingSince !== undefined) await endpoints.noteSuccess(id);
+      return;
+    }
+    if (s.last_response_status === 410) {
+      if (await endpoints.disable(id, 'the endpoint answered 410 Gone', change))
+        logger.warn('webhook endpoint disabled: it answered 410 Gone', { webhook_id: id });
+      return;
+    }
+    const since = await endpoints.noteFailure(id, at);
+    if (since === undefined || Date.parse(at) - Date.parse(since) < DISABLE_AFTER_MS) return;
+    const cutoff = new Date(Date.parse(at) - DISABLE_AFTER_MS).toISOString();
+    if (await endpoints.disable(id, `every delivery has failed since ${since}`, change, cutoff))
+      logger.warn('webhook endpoint disabled: its deliveries have failed for five days', { webhook_id: id, since });
+  }
+}
+
+/** The delivery's last attempt as it stands (kept when it is settled without one). */
+const lastAttempt = (d: DeliveryRecord) => ({
+  last_response_status: d.last_response_status,
+  last_attempt_at: d.last_attempt_at,
+  duration_ms: d.duration_ms,
+});
+
+/** Why an attempt got no answer, in words safe to show: no credentials of a URL, bounded. */
+function failureOf(err: unknown): string {
+  const e = err as { name?: string; message?: string; code?: string };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`;
+  const text = redactUrls(String(e?.message ?? err));
+  return text.length > 500 ? `${text.slice(0, 497)}...` : text;
+}

@@ -1,0 +1,83 @@
+import type { DomainEvent } from '../../shared/events/types.js';
+import { logger } from '../../shared/logger.js';
+import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
+import { type DeliveryStore, newDelivery, type WebhookStore } from './store.js';
+
+/** Whether an endpoint taking `eventTypes` (types, `prefix.*`, `*`; `dpm.` may lead) takes events of `type`. */
+export function takes(eventTypes: readonly string[], type: string): boolean {
+  const bare = (t: string) => (t.startsWith('dpm.') ? t.slice(4) : t);
+  const wanted = bare(type);
+  return eventTypes.some((entry) => {
+    if (entry === '*') return true;
+    const e = bare(entry);
+    return e.endsWith('.*') ? wanted.startsWith(e.slice(0, -1)) : e === wanted;
+  });
+}
+
+export interface FanoutDeps {
+  readonly endpoints: Pick<WebhookStore, 'enabled'>;
+  readonly deliveries: Pick<DeliveryStore, 'create'>;
+  readonly queue: DeliveryQueue;
+  readonly now?: () => number;
+}
+
+/**
+ * The dispatcher's webhook half (API.md §14): each recorded event becomes one delivery per
+ * enabled endpoint that takes its type, queued for the delivery worker. Handed the same
+ * event again (a batch retried after a failure), it finds the deliveries it made (one per
+ * endpoint and event) and queues again any that may not have been queued. One subject's
+ * events are fanned out in their order, so its deliveries take their places in line in
+ * sequence order.
+ */
+export class WebhookFanout {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: FanoutDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** The ids of the events not fanned out (with every later one of their subject): hand them again. */
+  async fanOut(events: readonly DomainEvent[]): Promise<ReadonlySet<string>> {
+    const failed = new Set<string>();
+    if (events.length === 0) return failed;
+    let endpoints;
+    try {
+      endpoints = await this.deps.endpoints.enabled();
+    } catch (err) {
+      logger.warn('webhook endpoints not read; events handed again', { count: events.length, error: err as Error });
+      return new Set(events.map((e) => e.id));
+    }
+    if (endpoints.length === 0) return failed;
+    const bySubject = new Map<string, DomainEvent[]>();
+    for (const e of events) bySubject.set(e.subject, [...(bySubject.get(e.subject) ?? []), e]);
+    await Promise.all(
+      [...bySubject.values()].map(async (list) => {
+        for (const [i, event] of list.entries()) {
+          const takers = endpoints.filter((endpoint) => takes(endpoint.event_types, event.type));
+          try {
+            await this.deliver(
+              event,
+              takers.map((t) => t.id),
+            );
+          } catch (err) {
+            logger.warn('event not fanned out to webhooks; handed again', { event_id: event.id, error: err as Error });
+            for (const later of list.slice(i)) failed.add(later.id);
+            return;
+          }
+        }
+      }),
+    );
+    return failed;
+  }
+
+  private async deliver(event: DomainEvent, endpointIds: readonly string[]): Promise<void> {
+    if (endpointIds.length === 0) return;
+    const at = new Date(this.now()).toISOString();
+    const made = await Promise.all(endpointIds.map((id) => this.deps.deliveries.create(newDelivery(id, event, at))));
+    // New ones, and earlier ones never tried: those may have lost their message.
+    const toQueue = made
+      .map(({ delivery }) => delivery)
+      .filter((d) => d !== undefined && d.status === 'pending' && d.attempts === 0 && d.series === 0);
+    await this.deps.queue.send(toQueue.map((d) => currentMessage(d!, this.now())));
+  }
+}

@@ -1,0 +1,219 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Caller } from '../../shared/auth/caller.js';
+import type { Page } from '../../shared/aws/pagination.js';
+import { Conflict, Invalid, NotFound, valueError } from '../../shared/errors.js';
+import type { Change, DomainEvent } from '../../shared/events/types.js';
+import type { SecretBox } from '../../shared/secrets.js';
+import { redactUrl } from '../../shared/redact.js';
+import { nowIso } from '../../shared/time.js';
+import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
+import type {
+  DeliveriesQuery,
+  WebhookCreateRequest,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookUpdateRequest,
+} from './schemas.js';
+import {
+  type DeliveryStore,
+  type EndpointFields,
+  newDelivery,
+  secretContext,
+  type StoredEndpoint,
+  toDelivery,
+  type WebhookStore,
+} from './store.js';
+
+/** A new signing secret (API.md §14): `whsec_` + base64 of 32 random bytes. */
+const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
+
+/** A rotated-out secret keeps signing this long (API.md §14). */
+export const PREVIOUS_SECRET_MS = 86_400_000;
+
+/** Which URLs an endpoint may have: why one is refused, or undefined (nothing is resolved). */
+export interface UrlRules {
+  refusal(url: string): string | undefined;
+}
+
+export interface WebhookServiceDeps {
+  readonly endpoints: WebhookStore;
+  readonly deliveries: DeliveryStore;
+  readonly queue: DeliveryQueue;
+  readonly box: Pick<SecretBox, 'seal'>;
+  readonly urls: UrlRules;
+  /** `dpm/<stage>`: the `source` of test events. */
+  readonly source: string;
+}
+
+/** Up to this many tries when an endpoint changes between read and write. */
+const ROUNDS = 5;
+
+/** Webhook endpoints and their deliveries (API.md §14): admins only (the app says so). */
+export class WebhookService {
+  constructor(private readonly deps: WebhookServiceDeps) {}
+
+  async create(req: WebhookCreateRequest, caller: Caller): Promise<WebhookEndpointWithSecret> {
+    this.checkUrl(req.url);
+    const id = randomUUID();
+    const at = nowIso();
+    const secret = newSecret();
+    const endpoint: WebhookEndpoint = {
+      id,
+      url: req.url,
+      event_types: distinct(req.event_types ?? ['*']),
+      description: req.description ?? null,
+      enabled: req.enabled ?? true,
+      disabled_reason: null,
+      created_by: caller.name,
+      created_at: at,
+      updated_at: at,
+    };
+    await this.deps.endpoints.create(endpoint, caller.principal, await this.deps.box.seal(secret, secretContext(id)));
+    return { ...endpoint, secret };
+  }
+
+  list(limit: number, cursor: string | undefined): Promise<Page<WebhookEndpoint>> {
+    return this.deps.endpoints.list(limit, cursor);
+  }
+
+  async get(id: string): Promise<WebhookEndpoint> {
+    return (await this.stored(id)).endpoint;
+  }
+
+  /**
+   * Sets the fields given. Disabling an enabled endpoint is its `webhook.endpoint.disabled`
+   * event; enabling it clears `disabled_reason` and the failures counted so far.
+   */
+  async update(id: string, req: WebhookUpdateRequest, caller: Caller): Promise<WebhookEndpoint> {
+    if (req.url !== undefined) this.checkUrl(req.url);
+    for (let round = 0; round < ROUNDS; round++) {
+      const current = (await this.stored(id)).endpoint;
+      const at = nowIso();
+      const fields: EndpointFields = {
+        updated_at: at,
+        ...(req.url !== undefined ? { url: req.url } : {}),
+        ...(req.event_types !== undefined ? { event_types: distinct(req.event_types) } : {}),
+        ...(req.description !== undefined ? { description: req.description } : {}),
+        ...(req.enabled !== undefined ? { enabled: req.enabled } : {}),
+        ...(req.enabled === true && !current.enabled ? { disabled_reason: null } : {}),
+      };
+      const change: Change | undefined =
+        req.enabled === false && current.enabled
+          ? { type: 'webhook.endpoint.disabled', actor: caller.name, at }
+          : undefined;
+      const updated = await this.deps.endpoints.update(id, fields, current.enabled, change);
+      if (updated === undefined) throw new NotFound(`No webhook ${id}`);
+      if (updated !== 'changed') return updated;
+    }
+    throw new Conflict(`Webhook ${id} changed concurrently; try again`);
+  }
+
+  async delete(id: string): Promise<void> {
+    if (!(await this.deps.endpoints.delete(id))) throw new NotFound(`No webhook ${id}`);
+  }
+
+  /** A new secret, shown once; the old one keeps signing for a day. */
+  async rotateSecret(id: string): Promise<WebhookEndpointWithSecret> {
+    for (let round = 0; round < ROUNDS; round++) {
+      const current = await this.stored(id);
+      const secret = newSecret();
+      const sealed = await this.deps.box.seal(secret, secretContext(id));
+      const now = Date.now();
+      const until = new Date(now + PREVIOUS_SECRET_MS).toISOString();
+      const rotated = await this.deps.endpoints.rotate(id, current.secret, sealed, until, new Date(now).toISOString());
+      if (rotated === undefined) throw new NotFound(`No webhook ${id}`);
+      if (rotated !== 'changed') return { ...rotated, secret };
+    }
+    throw new Conflict(`Webhook ${id} changed concurrently; try again`);
+  }
+
+  /**
+   * A `dpm.webhook.test` event to this endpoint alone (subject `webhooks/{id}/test`, its own
+   * sequence), delivered like any other.
+   */
+  async test(id: string, caller: Caller): Promise<WebhookDelivery> {
+    const { endpoint } = await this.enabled(id);
+    const sequence = await this.deps.endpoints.nextTestSequence(id);
+    if (sequence === undefined) throw new NotFound(`No webhook ${id}`);
+    const at = nowIso();
+    const event: DomainEvent = {
+      specversion: '1.0',
+      id: randomUUID(),
+      source: this.deps.source,
+      type: 'dpm.webhook.test',
+      subject: `webhooks/${id}/test`,
+      time: at,
+      datacontenttype: 'application/json',
+      actor: caller.name,
+      sequence,
+      data: { ...endpoint },
+    };
+    const delivery = newDelivery(id, event, at);
+    await this.deps.deliveries.create(delivery);
+    try {
+      await this.deps.queue.send([currentMessage(delivery, Date.now())]);
+    } catch (err) {
+      // Never queued: nothing of it stays behind (it would wait in line forever).
+      await this.deps.deliveries.remove(delivery).catch(() => undefined);
+      throw err;
+    }
+    return toDelivery(delivery);
+  }
+
+  /** Newest first. */
+  async deliveries(id: string, query: DeliveriesQuery): Promise<Page<WebhookDelivery>> {
+    await this.stored(id);
+    const page = await this.deps.deliveries.list(id, query.status, query.limit, query.cursor);
+    return { items: page.items.map(toDelivery), nextCursor: page.nextCursor };
+  }
+
+  /** A new attempt series of a delivery, whatever its status. */
+  async redeliver(id: string, deliveryId: string): Promise<WebhookDelivery> {
+    await this.enabled(id);
+    const delivery = await this.deps.deliveries.redeliver(id, deliveryId, nowIso());
+    if (!delivery) throw new NotFound(`No delivery ${deliveryId} of webhook ${id}`);
+    try {
+      await this.deps.queue.send([currentMessage(delivery, Date.now())]);
+    } catch (err) {
+      // Not queued: say so on the delivery rather than leave it pending for ever.
+      await this.deps.deliveries
+        .settle(
+          delivery,
+          {
+            status: 'failed',
+            last_response_status: null,
+            last_error: 'not queued: the delivery queue did not answer; redeliver it',
+            last_attempt_at: null,
+            next_attempt_at: null,
+            duration_ms: null,
+          },
+          undefined,
+        )
+        .catch(() => undefined);
+      throw err;
+    }
+    return toDelivery(delivery);
+  }
+
+  private async stored(id: string): Promise<StoredEndpoint> {
+    const stored = await this.deps.endpoints.get(id);
+    if (!stored) throw new NotFound(`No webhook ${id}`);
+    return stored;
+  }
+
+  private async enabled(id: string): Promise<StoredEndpoint> {
+    const stored = await this.stored(id);
+    if (!stored.endpoint.enabled)
+      throw new Conflict(`Webhook ${id} is disabled: enable it first (PATCH enabled: true)`);
+    return stored;
+  }
+
+  private checkUrl(url: string): void {
+    const refusal = this.deps.urls.refusal(url);
+    // The input is echoed without the URL's credentials, if it carries any.
+    if (refusal) throw new Invalid([valueError(['body', 'url'], refusal, redactUrl(url))]);
+  }
+}
+
+const distinct = (values: readonly string[]): string[] => [...new Set(values)];

@@ -1,0 +1,677 @@
+import { randomUUID } from 'node:crypto';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { conditionally, isConditionFailed, isTransactionRefused } from '../../shared/aws/errors.js';
+import { listAll, listAttributes, withoutListAttributes } from '../../shared/aws/listing.js';
+import { decodeCursor, queryAll, queryPage, type Page } from '../../shared/aws/pagination.js';
+import { STAMP_ATTRIBUTES, stampUpdate } from '../../shared/events/stamp.js';
+import type { Change, DomainEvent } from '../../shared/events/types.js';
+import type { Sealed } from '../../shared/secrets.js';
+import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from './schemas.js';
+
+const LIST_PK = 'webhook';
+
+/** An endpoint as stored: the public record, whose it is, and its sealed secrets. */
+export interface StoredEndpoint {
+  readonly endpoint: WebhookEndpoint;
+  readonly principal: string;
+  readonly secret: Sealed;
+  /** The secret before the last rotation: deliveries carry its signature too, until `until`. */
+  readonly previousSecret: { readonly sealed: Sealed; readonly until: string } | undefined;
+  /** Since when every delivery attempt has failed (none succeeded since); undefined when one did. */
+  readonly failingSince: string | undefined;
+}
+
+/** The fields an update may set. */
+export type EndpointFields = Partial<
+  Pick<WebhookEndpoint, 'url' | 'event_types' | 'description' | 'enabled' | 'disabled_reason'>
+> &
+  Pick<WebhookEndpoint, 'updated_at'>;
+
+/** What the seal of an endpoint's secret is bound to: it cannot be moved to another endpoint. */
+export const secretContext = (id: string) => `webhook:${id}`;
+
+/** Webhook endpoints as the services see them (DynamoWebhookStore below implements them). */
+export type WebhookStore = Pick<DynamoWebhookStore, keyof DynamoWebhookStore>;
+
+/** DynamoDB repository for webhook endpoints (TABLES.webhooks). */
+export class DynamoWebhookStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(endpoint: WebhookEndpoint, principal: string, secret: Sealed): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...endpoint,
+          created_by_principal: principal,
+          secret,
+          ...listAttributes(LIST_PK, endpoint.created_at, endpoint.id),
+        },
+        ConditionExpression: 'attribute_not_exists(id)',
+      }),
+    );
+  }
+
+  async get(id: string): Promise<StoredEndpoint | undefined> {
+    const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
+    return out.Item ? stored(out.Item) : undefined;
+  }
+
+  /** Oldest first. */
+  async list(limit: number, cursor: string | undefined): Promise<Page<WebhookEndpoint>> {
+    const page = await listAll({ db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor }, LIST_PK);
+    return { items: page.items.map(toEndpoint), nextCursor: page.nextCursor };
+  }
+
+  /** Every enabled endpoint (a Query of the listing index: endpoints are few). */
+  async enabled(): Promise<WebhookEndpoint[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'by_created',
+      KeyConditionExpression: 'list_pk = :pk',
+      FilterExpression: 'enabled = :on',
+      ExpressionAttributeValues: { ':pk': LIST_PK, ':on': true },
+    });
+    return items.map(toEndpoint);
+  }
+
+  /**
+   * Sets `fields` on an endpoint that is still `enabled` as read (so a transition is decided
+   * on what it was), stamping `change` when there is one. `enabled: true` also forgets the
+   * failures so far. Undefined when there is no such endpoint, `changed` when it changed.
+   */
+  async update(
+    id: string,
+    fields: EndpointFields,
+    wasEnabled: boolean,
+    change: Change | undefined,
+  ): Promise<WebhookEndpoint | 'changed' | undefined> {
+    const entries = Object.entries(fields);
+    const stamp = change && stampUpdate(change);
+    const sets = [...entries.map((_, i) => `#f${i} = :f${i}`), ...(stamp ? [stamp.set] : [])];
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id },
+          UpdateExpression:
+            `SET ${sets.join(', ')}` +
+            (fields.enabled === true ? ' REMOVE failing_since' : '') +
+            (stamp ? ` ADD ${stamp.add}` : ''),
+          ConditionExpression: 'attribute_exists(id) AND enabled = :was',
+          ExpressionAttributeNames: {
+            ...Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
+            ...stamp?.names,
+          },
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(entries.map(([, value], i) => [`:f${i}`, value])),
+            ':was': wasEnabled,
+            ...stamp?.values,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toEndpoint(out.Attributes!);
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      return (await this.get(id)) ? 'changed' : undefined;
+    }
+  }
+
+  /**
+   * A new secret; the one it replaces keeps signing until `previousUntil`. Conditioned on the
+   * secret being the one read, so two rotations at once cannot lose one's secret.
+   */
+  async rotate(
+    id: string,
+    current: Sealed,
+    secret: Sealed,
+    previousUntil: string,
+    at: string,
+  ): Promise<WebhookEndpoint | 'changed' | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id },
+          UpdateExpression:
+            'SET secret = :secret, previous_secret = :previous, previous_until = :until, updated_at = :at',
+          ConditionExpression: 'secret.#data = :current',
+          ExpressionAttributeNames: { '#data': 'data' },
+          ExpressionAttributeValues: {
+            ':secret': secret,
+            ':previous': current,
+            ':until': previousUntil,
+            ':at': at,
+            ':current': current.data,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toEndpoint(out.Attributes!);
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      return (await this.get(id)) ? 'changed' : undefined;
+    }
+  }
+
+  /** Deletes an endpoint; false when there was none. */
+  async delete(id: string): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
+      ),
+    );
+  }
+
+  /** The next sequence of the endpoint's test pings (1, 2, 3...); undefined when there is no endpoint. */
+  async nextTestSequence(id: string): Promise<number | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id },
+          UpdateExpression: 'ADD test_seq :one',
+          ConditionExpression: 'attribute_exists(id)',
+          ExpressionAttributeValues: { ':one': 1 },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(out.Attributes?.test_seq);
+    } catch (err) {
+      if (isConditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Disables an enabled endpoint for `reason`, stamped with `change` (its
+   * `webhook.endpoint.disabled` event); with `failingSinceAtMost`, only while its deliveries
+   * have failed since then or earlier. False when it was not enabled (or not failing so long).
+   */
+  async disable(id: string, reason: string, change: Change, failingSinceAtMost?: string): Promise<boolean> {
+    const stamp = stampUpdate(change);
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id },
+          UpdateExpression: `SET enabled = :off, disabled_reason = :reason, updated_at = :at, ${stamp.set} ADD ${stamp.add}`,
+          ConditionExpression: 'enabled = :on' + (failingSinceAtMost ? ' AND failing_since <= :cutoff' : ''),
+          ExpressionAttributeNames: stamp.names,
+          ExpressionAttributeValues: {
+            ':off': false,
+            ':on': true,
+            ':reason': reason,
+            ':at': change.at,
+            ...(failingSinceAtMost ? { ':cutoff': failingSinceAtMost } : {}),
+            ...stamp.values,
+          },
+        }),
+      ),
+    );
+  }
+
+  /** Notes a failed attempt: since when the endpoint's deliveries have all failed (undefined: no endpoint). */
+  async noteFailure(id: string, at: string): Promise<string | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id },
+          UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :at)',
+          ConditionExpression: 'attribute_exists(id)',
+          ExpressionAttributeValues: { ':at': at },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return out.Attributes?.failing_since as string | undefined;
+    } catch (err) {
+      if (isConditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Notes a delivered attempt: the endpoint is no longer failing (written only when it was). */
+  async noteSuccess(id: string): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id },
+          UpdateExpression: 'REMOVE failing_since',
+          ConditionExpression: 'attribute_exists(failing_since)',
+        }),
+      ),
+    );
+  }
+}
+
+const INTERNAL = new Set<string>([
+  ...STAMP_ATTRIBUTES,
+  'created_by_principal',
+  'secret',
+  'previous_secret',
+  'previous_until',
+  'failing_since',
+  'test_seq',
+]);
+
+/** The endpoint as GET answers it (never a secret), fields in the contract's order. */
+export function toEndpoint(item: Record<string, unknown>): WebhookEndpoint {
+  const e = withoutListAttributes<Record<string, unknown>>(item);
+  for (const name of INTERNAL) delete e[name];
+  return {
+    id: e.id as string,
+    url: e.url as string,
+    event_types: e.event_types as string[],
+    description: (e.description as string | null | undefined) ?? null,
+    enabled: e.enabled === true,
+    disabled_reason: (e.disabled_reason as string | null | undefined) ?? null,
+    created_by: e.created_by as string,
+    created_at: e.created_at as string,
+    updated_at: e.updated_at as string,
+  };
+}
+
+function stored(item: Record<string, unknown>): StoredEndpoint {
+  return {
+    endpoint: toEndpoint(item),
+    principal: item.created_by_principal as string,
+    secret: item.secret as Sealed,
+    previousSecret:
+      item.previous_secret && typeof item.previous_until === 'string'
+        ? { sealed: item.previous_secret as Sealed, until: item.previous_until }
+        : undefined,
+    failingSince: typeof item.failing_since === 'string' ? item.failing_since : undefined,
+  };
+}
+
+// ---- deliveries ---------------------------------------------------------------------------
+
+/** A delivery of one event to one endpoint, as stored (TABLES.webhookDeliveries). */
+export interface DeliveryRecord extends WebhookDelivery {
+  readonly endpoint_id: string;
+  readonly subject: string;
+  readonly sequence: number;
+  /** The envelope as JSON text: exactly what each attempt signs and POSTs. */
+  readonly body: string;
+  /** Each redelivery starts a new series; messages of an earlier one are stale. */
+  readonly series: number;
+  readonly created_at: string;
+  /** The queue message that made (or is making) the current attempt. */
+  readonly attempt_message: string | undefined;
+}
+
+/** A new delivery of `event` to an endpoint: pending, due at once, its body the envelope's JSON. */
+export function newDelivery(endpointId: string, event: DomainEvent, at: string): DeliveryRecord {
+  return {
+    id: randomUUID(),
+    endpoint_id: endpointId,
+    event_id: event.id,
+    event_type: event.type,
+    subject: event.subject,
+    sequence: event.sequence,
+    body: JSON.stringify(event),
+    series: 0,
+    status: 'pending',
+    attempts: 0,
+    last_response_status: null,
+    last_error: null,
+    last_attempt_at: null,
+    next_attempt_at: at,
+    duration_ms: null,
+    created_at: at,
+    attempt_message: undefined,
+  };
+}
+
+/** What an attempt (or the decision not to make one) leaves on a delivery. */
+export interface Settlement {
+  readonly status: Exclude<DeliveryStatus, 'pending'>;
+  readonly last_response_status: number | null;
+  readonly last_error: string | null;
+  readonly last_attempt_at: string | null;
+  readonly next_attempt_at: string | null;
+  readonly duration_ms: number | null;
+}
+
+const OPEN: ReadonlySet<DeliveryStatus> = new Set(['pending', 'retrying']);
+export const isOpen = (status: DeliveryStatus) => OPEN.has(status);
+
+const deliveryKey = (endpointId: string, id: string) => ({ pk: `D#${endpointId}`, sk: id });
+const claimKey = (endpointId: string, eventId: string) => ({ pk: `E#${endpointId}`, sk: eventId });
+/** Its place in line among the endpoint's open deliveries about the same subject. */
+const lineKey = (d: Pick<DeliveryRecord, 'endpoint_id' | 'subject' | 'sequence' | 'id'>) => ({
+  pk: `O#${d.endpoint_id}#${d.subject}`,
+  sk: `${String(d.sequence).padStart(15, '0')}#${d.id}`,
+});
+
+/** The index attributes of a delivery in `status`. */
+const statusAttributes = (endpointId: string, status: DeliveryStatus) => ({
+  endpoint_status: `${endpointId}#${status}`,
+  ...(isOpen(status) ? { open: 'open' } : {}),
+});
+
+/** Webhook deliveries as the services see them (DynamoDeliveryStore below implements them). */
+export type DeliveryStore = Pick<DynamoDeliveryStore, keyof DynamoDeliveryStore>;
+
+/**
+ * DynamoDB repository for webhook deliveries (TABLES.webhookDeliveries): the delivery, its
+ * claim (one per endpoint and event) and, while it is open, its place in line.
+ */
+export class DynamoDeliveryStore {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    /** How long deliveries are kept, in days. */
+    private readonly ttlDays: number,
+  ) {}
+
+  /**
+   * Records a new pending delivery, unless the endpoint already has one of this event
+   * (the dispatcher may be handed an event again): then that one is answered.
+   */
+  async create(d: DeliveryRecord): Promise<{ created: boolean; delivery: DeliveryRecord | undefined }> {
+    const expires = this.expiry();
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...claimKey(d.endpoint_id, d.event_id), delivery_id: d.id, expires_at: expires },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            { Put: { TableName: this.tableName, Item: this.deliveryItem(d, expires) } },
+            { Put: { TableName: this.tableName, Item: { ...lineKey(d), expires_at: expires } } },
+          ],
+        }),
+      );
+      return { created: true, delivery: d };
+    } catch (err) {
+      if (!isTransactionRefused(err)) throw err;
+      const claim = await this.db.send(
+        new GetCommand({ TableName: this.tableName, Key: claimKey(d.endpoint_id, d.event_id), ConsistentRead: true }),
+      );
+      // A conflict with another writer of the same claim: refused, tried again by the caller.
+      if (!claim.Item) throw err;
+      return { created: false, delivery: await this.get(d.endpoint_id, String(claim.Item.delivery_id)) };
+    }
+  }
+
+  async get(endpointId: string, id: string): Promise<DeliveryRecord | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: deliveryKey(endpointId, id), ConsistentRead: true }),
+    );
+    return out.Item ? toRecord(out.Item) : undefined;
+  }
+
+  /** An endpoint's deliveries, newest first, all or in one status. */
+  async list(
+    endpointId: string,
+    status: DeliveryStatus | undefined,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<DeliveryRecord>> {
+    const [index, partition, value] = status
+      ? ['by_endpoint_status', 'endpoint_status', `${endpointId}#${status}`]
+      : ['by_endpoint', 'endpoint_id', endpointId];
+    const keys = ['pk', 'sk', partition, 'created_key'];
+    const start = decodeCursor(
+      cursor,
+      (k) =>
+        k[partition] === value &&
+        Object.keys(k).length === keys.length &&
+        keys.every((name) => typeof k[name] === 'string' && k[name] !== ''),
+    );
+    const page = await queryPage(
+      this.db,
+      {
+        TableName: this.tableName,
+        IndexName: index,
+        KeyConditionExpression: '#p = :p',
+        ExpressionAttributeNames: { '#p': partition },
+        ExpressionAttributeValues: { ':p': value },
+        ScanIndexForward: false,
+      },
+      { limit, start, keyAttributes: keys },
+    );
+    return { items: page.items.map(toRecord), nextCursor: page.nextCursor };
+  }
+
+  /** Every open delivery (pending or retrying), of every endpoint. */
+  async open(): Promise<DeliveryRecord[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'open_deliveries',
+      KeyConditionExpression: '#open = :open',
+      ExpressionAttributeNames: { '#open': 'open' },
+      ExpressionAttributeValues: { ':open': 'open' },
+    });
+    return items.map(toRecord);
+  }
+
+  /**
+   * Takes attempt `attempt` of series `series` for the queue message `messageId`, unless
+   * another message is making it (its lease has not run out): one attempt at a time.
+   */
+  async claim(d: DeliveryRecord, messageId: string, nowMs: number, leaseMs: number): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: deliveryKey(d.endpoint_id, d.id),
+          UpdateExpression: 'SET attempt_message = :msg, lease_until = :lease',
+          ConditionExpression:
+            'series = :series AND attempts = :attempts AND #open = :open AND ' +
+            '(attribute_not_exists(lease_until) OR lease_until < :now OR attempt_message = :msg)',
+          ExpressionAttributeNames: { '#open': 'open' },
+          ExpressionAttributeValues: {
+            ':msg': messageId,
+            ':lease': nowMs + leaseMs,
+            ':series': d.series,
+            ':attempts': d.attempts,
+            ':open': 'open',
+            ':now': nowMs,
+          },
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Records how a delivery stands after its current attempt (`attempted`: the claimed one, so
+   * `attempts` goes up by one) or without one (an endpoint disabled meanwhile); a final status
+   * takes it out of line. False when the delivery moved on meanwhile (a redelivery).
+   */
+  async settle(d: DeliveryRecord, s: Settlement, attempted: { messageId: string } | undefined): Promise<boolean> {
+    const final = !isOpen(s.status);
+    const attributes = statusAttributes(d.endpoint_id, s.status);
+    const values: Record<string, unknown> = {
+      ':status': s.status,
+      ':es': attributes.endpoint_status,
+      ':lrs': s.last_response_status,
+      ':le': s.last_error,
+      ':lat': s.last_attempt_at,
+      ':nat': s.next_attempt_at,
+      ':dur': s.duration_ms,
+      ':attempts': d.attempts + (attempted ? 1 : 0),
+      ':series': d.series,
+      ':was': d.attempts,
+      ':open': 'open',
+    };
+    if (attempted) values[':msg'] = attempted.messageId;
+    const update = {
+      Update: {
+        TableName: this.tableName,
+        Key: deliveryKey(d.endpoint_id, d.id),
+        UpdateExpression:
+          'SET #status = :status, endpoint_status = :es, last_response_status = :lrs, last_error = :le, ' +
+          'last_attempt_at = :lat, next_attempt_at = :nat, duration_ms = :dur, attempts = :attempts' +
+          (final ? ' REMOVE #open, lease_until' : ' REMOVE lease_until'),
+        ConditionExpression:
+          'series = :series AND attempts = :was AND #open = :open' + (attempted ? ' AND attempt_message = :msg' : ''),
+        ExpressionAttributeNames: { '#status': 'status', '#open': 'open' },
+        ExpressionAttributeValues: values,
+      },
+    };
+    return conditionally(
+      this.db.send(
+        new TransactWriteCommand({
+          TransactItems: final ? [update, { Delete: { TableName: this.tableName, Key: lineKey(d) } }] : [update],
+        }),
+      ),
+    );
+  }
+
+  /**
+   * A new attempt series: pending again, no attempts, back in line (a new place is its old
+   * one: its subject's sequence). Undefined when there is no such delivery.
+   */
+  async redeliver(endpointId: string, id: string, at: string): Promise<DeliveryRecord | undefined> {
+    for (let round = 0; round < 5; round++) {
+      const d = await this.get(endpointId, id);
+      if (!d) return undefined;
+      const expires = this.expiry();
+      const next: DeliveryRecord = {
+        ...d,
+        series: d.series + 1,
+        status: 'pending',
+        attempts: 0,
+        last_response_status: null,
+        last_error: null,
+        last_attempt_at: null,
+        next_attempt_at: at,
+        duration_ms: null,
+        attempt_message: undefined,
+      };
+      const done = await conditionally(
+        this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: this.deliveryItem(next, expires),
+                  ConditionExpression: 'series = :series',
+                  ExpressionAttributeValues: { ':series': d.series },
+                },
+              },
+              { Put: { TableName: this.tableName, Item: { ...lineKey(d), expires_at: expires } } },
+            ],
+          }),
+        ),
+      );
+      if (done) return next;
+    }
+    throw new Error(`webhook delivery ${id}: gave up redelivering after repeated concurrent changes`);
+  }
+
+  /** Removes a delivery that was never queued (its claim and place in line too). */
+  async remove(d: DeliveryRecord): Promise<void> {
+    await this.db.send(
+      new TransactWriteCommand({
+        TransactItems: [deliveryKey(d.endpoint_id, d.id), claimKey(d.endpoint_id, d.event_id), lineKey(d)].map(
+          (Key) => ({ Delete: { TableName: this.tableName, Key } }),
+        ),
+      }),
+    );
+  }
+
+  /** Whether an open delivery of the same endpoint and subject comes before `d` (read consistently). */
+  async waitsInLine(d: DeliveryRecord): Promise<boolean> {
+    const { pk, sk } = lineKey(d);
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk < :sk',
+        ExpressionAttributeValues: { ':pk': pk, ':sk': sk },
+        ConsistentRead: true,
+        Limit: 1,
+      }),
+    );
+    return (out.Items ?? []).length > 0;
+  }
+
+  /** The open delivery of the same endpoint and subject next in line after `d`, if any. */
+  async nextInLine(d: DeliveryRecord): Promise<DeliveryRecord | undefined> {
+    const { pk, sk } = lineKey(d);
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk > :sk',
+        ExpressionAttributeValues: { ':pk': pk, ':sk': sk },
+        ConsistentRead: true,
+        Limit: 1,
+      }),
+    );
+    const next = out.Items?.[0];
+    return next ? this.get(d.endpoint_id, String(next.sk).slice(String(next.sk).indexOf('#') + 1)) : undefined;
+  }
+
+  private expiry(): number {
+    return Math.floor(Date.now() / 1000) + this.ttlDays * 86_400;
+  }
+
+  private deliveryItem(d: DeliveryRecord, expires: number): Record<string, unknown> {
+    const { attempt_message, ...fields } = d;
+    return {
+      ...fields,
+      ...deliveryKey(d.endpoint_id, d.id),
+      ...(attempt_message ? { attempt_message } : {}),
+      ...statusAttributes(d.endpoint_id, d.status),
+      created_key: `${d.created_at}#${d.id}`,
+      expires_at: expires,
+    };
+  }
+}
+
+function toRecord(item: Record<string, unknown>): DeliveryRecord {
+  return {
+    id: item.id as string,
+    endpoint_id: item.endpoint_id as string,
+    event_id: item.event_id as string,
+    event_type: item.event_type as string,
+    subject: item.subject as string,
+    sequence: Number(item.sequence),
+    body: item.body as string,
+    series: Number(item.series ?? 0),
+    status: item.status as DeliveryStatus,
+    attempts: Number(item.attempts ?? 0),
+    last_response_status: (item.last_response_status as number | null | undefined) ?? null,
+    last_error: (item.last_error as string | null | undefined) ?? null,
+    last_attempt_at: (item.last_attempt_at as string | null | undefined) ?? null,
+    next_attempt_at: (item.next_attempt_at as string | null | undefined) ?? null,
+    duration_ms: (item.duration_ms as number | null | undefined) ?? null,
+    created_at: item.created_at as string,
+    attempt_message: typeof item.attempt_message === 'string' ? item.attempt_message : undefined,
+  };
+}
+
+/** The delivery as the API answers it, fields in the contract's order. */
+export const toDelivery = (d: DeliveryRecord): WebhookDelivery => ({
+  id: d.id,
+  event_id: d.event_id,
+  event_type: d.event_type,
+  status: d.status,
+  attempts: d.attempts,
+  last_response_status: d.last_response_status,
+  last_error: d.last_error,
+  last_attempt_at: d.last_attempt_at,
+  next_attempt_at: d.next_attempt_at,
+  duration_ms: d.duration_ms,
+});

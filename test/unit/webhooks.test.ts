@@ -1,0 +1,230 @@
+import { describe, expect, it } from 'vitest';
+import type { DeliveryMessage } from '../../functions/webhooks/delivery-queue.js';
+import { delayUntil, MAX_DELAY_SECONDS } from '../../functions/webhooks/delivery-queue.js';
+import { type DelivererDeps, DISABLE_AFTER_MS, WebhookDeliverer } from '../../functions/webhooks/delivery.js';
+import { takes } from '../../functions/webhooks/fanout.js';
+import { eventTypeEntryError } from '../../functions/webhooks/schemas.js';
+import { type DeliveryRecord, isOpen, type Settlement, type StoredEndpoint } from '../../functions/webhooks/store.js';
+import type { Change } from '../../shared/events/types.js';
+import type { Sealed } from '../../shared/secrets.js';
+
+/** The delivery worker's decisions (API.md §14) over fakes of its stores, queue and poster. */
+
+const SEALED: Sealed = { v: 1, key: 'k', iv: 'i', tag: 't', data: 'd' };
+const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+
+function world(options: { status?: number; schedule?: number[]; failingSince?: string; enabled?: boolean } = {}) {
+  let now = T0;
+  const endpoint: StoredEndpoint = {
+    endpoint: {
+      id: 'ep',
+      url: 'https://hooks.example.com/x',
+      event_types: ['*'],
+      description: null,
+      enabled: options.enabled ?? true,
+      disabled_reason: null,
+      created_by: 'admin',
+      created_at: '2026-11-01T00:00:00.000Z',
+      updated_at: '2026-11-01T00:00:00.000Z',
+    },
+    principal: 'p',
+    secret: SEALED,
+    previousSecret: undefined,
+    failingSince: options.failingSince,
+  };
+  let delivery: DeliveryRecord = {
+    id: 'd1',
+    endpoint_id: 'ep',
+    event_id: 'e1',
+    event_type: 'dpm.psk.deleted',
+    subject: 'psks/x',
+    sequence: 1,
+    body: '{"id":"e1"}',
+    series: 0,
+    status: 'pending',
+    attempts: 0,
+    last_response_status: null,
+    last_error: null,
+    last_attempt_at: null,
+    next_attempt_at: new Date(T0).toISOString(),
+    duration_ms: null,
+    created_at: new Date(T0).toISOString(),
+    attempt_message: undefined,
+  };
+  const sent: { message: DeliveryMessage; delaySeconds: number }[] = [];
+  const posts: { url: string; headers: Record<string, string> }[] = [];
+  const disabled: { reason: string; change: Change; cutoff?: string }[] = [];
+  const deps: DelivererDeps = {
+    endpoints: {
+      get: async () => endpoint,
+      disable: async (_id, reason, change, cutoff) => {
+        disabled.push({ reason, change, cutoff });
+        return true;
+      },
+      noteFailure: async (_id, at) => options.failingSince ?? at,
+      noteSuccess: async () => undefined,
+    },
+    deliveries: {
+      get: async () => delivery,
+      claim: async (d, messageId) => {
+        if (d.attempts !== delivery.attempts || !isOpen(delivery.status)) return false;
+        delivery = { ...delivery, attempt_message: messageId };
+        return true;
+      },
+      settle: async (d, s: Settlement, attempted) => {
+        if (d.attempts !== delivery.attempts || d.series !== delivery.series) return false;
+        delivery = { ...delivery, ...s, attempts: d.attempts + (attempted ? 1 : 0) };
+        return true;
+      },
+      waitsInLine: async () => false,
+      nextInLine: async () => undefined,
+      open: async () => [delivery],
+    },
+    queue: { send: async (messages) => void sent.push(...messages) },
+    box: { open: async () => SECRET },
+    poster: {
+      post: async (url, headers) => {
+        posts.push({ url, headers });
+        now += 20;
+        return options.status ?? 204;
+      },
+    },
+    retrySchedule: options.schedule ?? [5, 300, 1800, 7200, 18_000, 36_000, 36_000],
+    now: () => now,
+  };
+  const message = (attempt: number, due = now): DeliveryMessage => ({
+    endpoint_id: 'ep',
+    delivery_id: 'd1',
+    series: 0,
+    attempt,
+    due,
+  });
+  return {
+    deliverer: new WebhookDeliverer(deps),
+    delivery: () => delivery,
+    sent,
+    posts,
+    disabled,
+    message,
+    at: (ms: number) => (now = ms),
+  };
+}
+
+describe('the webhook delivery worker', () => {
+  it('waits out a delay longer than SQS allows in steps of at most 15 minutes, attempting nothing', async () => {
+    const w = world();
+    const due = T0 + 2 * 3600_000;
+    await w.deliverer.handle(w.message(0, due), 'm1');
+    expect(w.posts).toEqual([]);
+    expect(w.sent).toEqual([{ message: w.message(0, due), delaySeconds: MAX_DELAY_SECONDS }]);
+    expect(delayUntil(due, due - 1500)).toBe(2);
+    expect(delayUntil(due, due + 10)).toBe(0);
+  });
+
+  it('retries on the schedule (§14: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then fails for good', async () => {
+    const w = world({ status: 502 });
+    const schedule = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+    for (const [attempt, delay] of [...schedule, undefined].entries()) {
+      const started = T0 + attempt * 100_000_000;
+      w.at(started);
+      await w.deliverer.handle(w.message(attempt, started), `m${attempt}`);
+      const d = w.delivery();
+      expect(d.attempts).toBe(attempt + 1);
+      expect(d.last_response_status).toBe(502);
+      expect(d.last_error).toBe('the endpoint answered 502');
+      if (delay === undefined) {
+        expect(d.status).toBe('failed');
+        expect(d.next_attempt_at).toBeNull();
+      } else {
+        expect(d.status).toBe('retrying');
+        expect(Date.parse(d.next_attempt_at!) - (started + 20)).toBe(delay * 1000);
+        const retry = w.sent.at(-1)!;
+        expect(retry.message).toMatchObject({ attempt: attempt + 1, due: Date.parse(d.next_attempt_at!) });
+        expect(retry.delaySeconds).toBe(Math.min(delay, MAX_DELAY_SECONDS));
+      }
+    }
+    expect(w.posts).toHaveLength(schedule.length + 1);
+    expect(w.disabled).toEqual([]);
+  });
+
+  it('signs with the Standard Webhooks headers and succeeds on 2xx', async () => {
+    const w = world({ status: 200 });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.delivery()).toMatchObject({ status: 'succeeded', attempts: 1, last_error: null, duration_ms: 20 });
+    expect(w.posts[0]!.headers).toMatchObject({
+      'content-type': 'application/json',
+      'webhook-id': 'e1',
+      'webhook-timestamp': String(T0 / 1000),
+      'webhook-signature': expect.stringMatching(/^v1,[A-Za-z0-9+/]{43}=$/),
+    });
+  });
+
+  it('disables the endpoint on 410 Gone, at once and without retrying', async () => {
+    const w = world({ status: 410 });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.delivery()).toMatchObject({ status: 'failed', attempts: 1, last_response_status: 410 });
+    expect(w.disabled).toEqual([
+      {
+        reason: 'the endpoint answered 410 Gone',
+        change: expect.objectContaining({ type: 'webhook.endpoint.disabled', actor: null }),
+        cutoff: undefined,
+      },
+    ]);
+    expect(w.sent).toEqual([]);
+  });
+
+  it('disables the endpoint once its deliveries have all failed for five days, not before', async () => {
+    const recent = world({ status: 500, failingSince: new Date(T0 - DISABLE_AFTER_MS + 60_000).toISOString() });
+    await recent.deliverer.handle(recent.message(0), 'm1');
+    expect(recent.disabled).toEqual([]);
+    const old = world({ status: 500, failingSince: new Date(T0 - DISABLE_AFTER_MS - 1).toISOString() });
+    await old.deliverer.handle(old.message(0), 'm1');
+    expect(old.disabled).toHaveLength(1);
+    expect(old.disabled[0]!.cutoff).toBe(new Date(T0 - DISABLE_AFTER_MS).toISOString());
+  });
+
+  it('drops a stale message, and queues the follow-up again when its own attempt was made', async () => {
+    const w = world({ status: 500 });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.sent).toHaveLength(1);
+    // Another message of attempt 0: made already, by m1.
+    await w.deliverer.handle(w.message(0), 'other');
+    expect(w.sent).toHaveLength(1);
+    expect(w.posts).toHaveLength(1);
+    // m1 handed again (its follow-up may have been lost): the retry is queued again, nothing sent.
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.sent).toHaveLength(2);
+    expect(w.sent[1]).toEqual(w.sent[0]);
+    expect(w.posts).toHaveLength(1);
+  });
+
+  it('fails a delivery to a disabled endpoint without attempting it', async () => {
+    const w = world({ enabled: false });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toEqual([]);
+    expect(w.delivery()).toMatchObject({
+      status: 'failed',
+      attempts: 0,
+      last_error: 'not sent: the endpoint is disabled',
+    });
+  });
+});
+
+describe('event types of an endpoint', () => {
+  it('match exactly, by prefix with .*, or all with *; dpm. may lead on either side', () => {
+    expect(takes(['decision.version.approved'], 'dpm.decision.version.approved')).toBe(true);
+    expect(takes(['dpm.decision.*'], 'dpm.decision.version.created')).toBe(true);
+    expect(takes(['decision.*'], 'dpm.decisions.x')).toBe(false);
+    expect(takes(['crew.run.*'], 'dpm.crew.template.created')).toBe(false);
+    expect(takes(['*'], 'dpm.anything')).toBe(true);
+    expect(takes(['psk.deleted'], 'dpm.psk.created')).toBe(false);
+  });
+
+  it('are types of the domain events table, their prefixes, or *', () => {
+    for (const ok of ['*', 'decision.*', 'dpm.decision.version.*', 'webhook.endpoint.disabled', 'dpm.psk.deleted'])
+      expect(eventTypeEntryError(ok), ok).toBeUndefined();
+    for (const bad of ['decision.made', 'nothing.*', '.*', 'dpm.*x', ''])
+      expect(eventTypeEntryError(bad), bad).toBeDefined();
+  });
+});
