@@ -7,7 +7,8 @@ import {
   ListTablesCommand,
 } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type RunningEmulator, startDynamoDb } from '../../infra/local/emulators.js';
 import { ensureTables } from '../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
@@ -45,10 +46,20 @@ async function commandsSentDuring(client: DynamoDBClient, run: () => Promise<voi
   return sent;
 }
 
+// Its own DynamoDB Local, as a start has: the suite's shared one, busy with every other
+// file's tables and their streams, took over a minute to build an index under full load.
+let dynamodb: RunningEmulator;
+beforeAll(async () => {
+  dynamodb = await startDynamoDb({});
+}, 60_000);
+afterAll(async () => {
+  await dynamodb?.stop();
+});
+
 describe('local provisioning', () => {
   it('adds the indexes a kept table lacks (data of an earlier version), keeping its items', async () => {
     const stage = `upgrade${Date.now() % 100000}`;
-    const endpoint = inject('dynamodbEndpoint');
+    const endpoint = dynamodb.endpoint;
     const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
     const db = documentClient({
       region: 'us-east-1',
@@ -107,7 +118,7 @@ describe('local provisioning', () => {
 
   it('a second start of a fresh stage keeps every table, index, TTL and item as the first made them', async () => {
     const stage = `again${Date.now() % 100000}`;
-    const endpoint = inject('dynamodbEndpoint');
+    const endpoint = dynamodb.endpoint;
     const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
     const db = documentClient({
       region: 'us-east-1',
