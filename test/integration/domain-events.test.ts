@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, slug, token } from './helpers.js';
+import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
 
 // API.md §13: every committed change is a domain event (CloudEvents 1.0), with a gap-free
 // per-subject sequence; none for a refused change. The feed is admin-only.
@@ -17,32 +18,7 @@ beforeAll(async () => {
   carol = await token('carol', { roles: ['approver'] });
 });
 
-type Envelope = {
-  specversion: string;
-  id: string;
-  source: string;
-  type: string;
-  subject: string;
-  time: string;
-  datacontenttype: string;
-  actor: string | null;
-  sequence: number;
-  data: Record<string, unknown>;
-};
-
-/** The subject's events once `count` are there (they arrive through the tables' streams). */
-async function eventsOf(subject: string, count: number, deadlineMs = 10_000): Promise<Envelope[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const res = await api<Envelope[]>(`/api/domain-events?subject=${encodeURIComponent(subject)}`, { token: admin });
-    expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Long enough for a stamped change to have reached the feed: what a refused one is checked against. */
-const settle = () => new Promise((r) => setTimeout(r, 1_000));
+const eventsOf = (subject: string, count: number) => feedEvents(subject, count, admin);
 
 describe('decision events', () => {
   it('one event per committed change, in order, with the GET answer as data and the caller as actor', async () => {
@@ -120,7 +96,11 @@ describe('GET /api/domain-events', () => {
   beforeAll(async () => {
     const ws = slug('ws');
     const key = slug('key');
-    const res = await api(`/api/decisions/${ws}/${key}/versions`, { method: 'POST', token: alice, body: { content: 1 } });
+    const res = await api(`/api/decisions/${ws}/${key}/versions`, {
+      method: 'POST',
+      token: alice,
+      body: { content: 1 },
+    });
     const v = res.body.version as number;
     await api(`/api/decisions/${ws}/${key}/versions/${v}/submit`, { method: 'POST', token: bob });
     await api(`/api/decisions/${ws}/${key}/versions/${v}/reject`, { method: 'POST', token: carol });

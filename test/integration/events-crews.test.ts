@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, token } from './helpers.js';
+import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
 
 // API.md §13 rows of crews: crew.template.created/.updated/.deleted (crew-templates/{id}),
 // crew.run.queued/.started/.succeeded/.failed (crew-runs/{correlation_id}).
@@ -15,27 +16,7 @@ beforeAll(async () => {
   user = await token('crew-events-user');
 });
 
-type Envelope = {
-  id: string;
-  type: string;
-  subject: string;
-  actor: string | null;
-  sequence: number;
-  data: any;
-  time: string;
-};
-
-async function eventsOf(subject: string, count: number, deadlineMs = 15_000): Promise<Envelope[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const res = await api<Envelope[]>(`/api/domain-events?subject=${encodeURIComponent(subject)}`, { token: admin });
-    expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const settle = () => new Promise((r) => setTimeout(r, 1_000));
+const eventsOf = (subject: string, count: number) => feedEvents(subject, count, admin);
 
 const template = (name: string, steps: unknown[] = [{ id: 'a', kind: 'render', template: 'hi {{who}}' }]) => ({
   name,

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, slug, token } from './helpers.js';
+import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
 
 // API.md §13 for data shares: data_share.created / .secret_rotated / .deleted about
 // `data-shares/{name}`, data as GET answers but never the secret (`secret` null, as in
@@ -17,19 +18,6 @@ beforeAll(async () => {
   other = await token('share-events-other');
 });
 
-type Envelope = {
-  specversion: string;
-  id: string;
-  source: string;
-  type: string;
-  subject: string;
-  time: string;
-  datacontenttype: string;
-  actor: string | null;
-  sequence: number;
-  data: Record<string, unknown>;
-};
-
 interface Share {
   id: string;
   client_id: string;
@@ -43,21 +31,7 @@ interface Share {
   created_at: string;
 }
 
-/** The subject's events once `count` are there (they arrive through the tables' streams). */
-async function eventsOf(subject: string, count: number, deadlineMs = 10_000): Promise<Envelope[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const res = await api<Envelope[]>(`/api/domain-events?subject=${encodeURIComponent(subject)}&limit=1000`, {
-      token: feedReader,
-    });
-    expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Long enough for a stamped change to have reached the feed: what a refused one is checked against. */
-const settle = () => new Promise((r) => setTimeout(r, 1_000));
+const eventsOf = (subject: string, count: number) => feedEvents(subject, count, feedReader);
 
 const create = (body: unknown, t = owner) => api<Share>('/api/data_shares', { method: 'POST', token: t, body });
 const read = (name: string, t = owner) => api<Share>(`/api/data_shares/${name}`, { token: t });

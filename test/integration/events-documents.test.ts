@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, slug, token } from './helpers.js';
+import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
 
 // API.md §13 for documents (E6): `document.created` / `.status_changed` / `.suggestions_ready`
 // / `.enrichment_confirmed` / `.domain_attached`, subject `documents/{id}`, data the document
@@ -20,35 +21,10 @@ beforeAll(async () => {
   bob = await token(slug('bob'));
 });
 
-type Envelope = {
-  specversion: string;
-  id: string;
-  source: string;
-  type: string;
-  subject: string;
-  time: string;
-  datacontenttype: string;
-  actor: string | null;
-  sequence: number;
-  data: Record<string, unknown>;
-};
-
 const BASE = '/api/documents';
 const FILE = { filename: 'report.pdf', mime_type: 'application/pdf', size_bytes: 1234 };
 
-/** The subject's events once `count` are there (they arrive through the tables' streams). */
-async function eventsOf(subject: string, count: number, deadlineMs = 10_000): Promise<Envelope[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const res = await api<Envelope[]>(`/api/domain-events?subject=${encodeURIComponent(subject)}`, { token: events });
-    expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Long enough for a stamped change to have reached the feed: what a refused one is checked against. */
-const settle = () => new Promise((r) => setTimeout(r, 1_000));
+const eventsOf = (subject: string, count: number) => feedEvents(subject, count, events);
 
 /** Nothing internal in an event: no principal, key, index, claim or stamp attribute. */
 function expectClean(e: Envelope) {

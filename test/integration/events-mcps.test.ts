@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, slug, token } from './helpers.js';
+import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
 
 // API.md §13 for MCP server configurations: mcp.server.created / .updated / .deleted about
 // `mcps/{id}`, data as GET answers (for a deletion: as it answered before); none for a
@@ -18,34 +19,7 @@ beforeAll(async () => {
   feedReader = await token('mcp-events-reader', { roles: ['admin'] });
 });
 
-type Envelope = {
-  specversion: string;
-  id: string;
-  source: string;
-  type: string;
-  subject: string;
-  time: string;
-  datacontenttype: string;
-  actor: string | null;
-  sequence: number;
-  data: Record<string, unknown>;
-};
-
-/** The subject's events once `count` are there (they arrive through the tables' streams). */
-async function eventsOf(subject: string, count: number, deadlineMs = 10_000): Promise<Envelope[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const res = await api<Envelope[]>(`/api/domain-events?subject=${encodeURIComponent(subject)}&limit=1000`, {
-      token: feedReader,
-    });
-    expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Long enough for a stamped change to have reached the feed: what a refused one is checked against. */
-const settle = () => new Promise((r) => setTimeout(r, 1_000));
+const eventsOf = (subject: string, count: number) => feedEvents(subject, count, feedReader);
 
 // Every env here is non-empty: DynamoDB Local streams an empty map as a value of no type
 // (`{}`), which infra/local/stream-poller.ts hands on as is and no reader understands.

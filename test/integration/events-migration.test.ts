@@ -9,6 +9,7 @@ import { startPlatform, type RunningPlatform } from '../../infra/local/platform.
 import { loadConfig } from '../../shared/config.js';
 import { randomSecret } from '../../shared/crypto.js';
 import { api, slug, token } from './helpers.js';
+import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
 
 // API.md §13 for the migration infrastructure (§5): `migration.config.updated` about
 // `migration/config` (data: the configuration as its GET answers it, plus `changed_fields`),
@@ -25,19 +26,6 @@ beforeAll(async () => {
   alice = await token('alice');
 });
 
-type Envelope = {
-  specversion: string;
-  id: string;
-  source: string;
-  type: string;
-  subject: string;
-  time: string;
-  datacontenttype: string;
-  actor: string | null;
-  sequence: number;
-  data: Record<string, unknown>;
-};
-
 type Call = (
   path: string,
   options?: { method?: string; token?: string; body?: unknown },
@@ -47,19 +35,7 @@ type Call = (
   text: string;
 }>;
 
-/** The subject's events once `count` are there (they arrive through the tables' streams). */
-async function eventsOf(call: Call, subject: string, count: number, deadlineMs = 10_000): Promise<Envelope[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const res = await call(`/api/domain-events?subject=${encodeURIComponent(subject)}`, { token: admin });
-    expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body as Envelope[];
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Long enough for a stamped change to have reached the feed: what a refused one is checked against. */
-const settle = () => new Promise((r) => setTimeout(r, 1_000));
+const eventsOf = (call: Call, subject: string, count: number) => feedEvents(subject, count, admin, { call });
 
 /** Every value written as a secret here; none may be in an event. */
 const secrets: string[] = [];

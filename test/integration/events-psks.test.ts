@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../shared/crypto.js';
 import { api, insertKey, slug, token } from './helpers.js';
+import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
 
 // API.md §13 for pre-shared keys (§8): `psk.created` / `.extended` / `.deleted` about
 // `psks/{psk}`, with the key as its list answers it (never its secret nor the secret's
@@ -12,19 +13,6 @@ beforeAll(async () => {
   admin = await token('psk-events-admin', { roles: ['admin'] });
 });
 
-type Envelope = {
-  specversion: string;
-  id: string;
-  source: string;
-  type: string;
-  subject: string;
-  time: string;
-  datacontenttype: string;
-  actor: string | null;
-  sequence: number;
-  data: Record<string, unknown>;
-};
-
 interface KeyInfo {
   psk: string;
   dataproduct_id: string | null;
@@ -35,19 +23,7 @@ interface KeyInfo {
   deleted_at: string | null;
 }
 
-/** The subject's events once `count` are there (they arrive through the tables' streams). */
-async function eventsOf(subject: string, count: number, deadlineMs = 10_000): Promise<Envelope[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const res = await api<Envelope[]>(`/api/domain-events?subject=${encodeURIComponent(subject)}`, { token: admin });
-    expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Long enough for a stamped change to have reached the feed: what a refused one is checked against. */
-const settle = () => new Promise((r) => setTimeout(r, 1_000));
+const eventsOf = (subject: string, count: number) => feedEvents(subject, count, admin);
 
 /** The caller's own keys, deleted ones too, as the list answers them (no ev_* attribute ever). */
 async function listed(t: string): Promise<KeyInfo[]> {
