@@ -247,10 +247,23 @@ function wakersOf(db: DynamoDBDocumentClient): Set<() => void> {
   let set = wakerSets.get(db);
   if (!set) {
     const wakers = new Set<() => void>();
+    // At most one wake every WAKE_EVERY_MS: a bulk of writes must not make every idle shard
+    // of every stream read again after each one (DynamoDB Local saturates).
+    let last = 0;
+    let pending: NodeJS.Timeout | undefined;
+    const wakeAll = () => {
+      last = Date.now();
+      pending = undefined;
+      for (const wake of wakers) wake();
+    };
     db.middlewareStack.add(
       (next, context) => async (args) => {
         const out = await next(args);
-        if (!READS.test(context.commandName ?? '')) for (const wake of wakers) wake();
+        if (!READS.test(context.commandName ?? '') && !pending) {
+          const wait = last + WAKE_EVERY_MS - Date.now();
+          if (wait <= 0) wakeAll();
+          else pending = setTimeout(wakeAll, wait).unref();
+        }
         return out;
       },
       { step: 'initialize', name: 'localStreamWake' },
@@ -260,6 +273,9 @@ function wakersOf(db: DynamoDBDocumentClient): Set<() => void> {
   }
   return set;
 }
+
+/** Wakes of the stream pollers after this process's writes are this far apart at least. */
+const WAKE_EVERY_MS = 50;
 
 /** Commands that write nothing. */
 const READS = /^(Get|BatchGet|Query|Scan|Describe|List|TransactGet)/;
