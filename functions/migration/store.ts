@@ -1,5 +1,5 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed } from '../../shared/aws/errors.js';
+import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes } from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { outboxEvent, eventPut, lastSequence, type EventsTable } from '../../shared/events/outbox.js';
@@ -325,29 +325,30 @@ export class DynamoConnectionStore implements ConnectionStore {
       if (!item) return false;
       const seq = typeof item.ev_seq === 'number' ? item.ev_seq : undefined;
       const event = outboxEvent(this.eventsTable, connectionSubject(connId), change, seq ?? 0, data(toRecord(item)));
-      try {
-        await this.db.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Delete: {
-                  TableName: this.tableName,
-                  Key: { conn_id: connId },
-                  ConditionExpression:
-                    seq === undefined
-                      ? 'attribute_exists(conn_id) AND attribute_not_exists(ev_seq)'
-                      : 'attribute_exists(conn_id) AND ev_seq = :seq',
-                  ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+      // changed or deleted meanwhile (or a concurrent write): read it again
+      if (
+        await conditionally(
+          this.db.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  Delete: {
+                    TableName: this.tableName,
+                    Key: { conn_id: connId },
+                    ConditionExpression:
+                      seq === undefined
+                        ? 'attribute_exists(conn_id) AND attribute_not_exists(ev_seq)'
+                        : 'attribute_exists(conn_id) AND ev_seq = :seq',
+                    ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+                  },
                 },
-              },
-              eventPut(this.eventsTable, event),
-            ],
-          }),
-        );
+                eventPut(this.eventsTable, event),
+              ],
+            }),
+          ),
+        )
+      )
         return true;
-      } catch (err) {
-        if (!isLostRace(err)) throw err;
-      }
     }
     throw new Error(`deleting connection ${connId}: too many concurrent changes`);
   }
@@ -378,12 +379,6 @@ export class DynamoConnectionStore implements ConnectionStore {
     );
     return out.Item;
   }
-}
-
-/** A transaction cancelled because its first item's condition failed: the item changed or went. */
-function isLostRace(err: unknown): boolean {
-  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] } | undefined;
-  return e?.name === 'TransactionCanceledException' && e.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
 }
 
 /** A stored connection as the service sees it: only its fields (never the change stamp). */
