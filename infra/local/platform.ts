@@ -6,14 +6,13 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { serviceApps } from '../../functions/apps.js';
-import { createRuntime, eventBus, type Runtime } from '../../functions/composition.js';
-import { createDispatcher } from '../../functions/events/dispatcher.js';
+import { createRuntime, type Runtime } from '../../functions/composition.js';
+import { dispatcherFor } from '../../functions/events/dispatcher.js';
 import { publisherFor } from '../../functions/events/publisher.js';
 import { crewService } from '../../functions/crews/compose.js';
 import { crewRunner } from '../../functions/crews/compose-worker.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler } from '../../functions/crews/worker.js';
-import { webhookFanout } from '../../functions/webhooks/compose-fanout.js';
 import { webhookDeliverer } from '../../functions/webhooks/compose-worker.js';
 import { createWebhookWorkerHandler } from '../../functions/webhooks/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
@@ -219,14 +218,14 @@ function startEventPipeline(runtime: Runtime, dataDir: string | undefined) {
       endpoint,
       region: config.region,
       tables: streamsOf('events-dispatcher').map((t) => runtime.tableName(t)),
-      handler: createDispatcher(eventBus(runtime), webhookFanout(runtime)),
+      handler: dispatcherFor(runtime),
       ...(dataDir ? { checkpointFile: join(dataDir, 'streams-events-dispatcher.json') } : {}),
     }),
   ];
   // A write of this process is on a stream at once: read it now, not after the idle back-off.
   const wakers = wakersOf(runtime.db);
-  const wake = () => {
-    for (const p of pollers) p.wake();
+  const wake = (tables: ReadonlySet<string>) => {
+    for (const p of pollers) p.wake(tables);
   };
   wakers.add(wake);
   return {
@@ -237,32 +236,41 @@ function startEventPipeline(runtime: Runtime, dataDir: string | undefined) {
   };
 }
 
+type Waker = (tables: ReadonlySet<string>) => void;
+
 /**
- * What to wake after a write through `db`. Document clients are shared per endpoint, and
- * platforms of one process (tests) share them: one middleware per client, any number of
- * platforms listening.
+ * What to wake after a write through `db`, with the tables written. Document clients are
+ * shared per endpoint, and platforms of one process (tests) share them: one middleware per
+ * client, any number of platforms listening.
  */
-const wakerSets = new WeakMap<DynamoDBDocumentClient, Set<() => void>>();
-function wakersOf(db: DynamoDBDocumentClient): Set<() => void> {
+const wakerSets = new WeakMap<DynamoDBDocumentClient, Set<Waker>>();
+function wakersOf(db: DynamoDBDocumentClient): Set<Waker> {
   let set = wakerSets.get(db);
   if (!set) {
-    const wakers = new Set<() => void>();
-    // At most one wake every WAKE_EVERY_MS: a bulk of writes must not make every idle shard
-    // of every stream read again after each one (DynamoDB Local saturates).
+    const wakers = new Set<Waker>();
+    // Only the written tables' shards, and at most one wake every WAKE_EVERY_MS: a bulk of
+    // writes must not make idle shards read again after each one (DynamoDB Local's
+    // GetRecords is slow, tens of ms under load, and saturates it).
     let last = 0;
     let pending: NodeJS.Timeout | undefined;
+    let written = new Set<string>();
     const wakeAll = () => {
       last = Date.now();
       pending = undefined;
-      for (const wake of wakers) wake();
+      const tables = written;
+      written = new Set();
+      for (const wake of wakers) wake(tables);
     };
     db.middlewareStack.add(
       (next, context) => async (args) => {
         const out = await next(args);
-        if (!READS.test(context.commandName ?? '') && !pending) {
-          const wait = last + WAKE_EVERY_MS - Date.now();
-          if (wait <= 0) wakeAll();
-          else pending = setTimeout(wakeAll, wait).unref();
+        if (!READS.test(context.commandName ?? '')) {
+          for (const table of tablesWritten(args.input)) written.add(table);
+          if (!pending && written.size > 0) {
+            const wait = last + WAKE_EVERY_MS - Date.now();
+            if (wait <= 0) wakeAll();
+            else pending = setTimeout(wakeAll, wait).unref();
+          }
         }
         return out;
       },
@@ -274,8 +282,21 @@ function wakersOf(db: DynamoDBDocumentClient): Set<() => void> {
   return set;
 }
 
+/** The tables a write command names (single-item writes, transactions and batch writes). */
+function tablesWritten(input: unknown): string[] {
+  const i = input as {
+    TableName?: unknown;
+    TransactItems?: readonly Record<string, { TableName?: unknown } | undefined>[];
+    RequestItems?: Record<string, unknown>;
+  };
+  const names: unknown[] = [i.TableName];
+  for (const item of i.TransactItems ?? []) for (const op of Object.values(item)) names.push(op?.TableName);
+  if (i.RequestItems) names.push(...Object.keys(i.RequestItems));
+  return names.filter((n): n is string => typeof n === 'string');
+}
+
 /** Wakes of the stream pollers after this process's writes are this far apart at least. */
-const WAKE_EVERY_MS = 50;
+const WAKE_EVERY_MS = 10;
 
 /** Commands that write nothing. */
 const READS = /^(Get|BatchGet|Query|Scan|Describe|List|TransactGet)/;

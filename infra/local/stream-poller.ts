@@ -38,14 +38,16 @@ export interface StreamPollerOptions {
 
 /** An idle shard is polled again after this long at first, ... */
 const MIN_IDLE_MS = 25;
-/** ... growing by this factor with each empty answer (at MAX_IDLE_MS after about 7 s), ... */
+/** ... growing by this factor with each empty answer (at MAX_IDLE_MS after about 25 s), ... */
 const IDLE_GROWTH = 1.25;
 /**
- * ... up to this long: with ~17 streams about 17 GetRecords a second when nothing happens,
- * light on DynamoDB Local. The platform wakes its pollers after each write of its own
- * (`wake`), so this bounds only the latency of writes made by another process.
+ * ... up to this long. DynamoDB Local's GetRecords costs it time in proportion to what its
+ * streams hold (≈ 50 ms each at ~15,000 records), so ~18 idle shards polled every second
+ * kept it half busy once a local database had grown. The platform wakes the shards of the
+ * tables it writes (`wake`) at once, so this bounds only the latency of writes made by
+ * another process.
  */
-const MAX_IDLE_MS = 1_000;
+const MAX_IDLE_MS = 5_000;
 /**
  * Tables' streams and streams' shards are listed again this often (and at once when a shard
  * ends or a stream is gone); every FAST one while a table has no stream yet.
@@ -182,9 +184,10 @@ export interface StreamPoller {
   stop(): Promise<void>;
   /**
    * Something was just written: idle shards are read again now rather than after their
-   * back-off (the local platform calls it after each write of its own client).
+   * back-off (the local platform calls it after the writes of its own client). With table
+   * names, only those tables' shards; without, every shard.
    */
-  wake(): void;
+  wake(tables?: Iterable<string>): void;
 }
 
 export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
@@ -206,8 +209,8 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   const reading = new Map<string, Promise<void>>();
   /** Everything waiting: stop() wakes it. */
   const waiting = new Set<() => void>();
-  /** Idle shards waiting for their next read: wake() wakes them. */
-  const idle = new Set<() => void>();
+  /** Idle shards waiting for their next read, by table: wake() wakes them. */
+  const idle = new Map(tables.map((t) => [t, new Set<() => void>()]));
   const discoveryWanted = new Set<() => void>();
   let discoveryAgain = false;
   const abort = new AbortController();
@@ -368,7 +371,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
         }
         iterator = next;
         if (records.length === 0) {
-          await pause(idleMs, waiting, idle);
+          await pause(idleMs, waiting, idle.get(stream.table)!);
           idleMs = Math.min(MAX_IDLE_MS, idleMs * IDLE_GROWTH);
         }
       } catch (err) {
@@ -438,8 +441,9 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   const discovery = discoveryLoop();
   let stopped: Promise<void> | undefined;
   return {
-    wake: () => {
-      for (const wake of [...idle]) wake();
+    wake: (written) => {
+      const sets = written ? [...new Set(written)].flatMap((t) => idle.get(t) ?? []) : [...idle.values()];
+      for (const set of sets) for (const wake of [...set]) wake();
     },
     stop: () =>
       (stopped ??= (async () => {
