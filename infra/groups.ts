@@ -60,8 +60,11 @@ export const GROUPS = [
       keys: 'read',
       // a template's deletion records its event
       domainEvents: 'readWrite',
+      // a run started with a `webhook_url` writes its own endpoint, its secret sealed
+      webhooks: 'readWrite',
     },
     sendsTo: ['crewRuns'],
+    usesKms: true,
   },
   {
     name: 'dataproduct',
@@ -209,9 +212,12 @@ export interface StreamConsumerDefinition {
   readonly sendsTo?: readonly QueueKey[];
 }
 
-/** Every table with a stream but the events table itself: their changes become events. */
+/** Streams the dispatcher reads: the recorded events, and the crew runs' E13 events (per-run webhooks). */
+const DISPATCHED_STREAMS = ['domainEvents', 'events'] as const satisfies readonly TableKey[];
+
+/** Every other table with a stream: their changes become events. */
 const DOMAIN_STREAMS = (Object.keys(TABLES) as TableKey[]).filter(
-  (k) => k !== 'domainEvents' && (TABLES[k] as TableDefinition).stream === true,
+  (k) => !(DISPATCHED_STREAMS as readonly TableKey[]).includes(k) && (TABLES[k] as TableDefinition).stream === true,
 );
 
 export const STREAM_CONSUMERS = [
@@ -226,7 +232,7 @@ export const STREAM_CONSUMERS = [
   {
     name: 'events-dispatcher',
     entry: 'functions/events/dispatcher.ts',
-    streams: ['domainEvents'],
+    streams: DISPATCHED_STREAMS,
     batchSize: 100,
     timeoutSeconds: 60,
     // Fans each event out to the webhook endpoints that take it: one delivery each, queued.

@@ -22,8 +22,10 @@ export interface TableDefinition {
   /** Attribute holding an epoch-seconds expiry; DynamoDB deletes expired items. */
   readonly ttlAttribute?: string;
   /**
-   * The table's stream (new and old images) feeds the events publisher: its committed
-   * changes become domain events (shared/events, API.md §13).
+   * The table's stream (new and old images) feeds the events publisher, whose committed
+   * changes become domain events (shared/events, API.md §13), or the events dispatcher
+   * (the events table itself, and crew run events for per-run webhooks): infra/groups.ts
+   * STREAM_CONSUMERS says which.
    */
   readonly stream?: true;
 }
@@ -101,9 +103,13 @@ export const TABLES = {
     indexes: [{ name: 'open_runs', partitionKey: S('open'), sortKey: S('created_at') }],
     ttlAttribute: 'expires_at',
   },
-  /** Crew run events: one item per event, gap-free `index` per run. */
+  /**
+   * Crew run events (E13): one item per event, gap-free `index` per run. Streamed: the
+   * events dispatcher sends each to its run's own webhook (E2 `webhook_url`).
+   */
   events: {
     id: 'events',
+    stream: true,
     partitionKey: S('correlation_id'),
     sortKey: N('index'),
     indexes: [],
@@ -193,6 +199,8 @@ export const TABLES = {
     stream: true,
     partitionKey: S('id'),
     indexes: [BY_CREATED],
+    // A crew run's own endpoint expires with its run.
+    ttlAttribute: 'expires_at',
   },
   /**
    * Webhook deliveries, three kinds of item:

@@ -113,12 +113,18 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         errors: [404],
       },
       async (c, { params, body, caller }) => {
-        const { correlation_id } = await service.startRun(params.template_id, body.values, caller);
+        const { correlation_id, webhook_secret } = await service.startRun(
+          params.template_id,
+          body.values,
+          caller,
+          body.webhook_url,
+        );
         return c.json(
           {
             correlation_id,
             status: 'pending' as const,
             message: `Run queued; poll /api/events/${correlation_id}?start=0`,
+            ...(webhook_secret !== undefined ? { webhook_secret } : {}),
           },
           202,
         );

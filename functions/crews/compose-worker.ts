@@ -16,8 +16,9 @@ export function runQueue(runtime: Runtime): SqsRunQueue {
   return new SqsRunQueue(sqsAccess(runtime.config), runtime.config.crewRunQueueUrl);
 }
 
-export function runStore(runtime: Runtime): RunStore {
-  return new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
+/** With `webhooksTable`, runs may be created with their own webhook endpoint (the API's). */
+export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
+  return new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'), webhooksTable);
 }
 
 /** What the worker and the dead-letter handler run: the steps, over HTTP and the configured model. */

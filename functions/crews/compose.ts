@@ -1,4 +1,5 @@
-import type { Runtime } from '../composition.js';
+import { secrets, type Runtime } from '../composition.js';
+import { webhookHttp } from '../webhooks/compose-stores.js';
 import type { CrewsDeps } from './app.js';
 import { runQueue, runStore } from './compose-worker.js';
 import { CrewService } from './service.js';
@@ -8,9 +9,10 @@ import { DynamoTemplateStore } from './store.js';
 export function crewService(runtime: Runtime): CrewService {
   return new CrewService(
     new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
-    runStore(runtime),
+    runStore(runtime, runtime.tableName('webhooks')),
     runQueue(runtime),
     { eventsTtlDays: runtime.config.eventsTtlDays },
+    { urls: webhookHttp(runtime), box: secrets(runtime) },
   );
 }
 

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { intParam } from '../../shared/http/params.js';
 import { component, doc } from '../../shared/schema.js';
+import { webhookUrl } from '../../shared/http/webhook-url.js';
 import { MAX_ERROR_BYTES, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
 
 export const VARIABLE_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
@@ -231,6 +232,11 @@ export const RunRequest = component(
       z._default(z.record(z.string(), z.unknown()), {}),
       "variable name → value (default `{}`): every required variable, no undeclared name (422 `extra_forbidden`), each of its variable's type; a variable left out takes its default, else null",
     ),
+    webhook_url: z.optional(
+      webhookUrl(
+        "where every E13 event of this run is POSTed, in index order, as a signed `dpm.crew.run.event` envelope whose `data` is the E13 event (like CrewAI's kickoff callbacks); the answer then carries the signing `webhook_secret`",
+      ),
+    ),
   }),
 );
 
@@ -243,6 +249,10 @@ export const RunHandle = component(
     ),
     status: doc(z.literal('pending'), 'always `pending`: the run is queued'),
     message: doc(z.string(), 'where to poll, in words'),
+    webhook_secret: doc(
+      z.optional(z.string()),
+      "only with `webhook_url`: the secret (`whsec_` + base64 of 32 bytes) that signs the run's deliveries (Standard Webhooks); shown only here",
+    ),
   }),
 );
 

@@ -13,7 +13,11 @@ import {
 } from '../../shared/errors.js';
 import { laxCoerce } from '../../shared/lax.js';
 import { logger } from '../../shared/logger.js';
+import { redactUrl } from '../../shared/redact.js';
+import type { SecretBox } from '../../shared/secrets.js';
 import { nowIso } from '../../shared/time.js';
+import { newWebhookSecret, runEndpointId, runEndpointItem, secretContext } from '../webhooks/run-endpoint.js';
+import type { UrlRules } from '../webhooks/service.js';
 import { fittingPage } from './limits.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
 import { type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
@@ -197,6 +201,12 @@ export interface CrewSettings {
   readonly eventsTtlDays: number;
 }
 
+/** What a run's own webhook needs (E2 `webhook_url`, API.md §14): its URL rules and the secret box. */
+export interface RunWebhooks {
+  readonly urls: UrlRules;
+  readonly box: Pick<SecretBox, 'seal'>;
+}
+
 /** Crew templates, starting runs (E2), and reading their progress (E13). */
 export class CrewService {
   constructor(
@@ -204,6 +214,7 @@ export class CrewService {
     private readonly runs: RunStore,
     private readonly queue: RunQueue,
     private readonly settings: CrewSettings,
+    private readonly webhooks?: RunWebhooks,
   ) {}
 
   async createTemplate(req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
@@ -256,19 +267,51 @@ export class CrewService {
   }
 
   /**
-   * E2: stores the run with its `run.queued` event (index 0) in one transaction, then
-   * queues it. A run that cannot be queued is failed at once, never left pending.
+   * E2: stores the run with its `run.queued` event (index 0), and with a `webhookUrl` the
+   * run's own webhook endpoint, in one transaction, then queues it. A run that cannot be
+   * queued is failed at once, never left pending.
    */
   async startRun(
     templateId: string,
     values: Record<string, unknown>,
     caller: Caller,
-  ): Promise<{ correlation_id: string }> {
+    webhookUrl?: string,
+  ): Promise<{ correlation_id: string; webhook_secret?: string }> {
     const template = await this.getTemplate(templateId);
-    const resolved = resolveValues(template.variables, values);
+    const issues: ValidationIssue[] = [];
+    let resolved: Record<string, unknown> = {};
+    try {
+      resolved = resolveValues(template.variables, values);
+    } catch (err) {
+      if (!(err instanceof Invalid)) throw err;
+      issues.push(...err.issues);
+    }
+    if (webhookUrl !== undefined) {
+      const refusal = this.webhooks
+        ? this.webhooks.urls.refusal(webhookUrl)
+        : 'per-run webhooks are not available here';
+      // The input is echoed without the URL's credentials, if it carries any.
+      if (refusal) issues.push(valueError(['body', 'webhook_url'], refusal, redactUrl(webhookUrl)));
+    }
+    if (issues.length > 0) throw new Invalid(issues);
     const at = nowIso();
+    const correlationId = randomUUID();
+    const expiresAt = Math.floor(Date.now() / 1000) + this.settings.eventsTtlDays * 86_400;
+    const secret = webhookUrl !== undefined ? newWebhookSecret() : undefined;
+    const webhook =
+      webhookUrl !== undefined && secret !== undefined && this.webhooks
+        ? runEndpointItem({
+            correlationId,
+            url: webhookUrl,
+            createdBy: caller.name,
+            principal: caller.principal,
+            createdAt: at,
+            secret: await this.webhooks.box.seal(secret, secretContext(runEndpointId(correlationId))),
+            expiresAt,
+          })
+        : undefined;
     const run: RunItem = {
-      correlation_id: randomUUID(),
+      correlation_id: correlationId,
       template_id: template.id,
       status: 'pending',
       values: resolved,
@@ -280,7 +323,7 @@ export class CrewService {
       event_count: 1,
       error: null,
       steps: template.steps,
-      expires_at: Math.floor(Date.now() / 1000) + this.settings.eventsTtlDays * 86_400,
+      expires_at: expiresAt,
     };
     await this.runs.create(
       run,
@@ -293,6 +336,7 @@ export class CrewService {
         data: { template_id: template.id, values: resolved },
       },
       runChange('pending', at, caller.name),
+      webhook,
     );
     try {
       await this.queue.send(run.correlation_id);
@@ -315,7 +359,7 @@ export class CrewService {
       );
       throw new Unavailable('The crew-run queue did not answer; the run was marked failed');
     }
-    return { correlation_id: run.correlation_id };
+    return { correlation_id: run.correlation_id, ...(secret !== undefined ? { webhook_secret: secret } : {}) };
   }
 
   /**

@@ -167,7 +167,8 @@ function eventItem(event: CrewEvent, expiresAt: number): Record<string, unknown>
   return { ...rest, ...(data !== undefined ? { data_json: json(data) } : {}), expires_at: expiresAt };
 }
 
-function toEvent(item: Record<string, unknown>): CrewEvent {
+/** An E13 event as GET /api/events answers it, from its stored item. */
+export function toEvent(item: Record<string, unknown>): CrewEvent {
   const { expires_at: _ttl, data_json, ...event } = item;
   return (data_json === undefined ? event : { ...event, data: parsed(data_json) }) as CrewEvent;
 }
@@ -195,10 +196,13 @@ export class DynamoRunStore {
     private readonly db: DynamoDBDocumentClient,
     private readonly runsTable: string,
     private readonly eventsTable: string,
+    /** Where a run's own webhook endpoint goes (E2 `webhook_url`). */
+    private readonly webhooksTable?: string,
   ) {}
 
-  /** The run and its event 0, in one transaction. */
-  async create(run: RunItem, first: CrewEvent, change: Change): Promise<void> {
+  /** The run, its event 0 and, when it has one, its own webhook endpoint: one transaction. */
+  async create(run: RunItem, first: CrewEvent, change: Change, webhook?: Record<string, unknown>): Promise<void> {
+    if (webhook && !this.webhooksTable) throw new Error('run store without a webhooks table: no per-run webhook');
     await this.db.send(
       new TransactWriteCommand({
         TransactItems: [
@@ -216,6 +220,17 @@ export class DynamoRunStore {
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
           },
+          ...(webhook
+            ? [
+                {
+                  Put: {
+                    TableName: this.webhooksTable,
+                    Item: webhook,
+                    ConditionExpression: 'attribute_not_exists(id)',
+                  },
+                },
+              ]
+            : []),
         ],
       }),
     );

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { EventType } from '../../shared/events/types.js';
 import { PROBE_TYPES } from '../../shared/ports/workflow.js';
 import { doc } from '../../shared/schema.js';
-import { CrewRun, CrewTemplate } from '../crews/schemas.js';
+import { CrewEvent, CrewRun, CrewTemplate } from '../crews/schemas.js';
 import { SharedClient } from '../data-shares/schemas.js';
 import { KeyInfo } from '../dataproduct/schemas.js';
 import { VersionDetail } from '../decisions/schemas.js';
@@ -178,7 +178,8 @@ export const EVENT_CATALOG: Readonly<Record<EventType, EventDescription>> = {
   'finetune.dataset.deleted': dataset('A fine-tuning dataset job was deleted (E11; data: the job as it was)'),
   'webhook.endpoint.disabled': {
     subject: 'webhooks/{id}',
-    summary: 'A webhook endpoint was disabled: by a `410 Gone`, after 5 days of failed deliveries, or by an admin (`enabled: false`)',
+    summary:
+      'A webhook endpoint was disabled: by a `410 Gone`, after 5 days of failed deliveries, or by an admin (`enabled: false`)',
     data: WebhookEndpoint,
   },
 };
@@ -193,5 +194,11 @@ export const WEBHOOK_ONLY_EVENTS: Readonly<Record<string, EventDescription>> = {
     summary:
       'A test delivery (`POST /api/webhooks/{webhook_id}/test`) to that endpoint alone: never on EventBridge nor in the feed',
     data: WebhookEndpoint,
+  },
+  'crew.run.event': {
+    subject: 'crew-runs/{correlation_id}',
+    summary:
+      "One E13 event of a crew run started with a `webhook_url` (E2), to that URL alone, in index order (`sequence` = index + 1), signed with the run's `webhook_secret`: never on EventBridge, in the feed or to other endpoints",
+    data: CrewEvent,
   },
 };

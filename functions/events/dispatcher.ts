@@ -1,17 +1,29 @@
-import type { DynamoDBRecord } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { storedEvent } from '../../shared/events/outbox.js';
+import { type StreamHandler, tableOfStream } from '../../shared/events/stream.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import type { EventBus } from '../../shared/ports/event-bus.js';
-import { eventBus, lambdaRuntimeFromEnv } from '../composition.js';
+import { toEvent } from '../crews/store.js';
+import { eventBus, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
+import { runEventEnvelope } from '../webhooks/run-endpoint.js';
 import { webhookFanout } from '../webhooks/compose-fanout.js';
-import type { StreamHandler } from './publisher.js';
 
 /** Where the dispatcher hands events besides the bus: webhooks (API.md §14). */
 export interface EventFanout {
   /** The ids of the events it could not take (they are handed again, with what follows them). */
   fanOut(events: readonly DomainEvent[]): Promise<ReadonlySet<string>>;
+  /** A crew run's E13 events (envelopes in index order) to the run's own webhook, if it has one. */
+  fanOutToRun(correlationId: string, events: readonly DomainEvent[]): Promise<ReadonlySet<string>>;
+}
+
+/** The crew-run events table (E13), whose stream feeds per-run webhooks, and the envelopes' `source`. */
+export interface RunEventsStream {
+  /** Physical table name. */
+  readonly table: string;
+  /** `dpm/<stage>` */
+  readonly origin: string;
 }
 
 type Image = Parameters<typeof unmarshall>[0];
@@ -22,15 +34,28 @@ export function recordedEvent(record: DynamoDBRecord): DomainEvent | undefined {
   return storedEvent(unmarshall(record.dynamodb.NewImage as Image));
 }
 
+/** A crew run's E13 event, as its webhook's envelope, from the events table's stream (new events only). */
+export function runEventOf(record: DynamoDBRecord, origin: string): DomainEvent | undefined {
+  if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage) return undefined;
+  return runEventEnvelope(toEvent(unmarshall(record.dynamodb.NewImage as Image)), origin);
+}
+
 /**
  * The events table's stream consumer: every recorded event goes to the stage's bus (API.md
  * §13) and to the webhook endpoints that take it (§14). Events the bus still refuses after
  * its retries, or that could not be fanned out, are batch item failures, handed again in
  * order (with what follows them) until they are taken or the record expires; the bus may
  * then get an event twice (at least once), the fan-out makes each delivery once.
+ *
+ * With `runEvents`, it also reads the crew runs' E13 events table: each event of a run
+ * started with a `webhook_url` goes to that run's webhook alone (never to the bus).
  */
-export function createDispatcher(bus: EventBus, webhooks?: EventFanout): StreamHandler {
+export function createDispatcher(bus: EventBus, webhooks?: EventFanout, runEvents?: RunEventsStream): StreamHandler {
+  const runRecords = (records: readonly DynamoDBRecord[]) =>
+    runEvents !== undefined && records.length > 0 && tableOfStream(records[0]!.eventSourceARN) === runEvents.table;
   return async (event) => {
+    // One shard of one stream per call (as Lambda hands them).
+    if (runRecords(event.Records)) return dispatchRunEvents(event.Records, runEvents!.origin, webhooks);
     const recorded: { record: DynamoDBRecord; event: DomainEvent }[] = [];
     for (const record of event.Records) {
       const e = recordedEvent(record);
@@ -65,12 +90,63 @@ export function createDispatcher(bus: EventBus, webhooks?: EventFanout): StreamH
   };
 }
 
+/** A crew run's E13 events to the run's own webhook, one run after another, each in index order. */
+async function dispatchRunEvents(
+  records: readonly DynamoDBRecord[],
+  origin: string,
+  webhooks: EventFanout | undefined,
+): Promise<DynamoDBBatchResponse> {
+  const byRun = new Map<string, { record: DynamoDBRecord; event: DomainEvent }[]>();
+  for (const record of records) {
+    let e: DomainEvent | undefined;
+    try {
+      e = runEventOf(record, origin);
+    } catch (err) {
+      logger.error('crew run event record not understood', { error: err as Error });
+      continue;
+    }
+    if (!e) continue;
+    const correlationId = String((e.data as { correlation_id: unknown }).correlation_id);
+    byRun.set(correlationId, [...(byRun.get(correlationId) ?? []), { record, event: e }]);
+  }
+  if (!webhooks || byRun.size === 0) return { batchItemFailures: [] };
+  const failedIds = new Set<string>();
+  await Promise.all(
+    [...byRun].map(async ([correlationId, list]) => {
+      const failed = await webhooks
+        .fanOutToRun(
+          correlationId,
+          list.map((r) => r.event),
+        )
+        .catch((err: unknown) => {
+          logger.warn("crew run events not fanned out to the run's webhook; handed again", {
+            correlation_id: correlationId,
+            error: err as Error,
+          });
+          return new Set(list.map((r) => r.event.id));
+        });
+      for (const id of failed) failedIds.add(id);
+    }),
+  );
+  return {
+    batchItemFailures: [...byRun.values()]
+      .flat()
+      .filter((r) => failedIds.has(r.event.id))
+      .map((r) => ({ itemIdentifier: r.record.dynamodb?.SequenceNumber ?? '' })),
+  };
+}
+
+/** The dispatcher over a runtime: the stage's bus, webhooks, and the crew runs' events. */
+export function dispatcherFor(runtime: Runtime): StreamHandler {
+  return createDispatcher(eventBus(runtime), webhookFanout(runtime), {
+    table: runtime.tableName('events'),
+    origin: runtime.eventsTable.source,
+  });
+}
+
 let lambdaHandler: StreamHandler | undefined;
 
 export const handler: StreamHandler = (event) => {
-  if (!lambdaHandler) {
-    const runtime = lambdaRuntimeFromEnv();
-    lambdaHandler = createDispatcher(eventBus(runtime), webhookFanout(runtime));
-  }
+  lambdaHandler ??= dispatcherFor(lambdaRuntimeFromEnv());
   return lambdaHandler(event);
 };

@@ -1,8 +1,9 @@
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isUnstorableInput } from '../../shared/aws/errors.js';
 import type { EventSource } from '../../shared/events/source.js';
 import { unstamped } from '../../shared/events/stamp.js';
+import { type StreamHandler, tableOfStream } from '../../shared/events/stream.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import { lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
@@ -10,14 +11,7 @@ import { eventStore } from './compose.js';
 import { EVENT_SOURCES } from './sources.js';
 import type { EventStore } from './store.js';
 
-export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
-
 type Image = Parameters<typeof unmarshall>[0];
-
-/** `arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>` → `<name>` */
-export function tableOfStream(arn: string | undefined): string | undefined {
-  return arn?.match(/:table\/([^/]+)\/stream\//)?.[1];
-}
 
 /**
  * The event a stream record carries, if any: a new or changed item whose write stamped a

@@ -8,12 +8,12 @@ import {
   delayUntil,
   MAX_DELAY_SECONDS,
 } from './delivery-queue.js';
+import { secretContext } from './run-endpoint.js';
 import { signedHeaders } from './signing.js';
 import {
   type DeliveryRecord,
   type DeliveryStore,
   isOpen,
-  secretContext,
   type Settlement,
   type StoredEndpoint,
   type WebhookStore,
@@ -35,7 +35,10 @@ export interface WebhookPoster {
 
 export interface DelivererDeps {
   readonly endpoints: Pick<WebhookStore, 'get' | 'disable' | 'noteFailure' | 'noteSuccess'>;
-  readonly deliveries: Pick<DeliveryStore, 'get' | 'claim' | 'settle' | 'waitsInLine' | 'nextInLine' | 'open'>;
+  readonly deliveries: Pick<
+    DeliveryStore,
+    'get' | 'claim' | 'settle' | 'waitsInLine' | 'nextInLine' | 'open' | 'releaseLease'
+  >;
   readonly queue: DeliveryQueue;
   readonly box: Pick<SecretBox, 'open'>;
   readonly poster: WebhookPoster;
@@ -62,7 +65,11 @@ export class WebhookDeliverer {
     const d = await deliveries.get(m.endpoint_id, m.delivery_id);
     if (!d || d.series !== m.series) return; // expired, or redelivered since: a new series has its own messages
     if (d.attempts === m.attempt + 1 && d.attempt_message === messageId) {
-      // This very message made the attempt and was handed again: what followed may be lost.
+      // This very message made the attempt and was handed again: what followed may be lost
+      // (both steps are safe to repeat).
+      const stored = await endpoints.get(d.endpoint_id);
+      const status = d.status;
+      if (stored && status !== 'pending') await this.account(stored, { ...d, status });
       await this.followUp(d);
       return;
     }
@@ -73,9 +80,19 @@ export class WebhookDeliverer {
       await queue.send([{ message: m, delaySeconds: delayUntil(m.due, now) }]);
       return;
     }
+    if (await deliveries.waitsInLine(d)) {
+      // The one before it wakes it when done; this is the fallback should that be lost.
+      const waits = (m.waits ?? 0) + 1;
+      await queue.send([
+        { message: { ...m, waits }, delaySeconds: Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(waits, 10)) },
+      ]);
+      return;
+    }
+    // Read once first in line: what the attempt before said of the endpoint (a 410 disables
+    // it before that delivery leaves the line) is seen here.
     const stored = await endpoints.get(d.endpoint_id);
     if (!stored?.endpoint.enabled) {
-      // Deleted (its deliveries stop) or disabled: failed without an attempt, out of line.
+      // Deleted (its deliveries stop) or disabled: failed without an attempt; the next in line follows.
       const why = stored ? 'not sent: the endpoint is disabled' : 'not sent: the endpoint was deleted';
       const settled = await deliveries.settle(
         d,
@@ -85,26 +102,31 @@ export class WebhookDeliverer {
       if (settled) await this.wakeNext(d);
       return;
     }
-    if (await deliveries.waitsInLine(d)) {
-      // The one before it wakes it when done; this is the fallback should that be lost.
-      const waits = (m.waits ?? 0) + 1;
-      await queue.send([
-        { message: { ...m, waits }, delaySeconds: Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(waits, 10)) },
-      ]);
+    const secrets = await this.secretsOf(stored, now);
+    if (!(await deliveries.claim(d, messageId, now, LEASE_MS))) {
+      // Another message holds this attempt. Should its worker have died (a killed local
+      // platform, whose queue forgets), this one makes the attempt once the lease is out;
+      // if that other one makes it, this one is stale by then and dropped.
+      await queue.send([{ message: m, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.ceil(LEASE_MS / 1000) + 1) }]);
       return;
     }
-    const secrets = await this.secretsOf(stored, now);
-    if (!(await deliveries.claim(d, messageId, now, LEASE_MS))) return;
     const settlement = await this.attempt(stored, d, secrets);
+    // What the attempt says of the endpoint comes first: settling frees the line, and after a
+    // 410 the next in line must find the endpoint disabled.
+    await this.account(stored, settlement);
     if (!(await deliveries.settle(d, settlement, { messageId }))) return; // redelivered meanwhile
     const after: DeliveryRecord = { ...d, ...settlement, attempts: d.attempts + 1, attempt_message: messageId };
     await this.followUp(after);
-    await this.account(stored, settlement);
   }
 
-  /** Queues every open delivery's current attempt again (the local platform, whose queue forgets on restart). */
+  /**
+   * Queues every open delivery's current attempt again: the local platform at start, whose
+   * queue forgot its messages, and whose data directory lock says no other worker is making
+   * an attempt (the leases of a killed one are let go; its attempts are made again).
+   */
   async requeueOpen(): Promise<number> {
     const open = await this.deps.deliveries.open();
+    for (const d of open) await this.deps.deliveries.releaseLease(d);
     const now = this.now();
     await this.deps.queue.send(open.map((d) => currentMessage(d, now)));
     return open.length;

@@ -1,6 +1,7 @@
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
+import { runEndpointId } from './run-endpoint.js';
 import { type DeliveryStore, newDelivery, type WebhookStore } from './store.js';
 
 /** Whether an endpoint taking `eventTypes` (types, `prefix.*`, `*`; `dpm.` may lead) takes events of `type`. */
@@ -15,7 +16,7 @@ export function takes(eventTypes: readonly string[], type: string): boolean {
 }
 
 export interface FanoutDeps {
-  readonly endpoints: Pick<WebhookStore, 'enabled'>;
+  readonly endpoints: Pick<WebhookStore, 'enabled' | 'get'>;
   readonly deliveries: Pick<DeliveryStore, 'create'>;
   readonly queue: DeliveryQueue;
   readonly now?: () => number;
@@ -67,6 +68,41 @@ export class WebhookFanout {
         }
       }),
     );
+    return failed;
+  }
+
+  /**
+   * A crew run's E13 events (as `dpm.crew.run.event` envelopes, in index order) to the run's
+   * own endpoint, when it has one that is enabled (API.md §14, per-run webhooks). Answers
+   * the ids not fanned out: that one and every later one, handed again in order.
+   */
+  async fanOutToRun(correlationId: string, events: readonly DomainEvent[]): Promise<ReadonlySet<string>> {
+    const failed = new Set<string>();
+    let stored;
+    try {
+      stored = await this.deps.endpoints.get(runEndpointId(correlationId));
+    } catch (err) {
+      logger.warn("crew run's webhook not read; events handed again", {
+        correlation_id: correlationId,
+        error: err as Error,
+      });
+      return new Set(events.map((e) => e.id));
+    }
+    if (!stored?.forRun || !stored.endpoint.enabled) return failed;
+    const ordered = [...events].sort((a, b) => a.sequence - b.sequence);
+    for (const [i, event] of ordered.entries()) {
+      try {
+        await this.deliver(event, [stored.endpoint.id]);
+      } catch (err) {
+        logger.warn("crew run event not fanned out to the run's webhook; handed again", {
+          correlation_id: correlationId,
+          event_id: event.id,
+          error: err as Error,
+        });
+        for (const later of ordered.slice(i)) failed.add(later.id);
+        break;
+      }
+    }
     return failed;
   }
 

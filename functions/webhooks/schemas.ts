@@ -3,6 +3,7 @@ import { EVENT_TYPES } from '../../shared/events/types.js';
 import { PageQuery } from '../../shared/http/params.js';
 import { pydanticIssue } from '../../shared/http/validation.js';
 import { component, doc } from '../../shared/schema.js';
+import { webhookUrl } from '../../shared/http/webhook-url.js';
 
 /** The statuses of a delivery (API.md §14). */
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'retrying', 'failed'] as const;
@@ -47,20 +48,7 @@ const EventTypes = doc(
   { example: ['decision.version.approved', 'crew.run.*'] },
 );
 
-/** An http(s) URL, as pydantic's HttpUrl reads one (`url_parsing`, `url_scheme`). */
-const Url = doc(
-  z.string().check(
-    z.maxLength(2048),
-    z.url({ abort: true }),
-    z.refine((u) => /^https?:$/i.test(new URL(u).protocol), {
-      params: pydanticIssue('url_scheme', "URL scheme should be 'http' or 'https'", {
-        expected_schemes: "'http' or 'https'",
-      }),
-    }),
-  ),
-  'where deliveries are POSTed: `https`, or `http` to a host in WEBHOOK_ALLOWED_HOSTS; never a link-local, metadata or unspecified address',
-  { example: 'https://hooks.example.com/dpm' },
-);
+const Url = webhookUrl('where deliveries are POSTed');
 
 const Description = doc(z.nullable(z.string().check(z.maxLength(1000))), 'what the endpoint is for', {
   example: 'data catalog sync',

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Invalid, NotFound, valueError } from '../../shared/errors.js';
@@ -7,6 +7,7 @@ import type { SecretBox } from '../../shared/secrets.js';
 import { redactUrl } from '../../shared/redact.js';
 import { nowIso } from '../../shared/time.js';
 import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
+import { newWebhookSecret, secretContext } from './run-endpoint.js';
 import type {
   DeliveriesQuery,
   WebhookCreateRequest,
@@ -19,14 +20,10 @@ import {
   type DeliveryStore,
   type EndpointFields,
   newDelivery,
-  secretContext,
   type StoredEndpoint,
   toDelivery,
   type WebhookStore,
 } from './store.js';
-
-/** A new signing secret (API.md §14): `whsec_` + base64 of 32 random bytes. */
-const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** A rotated-out secret keeps signing this long (API.md §14). */
 export const PREVIOUS_SECRET_MS = 86_400_000;
@@ -57,7 +54,7 @@ export class WebhookService {
     this.checkUrl(req.url);
     const id = randomUUID();
     const at = nowIso();
-    const secret = newSecret();
+    const secret = newWebhookSecret();
     const endpoint: WebhookEndpoint = {
       id,
       url: req.url,
@@ -117,7 +114,7 @@ export class WebhookService {
   async rotateSecret(id: string): Promise<WebhookEndpointWithSecret> {
     for (let round = 0; round < ROUNDS; round++) {
       const current = await this.stored(id);
-      const secret = newSecret();
+      const secret = newWebhookSecret();
       const sealed = await this.deps.box.seal(secret, secretContext(id));
       const now = Date.now();
       const until = new Date(now + PREVIOUS_SECRET_MS).toISOString();
@@ -198,7 +195,8 @@ export class WebhookService {
 
   private async stored(id: string): Promise<StoredEndpoint> {
     const stored = await this.deps.endpoints.get(id);
-    if (!stored) throw new NotFound(`No webhook ${id}`);
+    // A crew run's own endpoint is the run's, not the API's.
+    if (!stored || stored.forRun) throw new NotFound(`No webhook ${id}`);
     return stored;
   }
 

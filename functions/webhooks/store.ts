@@ -14,6 +14,7 @@ import { decodeCursor, queryAll, queryPage, type Page } from '../../shared/aws/p
 import { STAMP_ATTRIBUTES, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change, DomainEvent } from '../../shared/events/types.js';
 import type { Sealed } from '../../shared/secrets.js';
+import { RUN_ENDPOINT_KIND } from './run-endpoint.js';
 import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from './schemas.js';
 
 const LIST_PK = 'webhook';
@@ -27,6 +28,8 @@ export interface StoredEndpoint {
   readonly previousSecret: { readonly sealed: Sealed; readonly until: string } | undefined;
   /** Since when every delivery attempt has failed (none succeeded since); undefined when one did. */
   readonly failingSince: string | undefined;
+  /** A crew run's own endpoint (run-endpoint.ts): deliveries only, never in the webhooks API. */
+  readonly forRun: boolean;
 }
 
 /** The fields an update may set. */
@@ -34,9 +37,6 @@ export type EndpointFields = Partial<
   Pick<WebhookEndpoint, 'url' | 'event_types' | 'description' | 'enabled' | 'disabled_reason'>
 > &
   Pick<WebhookEndpoint, 'updated_at'>;
-
-/** What the seal of an endpoint's secret is bound to: it cannot be moved to another endpoint. */
-export const secretContext = (id: string) => `webhook:${id}`;
 
 /** Webhook endpoints as the services see them (DynamoWebhookStore below implements them). */
 export type WebhookStore = Pick<DynamoWebhookStore, keyof DynamoWebhookStore>;
@@ -166,11 +166,15 @@ export class DynamoWebhookStore {
     }
   }
 
-  /** Deletes an endpoint; false when there was none. */
+  /** Deletes an endpoint of the API (never a crew run's own); false when there was none. */
   async delete(id: string): Promise<boolean> {
     return conditionally(
       this.db.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { id },
+          ConditionExpression: 'attribute_exists(id) AND attribute_not_exists(kind)',
+        }),
       ),
     );
   }
@@ -266,6 +270,8 @@ const INTERNAL = new Set<string>([
   'previous_until',
   'failing_since',
   'test_seq',
+  'kind',
+  'expires_at',
 ]);
 
 /** The endpoint as GET answers it (never a secret), fields in the contract's order. */
@@ -295,6 +301,7 @@ function stored(item: Record<string, unknown>): StoredEndpoint {
         ? { sealed: item.previous_secret as Sealed, until: item.previous_until }
         : undefined,
     failingSince: typeof item.failing_since === 'string' ? item.failing_since : undefined,
+    forRun: item.kind === RUN_ENDPOINT_KIND,
   };
 }
 
@@ -463,6 +470,26 @@ export class DynamoDeliveryStore {
       ExpressionAttributeValues: { ':open': 'open' },
     });
     return items.map(toRecord);
+  }
+
+  /**
+   * Lets go of the lease on a delivery's current attempt, made by a worker known to be gone
+   * (a local platform's, before the restart): the next message may make the attempt at once.
+   */
+  async releaseLease(d: DeliveryRecord): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: deliveryKey(d.endpoint_id, d.id),
+          UpdateExpression: 'REMOVE lease_until',
+          ConditionExpression:
+            'series = :series AND attempts = :attempts AND #open = :open AND attribute_exists(lease_until)',
+          ExpressionAttributeNames: { '#open': 'open' },
+          ExpressionAttributeValues: { ':series': d.series, ':attempts': d.attempts, ':open': 'open' },
+        }),
+      ),
+    );
   }
 
   /**

@@ -104,6 +104,26 @@ describe('the secret scan', () => {
     expect(findings.every((f) => f.kind === 'data-share-secret')).toBe(true);
   });
 
+  it("allows a run's webhook secret only in the E2 answer that made it: not in a delivery, the run or the feed", () => {
+    const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+    const started = exchange('POST', '/api/crew-templates/t-1/run', 202, {
+      correlation_id: 'c-1',
+      status: 'pending',
+      message: 'queued',
+      webhook_secret: secret,
+    });
+    const clean = exchange('DELIVERY', '(webhook receiver) /runs', 200, { type: 'dpm.crew.run.event', data: {} });
+    expect(scan(input([started, clean])).findings).toEqual([]);
+    expect(scan(input([started])).learned).toEqual({ 'webhook-secret': 1 });
+    const delivered = exchange('DELIVERY', '(webhook receiver) /runs', 200, { data: { message: secret } });
+    const run = exchange('GET', '/api/crew-runs/c-1', 200, { correlation_id: 'c-1', webhook_secret: secret });
+    const { findings } = scan(input([started, delivered, run]));
+    expect(findings.map((f) => f.where)).toEqual([
+      expect.stringContaining('DELIVERY (webhook receiver) /runs'),
+      expect.stringContaining('GET /api/crew-runs/c-1'),
+    ]);
+  });
+
   it('learns write-only fields from what the tests send and allows them in no response', () => {
     const put = (status: number, response: unknown, body: unknown) =>
       exchange('PUT', '/api/migration/connections/db', status, response, { body: JSON.stringify(body) });
@@ -250,6 +270,11 @@ describe('the integration run', () => {
       for (const kind of ['psk-secret', 'data-share-secret', 'objstore-secret-key', 'connection-password']) {
         expect(result.learned[kind] ?? 0, `no ${kind} learned from the probes`).toBeGreaterThan(0);
       }
+    }
+    // With the webhook tests in the run, what their receivers got was read too.
+    if ([...files].some((f) => f.endsWith('run-webhooks.test.ts') || f.endsWith('webhooks-delivery.test.ts'))) {
+      expect(exchanges.filter((e) => e.method === 'DELIVERY').length, 'no webhook delivery read').toBeGreaterThan(0);
+      expect(result.learned['webhook-secret'] ?? 0, 'no webhook secret learned').toBeGreaterThan(0);
     }
     expect(
       result.findings.length,

@@ -95,6 +95,16 @@ export const DISCLOSURES: readonly Disclosure[] = [
     once: true,
     contract: 'API.md §14: the new signing secret is shown only in the rotation answer',
   },
+  {
+    kind: 'webhook-secret',
+    method: 'POST',
+    path: /^\/api\/crew-templates\/[^/]+\/run$/,
+    status: 202,
+    field: 'webhook_secret',
+    owner: 'correlation_id',
+    once: true,
+    contract: "API.md §14 (per-run webhooks): E2's answer adds `webhook_secret` when the body has `webhook_url`",
+  },
 ];
 
 /** Request fields that are write-only: whatever a client sends there never comes back (API.md §5). */

@@ -77,7 +77,8 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
     it('streams new and old images of exactly the tables that declare a stream', () => {
       const streamed = tableEntries.filter(([, def]) => def.stream === true).map(([key]) => key);
       expect(streamed).toContain('domainEvents');
-      expect(streamed).not.toContain('events');
+      // crew run events: the dispatcher sends them to their runs' own webhooks
+      expect(streamed).toContain('events');
       for (const [key, def] of tableEntries) {
         const table = stateful.toJSON().Resources[tableId(def)] as Resource;
         expect(table.Properties.StreamSpecification, key).toEqual(
@@ -205,10 +206,12 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
       },
     );
 
-    it('has the publisher read every domain table stream but its own, and the dispatcher the events table only', () => {
+    it('has the publisher read every domain table stream, and the dispatcher the events table and crew run events', () => {
       const streamed = tableEntries.filter(([, def]) => def.stream === true).map(([key]) => key);
-      expect([...publisher.streams].sort()).toEqual(streamed.filter((k) => k !== 'domainEvents').sort());
-      expect(dispatcher.streams).toEqual(['domainEvents']);
+      expect(dispatcher.streams).toEqual(['domainEvents', 'events']);
+      expect([...publisher.streams].sort()).toEqual(
+        streamed.filter((k) => !(dispatcher.streams as readonly string[]).includes(k)).sort(),
+      );
       expect(STREAM_RETRY.retryAttempts).toBeGreaterThan(0);
       expect(STREAM_RETRY.maxRecordAgeHours).toBeLessThanOrEqual(24);
       // Every stream has exactly one reader (DynamoDB serves at most two per shard).
@@ -406,9 +409,9 @@ describe('event archive retention', () => {
 
 describe('stream consumer checks', () => {
   it('refuses to synthesize a consumer of a table without a stream', () => {
-    expect(() => synthesize('dev', { streamConsumers: [{ ...publisher, streams: ['decisions', 'events'] }] })).toThrow(
-      /^stream consumer "events-publisher" reads table "events", which has no stream$/,
-    );
+    expect(() =>
+      synthesize('dev', { streamConsumers: [{ ...publisher, streams: ['decisions', 'mcpServers', 'idpClients'] }] }),
+    ).toThrow(/^stream consumer "events-publisher" reads table "idp-clients", which has no stream$/);
   });
 
   it('refuses to synthesize a consumer without a dead-letter queue in the stateful stack', () => {

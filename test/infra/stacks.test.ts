@@ -900,7 +900,9 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
     it('gives KMS_KEY_ID to exactly the groups that seal secrets', () => {
       const sealers = groups.filter((g) => g.usesKms).map((g) => g.name);
       expect(sealers).toContain('data-shares');
-      for (const other of ['platform', 'decisions', 'crews', 'dataproduct', 'mcps', 'finetune']) {
+      // a crew run's own webhook secret (E2 `webhook_url`) is sealed where the run is made
+      expect(sealers).toContain('crews');
+      for (const other of ['platform', 'decisions', 'dataproduct', 'mcps', 'finetune']) {
         expect(sealers).not.toContain(other);
       }
       for (const fn of functionDefs) {

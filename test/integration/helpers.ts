@@ -77,6 +77,22 @@ function record(line: RecordInput): void {
   appendRecord(inject('dataDir'), caller(), line);
 }
 
+/**
+ * A webhook delivery a test's receiver got, recorded as what the service sent (no secret
+ * may be in one: no disclosure matches a receiver's path) for the secret hygiene check.
+ */
+export function recordDelivery(hook: { path: string; headers: Record<string, unknown>; body: string }): void {
+  record({
+    type: 'exchange',
+    method: 'DELIVERY',
+    path: `(webhook receiver) ${hook.path}`,
+    request: {},
+    status: 200,
+    responseHeaders: Object.fromEntries(Object.entries(hook.headers).map(([k, v]) => [k, String(v)])),
+    responseText: hook.body,
+  });
+}
+
 /** A Bearer token for `name` from the test issuer. */
 export function token(name: string, options: TokenOptions = {}): Promise<string> {
   return mintToken(inject('privateJwk'), { issuer: inject('issuer'), audience: inject('audience') }, name, options);

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually, type ReceivedHook, WebhookReceiver } from '../support/webhook-receiver.js';
 import { REBINDING_SUFFIX, WEBHOOK_RETRY_SCHEDULE } from './global-setup.js';
-import { api, db, slug, table, token } from './helpers.js';
+import { api, db, recordDelivery, slug, table, token } from './helpers.js';
 
 /**
  * Webhook deliveries (API.md §14) end to end: the test platform's dispatcher fans recorded
@@ -16,7 +16,7 @@ import { api, db, slug, table, token } from './helpers.js';
 let admin: string;
 let author: string;
 let approver: string;
-const receiver = new WebhookReceiver();
+const receiver = new WebhookReceiver(recordDelivery);
 const made: string[] = [];
 const secrets: string[] = [];
 

@@ -27,6 +27,9 @@ export class WebhookReceiver {
   private server: Server | undefined;
   private port = 0;
 
+  /** `onReceive` sees every request as it arrives (the integration tests record them). */
+  constructor(private readonly onReceive?: (hook: ReceivedHook) => void) {}
+
   async start(): Promise<this> {
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -40,7 +43,9 @@ export class WebhookReceiver {
         } catch {
           event = {} as ReceivedHook['event'];
         }
-        this.received.push({ path, headers: req.headers, body, event, at: Date.now() });
+        const hook = { path, headers: req.headers, body, event, at: Date.now() };
+        this.received.push(hook);
+        this.onReceive?.(hook);
         res.writeHead(this.answer(path)).end();
       });
     });

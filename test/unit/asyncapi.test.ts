@@ -113,7 +113,7 @@ describe('the committed AsyncAPI document', () => {
     expect(Object.keys(EVENT_CATALOG).sort()).toEqual([...EVENT_TYPES].sort());
     // and the webhooks' own test delivery (API.md §14), which no domain event is
     const types = [...EVENT_TYPES, ...Object.keys(WEBHOOK_ONLY_EVENTS)];
-    expect(Object.keys(WEBHOOK_ONLY_EVENTS)).toEqual(['webhook.test']);
+    expect(Object.keys(WEBHOOK_ONLY_EVENTS)).toEqual(['webhook.test', 'crew.run.event']);
     expect(Object.keys(doc.components.messages).sort()).toEqual(types.sort());
     const [channelName, channel] = Object.entries<Json>(doc.channels)[0]!;
     const operation = Object.values<Json>(doc.operations)[0]!;
@@ -127,6 +127,9 @@ describe('the committed AsyncAPI document', () => {
     expect(operation.messages).toHaveLength(types.length);
     expect(dataOf('webhook.test')).toEqual({ $ref: '#/components/schemas/WebhookEndpoint' });
     expect(narrowing('webhook.test').properties.type.enum).toEqual(['dpm.webhook.test']);
+    // per-run webhooks (E2 `webhook_url`): the E13 event is the data
+    expect(dataOf('crew.run.event')).toEqual({ $ref: '#/components/schemas/CrewEvent' });
+    expect(narrowing('crew.run.event').properties.type.enum).toEqual(['dpm.crew.run.event']);
   });
 
   it('gives every message the CloudEvents envelope as payload, narrowed to its own type, subject and data', () => {

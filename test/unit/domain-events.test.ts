@@ -3,7 +3,8 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { decisionEvents } from '../../functions/decisions/events.js';
 import { createDispatcher, recordedEvent } from '../../functions/events/dispatcher.js';
-import { createPublisher, eventOf, tableOfStream } from '../../functions/events/publisher.js';
+import { createPublisher, eventOf } from '../../functions/events/publisher.js';
+import { tableOfStream } from '../../shared/events/stream.js';
 import { feedFilter } from '../../functions/events/service.js';
 import type { RecordResult } from '../../functions/events/store.js';
 import { eventItem } from '../../shared/events/outbox.js';
@@ -122,7 +123,10 @@ describe('the publisher', () => {
     const out: DynamoDBRecord[] = [];
     let old: Record<string, unknown> | undefined;
     for (let i = 0; i < n; i++) {
-      const item = { ...version(v, i === 0 ? 'draft' : 'submitted'), ...stampNew(change('decision.version.created'), i) };
+      const item = {
+        ...version(v, i === 0 ? 'draft' : 'submitted'),
+        ...stampNew(change('decision.version.created'), i),
+      };
       out.push(record(old ? 'MODIFY' : 'INSERT', item, old));
       old = item;
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeliveryMessage } from '../../functions/webhooks/delivery-queue.js';
 import { delayUntil, MAX_DELAY_SECONDS } from '../../functions/webhooks/delivery-queue.js';
-import { type DelivererDeps, DISABLE_AFTER_MS, WebhookDeliverer } from '../../functions/webhooks/delivery.js';
+import { type DelivererDeps, DISABLE_AFTER_MS, LEASE_MS, WebhookDeliverer } from '../../functions/webhooks/delivery.js';
 import { takes } from '../../functions/webhooks/fanout.js';
 import { eventTypeEntryError } from '../../functions/webhooks/schemas.js';
 import { type DeliveryRecord, isOpen, type Settlement, type StoredEndpoint } from '../../functions/webhooks/store.js';
@@ -14,7 +14,16 @@ const SEALED: Sealed = { v: 1, key: 'k', iv: 'i', tag: 't', data: 'd' };
 const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 
-function world(options: { status?: number; schedule?: number[]; failingSince?: string; enabled?: boolean } = {}) {
+function world(
+  options: {
+    status?: number;
+    schedule?: number[];
+    failingSince?: string;
+    enabled?: boolean;
+    /** Another message's lease on the attempt, until then (epoch ms). */
+    leasedUntil?: number;
+  } = {},
+) {
   let now = T0;
   const endpoint: StoredEndpoint = {
     endpoint: {
@@ -32,6 +41,7 @@ function world(options: { status?: number; schedule?: number[]; failingSince?: s
     secret: SEALED,
     previousSecret: undefined,
     failingSince: options.failingSince,
+    forRun: false,
   };
   let delivery: DeliveryRecord = {
     id: 'd1',
@@ -67,8 +77,9 @@ function world(options: { status?: number; schedule?: number[]; failingSince?: s
     },
     deliveries: {
       get: async () => delivery,
-      claim: async (d, messageId) => {
+      claim: async (d, messageId, nowMs) => {
         if (d.attempts !== delivery.attempts || !isOpen(delivery.status)) return false;
+        if (options.leasedUntil !== undefined && nowMs <= options.leasedUntil) return false;
         delivery = { ...delivery, attempt_message: messageId };
         return true;
       },
@@ -80,6 +91,7 @@ function world(options: { status?: number; schedule?: number[]; failingSince?: s
       waitsInLine: async () => false,
       nextInLine: async () => undefined,
       open: async () => [delivery],
+      releaseLease: async () => undefined,
     },
     queue: { send: async (messages) => void sent.push(...messages) },
     box: { open: async () => SECRET },
@@ -112,6 +124,18 @@ function world(options: { status?: number; schedule?: number[]; failingSince?: s
 }
 
 describe('the webhook delivery worker', () => {
+  it('sends again, after the lease, a message whose attempt another one holds (its worker may have died)', async () => {
+    const w = world({ leasedUntil: T0 + LEASE_MS });
+    await w.deliverer.handle(w.message(0), 'after-restart');
+    expect(w.posts).toEqual([]);
+    expect(w.sent).toEqual([{ message: w.message(0), delaySeconds: LEASE_MS / 1000 + 1 }]);
+    // Once the lease is out, the message makes the attempt nobody made.
+    w.at(T0 + LEASE_MS + 1000);
+    await w.deliverer.handle(w.sent[0]!.message, 'after-restart');
+    expect(w.posts).toHaveLength(1);
+    expect(w.delivery()).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+
   it('waits out a delay longer than SQS allows in steps of at most 15 minutes, attempting nothing', async () => {
     const w = world();
     const due = T0 + 2 * 3600_000;

@@ -1,0 +1,24 @@
+import * as z from 'zod/mini';
+import { pydanticIssue } from './validation.js';
+import { doc } from '../schema.js';
+
+/**
+ * A webhook URL (API.md §14), as pydantic's HttpUrl reads one (`url_parsing`,
+ * `url_scheme`): for endpoints and for a crew run's `webhook_url` (E2). What may be
+ * reached (https, or http to WEBHOOK_ALLOWED_HOSTS; never link-local, metadata or
+ * unspecified addresses) is the URL rules' to say, at creation and when connecting.
+ */
+export const webhookUrl = (description: string) =>
+  doc(
+    z.string().check(
+      z.maxLength(2048),
+      z.url({ abort: true }),
+      z.refine((u) => /^https?:$/i.test(new URL(u).protocol), {
+        params: pydanticIssue('url_scheme', "URL scheme should be 'http' or 'https'", {
+          expected_schemes: "'http' or 'https'",
+        }),
+      }),
+    ),
+    `${description}: \`https\`, or \`http\` to a host in WEBHOOK_ALLOWED_HOSTS; never a link-local, metadata or unspecified address`,
+    { example: 'https://hooks.example.com/dpm' },
+  );
