@@ -22,6 +22,11 @@ export interface GroupDefinition {
   readonly usesKms?: boolean;
   /** Files read at run time, copied beside the Lambda bundle: folder → paths from the project root. */
   readonly bundledFiles?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * The group's Lambda timeout instead of the stage's API timeout; below API Gateway's
+   * 30 s integration timeout (HTTP API), which ends a request anyway.
+   */
+  readonly timeoutSeconds?: number;
 }
 
 export const GROUPS = [
@@ -65,6 +70,8 @@ export const GROUPS = [
     },
     sendsTo: ['crewRuns'],
     usesKms: true,
+    // E13 long polls wait up to 20 s (MAX_WAIT_SECONDS) for the next event.
+    timeoutSeconds: 28,
   },
   {
     name: 'dataproduct',

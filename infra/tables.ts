@@ -99,8 +99,14 @@ export const TABLES = {
     id: 'crew-runs',
     stream: true,
     partitionKey: S('correlation_id'),
-    // Sparse: only unfinished runs carry `open`, so they can be found and queued again.
-    indexes: [{ name: 'open_runs', partitionKey: S('open'), sortKey: S('created_at') }],
+    indexes: [
+      // Sparse: only unfinished runs carry `open`, so they can be found and queued again.
+      { name: 'open_runs', partitionKey: S('open'), sortKey: S('created_at') },
+      // GET /api/crew-runs, newest first. CloudFormation adds one index to a table per
+      // update: the owner index (own runs without reading others') comes in a later release;
+      // until then own runs are this index filtered by principal.
+      BY_CREATED,
+    ],
     ttlAttribute: 'expires_at',
   },
   /**

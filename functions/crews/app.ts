@@ -8,6 +8,7 @@ import {
   CrewTemplate,
   EventsQuery,
   RunHandle,
+  RunListQuery,
   RunParams,
   RunRequest,
   TemplateParams,
@@ -132,6 +133,30 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
     )
     .endpoint(
       {
+        name: 'list_runs',
+        method: 'get',
+        path: '/api/crew-runs',
+        summary: "List crew runs, newest first: the caller's own (an admin's: every run)",
+        tags: RUNS,
+        access: 'user',
+        request: { query: RunListQuery },
+        success: { status: 200, description: 'Runs; more in `X-Next-Cursor`', schema: z.array(CrewRun) },
+      },
+      async (c, { query, caller }) => {
+        const page = await service.listRuns(
+          {
+            ...(query.status !== undefined ? { status: query.status } : {}),
+            ...(query.template_id !== undefined ? { templateId: query.template_id } : {}),
+          },
+          query.limit,
+          query.cursor,
+          caller,
+        );
+        return pageJson(c, page);
+      },
+    )
+    .endpoint(
+      {
         name: 'get_run',
         method: 'get',
         path: '/api/crew-runs/{correlation_id}',
@@ -149,7 +174,7 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         name: 'poll_events',
         method: 'get',
         path: '/api/events/{correlation_id}',
-        summary: 'Poll the events of a crew run from an index (E13)',
+        summary: 'Poll the events of a crew run from an index (E13), optionally waiting for the next (long poll)',
         tags: RUNS,
         access: 'user',
         request: { params: RunParams, query: EventsQuery },
@@ -162,6 +187,9 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         errors: [403, 404],
       },
       async (c, { params, query, caller }) =>
-        c.json(await service.events(params.correlation_id, query.start ?? query.start_index ?? 0, caller), 200),
+        c.json(
+          await service.events(params.correlation_id, query.start ?? query.start_index ?? 0, caller, query.wait ?? 0),
+          200,
+        ),
     );
 }

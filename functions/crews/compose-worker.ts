@@ -2,6 +2,7 @@ import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
 import { chatModel, type Runtime } from '../composition.js';
 import { SqsRunQueue } from './run-queue.js';
+import { InProcessRunSignals, notifyingAppends } from './signals.js';
 import { CrewRunner } from './runner.js';
 import { StepExecutor } from './steps.js';
 import { DynamoRunStore, type RunStore } from './store.js';
@@ -16,9 +17,18 @@ export function runQueue(runtime: Runtime): SqsRunQueue {
   return new SqsRunQueue(sqsAccess(runtime.config), runtime.config.crewRunQueueUrl);
 }
 
+/**
+ * This process's run signals: where the API and the worker share a process (`npm start`),
+ * E13 long polls wake on the worker's appends; elsewhere nothing notifies and they poll.
+ */
+export const runSignals = new InProcessRunSignals();
+
 /** With `webhooksTable`, runs may be created with their own webhook endpoint (the API's). */
 export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
-  return new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'), webhooksTable);
+  return notifyingAppends(
+    new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'), webhooksTable),
+    runSignals,
+  );
 }
 
 /** What the worker and the dead-letter handler run: the steps, over HTTP and the configured model. */

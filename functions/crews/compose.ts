@@ -1,7 +1,7 @@
 import { secrets, type Runtime } from '../composition.js';
 import { webhookHttp } from '../webhooks/compose-stores.js';
 import type { CrewsDeps } from './app.js';
-import { runQueue, runStore } from './compose-worker.js';
+import { runQueue, runSignals, runStore } from './compose-worker.js';
 import { CrewService } from './service.js';
 import { DynamoTemplateStore } from './store.js';
 
@@ -13,6 +13,7 @@ export function crewService(runtime: Runtime): CrewService {
     runQueue(runtime),
     { eventsTtlDays: runtime.config.eventsTtlDays },
     { urls: webhookHttp(runtime), box: secrets(runtime) },
+    runSignals,
   );
 }
 

@@ -122,10 +122,13 @@ export class CrewRunner {
     }
     // Keyed by step ids (the template's names): no inherited keys.
     const outputs: Record<string, unknown> = Object.create(null);
+    // The run's `progress` is written with the events that move it.
+    let completed = 0;
     for (const step of run.steps) {
       const done = stepEvent('step.completed', step.id);
       if (done) {
         outputs[step.id] = done.data?.output ?? null;
+        completed++;
         continue;
       }
       const failed = stepEvent('step.failed', step.id);
@@ -142,7 +145,9 @@ export class CrewRunner {
       }
       if (deadline && deadline.remainingMs() < stepBudgetMs(step)) throw new OutOfTime();
       if (!stepEvent('step.started', step.id))
-        await append('step.started', `Step ${step.id} (${step.kind}) started`, step.id);
+        await append('step.started', `Step ${step.id} (${step.kind}) started`, step.id, undefined, {
+          current_step: step.id,
+        });
       const outcome = await this.steps.execute(step, { values: run.values, outputs });
       if (!outcome.ok) {
         log.info('crew step failed', { step_id: step.id, error: outcome.error });
@@ -160,7 +165,14 @@ export class CrewRunner {
         );
         return;
       }
-      await append('step.completed', `Step ${step.id} completed`, step.id, { output: outcome.output });
+      completed++;
+      await append(
+        'step.completed',
+        `Step ${step.id} completed`,
+        step.id,
+        { output: outcome.output },
+        { completed_steps: completed, current_step: null },
+      );
       outputs[step.id] = outcome.output;
     }
     await append(

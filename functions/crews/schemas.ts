@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { intParam } from '../../shared/http/params.js';
+import { intParam, PageQuery } from '../../shared/http/params.js';
 import { component, doc } from '../../shared/schema.js';
 import { webhookUrl } from '../../shared/http/webhook-url.js';
 import { MAX_ERROR_BYTES, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
@@ -278,6 +278,17 @@ export const CrewRun = component(
       z.nullable(z.string()),
       `why the run failed (at most ${MAX_ERROR_BYTES / 1024} KiB); null unless it failed`,
     ),
+    progress: doc(
+      z.object({
+        completed_steps: doc(z.int(), 'steps completed so far'),
+        total_steps: doc(z.int(), "the run's steps (its template's when it started)"),
+        current_step: doc(
+          z.nullable(z.string()),
+          'the step running, or the one the run failed at; null before the first step and once it succeeded',
+        ),
+      }),
+      'how far the run is',
+    ),
   }),
 );
 export type CrewRun = z.infer<typeof CrewRun>;
@@ -313,6 +324,15 @@ export const CrewEvent = component(
 );
 export type CrewEvent = z.infer<typeof CrewEvent>;
 
+export const RunListQuery = z.extend(PageQuery, {
+  status: doc(z.optional(z.enum(RUN_STATUSES)), 'only runs in this status'),
+  template_id: doc(z.optional(z.string().check(z.minLength(1), z.maxLength(64))), 'only runs of this template'),
+});
+export type RunListQuery = z.infer<typeof RunListQuery>;
+
+/** The longest E13 long poll (`wait`), in seconds. */
+export const MAX_WAIT_SECONDS = 20;
+
 /** E13 path: exactly 36 characters (the UUID E2 returned). */
 export const RunParams = z.object({
   correlation_id: doc(
@@ -331,4 +351,9 @@ export const EventsQuery = z.object({
     type: 'integer',
     minimum: 0,
   }),
+  wait: doc(
+    z.optional(intParam({ min: 0, max: MAX_WAIT_SECONDS })),
+    `long poll (seconds, 0–${MAX_WAIT_SECONDS}, default 0): when no event at or after \`start\` exists yet and the run has not finished, the answer waits up to this long and comes as soon as one is written`,
+    { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0 },
+  ),
 });

@@ -22,7 +22,11 @@ import { fittingPage } from './limits.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
 import { type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
 import { runChange } from './events.js';
+import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
 import { references } from './templating.js';
+
+/** A run in one of these has no more events to come. */
+const FINISHED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
 
 /** Where runs go to be executed (the crew-run queue). */
 export interface RunQueue {
@@ -215,6 +219,7 @@ export class CrewService {
     private readonly queue: RunQueue,
     private readonly settings: CrewSettings,
     private readonly webhooks?: RunWebhooks,
+    private readonly signals: RunSignals = new InProcessRunSignals(),
   ) {}
 
   async createTemplate(req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
@@ -383,15 +388,44 @@ export class CrewService {
   }
 
   /**
-   * E13: events with index ≥ start: one GetItem (ownership) and one Query from `start`; as
-   * many as fit in 1 MiB of JSON (the client continues after the last index).
+   * Runs newest first: the caller's own (by principal, API.md §1), an admin's every run.
+   * Runs stored before principals were are in no one's own list.
    */
-  async events(correlationId: string, start: number, caller: Caller): Promise<CrewEvent[]> {
-    const [, events] = await Promise.all([
+  async listRuns(
+    filter: { status?: CrewRun['status']; templateId?: string },
+    limit: number,
+    cursor: string | undefined,
+    caller: Caller,
+  ): Promise<Page<CrewRun>> {
+    const page = await this.runs.list(
+      { ...filter, ...(isAdmin(caller) ? {} : { owner: caller.principal }) },
+      limit,
+      cursor,
+    );
+    return { items: page.items.map(toRun), nextCursor: page.nextCursor };
+  }
+
+  /**
+   * E13: events with index ≥ start: one GetItem (ownership) and one Query from `start`; as
+   * many as fit in 1 MiB of JSON (the client continues after the last index). With
+   * `waitSeconds` and nothing to answer yet from a run still going, a long poll: the Query
+   * again when this process writes one of the run's events (signals) or every
+   * LONG_POLL_INTERVAL_MS, until one is there or the time is up (then `[]`).
+   */
+  async events(correlationId: string, start: number, caller: Caller, waitSeconds = 0): Promise<CrewEvent[]> {
+    const [run, events] = await Promise.all([
       this.ownRun(correlationId, caller),
       this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL),
     ]);
-    return fittingPage(events);
+    if (events.length > 0 || waitSeconds <= 0 || FINISHED_STATUSES.has(run.status)) return fittingPage(events);
+    const deadline = Date.now() + waitSeconds * 1000;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) return [];
+      await this.signals.next(correlationId, Math.min(LONG_POLL_INTERVAL_MS, left));
+      const more = await this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL);
+      if (more.length > 0) return fittingPage(more);
+    }
   }
 
   private async ownRun(correlationId: string, caller: Caller): Promise<RunItem> {

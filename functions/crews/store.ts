@@ -149,11 +149,17 @@ export const toRun = (item: RunItem): CrewRun => ({
   finished_at: item.finished_at ?? null,
   event_count: item.event_count,
   error: item.error ?? null,
+  progress: {
+    // Runs stored before progress was kept: none counted, or all once it succeeded.
+    completed_steps: item.completed_steps ?? (item.status === 'succeeded' ? item.steps.length : 0),
+    total_steps: item.steps.length,
+    current_step: item.current_step ?? null,
+  },
 });
 
 /** A stored run as the service and the runner (and its events) see it. */
 export function storedRun(item: Record<string, unknown>): RunItem {
-  const { open: _open, values_json, ...run } = unstamped(item);
+  const { open: _open, values_json, ...run } = withoutListAttributes<Record<string, unknown>>(unstamped(item));
   return { ...run, values: parsed(values_json) ?? {} } as RunItem;
 }
 
@@ -174,18 +180,34 @@ export function toEvent(item: Record<string, unknown>): CrewEvent {
 }
 
 /** A run as stored: its public record plus the steps it executes (a snapshot). */
-export interface RunItem extends CrewRun {
+export interface RunItem extends Omit<CrewRun, 'progress'> {
   /** The starter's principal (API.md §1); absent on runs stored before principals were. */
   created_by_principal?: string;
   steps: Step[];
   expires_at: number;
+  /** Steps completed so far; absent on runs stored before progress was kept. */
+  completed_steps?: number;
+  /** The step running, waiting or that failed; null (or absent) when none. */
+  current_step?: string | null;
 }
+
+/** What GET /api/crew-runs filters on; `owner` (a principal) for a caller's own runs. */
+export interface RunFilter {
+  readonly owner?: string;
+  readonly status?: CrewRun['status'];
+  readonly templateId?: string;
+}
+
+/** Every run's listing partition (index `by_created`). */
+const RUN_LIST_PK = 'run';
 
 const OPEN = 'open';
 const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'failed']);
 
 /** Fields of the run written together with an event. */
-export type RunUpdate = Partial<Pick<CrewRun, 'status' | 'started_at' | 'finished_at' | 'error'>>;
+export type RunUpdate = Partial<
+  Pick<RunItem, 'status' | 'started_at' | 'finished_at' | 'error' | 'completed_steps' | 'current_step'>
+>;
 
 /** Runs and their events as the service and the runner see them (its public methods; DynamoRunStore below implements them). */
 export type RunStore = Pick<DynamoRunStore, keyof DynamoRunStore>;
@@ -209,7 +231,12 @@ export class DynamoRunStore {
           {
             Put: {
               TableName: this.runsTable,
-              Item: { ...runItem(run), open: OPEN, ...stampNew(change) },
+              Item: {
+                ...runItem(run),
+                open: OPEN,
+                ...listAttributes(RUN_LIST_PK, run.created_at, run.correlation_id),
+                ...stampNew(change),
+              },
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
           },
@@ -241,6 +268,27 @@ export class DynamoRunStore {
       new GetCommand({ TableName: this.runsTable, Key: { correlation_id: correlationId }, ConsistentRead: true }),
     );
     return out.Item ? storedRun(out.Item) : undefined;
+  }
+
+  /** Runs newest first, filtered (one page of at most `limit`; a Query of `by_created`, never a Scan). */
+  async list(filter: RunFilter, limit: number, cursor: string | undefined): Promise<Page<RunItem>> {
+    const where: [string, string][] = [];
+    if (filter.owner !== undefined) where.push(['created_by_principal', filter.owner]);
+    if (filter.status !== undefined) where.push(['status', filter.status]);
+    if (filter.templateId !== undefined) where.push(['template_id', filter.templateId]);
+    const page = await listAll(
+      {
+        db: this.db,
+        tableName: this.runsTable,
+        tableKeys: ['correlation_id'],
+        limit,
+        cursor,
+        newestFirst: true,
+        where,
+      },
+      RUN_LIST_PK,
+    );
+    return { items: page.items.map(storedRun), nextCursor: page.nextCursor };
   }
 
   /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */

@@ -178,6 +178,7 @@ export class StatelessStack extends Stack {
         entry: group.entry,
         projectRoot: props.projectRoot,
         ...('bundledFiles' in group && { bundledFiles: group.bundledFiles }),
+        ...('timeoutSeconds' in group && { timeoutSeconds: group.timeoutSeconds }),
         ...(vpc && VPC_GROUPS.includes(group.name as GroupName) && { vpc }),
         environment: {
           ...sharedEnvironment,

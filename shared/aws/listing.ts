@@ -30,6 +30,10 @@ export interface IndexPage {
    * cursor.
    */
   readonly without?: string;
+  /** Newest first (the index's sort key descending); oldest first when left out. */
+  readonly newestFirst?: boolean;
+  /** Only items whose attribute equals the value, for every pair (filtered in the Query, like `without`). */
+  readonly where?: readonly (readonly [attribute: string, value: string])[];
 }
 
 async function queryIndex(
@@ -46,21 +50,42 @@ async function queryIndex(
       Object.keys(k).length === expected.size &&
       Object.keys(k).every((name) => expected.has(name) && typeof k[name] === 'string' && k[name] !== ''),
   );
+  const names: Record<string, string> = { '#p': partition.name };
+  const values: Record<string, unknown> = { ':p': partition.value };
+  const filters: string[] = [];
+  if (page.without) {
+    names['#w'] = page.without;
+    filters.push('attribute_not_exists(#w)');
+  }
+  (page.where ?? []).forEach(([attribute, value], i) => {
+    names[`#f${i}`] = attribute;
+    values[`:f${i}`] = value;
+    filters.push(`#f${i} = :f${i}`);
+  });
   return queryPage(
     page.db,
     {
       TableName: page.tableName,
       IndexName: indexName,
       KeyConditionExpression: '#p = :p',
-      ExpressionAttributeNames: { '#p': partition.name, ...(page.without ? { '#w': page.without } : {}) },
-      ExpressionAttributeValues: { ':p': partition.value },
-      ...(page.without ? { FilterExpression: 'attribute_not_exists(#w)' } : {}),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
+      ...(page.newestFirst ? { ScanIndexForward: false } : {}),
     },
-    { limit: page.limit, start, keyAttributes: [...expected] },
+    {
+      limit: page.limit,
+      start,
+      keyAttributes: [...expected],
+      ...(filters.length ? { readAhead: FILTERED_READ_AHEAD } : {}),
+    },
   );
 }
 
-/** Every item, oldest first (index `by_created`). */
+/** Items a filtered listing Query evaluates at least (what DynamoDB's Limit counts). */
+const FILTERED_READ_AHEAD = 100;
+
+/** Every item, oldest first (newest first with `newestFirst`; index `by_created`). */
 export function listAll(page: IndexPage, listPk: string): Promise<Page<Record<string, unknown>>> {
   return queryIndex(page, 'by_created', { name: 'list_pk', value: listPk }, 'created_key');
 }

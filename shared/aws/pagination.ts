@@ -50,13 +50,26 @@ export interface Page<T> {
 export async function queryPage(
   db: DynamoDBDocumentClient,
   input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey'>,
-  page: { limit: number; start: Record<string, unknown> | undefined; keyAttributes: readonly string[] },
+  page: {
+    limit: number;
+    start: Record<string, unknown> | undefined;
+    keyAttributes: readonly string[];
+    /**
+     * Items each Query evaluates at least: with a filter, DynamoDB's Limit counts the items
+     * read before filtering, so a selective filter would take a round trip per item or two.
+     */
+    readAhead?: number;
+  },
 ): Promise<Page<Record<string, unknown>>> {
   const items: Record<string, unknown>[] = [];
   let start = page.start;
   do {
     const out = await db.send(
-      new QueryCommand({ ...input, Limit: page.limit + 1 - items.length, ExclusiveStartKey: start }),
+      new QueryCommand({
+        ...input,
+        Limit: Math.max(page.limit + 1 - items.length, page.readAhead ?? 0),
+        ExclusiveStartKey: start,
+      }),
     );
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_WAIT_SECONDS } from '../../functions/crews/schemas.js';
 import { GROUPS, STREAM_CONSUMERS, WORKERS, type GroupDefinition } from '../../infra/groups.js';
 import {
   BUCKETS,
@@ -564,8 +565,15 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
-    it('times groups by the stage, and workers and stream consumers by their definition', () => {
-      for (const group of groups) expect(functionOf(group.name)[1].Properties.Timeout).toBe(stage.lambdaTimeoutSeconds);
+    it('times groups by the stage unless they say otherwise, and workers and stream consumers by their definition', () => {
+      for (const group of groups) {
+        const own = 'timeoutSeconds' in group ? (group as GroupDefinition).timeoutSeconds : undefined;
+        expect(functionOf(group.name)[1].Properties.Timeout, group.name).toBe(own ?? stage.lambdaTimeoutSeconds);
+        // API Gateway (HTTP API) ends an integration after 30 s whatever the Lambda does.
+        expect(functionOf(group.name)[1].Properties.Timeout, group.name).toBeLessThan(30);
+      }
+      // E13 long polls (up to 20 s) fit in the crews group's time.
+      expect(functionOf('crews')[1].Properties.Timeout).toBeGreaterThan(MAX_WAIT_SECONDS + 5);
       for (const worker of [...workers, ...streamConsumers])
         expect(functionOf(worker.name)[1].Properties.Timeout, worker.name).toBe(worker.timeoutSeconds);
       // A crew run outlasts an API request.

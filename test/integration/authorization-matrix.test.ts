@@ -552,6 +552,15 @@ const ROWS: Row[] = [
     expect: '401 401 401 202 202 202 202 202 202 202 202 202 202',
   },
   {
+    // Own runs; an admin's list has every run.
+    method: 'GET',
+    path: '/api/crew-runs',
+    setup: sharedRun,
+    request: () => ({ path: '/api/crew-runs?limit=1000' }),
+    expect: ANY_USER_200,
+    lists: { has: (id: string, r) => r.correlation_id === id, expect: LISTS_OWNERS },
+  },
+  {
     // The run was started by `user`: its starter or an admin.
     method: 'GET',
     path: '/api/crew-runs/{correlation_id}',

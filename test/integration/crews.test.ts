@@ -338,6 +338,7 @@ describe('E2 run and E13 events', () => {
       finished_at: expect.any(String),
       event_count: events.length,
       error: null,
+      progress: { completed_steps: 3, total_steps: 3, current_step: null },
     });
 
     const later = await api<Event[]>(`/api/events/${id}?start=5`, { token: alice });

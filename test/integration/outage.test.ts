@@ -245,6 +245,7 @@ const CASES: Record<string, EndpointCase> = {
     needs: ['dynamodb', 'fauxqs'],
     prepare: async () => asAdmin('POST', `/api/crew-templates/${await template()}/run`, { values: {} }),
   },
+  'GET /api/crew-runs': { needs: ['dynamodb'], prepare: call('GET', '/api/crew-runs') },
   'GET /api/crew-runs/{correlation_id}': {
     needs: ['dynamodb'],
     prepare: async () => asAdmin('GET', `/api/crew-runs/${await run()}`),

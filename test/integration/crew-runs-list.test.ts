@@ -1,0 +1,190 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/webhook-receiver.js';
+import { api, slug, token } from './helpers.js';
+
+/**
+ * Crew run listing and progress (API.md §4): `GET /api/crew-runs` answers the caller's own
+ * runs (an admin's: every run), newest first, filtered by status and template, paged by
+ * cursor; every run answer carries `progress`.
+ */
+
+let admin: string;
+let alice: string;
+let bob: string;
+let threeSteps: string;
+let other: string;
+let failing: string;
+
+type Run = {
+  correlation_id: string;
+  template_id: string;
+  status: string;
+  created_at: string;
+  progress: { completed_steps: number; total_steps: number; current_step: string | null };
+};
+
+async function template(name: string, steps: unknown[]): Promise<string> {
+  const res = await api('/api/crew-templates', { method: 'POST', token: admin, body: { name, steps } });
+  expect(res.status, res.text).toBe(201);
+  return res.body.id as string;
+}
+
+const start = async (templateId: string, as: string): Promise<string> => {
+  const res = await api(`/api/crew-templates/${templateId}/run`, { method: 'POST', token: as, body: { values: {} } });
+  expect(res.status, res.text).toBe(202);
+  return res.body.correlation_id as string;
+};
+
+const finished = (id: string, as: string) =>
+  eventually(
+    async () => {
+      const res = await api<Run>(`/api/crew-runs/${id}`, { token: as });
+      expect(res.status).toBe(200);
+      return ['succeeded', 'failed'].includes(res.body.status) ? res.body : undefined;
+    },
+    20_000,
+    `run ${id} finished`,
+  );
+
+/** Every run of a list, following X-Next-Cursor. */
+async function all(query: string, as: string): Promise<Run[]> {
+  const runs: Run[] = [];
+  let cursor: string | null = null;
+  do {
+    const res: Awaited<ReturnType<typeof api<Run[]>>> = await api<Run[]>(
+      `/api/crew-runs?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      { token: as },
+    );
+    expect(res.status, res.text).toBe(200);
+    runs.push(...res.body);
+    cursor = res.headers.get('x-next-cursor');
+  } while (cursor);
+  return runs;
+}
+
+let aliceRuns: string[];
+let bobRun: string;
+let otherRun: string;
+
+beforeAll(async () => {
+  admin = await token('runs-list-admin', { roles: ['admin'] });
+  alice = await token(slug('runs-alice'));
+  bob = await token(slug('runs-bob'));
+  threeSteps = await template('runs-list-three', [
+    { id: 'a', kind: 'render', template: 'one' },
+    { id: 'b', kind: 'render', template: 'two' },
+    { id: 'c', kind: 'render', template: 'three' },
+  ]);
+  other = await template('runs-list-other', [{ id: 'only', kind: 'render', template: 'x' }]);
+  failing = await template('runs-list-failing', [
+    { id: 'first', kind: 'render', template: 'fine' },
+    { id: 'broken', kind: 'http', method: 'GET', url: 'http://not-allowed.invalid/x' },
+    { id: 'never', kind: 'render', template: 'unreached' },
+  ]);
+  aliceRuns = [];
+  for (let i = 0; i < 3; i++) aliceRuns.push(await start(threeSteps, alice));
+  otherRun = await start(other, alice);
+  bobRun = await start(threeSteps, bob);
+  for (const id of [...aliceRuns, otherRun]) await finished(id, alice);
+  await finished(bobRun, bob);
+});
+
+describe('GET /api/crew-runs', () => {
+  it("answers a user's own runs only, newest first", async () => {
+    const runs = await all('limit=1000', alice);
+    expect(runs.map((r) => r.correlation_id)).toEqual([otherRun, ...[...aliceRuns].reverse()]);
+    const times = runs.map((r) => r.created_at);
+    expect(times).toEqual([...times].sort().reverse());
+    expect(runs.some((r) => r.correlation_id === bobRun)).toBe(false);
+    expect((await all('limit=1000', bob)).map((r) => r.correlation_id)).toEqual([bobRun]);
+  });
+
+  it('answers an admin every run, each as GET answers it', async () => {
+    const runs = await all('limit=1000', admin);
+    const ids = runs.map((r) => r.correlation_id);
+    for (const id of [...aliceRuns, otherRun, bobRun]) expect(ids).toContain(id);
+    const one = await api(`/api/crew-runs/${bobRun}`, { token: admin });
+    expect(runs.find((r) => r.correlation_id === bobRun)).toEqual(one.body);
+  });
+
+  it('filters by template and by status', async () => {
+    expect((await all(`template_id=${threeSteps}`, alice)).map((r) => r.correlation_id)).toEqual(
+      [...aliceRuns].reverse(),
+    );
+    expect((await all(`template_id=${other}&status=succeeded`, alice)).map((r) => r.correlation_id)).toEqual([
+      otherRun,
+    ]);
+    expect(await all(`template_id=${other}&status=failed`, alice)).toEqual([]);
+    const pending = await all('status=pending', admin);
+    for (const r of pending) expect(r.status).toBe('pending');
+  });
+
+  it('pages by X-Next-Cursor without gaps or repeats, also when a filter leaves most runs out', async () => {
+    const whole = (await all('limit=1000', alice)).map((r) => r.correlation_id);
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res: Awaited<ReturnType<typeof api<Run[]>>> = await api<Run[]>(
+        `/api/crew-runs?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { token: alice },
+      );
+      expect(res.status).toBe(200);
+      expect(res.body.length).toBeLessThanOrEqual(1);
+      paged.push(...res.body.map((r) => r.correlation_id));
+      cursor = res.headers.get('x-next-cursor');
+      pages++;
+    } while (cursor && pages < 20);
+    expect(paged).toEqual(whole);
+    // one run of hers among many of every user: still a full page, and no cursor after it
+    const only = await api<Run[]>(`/api/crew-runs?limit=1&template_id=${other}`, { token: alice });
+    expect(only.body.map((r) => r.correlation_id)).toEqual([otherRun]);
+    expect(only.headers.get('x-next-cursor')).toBeNull();
+  });
+
+  it('refuses bad filters and cursors with the field at fault', async () => {
+    const cases: [string, (string | number)[], string][] = [
+      ['status=paused', ['query', 'status'], 'enum'],
+      ['limit=0', ['query', 'limit'], 'greater_than_equal'],
+      ['limit=1001', ['query', 'limit'], 'less_than_equal'],
+      [`template_id=${'x'.repeat(65)}`, ['query', 'template_id'], 'string_too_long'],
+      ['template_id=', ['query', 'template_id'], 'string_too_short'],
+      ['cursor=nope', ['query', 'cursor'], 'value_error'],
+    ];
+    for (const [query, loc, type] of cases) {
+      const res = await api(`/api/crew-runs?${query}`, { token: alice });
+      expect(res.status, query).toBe(422);
+      expect(res.body.detail[0], query).toMatchObject({ loc, type });
+    }
+  });
+
+  it('needs credentials', async () => {
+    expect((await api('/api/crew-runs')).status).toBe(401);
+  });
+});
+
+describe('progress', () => {
+  it('counts the completed steps; none is current once the run succeeded', async () => {
+    const run = await api<Run>(`/api/crew-runs/${aliceRuns[0]}`, { token: alice });
+    expect(run.body.progress).toEqual({ completed_steps: 3, total_steps: 3, current_step: null });
+  });
+
+  it('says at which step a failed run stopped', async () => {
+    const id = await start(failing, alice);
+    const run = await finished(id, alice);
+    expect(run.status).toBe('failed');
+    expect(run.progress).toEqual({ completed_steps: 1, total_steps: 3, current_step: 'broken' });
+  });
+
+  it('is there from the start, before the worker takes the run', async () => {
+    const res = await api(`/api/crew-templates/${threeSteps}/run`, {
+      method: 'POST',
+      token: bob,
+      body: { values: {} },
+    });
+    const run = await api<Run>(`/api/crew-runs/${res.body.correlation_id}`, { token: bob });
+    expect(run.body.progress.total_steps).toBe(3);
+    expect(run.body.progress.completed_steps).toBeLessThanOrEqual(3);
+    await finished(res.body.correlation_id, bob);
+  });
+});
