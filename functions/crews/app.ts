@@ -3,6 +3,7 @@ import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
 import { PageQuery } from '../../shared/http/params.js';
 import {
+  CancelRequest,
   CrewEvent,
   CrewRun,
   CrewTemplate,
@@ -168,6 +169,21 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         errors: [403, 404],
       },
       async (c, { params, caller }) => c.json(await service.getRun(params.correlation_id, caller), 200),
+    )
+    .endpoint(
+      {
+        name: 'cancel_run',
+        method: 'post',
+        path: '/api/crew-runs/{correlation_id}/cancel',
+        summary: 'Cancel a crew run that has not finished: no step starts after the answer',
+        tags: RUNS,
+        access: 'user',
+        request: { params: RunParams, body: CancelRequest },
+        success: { status: 200, description: 'The run, `cancelled`', schema: CrewRun },
+        errors: [403, 404, 409],
+      },
+      async (c, { params, body, caller }) =>
+        c.json(await service.cancelRun(params.correlation_id, body?.reason, caller), 200),
     )
     .endpoint(
       {

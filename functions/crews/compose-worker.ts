@@ -36,5 +36,6 @@ export function crewRunner(runtime: Runtime): CrewRunner {
   return new CrewRunner(
     runStore(runtime),
     new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), chatModel(runtime.config)),
+    runSignals,
   );
 }

@@ -9,6 +9,7 @@ const RUN_EVENT: Record<CrewRun['status'], EventType> = {
   running: 'crew.run.started',
   succeeded: 'crew.run.succeeded',
   failed: 'crew.run.failed',
+  cancelled: 'crew.run.cancelled',
 };
 
 /** The change of a run moving to `status`; the service's own (a worker's) unless `actor` says whose. */

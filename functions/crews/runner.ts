@@ -5,14 +5,21 @@ import { boundOutputs, capText, MAX_MESSAGE_BYTES } from './limits.js';
 import type { CrewEvent, EventType } from './schemas.js';
 import type { StepOutcome } from './steps.js';
 import type { RunItem, RunStore, RunUpdate } from './store.js';
+import { InProcessRunSignals, type RunSignals } from './signals.js';
 import type { RenderContext } from './templating.js';
 
 export interface StepRunner {
-  execute(step: RunItem['steps'][number], ctx: RenderContext): Promise<StepOutcome>;
+  execute(step: RunItem['steps'][number], ctx: RenderContext, cancelled?: AbortSignal): Promise<StepOutcome>;
 }
+
+/** While a step runs, the run is read this often to see whether it was cancelled (one GetItem). */
+export const CANCEL_CHECK_MS = 1_000;
 
 /** Another delivery of the same run wrote the index first; progress is re-read. */
 class IndexTaken extends Error {}
+
+/** What a watched step answers when the run was cancelled while it ran. */
+const CANCELLED = Symbol('cancelled');
 
 /** Not enough time left in this delivery for the next step: the run continues in a new one. */
 class OutOfTime extends Error {}
@@ -39,7 +46,7 @@ export function stepBudgetMs(step: RunItem['steps'][number]): number {
 
 export type ProcessResult = 'done' | 'continue-later';
 
-const TERMINAL = new Set(['run.completed', 'run.failed']);
+const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 const MAX_RESUMES = 20;
 
 /**
@@ -53,6 +60,8 @@ export class CrewRunner {
   constructor(
     private readonly runs: RunStore,
     private readonly steps: StepRunner,
+    /** Wakes the cancellation check at once when the run changes in this process. */
+    private readonly signals: RunSignals = new InProcessRunSignals(),
   ) {}
 
   /**
@@ -148,7 +157,11 @@ export class CrewRunner {
         await append('step.started', `Step ${step.id} (${step.kind}) started`, step.id, undefined, {
           current_step: step.id,
         });
-      const outcome = await this.steps.execute(step, { values: run.values, outputs });
+      const outcome = await this.whileWatched(run.correlation_id, (cancelled) =>
+        this.steps.execute(step, { values: run.values, outputs }, cancelled),
+      );
+      // Cancelled meanwhile: `run.cancelled` is the run's last event; re-read, nothing more is written.
+      if (outcome === CANCELLED) throw new IndexTaken();
       if (!outcome.ok) {
         log.info('crew step failed', { step_id: step.id, error: outcome.error });
         await append('step.failed', `Step ${step.id} failed: ${outcome.error}`, step.id, { error: outcome.error });
@@ -183,6 +196,41 @@ export class CrewRunner {
       { status: 'succeeded', finished_at: nowIso() },
     );
     log.info('crew run completed', { events: next });
+  }
+
+  /**
+   * Runs `work` with a signal that aborts once the run is cancelled: the run is read every
+   * CANCEL_CHECK_MS, or at once when this process changes it (the local platform's API).
+   */
+  private async whileWatched<T>(
+    correlationId: string,
+    work: (cancelled: AbortSignal) => Promise<T>,
+  ): Promise<T | typeof CANCELLED> {
+    const controller = new AbortController();
+    let working = true;
+    const watch = (async () => {
+      while (working) {
+        await this.signals.next(correlationId, CANCEL_CHECK_MS);
+        if (!working) return;
+        try {
+          if ((await this.runs.get(correlationId))?.status === 'cancelled') {
+            controller.abort(new Error('the run was cancelled'));
+            return;
+          }
+        } catch (err) {
+          // a failed check is tried again at the next one
+          logger.warn('crew run: cancellation check failed', { correlation_id: correlationId, error: err as Error });
+        }
+      }
+    })();
+    try {
+      const result = await work(controller.signal);
+      return controller.signal.aborted ? CANCELLED : result;
+    } finally {
+      working = false;
+      this.signals.notify(correlationId);
+      await watch;
+    }
   }
 
   private event(

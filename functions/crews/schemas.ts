@@ -256,7 +256,7 @@ export const RunHandle = component(
   }),
 );
 
-export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed'] as const;
+export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const CrewRun = component(
@@ -264,7 +264,10 @@ export const CrewRun = component(
   z.object({
     correlation_id: doc(z.string(), "the run's id (UUID), as E2 answered"),
     template_id: doc(z.string(), 'the template that was run'),
-    status: doc(z.enum(RUN_STATUSES), '`pending` (queued) → `running` → `succeeded` or `failed`'),
+    status: doc(
+      z.enum(RUN_STATUSES),
+      '`pending` (queued) → `running` → `succeeded` or `failed`; `cancelled` when its starter or an admin cancelled it before it finished',
+    ),
     values: doc(
       z.record(z.string(), z.unknown()),
       'the variable values of the run, defaults filled in (null for an optional one left out)',
@@ -301,6 +304,7 @@ export const EVENT_TYPES = [
   'step.failed',
   'run.completed',
   'run.failed',
+  'run.cancelled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -311,7 +315,7 @@ export const CrewEvent = component(
     correlation_id: doc(z.string(), 'the run'),
     type: doc(
       z.enum(EVENT_TYPES),
-      'in order: `run.queued` (index 0, written by E2), `run.started`, per step `step.started` then `step.completed` or `step.failed`, then `run.completed` or `run.failed`',
+      'in order: `run.queued` (index 0, written by E2), `run.started`, per step `step.started` then `step.completed` or `step.failed`, then `run.completed` or `run.failed`; `run.cancelled` (data `{"by", "reason"}`) ends a cancelled run, whenever it comes',
     ),
     timestamp: doc(z.iso.datetime(), 'when the event was written (ISO 8601 UTC)'),
     step_id: doc(z.optional(z.string()), 'the step, on `step.*` events'),
@@ -329,6 +333,17 @@ export const RunListQuery = z.extend(PageQuery, {
   template_id: doc(z.optional(z.string().check(z.minLength(1), z.maxLength(64))), 'only runs of this template'),
 });
 export type RunListQuery = z.infer<typeof RunListQuery>;
+
+export const CancelRequest = component(
+  'CrewRunCancelRequest',
+  z.strictObject({
+    reason: doc(
+      z.optional(z.string().check(z.maxLength(1000))),
+      'why (at most 1000 characters): in the `run.cancelled` event',
+    ),
+  }),
+);
+export type CancelRequest = z.infer<typeof CancelRequest>;
 
 /** The longest E13 long poll (`wait`), in seconds. */
 export const MAX_WAIT_SECONDS = 20;

@@ -3,6 +3,7 @@ import * as z from 'zod/mini';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import {
+  Conflict,
   Forbidden,
   Invalid,
   missingField,
@@ -18,7 +19,7 @@ import type { SecretBox } from '../../shared/secrets.js';
 import { nowIso } from '../../shared/time.js';
 import { newWebhookSecret, runEndpointId, runEndpointItem, secretContext } from '../webhooks/run-endpoint.js';
 import type { UrlRules } from '../webhooks/service.js';
-import { fittingPage } from './limits.js';
+import { capText, fittingPage, MAX_MESSAGE_BYTES } from './limits.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
 import { type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
 import { runChange } from './events.js';
@@ -26,7 +27,10 @@ import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './s
 import { references } from './templating.js';
 
 /** A run in one of these has no more events to come. */
-const FINISHED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
+const FINISHED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** Up to this many tries when the run moves on between read and write. */
+const CANCEL_ROUNDS = 10;
 
 /** Where runs go to be executed (the crew-run queue). */
 export interface RunQueue {
@@ -385,6 +389,32 @@ export class CrewService {
 
   async getRun(correlationId: string, caller: Caller): Promise<CrewRun> {
     return toRun(await this.ownRun(correlationId, caller));
+  }
+
+  /**
+   * Cancels a run not yet finished: `run.cancelled` is appended at the run's next index
+   * with its status, conditioned on the index (so on nothing having been written since the
+   * read): after it nothing more is written, the worker finds it before any step and
+   * abandons a step under way (see CrewRunner). A finished run is 409.
+   */
+  async cancelRun(correlationId: string, reason: string | undefined, caller: Caller): Promise<CrewRun> {
+    for (let round = 0; round < CANCEL_ROUNDS; round++) {
+      const run = await this.ownRun(correlationId, caller);
+      if (FINISHED_STATUSES.has(run.status)) throw new Conflict(`Crew run ${correlationId} already ${run.status}`);
+      const at = nowIso();
+      const update = { status: 'cancelled' as const, finished_at: at };
+      const event: CrewEvent = {
+        index: run.event_count,
+        correlation_id: run.correlation_id,
+        type: 'run.cancelled',
+        timestamp: at,
+        message: capText(`Run cancelled by ${caller.name}${reason ? `: ${reason}` : ''}`, MAX_MESSAGE_BYTES),
+        data: { by: caller.name, reason: reason ?? null },
+      };
+      if (await this.runs.append(run, event, update, runChange('cancelled', at, caller.name)))
+        return toRun({ ...run, ...update, event_count: run.event_count + 1 });
+    }
+    throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
   }
 
   /**

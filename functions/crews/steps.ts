@@ -19,6 +19,23 @@ function failureText(err: unknown): string {
   return capText(redactUrls(text), MAX_ERROR_BYTES);
 }
 
+/** Waits `ms`, or less when `signal` aborts (then throws its reason). */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const done = () => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', abort, { once: true });
+  });
+}
+
 /** Executes one step; a failure is an outcome (step.failed), never a thrown error. */
 export class StepExecutor {
   constructor(
@@ -26,20 +43,23 @@ export class StepExecutor {
     private readonly llm: ChatModel | undefined,
   ) {}
 
-  async execute(step: Step, ctx: RenderContext): Promise<StepOutcome> {
+  /** `cancelled` abandons a `wait`, an `http` or an `llm` step under way (the run was cancelled). */
+  async execute(step: Step, ctx: RenderContext, cancelled?: AbortSignal): Promise<StepOutcome> {
     try {
-      return { ok: true, output: capJson(await this.run(step, ctx), MAX_OUTPUT_BYTES) };
+      return { ok: true, output: capJson(await this.run(step, ctx, cancelled), MAX_OUTPUT_BYTES) };
     } catch (err) {
       return { ok: false, error: failureText(err) };
     }
   }
 
-  private async run(step: Step, ctx: RenderContext): Promise<unknown> {
+  private async run(step: Step, ctx: RenderContext, cancelled: AbortSignal | undefined): Promise<unknown> {
+    const within = (ms: number) =>
+      cancelled ? AbortSignal.any([AbortSignal.timeout(ms), cancelled]) : AbortSignal.timeout(ms);
     switch (step.kind) {
       case 'render':
         return render(step.template, ctx);
       case 'wait':
-        await new Promise((r) => setTimeout(r, step.seconds * 1000));
+        await sleep(step.seconds * 1000, cancelled);
         return null;
       case 'http': {
         const headers = Object.fromEntries(Object.entries(step.headers ?? {}).map(([k, v]) => [k, render(v, ctx)]));
@@ -51,7 +71,7 @@ export class StepExecutor {
             headers,
             ...(step.body !== undefined ? { body: render(step.body, ctx) } : {}),
           },
-          AbortSignal.timeout(HTTP_TIMEOUT_MS),
+          within(HTTP_TIMEOUT_MS),
         );
         if (res.status < 200 || res.status > 299) throw new Error(`HTTP ${res.status} from ${redactUrl(url)}`);
         return res;
@@ -63,7 +83,7 @@ export class StepExecutor {
             prompt: render(step.prompt, ctx),
             ...(step.system !== undefined ? { system: render(step.system, ctx) } : {}),
           },
-          AbortSignal.timeout(LLM_TIMEOUT_MS),
+          within(LLM_TIMEOUT_MS),
         );
       }
     }

@@ -202,7 +202,7 @@ export interface RunFilter {
 const RUN_LIST_PK = 'run';
 
 const OPEN = 'open';
-const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'failed']);
+const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Fields of the run written together with an event. */
 export type RunUpdate = Partial<

@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DynamoRunStore } from '../../functions/crews/store.js';
 import { startPlatform, type RunningPlatform } from '../../infra/local/platform.js';
-import { datasetUrnOf, documentUrnOf } from '../../shared/ports/catalog.js';
+import { datasetUrnOf } from '../../shared/ports/catalog.js';
 import { loadConfig } from '../../shared/config.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
 import { logger } from '../../shared/logger.js';
@@ -120,6 +121,33 @@ const asAdmin = (method: string, path: string, body?: unknown): Call => ({ metho
 const TEMPLATE = { name: 'outage', steps: [{ id: 'hello', kind: 'render', template: 'hello' }] };
 
 const template = async () => (await must<{ id: string }>(asAdmin('POST', '/api/crew-templates', TEMPLATE))).id;
+
+/** A run stored as E2 leaves it but never queued: `pending` until cancelled. */
+async function pendingRun(): Promise<string> {
+  const { runtime } = platform;
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  await new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')).create(
+    {
+      correlation_id: id,
+      template_id: randomUUID(),
+      status: 'pending',
+      values: {},
+      created_by: 'outage',
+      created_by_principal: '["https://outage.test","outage"]',
+      created_at: now,
+      started_at: null,
+      finished_at: null,
+      event_count: 1,
+      error: null,
+      steps: [],
+      expires_at: Math.floor(Date.now() / 1000) + 3600,
+    },
+    { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
+    { type: 'crew.run.queued', actor: 'outage', at: now },
+  );
+  return id;
+}
 
 async function run(): Promise<string> {
   const id = await template();
@@ -246,6 +274,10 @@ const CASES: Record<string, EndpointCase> = {
     prepare: async () => asAdmin('POST', `/api/crew-templates/${await template()}/run`, { values: {} }),
   },
   'GET /api/crew-runs': { needs: ['dynamodb'], prepare: call('GET', '/api/crew-runs') },
+  'POST /api/crew-runs/{correlation_id}/cancel': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('POST', `/api/crew-runs/${await pendingRun()}/cancel`, {}),
+  },
   'GET /api/crew-runs/{correlation_id}': {
     needs: ['dynamodb'],
     prepare: async () => asAdmin('GET', `/api/crew-runs/${await run()}`),
