@@ -138,24 +138,28 @@ export function strip(item: Record<string, unknown>): CrewTemplate {
 }
 
 /** A run as GET /api/crew-runs/{id} answers it. */
-export const toRun = (item: RunItem): CrewRun => ({
-  correlation_id: item.correlation_id,
-  template_id: item.template_id,
-  status: item.status,
-  values: item.values,
-  created_by: item.created_by,
-  created_at: item.created_at,
-  started_at: item.started_at ?? null,
-  finished_at: item.finished_at ?? null,
-  event_count: item.event_count,
-  error: item.error ?? null,
-  progress: {
-    // Runs stored before progress was kept: none counted, or all once it succeeded.
-    completed_steps: item.completed_steps ?? (item.status === 'succeeded' ? item.steps.length : 0),
-    total_steps: item.steps.length,
-    current_step: item.current_step ?? null,
-  },
-});
+export const toRun = (item: RunItem): CrewRun => {
+  // Items written without their steps (by hand, or by tools) still answer a whole progress.
+  const total = Array.isArray(item.steps) ? item.steps.length : 0;
+  return {
+    correlation_id: item.correlation_id,
+    template_id: item.template_id,
+    status: item.status,
+    values: item.values,
+    created_by: item.created_by,
+    created_at: item.created_at,
+    started_at: item.started_at ?? null,
+    finished_at: item.finished_at ?? null,
+    event_count: item.event_count,
+    error: item.error ?? null,
+    progress: {
+      // Runs stored before progress was kept: none counted, or all once it succeeded.
+      completed_steps: item.completed_steps ?? (item.status === 'succeeded' ? total : 0),
+      total_steps: total,
+      current_step: item.current_step ?? null,
+    },
+  };
+};
 
 /** A stored run as the service and the runner (and its events) see it. */
 export function storedRun(item: Record<string, unknown>): RunItem {

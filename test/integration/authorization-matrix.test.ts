@@ -33,7 +33,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoRunStore } from '../../functions/crews/store.js';
+import { storeUnqueuedRun } from '../support/pending-run.js';
 import { api, type ApiResponse, baseUrl, db, insertKey, principalOf, slug, table, token } from './helpers.js';
 
 const CALLERS = [
@@ -170,31 +170,12 @@ const sharedRun = once(
  * A run of `user`'s stored as E2 leaves it but never queued: no worker takes it, so it is
  * `pending` for as long as a row needs (cancelling it is the only change).
  */
-const pendingRunOfUser = async () => {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  const store = new DynamoRunStore(db(), table('crewRuns'), table('events'));
-  await store.create(
-    {
-      correlation_id: id,
-      template_id: randomUUID(),
-      status: 'pending',
-      values: {},
-      created_by: NAMES.user,
-      created_by_principal: principalOf(NAMES.user),
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      event_count: 1,
-      error: null,
-      steps: [],
-      expires_at: Math.floor(Date.now() / 1000) + 3600,
-    },
-    { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
-    { type: 'crew.run.queued', actor: NAMES.user, at: now },
+const pendingRunOfUser = () =>
+  storeUnqueuedRun(
+    db(),
+    { crewRuns: table('crewRuns'), events: table('events') },
+    { name: NAMES.user, principal: principalOf(NAMES.user) },
   );
-  return id;
-};
 
 /** A pre-shared key created by `owner` (default: the owner) through the API; returns its public id. */
 const ownedKey = async (owner: Auth = auth.user) =>

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoRunStore } from '../../functions/crews/store.js';
 import { startPlatform, type RunningPlatform } from '../../infra/local/platform.js';
 import { datasetUrnOf } from '../../shared/ports/catalog.js';
 import { loadConfig } from '../../shared/config.js';
@@ -14,6 +13,7 @@ import { type FakeDataHub, startFakeDataHub } from '../support/datahub-server.js
 import { type FakeKeycloak, startFakeKeycloak } from '../support/keycloak-server.js';
 import { type FakeModel, startFakeModel } from '../support/openai-server.js';
 import { type ProxyMode, startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { storeUnqueuedRun } from '../support/pending-run.js';
 import { type FakeTrino, startFakeTrino } from '../support/trino-server.js';
 import { slug, token } from './helpers.js';
 
@@ -123,31 +123,12 @@ const TEMPLATE = { name: 'outage', steps: [{ id: 'hello', kind: 'render', templa
 const template = async () => (await must<{ id: string }>(asAdmin('POST', '/api/crew-templates', TEMPLATE))).id;
 
 /** A run stored as E2 leaves it but never queued: `pending` until cancelled. */
-async function pendingRun(): Promise<string> {
-  const { runtime } = platform;
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')).create(
-    {
-      correlation_id: id,
-      template_id: randomUUID(),
-      status: 'pending',
-      values: {},
-      created_by: 'outage',
-      created_by_principal: '["https://outage.test","outage"]',
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      event_count: 1,
-      error: null,
-      steps: [],
-      expires_at: Math.floor(Date.now() / 1000) + 3600,
-    },
-    { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
-    { type: 'crew.run.queued', actor: 'outage', at: now },
+const pendingRun = () =>
+  storeUnqueuedRun(
+    platform.runtime.db,
+    { crewRuns: platform.runtime.tableName('crewRuns'), events: platform.runtime.tableName('events') },
+    { name: 'outage', principal: '["https://outage.test","outage"]' },
   );
-  return id;
-}
 
 async function run(): Promise<string> {
   const id = await template();

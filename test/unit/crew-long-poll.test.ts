@@ -95,3 +95,11 @@ describe('E13 long poll', () => {
     expect((signals as unknown as { waiters: Map<string, unknown> }).waiters.size).toBe(0);
   });
 });
+
+describe('a run answer', () => {
+  it('has a whole progress also for an item stored without its steps', async () => {
+    const { toRun } = await import('../../functions/crews/store.js');
+    const item = { correlation_id: 'c', status: 'succeeded', event_count: 3 } as unknown as RunItem;
+    expect(toRun(item).progress).toEqual({ completed_steps: 0, total_steps: 0, current_step: null });
+  });
+});
