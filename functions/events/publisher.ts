@@ -84,7 +84,7 @@ export function createPublisher(deps: PublisherDeps): StreamHandler {
     }
     await Promise.all(
       [...bySubject.values()].map(async (items) => {
-        for (const [i, { record, event: e }] of items.entries()) {
+        for (const [i, { event: e }] of items.entries()) {
           try {
             const result = await deps.events.record(e);
             if (result === 'conflict')

@@ -1,5 +1,4 @@
 import {
-  DeleteCommand,
   GetCommand,
   PutCommand,
   TransactWriteCommand,

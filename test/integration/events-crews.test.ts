@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, token } from './helpers.js';
-import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
+import { eventsOf as feedEvents, settle } from './event-feed.js';
 
 // API.md §13 rows of crews: crew.template.created/.updated/.deleted (crew-templates/{id}),
 // crew.run.queued/.started/.succeeded/.failed (crew-runs/{correlation_id}).
