@@ -3,6 +3,8 @@
  * bare DynamoDB calls, and the Lambda bundles; prints one table and writes RESULTS.md.
  */
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -11,8 +13,8 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONCURRENCY = 16;
-const GET_REQUESTS = 6_000;
-const E1_REQUESTS = 2_000;
+const GET_REQUESTS = 3_000;
+const E1_REQUESTS = 1_000;
 const SERIAL_REQUESTS = 500;
 
 const { startPlatform } = await import('../../infra/local/platform.js');
@@ -33,6 +35,11 @@ const { startBareServer } = await import('./bare-server.js');
 const { tokenPrincipal } = await import('../../shared/auth/caller.js');
 type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
+const benchStarted = performance.now();
+/** Progress on stderr (the report goes to stdout): what is being measured, since when. */
+const phase = (what: string) =>
+  console.error(`[bench +${((performance.now() - benchStarted) / 1000).toFixed(0)} s] ${what}`);
+
 const idp = await startTestIssuer();
 const platform = await startPlatform(
   loadConfig({
@@ -41,6 +48,8 @@ const platform = await startPlatform(
     AUTH_ISSUER: idp.issuer,
     AUTH_AUDIENCE: 'dpm-api',
     DPM_ADMIN_PSK: 'bench-admin-key-0123456789',
+    // the bench's webhook receiver listens on loopback over plain http
+    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
   }),
   { inMemory: true },
 );
@@ -61,6 +70,8 @@ const tokenFor = (name: string, roles: string[] = []) =>
   mintToken(idp.privateJwk, { issuer: idp.issuer, audience: 'dpm-api' }, name, { roles, expiresIn: '1h' });
 const userToken = await tokenFor('bench-user');
 const approverToken = await tokenFor('bench-approver', ['approver']);
+const adminToken = await tokenFor('bench-admin', ['admin']);
+const json = { 'content-type': 'application/json' };
 const author = {
   principal: '["https://bench.test","bench-author"]',
   name: 'bench-author',
@@ -113,6 +124,10 @@ const bareLoad =
   () =>
     runLoad(op, { concurrency, total, maxSeconds: 300 });
 
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+
+phase('GET of a decision version');
 // GET /api/decisions/{workspace}/{key}/versions/{version} against a GetItem.
 await service.createVersion('bench', 'get', { content: { limit: 100, tiers: [1, 2, 3] } }, author);
 const getKey = { pk: 'D#bench#get', sk: `V#${'1'.padStart(10, '0')}` };
@@ -136,7 +151,152 @@ const getBare = await counted(bareLoad(getBareCall, GET_REQUESTS), bareCallCount
 const getEndpointSerial = await counted(getViaHttp(SERIAL_REQUESTS, 1), endpointCalls);
 const getBareSerial = await counted(bareLoad(getBareCall, SERIAL_REQUESTS, 1), bareCallCount);
 
-// E1: approve distinct submitted versions, against the one conditional UpdateItem.
+// Crew runs first, on a small database (the event pipeline running): DynamoDB Local's crew
+// transactions were seen to slow several-fold after bulk writes to other streamed tables.
+phase('crew runs');
+// Crew runs: E2's answer to run.completed (seen by polling E13), and events written per second.
+const templateRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
+  method: 'POST',
+  headers: { ...auth(adminToken), ...json },
+  body: JSON.stringify({
+    name: 'bench-3-steps',
+    variables: [{ name: 'who', required: true }],
+    steps: [
+      { id: 'a', kind: 'render', template: 'Hello {{who}}' },
+      { id: 'b', kind: 'render', template: '{{steps.a.output}}!' },
+      { id: 'c', kind: 'render', template: '{{steps.b.output}}?' },
+    ],
+  }),
+});
+const templateId = ((await templateRes.json()) as { id: string }).id;
+let eventsSeen = 0;
+// E2's answer → run.completed seen by the client, which long-polls E13 (wait=20: answered
+// as soon as an event is written), at concurrency 1 and 20.
+const crewLoad = (concurrency: number, total: number) =>
+  runLoad(
+    async () => {
+      const res = await fetch(`${platform.baseUrl}/api/crew-templates/${templateId}/run`, {
+        method: 'POST',
+        headers: { ...auth(userToken), ...json },
+        body: JSON.stringify({ values: { who: 'bench' } }),
+      });
+      if (res.status !== 202) return false;
+      const { correlation_id } = (await res.json()) as { correlation_id: string };
+      let start = 0;
+      for (let i = 0; i < 100; i++) {
+        const poll = await fetch(`${platform.baseUrl}/api/events/${correlation_id}?start=${start}&wait=20`, {
+          headers: auth(userToken),
+        });
+        const events = (await poll.json()) as { type: string }[];
+        start += events.length;
+        if (events.some((e) => e.type === 'run.completed')) {
+          eventsSeen += start;
+          return true;
+        }
+        if (events.some((e) => e.type === 'run.failed')) return false;
+      }
+      return false;
+    },
+    { concurrency, total, maxSeconds: 300 },
+  );
+const crewRunsSerial = await crewLoad(1, 50);
+eventsSeen = 0;
+const crewStarted = performance.now();
+const crewRuns = await crewLoad(20, 200);
+const eventsPerSecond = eventsSeen / ((performance.now() - crewStarted) / 1000);
+
+phase('E13 long polls: 50 clients waiting');
+// One run of 5 one-second waits (12 events); 50 clients each long-poll it from the last
+// index they have (wait=20): from an event's timestamp to the client having it.
+const LONG_POLLERS = 50;
+const pacedRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
+  method: 'POST',
+  headers: { ...auth(adminToken), ...json },
+  body: JSON.stringify({
+    name: 'bench-paced',
+    steps: Array.from({ length: 5 }, (_, i) => ({ id: `w${i}`, kind: 'wait', seconds: 1 })),
+  }),
+});
+const pacedTemplate = ((await pacedRes.json()) as { id: string }).id;
+const pacedRun = (
+  (await (
+    await fetch(`${platform.baseUrl}/api/crew-templates/${pacedTemplate}/run`, {
+      method: 'POST',
+      headers: { ...auth(userToken), ...json },
+      body: '{"values":{}}',
+    })
+  ).json()) as { correlation_id: string }
+).correlation_id;
+const longPollLatency: number[] = [];
+let longPollRequests = 0;
+await Promise.all(
+  Array.from({ length: LONG_POLLERS }, async () => {
+    let start = 0;
+    for (;;) {
+      longPollRequests++;
+      const res = await fetch(`${platform.baseUrl}/api/events/${pacedRun}?start=${start}&wait=20`, {
+        headers: auth(userToken),
+      });
+      const received = Date.now();
+      const events = (await res.json()) as { type: string; timestamp: string }[];
+      // the first answer holds what was written before the client asked: not a wait
+      if (start > 0) for (const e of events) longPollLatency.push(received - Date.parse(e.timestamp));
+      start += events.length;
+      if (events.some((e) => e.type === 'run.completed' || e.type === 'run.failed') || events.length === 0) return;
+    }
+  }),
+);
+const longPoll = {
+  n: longPollLatency.length,
+  p50: percentile(longPollLatency, 0.5),
+  p99: percentile(longPollLatency, 0.99),
+};
+
+phase('cancel: runs inside a 60 s wait');
+// Each run sits in a 60 s wait; the cancel's answer is when run.cancelled is written (it
+// is written by the answer's own conditional write); then how long until the worker is
+// free again (a quick run started after the cancel completes).
+const waitingRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
+  method: 'POST',
+  headers: { ...auth(adminToken), ...json },
+  body: JSON.stringify({ name: 'bench-waiting', steps: [{ id: 'long', kind: 'wait', seconds: 60 }] }),
+});
+const waitingTemplate = ((await waitingRes.json()) as { id: string }).id;
+const cancelTimes: number[] = [];
+const abandonTimes: number[] = [];
+for (let i = 0; i < 10; i++) {
+  const { correlation_id: id } = (await (
+    await fetch(`${platform.baseUrl}/api/crew-templates/${waitingTemplate}/run`, {
+      method: 'POST',
+      headers: { ...auth(userToken), ...json },
+      body: '{"values":{}}',
+    })
+  ).json()) as { correlation_id: string };
+  // until the wait has started
+  for (let seen = 0; seen < 3;) {
+    const res = await fetch(`${platform.baseUrl}/api/events/${id}?start=${seen}&wait=20`, { headers: auth(userToken) });
+    seen += ((await res.json()) as unknown[]).length;
+  }
+  const sent = performance.now();
+  const cancelled = await fetch(`${platform.baseUrl}/api/crew-runs/${id}/cancel`, {
+    method: 'POST',
+    headers: { ...auth(userToken), ...json },
+    body: '{"reason":"bench"}',
+  });
+  if (cancelled.status !== 200) continue;
+  cancelTimes.push(performance.now() - sent);
+  // a quick run after it completes once the worker has given the wait up
+  await crewLoad(1, 1);
+  abandonTimes.push(performance.now() - sent);
+}
+const cancelLatency = {
+  n: cancelTimes.length,
+  p50: percentile(cancelTimes, 0.5),
+  p99: percentile(cancelTimes, 0.99),
+  abandonP50: percentile(abandonTimes, 0.5),
+};
+
+phase('domain events: commit → feed');
 // Domain events (API.md §13), measured first, while the pipeline has no backlog: commit →
 // the event in the feed at concurrency 1 and 16, and events recorded per second.
 const eventsTable = platform.runtime.tableName('domainEvents');
@@ -177,8 +337,6 @@ const feedLatency = (concurrency: number, total: number, tag: string) =>
     },
     { concurrency, total, maxSeconds: 300 },
   );
-const percentile = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 await feedLatency(1, 20, 'ev-warm');
 commitToFeed.length = 0;
 await feedLatency(1, 200, 'ev-c1');
@@ -190,6 +348,140 @@ const feedSeconds = (performance.now() - feedStarted) / 1000;
 const feedC16 = { p50: percentile(commitToFeed, 0.5), p99: percentile(commitToFeed, 0.99), n: commitToFeed.length };
 const recordedPerSecond = feedC16.n / feedSeconds;
 
+// Commit → webhook delivery (API.md §14): an endpoint for the versions created, a receiver
+// on loopback here answering 204; the time from the 201 to the signed POST's arrival.
+phase('webhooks: commit → delivery');
+const arrivals = new Map<string, (at: number) => void>();
+const hookReceiver = createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk: string) => (body += chunk));
+  req.on('end', () => {
+    const at = performance.now();
+    res.writeHead(204).end();
+    try {
+      arrivals.get((JSON.parse(body) as { subject: string }).subject)?.(at);
+    } catch {
+      // not an envelope: nothing waits for it
+    }
+  });
+});
+await new Promise<void>((resolve) => hookReceiver.listen(0, '127.0.0.1', resolve));
+const hookUrl = `http://127.0.0.1:${(hookReceiver.address() as AddressInfo).port}/bench`;
+const adminHeaders = { 'authorization-psk': 'bench-admin-key-0123456789', 'content-type': 'application/json' };
+const hookEndpoint = (await (
+  await fetch(`${platform.baseUrl}/api/webhooks`, {
+    method: 'POST',
+    headers: adminHeaders,
+    body: JSON.stringify({ url: hookUrl, event_types: ['decision.version.created'] }),
+  })
+).json()) as { id: string };
+const commitToDelivery: number[] = [];
+const deliveryLatency = (concurrency: number, total: number, tag: string) =>
+  runLoad(
+    async (i) => {
+      const key = `${tag}-${i}`;
+      const arrived = new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no delivery for ${key}`)), 30_000);
+        arrivals.set(`decisions/bench/${key}/versions/1`, (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        });
+      });
+      const res = await fetch(`${platform.baseUrl}/api/decisions/bench/${key}/versions`, {
+        method: 'POST',
+        headers: { ...auth(userToken), 'content-type': 'application/json' },
+        body: JSON.stringify({ content: { n: i } }),
+      });
+      if (res.status !== 201) return false;
+      const committed = performance.now();
+      try {
+        commitToDelivery.push((await arrived) - committed);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { concurrency, total, maxSeconds: 300 },
+  );
+await deliveryLatency(1, 20, 'hook-warm');
+commitToDelivery.length = 0;
+const hookC1Run = await deliveryLatency(1, 200, 'hook-c1');
+const hookC1 = { ...hookC1Run, p50: percentile(commitToDelivery, 0.5), p99: percentile(commitToDelivery, 0.99) };
+commitToDelivery.length = 0;
+const hookC16Run = await deliveryLatency(CONCURRENCY, 800, 'hook-c16');
+const hookC16 = { ...hookC16Run, p50: percentile(commitToDelivery, 0.5), p99: percentile(commitToDelivery, 0.99) };
+// The rest of the bench writes thousands of versions: no deliveries of those.
+await fetch(`${platform.baseUrl}/api/webhooks/${hookEndpoint.id}`, { method: 'DELETE', headers: adminHeaders });
+await new Promise<void>((resolve) => hookReceiver.close(() => resolve()));
+
+// An endpoint measured: 200 warm-up requests, then GROUP_REQUESTS.
+const GROUP_REQUESTS = 1_000;
+async function measured(load: Omit<HttpLoad, 'concurrency' | 'total'>): Promise<Measured> {
+  await httpLoad({ ...load, total: 200 })();
+  return counted(httpLoad({ ...load, total: GROUP_REQUESTS }), endpointCalls);
+}
+const postJson = async <T>(path: string, body: unknown, token = adminToken, method = 'POST'): Promise<T> => {
+  const res = await fetch(`${platform.baseUrl}${path}`, {
+    method,
+    headers: { ...auth(token), ...json },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+};
+
+phase('write endpoints with and without the event pipeline');
+// What the events cost a write: write endpoints with the event pipeline running (publishing
+// their events as they come) and, in the same run, without it. The pipeline stays stopped
+// for the rest of the bench: on AWS it runs in Lambdas of its own, never in the API's
+// process, and DynamoDB Local's GetRecords grows slower with all the bench writes.
+await seedSubmitted('e1-events-on', E1_REQUESTS / 2);
+await seedSubmitted('e1-events-off', E1_REQUESTS / 2);
+const e1Load = (key: string) =>
+  httpLoad({
+    url: `${platform.baseUrl}/api/decisions/bench/${key}/versions/{i}/approve`,
+    method: 'POST',
+    headers: { ...auth(approverToken), 'content-type': 'application/json' },
+    body: '{"notes":"bench"}',
+    expectStatus: 200,
+    total: E1_REQUESTS / 2,
+  });
+const benchKey = await postJson<{ psk: string }>('/api/dataproduct/bench-e7/psk', { description: 'e7' }, userToken);
+const e7Load = {
+  url: `${platform.baseUrl}/api/dataproduct/psk/${benchKey.psk}/extend`,
+  method: 'POST',
+  headers: { ...auth(userToken), ...json },
+  body: JSON.stringify({ validity_days: 1 }),
+  expectStatus: 200,
+};
+const e3Load = {
+  url: `${platform.baseUrl}/api/migration/infrastructure-config`,
+  method: 'PUT',
+  headers: { ...auth(adminToken), ...json },
+  body: JSON.stringify({ fs_user: 'svc-migration', tracking_database: 'tracking_v2' }),
+  expectStatus: 200,
+};
+const createLoad = (tag: string) => ({
+  url: `${platform.baseUrl}/api/decisions/bench/${tag}-{i}/versions`,
+  method: 'POST',
+  headers: { ...auth(userToken), ...json },
+  body: '{"content":{"rule":"bench"}}',
+  expectStatus: 201,
+});
+const e1EventsOn = await counted(e1Load('e1-events-on'), endpointCalls);
+const e7EventsOn = await measured(e7Load);
+const e3EventsOn = await measured(e3Load);
+const createEventsOn = await measured(createLoad('create-events-on'));
+// The changes are still stamped (the same write): what stops is the pipeline reading the streams.
+await platform.stopEventPipeline();
+const e1EventsOff = await counted(e1Load('e1-events-off'), endpointCalls);
+const e7EventsOff = await measured(e7Load);
+const e3EventsOff = await measured(e3Load);
+const createEventsOff = await measured(createLoad('create-events-off'));
+
+phase('E1 (seeding submitted versions)');
+// E1: approve distinct submitted versions, against the one conditional UpdateItem.
 await seedSubmitted('e1-http', E1_REQUESTS);
 await seedSubmitted('e1-bare', E1_REQUESTS);
 const bareStore = new DynamoDecisionStore(bareDb, table);
@@ -223,6 +515,7 @@ const e1Bare = await counted(
   bareCallCount,
 );
 
+phase('the bare node:http server');
 // The same GET and E1 served by a bare node:http server (test/bench/bare-server.ts) making
 // the same DynamoDB calls through its own document client: what the framework, auth,
 // validation and logging cost, in CPU time and requests/s.
@@ -253,122 +546,7 @@ const e1BareServer = await counted(
   bareCallCount,
 );
 
-// Crew runs: E2's answer to run.completed (seen by polling E13), and events written per second.
-const adminToken = await tokenFor('bench-admin', ['admin']);
-const json = { 'content-type': 'application/json' };
-const templateRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
-  method: 'POST',
-  headers: { ...auth(adminToken), ...json },
-  body: JSON.stringify({
-    name: 'bench-3-steps',
-    variables: [{ name: 'who', required: true }],
-    steps: [
-      { id: 'a', kind: 'render', template: 'Hello {{who}}' },
-      { id: 'b', kind: 'render', template: '{{steps.a.output}}!' },
-      { id: 'c', kind: 'render', template: '{{steps.b.output}}?' },
-    ],
-  }),
-});
-const templateId = ((await templateRes.json()) as { id: string }).id;
-const POLL_MS = 10;
-let eventsSeen = 0;
-const crewStarted = performance.now();
-const crewRuns = await runLoad(
-  async () => {
-    const res = await fetch(`${platform.baseUrl}/api/crew-templates/${templateId}/run`, {
-      method: 'POST',
-      headers: { ...auth(userToken), ...json },
-      body: JSON.stringify({ values: { who: 'bench' } }),
-    });
-    if (res.status !== 202) return false;
-    const { correlation_id } = (await res.json()) as { correlation_id: string };
-    let start = 0;
-    for (let i = 0; i < 3000; i++) {
-      const poll = await fetch(`${platform.baseUrl}/api/events/${correlation_id}?start=${start}`, {
-        headers: auth(userToken),
-      });
-      const events = (await poll.json()) as { type: string }[];
-      start += events.length;
-      if (events.some((e) => e.type === 'run.completed')) {
-        eventsSeen += start;
-        return true;
-      }
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
-    return false;
-  },
-  { concurrency: 20, total: 200, maxSeconds: 300 },
-);
-const eventsPerSecond = eventsSeen / ((performance.now() - crewStarted) / 1000);
-
-// E13 from near the end of a 10,000-event run vs. from the start of a 10-event run.
-const runs = new DynamoRunStore(db, platform.runtime.tableName('crewRuns'), platform.runtime.tableName('events'));
-async function seedRun(events: number): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  const expires = Math.floor(Date.now() / 1000) + 86_400;
-  const event = (index: number) => ({
-    index,
-    correlation_id: id,
-    type: index === 0 ? 'run.queued' : 'step.completed',
-    timestamp: now,
-    step_id: index === 0 ? undefined : `s${index}`,
-    message: `event ${index}`,
-    data: { output: `output of ${index}` },
-    expires_at: expires,
-  });
-  await runs.create(
-    {
-      correlation_id: id,
-      template_id: templateId,
-      status: 'running',
-      values: {},
-      created_by: 'bench-user',
-      // The principal of userToken (the test issuer names subjects `sub-<name>`).
-      created_by_principal: tokenPrincipal(idp.issuer, 'sub-bench-user'),
-      created_at: now,
-      started_at: now,
-      finished_at: null,
-      event_count: 1,
-      error: null,
-      steps: [],
-      expires_at: expires,
-    },
-    event(0) as never,
-    { type: 'crew.run.queued', actor: 'bench-user', at: now },
-  );
-  const batches: number[][] = [];
-  for (let i = 1; i < events; i += 25) batches.push(Array.from({ length: Math.min(25, events - i) }, (_, j) => i + j));
-  await runLoad(
-    async (b) => {
-      await db.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [platform.runtime.tableName('events')]: batches[b]!.map((i) => ({ PutRequest: { Item: event(i) } })),
-          },
-        }),
-      );
-      return true;
-    },
-    { concurrency: 8, total: batches.length, maxSeconds: 300 },
-  );
-  return id;
-}
-const longRun = await seedRun(10_000);
-const shortRun = await seedRun(10);
-const pollFrom = (id: string, start: number, total: number) =>
-  httpLoad({
-    url: `${platform.baseUrl}/api/events/${id}?start=${start}`,
-    method: 'GET',
-    headers: auth(userToken),
-    expectStatus: 200,
-    total,
-  });
-await pollFrom(shortRun, 0, 500)();
-await pollFrom(longRun, 9_990, 500)();
-const e13Long = await counted(pollFrom(longRun, 9_990, GET_REQUESTS / 2), endpointCalls);
-const e13Short = await counted(pollFrom(shortRun, 0, GET_REQUESTS / 2), endpointCalls);
-
+phase('GET MCP server: PSK, lineage, Bearer');
 // GET /api/mcps/{id} with a pre-shared key vs. a Bearer token vs. the bare GetItem:
 // key lookups are cached, so steady state should cost about one DynamoDB call.
 const mcpRes = await fetch(`${platform.baseUrl}/api/mcps`, {
@@ -411,6 +589,7 @@ const mcpBareServerLoad = (total: number) =>
 await mcpBareServerLoad(500)();
 const mcpBareServer = await counted(mcpBareServerLoad(GET_REQUESTS), bareCallCount);
 
+phase('E10 and E12 (registering tables)');
 // E10 and E12: 1,000 tables in one schema, 200 of them in one domain (as the registration
 // endpoint files them: the metastore item and the catalog entity with the domain).
 const { metastore: configuredMetastore, metadataCatalog } = await import('../../functions/composition.js');
@@ -491,28 +670,14 @@ const e12Bare = await counted(
   bareCallCount,
 );
 
+phase('one endpoint of each remaining group');
 // One representative endpoint of each remaining group, 200 warm-up requests then GROUP_REQUESTS.
-const GROUP_REQUESTS = 2_000;
-async function measured(load: Omit<HttpLoad, 'concurrency' | 'total'>): Promise<Measured> {
-  await httpLoad({ ...load, total: 200 })();
-  return counted(httpLoad({ ...load, total: GROUP_REQUESTS }), endpointCalls);
-}
-const postJson = async <T>(path: string, body: unknown, token = adminToken, method = 'POST'): Promise<T> => {
-  const res = await fetch(`${platform.baseUrl}${path}`, {
-    method,
-    headers: { ...auth(token), ...json },
-    body: JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-};
 const ping = await measured({
   url: `${platform.baseUrl}/api/health/ping`,
   method: 'GET',
   headers: {},
   expectStatus: 200,
 });
-const benchKey = await postJson<{ psk: string }>('/api/dataproduct/bench-e7/psk', { description: 'e7' }, userToken);
 const e7 = await measured({
   url: `${platform.baseUrl}/api/dataproduct/psk/${benchKey.psk}/extend`,
   method: 'POST',
@@ -564,28 +729,81 @@ const e5 = await measured({
   expectStatus: 200,
 });
 
-// What the events cost a write: E1 with the event pipeline running (it is publishing the
-// events of everything written so far) and, in the same run, without it.
-await seedSubmitted('e1-events-on', E1_REQUESTS / 2);
-await seedSubmitted('e1-events-off', E1_REQUESTS / 2);
-const e1Load = (key: string) =>
-  httpLoad({
-    url: `${platform.baseUrl}/api/decisions/bench/${key}/versions/{i}/approve`,
-    method: 'POST',
-    headers: { ...auth(approverToken), 'content-type': 'application/json' },
-    body: '{"notes":"bench"}',
-    expectStatus: 200,
-    total: E1_REQUESTS / 2,
+// Last: its 10,000 seeded events slowed every later DynamoDB Local call several-fold.
+phase('E13 long and short runs');
+// E13 from near the end of a 10,000-event run vs. from the start of a 10-event run.
+const runs = new DynamoRunStore(db, platform.runtime.tableName('crewRuns'), platform.runtime.tableName('events'));
+async function seedRun(events: number): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const expires = Math.floor(Date.now() / 1000) + 86_400;
+  const event = (index: number) => ({
+    index,
+    correlation_id: id,
+    type: index === 0 ? 'run.queued' : 'step.completed',
+    timestamp: now,
+    step_id: index === 0 ? undefined : `s${index}`,
+    message: `event ${index}`,
+    data: { output: `output of ${index}` },
+    expires_at: expires,
   });
-const e1EventsOn = await counted(e1Load('e1-events-on'), endpointCalls);
-// The changes are still stamped (the same write): what stops is the pipeline reading the streams.
-await platform.stopEventPipeline();
-const e1EventsOff = await counted(e1Load('e1-events-off'), endpointCalls);
+  await runs.create(
+    {
+      correlation_id: id,
+      template_id: templateId,
+      status: 'running',
+      values: {},
+      created_by: 'bench-user',
+      // The principal of userToken (the test issuer names subjects `sub-<name>`).
+      created_by_principal: tokenPrincipal(idp.issuer, 'sub-bench-user'),
+      created_at: now,
+      started_at: now,
+      finished_at: null,
+      event_count: 1,
+      error: null,
+      steps: [],
+      expires_at: expires,
+    },
+    event(0) as never,
+    { type: 'crew.run.queued', actor: 'bench-user', at: now },
+  );
+  const batches: number[][] = [];
+  for (let i = 1; i < events; i += 25) batches.push(Array.from({ length: Math.min(25, events - i) }, (_, j) => i + j));
+  await runLoad(
+    async (b) => {
+      await db.send(
+        new BatchWriteCommand({
+          RequestItems: {
+            [platform.runtime.tableName('events')]: batches[b]!.map((i) => ({ PutRequest: { Item: event(i) } })),
+          },
+        }),
+      );
+      return true;
+    },
+    { concurrency: 8, total: batches.length, maxSeconds: 300 },
+  );
+  return id;
+}
+const longRun = await seedRun(10_000);
+const shortRun = await seedRun(10);
+const pollFrom = (id: string, start: number, total: number) =>
+  httpLoad({
+    url: `${platform.baseUrl}/api/events/${id}?start=${start}`,
+    method: 'GET',
+    headers: auth(userToken),
+    expectStatus: 200,
+    total,
+  });
+await pollFrom(shortRun, 0, 500)();
+await pollFrom(longRun, 9_990, 500)();
+const e13Long = await counted(pollFrom(longRun, 9_990, GET_REQUESTS / 2), endpointCalls);
+const e13Short = await counted(pollFrom(shortRun, 0, GET_REQUESTS / 2), endpointCalls);
 
 await bareServer.stop();
 await platform.stop();
 await idp.stop();
 
+phase('Lambda bundles');
 const bundles = await measureBundles(ROOT);
 
 const ms = (n: number) => n.toFixed(2);
@@ -624,11 +842,26 @@ const bundleRow = (name: string) => {
   ];
 };
 
+/** A write endpoint with the event pipeline reading the streams and stopped (the same run). */
+const eventCostRows = (what: string, on: Measured, off: Measured) => {
+  const added = (on.p50 - off.p50) / off.p50;
+  return [
+    endpointRow('events', `${what}, event pipeline running`, on),
+    endpointRow(
+      'events',
+      `${what}, event pipeline stopped`,
+      off,
+      `events add ${(added * 100).toFixed(1)} % to the p50 (target ≤ 10 %: ${verdict(added, 0.1)})`,
+    ),
+  ];
+};
+
 const lines = [
   '# Benchmark results',
   '',
   `Measured ${new Date().toISOString()} by \`npm run bench\` on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`,
-  'Local platform in one process: DynamoDB Local (in memory), fauxqs, Bearer JWT auth (RS256, cached JWKS), keep-alive HTTP.',
+  'Local platform in one process: DynamoDB Local (in memory), fauxqs, Bearer JWT auth (RS256, cached JWKS), keep-alive HTTP. ' +
+    'The event pipeline (stream pollers, publisher, dispatcher, webhook worker) runs for the events and webhooks rows, which are measured first, and is stopped for the rows after them (on AWS it runs in Lambdas of its own, not in the API process).',
   `HTTP load comes from a child process (off the server's event loop and CPU time), at concurrency ${CONCURRENCY} unless the row says otherwise; ` +
     "bare store calls run in the server's process, where a handler makes them, through a client of their own. " +
     "CPU ms / request: the server process's CPU time (user + system) over an HTTP load, per request; the load generator is a child process. " +
@@ -657,7 +890,10 @@ const lines = [
     getEndpointSerial,
     `${compared(getEndpointSerial, getBareSerial)}; +${ms(getEndpointSerial.p50 - getBareSerial.p50)} ms a request`,
   ),
-  `| crews | E2 answer → run.completed (3 render steps, concurrency 20, polled every ${POLL_MS} ms) | ${crewRuns.requests} | ${crewRuns.errors} | | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | | worker: ${eventsPerSecond.toFixed(0)} events written / s |`,
+  `| crews | E2 answer → run.completed (3 render steps, concurrency 1, E13 long poll) | ${crewRunsSerial.requests} | ${crewRunsSerial.errors} | | ${ms(crewRunsSerial.p50)} | ${ms(crewRunsSerial.p99)} | | | target p50 ≤ 100 ms (issue 16): ${verdict(crewRunsSerial.p50, 100)} |`,
+  `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}) |`,
+  `| crews | cancel answer → run.cancelled written, run inside a 60 s wait (one at a time) | ${cancelLatency.n} | | | ${ms(cancelLatency.p50)} | ${ms(cancelLatency.p99)} | | | a run started right after the cancel completes ${ms(cancelLatency.abandonP50)} ms after it (p50): the worker gave the wait up (a cancel is seen once a second, at once within one process) |`,
+  `| crews | E13 long poll (wait=20): event written → client has it, ${LONG_POLLERS} clients waiting on one run | ${longPollRequests} | | | ${ms(longPoll.p50)} | ${ms(longPoll.p99)} | | | ${longPoll.n} deliveries of events to waiting clients |`,
   endpointRow('crews', 'E13 start=9990 of a 10,000-event run', e13Long),
   endpointRow(
     'crews',
@@ -704,13 +940,12 @@ const lines = [
   ),
   `| events | commit → event in the feed (POST a version, concurrency 1) | ${feedC1.n} | | | ${ms(feedC1.p50)} | ${ms(feedC1.p99)} | | | publisher over the decisions table's stream |`,
   `| events | commit → event in the feed (concurrency ${CONCURRENCY}) | ${feedC16.n} | | ${recordedPerSecond.toFixed(0)} | ${ms(feedC16.p50)} | ${ms(feedC16.p99)} | | | events recorded per second: ${recordedPerSecond.toFixed(0)} |`,
-  endpointRow('events', 'E1 with the event pipeline reading the streams', e1EventsOn),
-  endpointRow(
-    'events',
-    'E1 with the event pipeline stopped (same run)',
-    e1EventsOff,
-    `events add ${(((e1EventsOn.p50 - e1EventsOff.p50) / e1EventsOff.p50) * 100).toFixed(1)} % to E1's p50 (target ≤ 10 %: ${verdict((e1EventsOn.p50 - e1EventsOff.p50) / e1EventsOff.p50, 0.1)})`,
-  ),
+  `| webhooks | commit → signed delivery at a loopback receiver (POST a version, concurrency 1) | ${hookC1.requests} | ${hookC1.errors} | | ${ms(hookC1.p50)} | ${ms(hookC1.p99)} | | | target p50 ≤ 100 ms: ${verdict(hookC1.p50, 100)} |`,
+  `| webhooks | commit → signed delivery (concurrency ${CONCURRENCY}) | ${hookC16.requests} | ${hookC16.errors} | ${hookC16.rps.toFixed(0)} | ${ms(hookC16.p50)} | ${ms(hookC16.p99)} | | | target p50 ≤ 100 ms: ${verdict(hookC16.p50, 100)} |`,
+  ...eventCostRows('E1 POST .../versions/{v}/approve', e1EventsOn, e1EventsOff),
+  ...eventCostRows('E7 POST /api/dataproduct/psk/{id}/extend', e7EventsOn, e7EventsOff),
+  ...eventCostRows('E3 PUT /api/migration/infrastructure-config', e3EventsOn, e3EventsOff),
+  ...eventCostRows('POST /api/decisions/{ws}/{key}/versions', createEventsOn, createEventsOff),
   `| (baseline) | Lambda bundle: ${bundles.baseline.name}, ${kb(bundles.baseline.bytes)}, module init ${ms(bundles.baseline.initMs)} ms${coldStartOf(bundles.baseline)} | | | | | | | | |`,
   ...bundles.groups.flatMap((b) => bundleRow(b.name)),
   '',
