@@ -21,13 +21,10 @@ import { newWebhookSecret, runEndpointId, runEndpointItem, secretContext } from 
 import type { UrlRules } from '../webhooks/service.js';
 import { capText, fittingPage, MAX_MESSAGE_BYTES } from './limits.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
-import { type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
+import { FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
 import { runChange } from './events.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
 import { references } from './templating.js';
-
-/** A run in one of these has no more events to come. */
-const FINISHED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Up to this many tries when the run moves on between read and write. */
 const CANCEL_ROUNDS = 10;

@@ -206,7 +206,9 @@ export interface RunFilter {
 const RUN_LIST_PK = 'run';
 
 const OPEN = 'open';
-const FINISHED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** A run in one of these has no more events to come (and leaves the `open_runs` index). */
+export const FINISHED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Fields of the run written together with an event. */
 export type RunUpdate = Partial<
@@ -345,7 +347,7 @@ export class DynamoRunStore {
       sets.push(`#u${i} = :u${i}`);
     });
     // A finished run leaves the `open_runs` index.
-    const remove = update.status && FINISHED.has(update.status) ? ' REMOVE #open' : '';
+    const remove = update.status && FINISHED_STATUSES.has(update.status) ? ' REMOVE #open' : '';
     if (remove) names['#open'] = 'open';
     try {
       await this.db.send(
