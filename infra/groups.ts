@@ -169,7 +169,10 @@ export const WORKERS = [
     name: 'crews-worker',
     entry: 'functions/crews/worker.ts',
     consumes: 'crewRuns',
-    batchSize: 5,
+    // One run per invocation: a run in a minute's `wait` never holds back the others of its
+    // batch (their messages are deleted when the invocation ends); parallelism is the event
+    // source's maxConcurrency (the stage's crewWorkerMaxConcurrency), with no batching window.
+    batchSize: 1,
     // Below the queue's visibility timeout, so a message is not redelivered mid-run.
     timeoutSeconds: 150,
     tables: { crewRuns: 'readWrite', events: 'readWrite' },

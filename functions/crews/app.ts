@@ -5,6 +5,7 @@ import { PageQuery } from '../../shared/http/params.js';
 import {
   CancelRequest,
   CrewEvent,
+  DecisionRequest,
   CrewRun,
   CrewTemplate,
   EventsQuery,
@@ -12,6 +13,7 @@ import {
   RunListQuery,
   RunParams,
   RunRequest,
+  StepParams,
   TemplateParams,
   TemplateRequest,
 } from './schemas.js';
@@ -184,6 +186,41 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
       },
       async (c, { params, body, caller }) =>
         c.json(await service.cancelRun(params.correlation_id, body?.reason, caller), 200),
+    )
+    .endpoint(
+      {
+        name: 'retry_run',
+        method: 'post',
+        path: '/api/crew-runs/{correlation_id}/retry',
+        summary:
+          'Continue a failed or cancelled crew run under the same id: completed steps keep their outputs, the failed (or next) step runs again',
+        tags: RUNS,
+        access: 'user',
+        request: { params: RunParams },
+        success: { status: 202, description: 'The run, `pending` again (event `run.retried`)', schema: CrewRun },
+        errors: [403, 404, 409],
+      },
+      async (c, { params, caller }) => c.json(await service.retryRun(params.correlation_id, caller), 202),
+    )
+    .endpoint(
+      {
+        name: 'decide_step',
+        method: 'post',
+        path: '/api/crew-runs/{correlation_id}/steps/{step_id}/decision',
+        summary:
+          "Approve or reject a waiting `approval` step: a Bearer session with the step's role, never the run's starter",
+        tags: RUNS,
+        access: 'user',
+        request: { params: StepParams, body: DecisionRequest, bodyRequired: true },
+        success: {
+          status: 200,
+          description: 'The run: `running` again after an approval, `failed` after a rejection',
+          schema: CrewRun,
+        },
+        errors: [403, 404, 409],
+      },
+      async (c, { params, body, caller }) =>
+        c.json(await service.decideStep(params.correlation_id, params.step_id, body, caller), 200),
     )
     .endpoint(
       {

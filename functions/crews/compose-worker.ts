@@ -37,5 +37,6 @@ export function crewRunner(runtime: Runtime): CrewRunner {
     runStore(runtime),
     new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), chatModel(runtime.config)),
     runSignals,
+    runQueue(runtime),
   );
 }

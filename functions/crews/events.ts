@@ -7,6 +7,7 @@ import { storedRun, strip, toRun } from './store.js';
 const RUN_EVENT: Record<CrewRun['status'], EventType> = {
   pending: 'crew.run.queued',
   running: 'crew.run.started',
+  waiting: 'crew.run.waiting',
   succeeded: 'crew.run.succeeded',
   failed: 'crew.run.failed',
   cancelled: 'crew.run.cancelled',
@@ -18,6 +19,9 @@ export const runChange = (status: CrewRun['status'], at: string, actor: string |
   actor,
   at,
 });
+
+/** A failed or cancelled run continued by `actor` (it is `pending` again). */
+export const runRetried = (at: string, actor: string): Change => ({ type: 'crew.run.retried', actor, at });
 
 export const crewTemplateEvents: EventSource = {
   table: 'crewTemplates',

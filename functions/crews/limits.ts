@@ -10,6 +10,8 @@ import { jsonBytes } from '../../shared/json.js';
 export const MAX_OUTPUT_BYTES = 16 * 1024;
 /** A failure's text (step.failed, run.failed, the run's `error`). */
 export const MAX_ERROR_BYTES = 2 * 1024;
+/** An approval's rendered prompt (in its `step.waiting` event). */
+export const MAX_PROMPT_BYTES = 64 * 1024;
 /** An event's message. */
 export const MAX_MESSAGE_BYTES = 4 * 1024;
 /** An event's data: with its message and the other attributes, well under 400 KB. */

@@ -1,12 +1,12 @@
 import { runChange } from './events.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
-import { boundOutputs, capText, MAX_MESSAGE_BYTES } from './limits.js';
-import type { CrewEvent, EventType } from './schemas.js';
+import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from './limits.js';
+import type { ApprovalStep, CrewEvent, EventType } from './schemas.js';
 import type { StepOutcome } from './steps.js';
 import type { RunItem, RunStore, RunUpdate } from './store.js';
 import { InProcessRunSignals, type RunSignals } from './signals.js';
-import type { RenderContext } from './templating.js';
+import { type RenderContext, render } from './templating.js';
 
 export interface StepRunner {
   execute(step: RunItem['steps'][number], ctx: RenderContext, cancelled?: AbortSignal): Promise<StepOutcome>;
@@ -40,6 +40,7 @@ export function stepBudgetMs(step: RunItem['steps'][number]): number {
     case 'llm':
       return 60_000 + margin;
     case 'render':
+    case 'approval':
       return margin;
   }
 }
@@ -47,6 +48,23 @@ export function stepBudgetMs(step: RunItem['steps'][number]): number {
 export type ProcessResult = 'done' | 'continue-later';
 
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+/** The events of the run's latest attempt: those after its last `run.retried` (all, when never retried). */
+export function currentAttempt(events: readonly CrewEvent[]): CrewEvent[] {
+  let last = -1;
+  events.forEach((e, i) => {
+    if (e.type === 'run.retried') last = i;
+  });
+  return events.slice(last + 1);
+}
+
+/** Brings a run back to the worker after a delay (the expiry of an `approval` step). */
+export interface RunTimer {
+  after(correlationId: string, delaySeconds: number): Promise<void>;
+}
+
+/** SQS delays a message at most this long: a longer wait is re-armed when it arrives. */
+export const MAX_TIMER_SECONDS = 900;
 const MAX_RESUMES = 20;
 
 /**
@@ -62,6 +80,8 @@ export class CrewRunner {
     private readonly steps: StepRunner,
     /** Wakes the cancellation check at once when the run changes in this process. */
     private readonly signals: RunSignals = new InProcessRunSignals(),
+    /** Arms the expiry of `approval` steps. */
+    private readonly timers?: RunTimer,
   ) {}
 
   /**
@@ -76,7 +96,8 @@ export class CrewRunner {
         logger.warn('crew run not found; message dropped', { correlation_id: correlationId });
         return 'done';
       }
-      const events = await this.runs.allEvents(correlationId);
+      // A run just queued has only its `run.queued` (nothing in it the worker needs): no Query.
+      const events = run.event_count <= 1 ? [] : await this.runs.allEvents(correlationId);
       try {
         await this.advance(run, events, deadline);
         return 'done';
@@ -94,7 +115,7 @@ export class CrewRunner {
       const run = await this.runs.get(correlationId);
       if (!run) return;
       const events = await this.runs.allEvents(correlationId);
-      if (events.some((e) => TERMINAL.has(e.type))) return;
+      if (currentAttempt(events).some((e) => TERMINAL.has(e.type))) return;
       const error = `The run was abandoned after repeated failures: ${reason}`;
       const at = nowIso();
       const ok = await this.runs.append(
@@ -108,78 +129,114 @@ export class CrewRunner {
   }
 
   private async advance(run: RunItem, events: CrewEvent[], deadline: Deadline | undefined): Promise<void> {
-    if (events.some((e) => TERMINAL.has(e.type))) return;
-    let next = events.length;
+    // A retried run's log goes on after `run.retried`: what came before it counts only for completed steps.
+    const attempt = currentAttempt(events);
+    if (attempt.some((e) => TERMINAL.has(e.type))) return;
     const log = logger.createChild({ persistentKeys: { correlation_id: run.correlation_id } });
-    const append = async (
+    /*
+     * Events are gathered and written together where nothing observable happens between
+     * them: a step's closing event with the next step's opening one, and render steps (no
+     * I/O) entirely. Before a step with I/O everything gathered is written, so its
+     * `step.started` is there while it runs. One status change per write: each is its own
+     * domain event.
+     */
+    let next = Math.max(events.length, run.event_count);
+    let pending: CrewEvent[] = [];
+    let update: RunUpdate = {};
+    let status = run.status;
+    const flush = async () => {
+      if (pending.length === 0) return;
+      const at = update.finished_at ?? update.started_at ?? pending[pending.length - 1]!.timestamp;
+      const change = update.status ? runChange(update.status, at) : undefined;
+      if (!(await this.runs.append(run, pending, update, change))) throw new IndexTaken();
+      next += pending.length;
+      pending = [];
+      update = {};
+    };
+    const add = async (
       type: EventType,
       message: string,
       stepId?: string,
       data?: Record<string, unknown>,
-      update?: RunUpdate,
+      fields?: RunUpdate,
     ) => {
-      const event = this.event(run, next, type, message, stepId, data);
-      const at = update?.finished_at ?? update?.started_at ?? event.timestamp;
-      const change = update?.status ? runChange(update.status, at) : undefined;
-      if (!(await this.runs.append(run, event, update, change))) throw new IndexTaken();
-      next++;
+      if (fields?.status && update.status) await flush();
+      pending.push(this.event(run, next + pending.length, type, message, stepId, data));
+      Object.assign(update, fields);
+      if (fields?.status) status = fields.status;
     };
-    const stepEvent = (type: EventType, id: string) => events.find((e) => e.type === type && e.step_id === id);
+    const fail = async (stepId: string, error: string, withStepEvent: boolean) => {
+      if (withStepEvent) await add('step.failed', `Step ${stepId} failed: ${error}`, stepId, { error });
+      await add(
+        'run.failed',
+        `Run failed at step ${stepId}`,
+        undefined,
+        { error },
+        {
+          status: 'failed',
+          finished_at: nowIso(),
+          error,
+        },
+      );
+      await flush();
+    };
+    const find = (within: CrewEvent[], type: EventType, id: string) =>
+      within.find((e) => e.type === type && e.step_id === id);
 
     if (!events.some((e) => e.type === 'run.started')) {
-      await append('run.started', 'Run started', undefined, undefined, { status: 'running', started_at: nowIso() });
+      await add('run.started', 'Run started', undefined, undefined, { status: 'running', started_at: nowIso() });
     }
     // Keyed by step ids (the template's names): no inherited keys.
     const outputs: Record<string, unknown> = Object.create(null);
     // The run's `progress` is written with the events that move it.
     let completed = 0;
     for (const step of run.steps) {
-      const done = stepEvent('step.completed', step.id);
+      // Completed steps keep their outputs, also across retries.
+      const done = find(events, 'step.completed', step.id);
       if (done) {
         outputs[step.id] = done.data?.output ?? null;
         completed++;
         continue;
       }
-      const failed = stepEvent('step.failed', step.id);
-      if (failed) {
-        const error = String(failed.data?.error ?? 'step failed');
-        await append(
-          'run.failed',
-          `Run failed at step ${step.id}`,
-          undefined,
-          { error },
-          { status: 'failed', finished_at: nowIso(), error },
-        );
-        return;
+      const failed = find(attempt, 'step.failed', step.id);
+      if (failed) return fail(step.id, String(failed.data?.error ?? 'step failed'), false);
+      if (deadline && deadline.remainingMs() < stepBudgetMs(step)) {
+        await flush();
+        throw new OutOfTime();
       }
-      if (deadline && deadline.remainingMs() < stepBudgetMs(step)) throw new OutOfTime();
-      if (!stepEvent('step.started', step.id))
-        await append('step.started', `Step ${step.id} (${step.kind}) started`, step.id, undefined, {
+      if (!find(attempt, 'step.started', step.id)) {
+        // A retried run (pending) or one resumed after a decision runs again from here.
+        const resumed: RunUpdate =
+          status === 'running' ? {} : { status: 'running', started_at: run.started_at ?? nowIso() };
+        await add('step.started', `Step ${step.id} (${step.kind}) started`, step.id, undefined, {
+          ...resumed,
           current_step: step.id,
         });
-      const outcome = await this.whileWatched(run.correlation_id, (cancelled) =>
-        this.steps.execute(step, { values: run.values, outputs }, cancelled),
-      );
-      // Cancelled meanwhile: `run.cancelled` is the run's last event; re-read, nothing more is written.
-      if (outcome === CANCELLED) throw new IndexTaken();
-      if (!outcome.ok) {
-        log.info('crew step failed', { step_id: step.id, error: outcome.error });
-        await append('step.failed', `Step ${step.id} failed: ${outcome.error}`, step.id, { error: outcome.error });
-        await append(
-          'run.failed',
-          `Run failed at step ${step.id}`,
-          undefined,
-          { error: outcome.error },
-          {
-            status: 'failed',
-            finished_at: nowIso(),
-            error: outcome.error,
-          },
-        );
+      }
+      const ctx = { values: run.values, outputs };
+      if (step.kind === 'approval') {
+        const error = await this.awaitDecision(run, step, find(attempt, 'step.waiting', step.id), ctx, add, flush);
+        if (error) await fail(step.id, error, true);
         return;
       }
+      let outcome: StepOutcome;
+      if (step.kind === 'render') {
+        outcome = await this.steps.execute(step, ctx);
+      } else {
+        await flush();
+        const watched = await this.whileWatched(run.correlation_id, (cancelled) =>
+          this.steps.execute(step, ctx, cancelled),
+        );
+        // Cancelled meanwhile: `run.cancelled` is the run's last event; re-read, nothing more is written.
+        if (watched === CANCELLED) throw new IndexTaken();
+        outcome = watched;
+      }
+      if (!outcome.ok) {
+        log.info('crew step failed', { step_id: step.id, error: outcome.error });
+        return fail(step.id, outcome.error, true);
+      }
       completed++;
-      await append(
+      await add(
         'step.completed',
         `Step ${step.id} completed`,
         step.id,
@@ -188,14 +245,64 @@ export class CrewRunner {
       );
       outputs[step.id] = outcome.output;
     }
-    await append(
+    await add(
       'run.completed',
       'Run completed',
       undefined,
       { outputs: boundOutputs(outputs) },
       { status: 'succeeded', finished_at: nowIso() },
     );
+    await flush();
     log.info('crew run completed', { events: next });
+  }
+
+  /**
+   * An `approval` step: the first time, `step.waiting` (status `waiting`) is written and the
+   * expiry timer armed; the run then holds nothing until a decision (the decision endpoint
+   * writes the outcome and queues the run) or the timer (a delayed message, at most 15 min
+   * at a time) brings it back. Answers the failure when the step expired, else undefined.
+   */
+  private async awaitDecision(
+    run: RunItem,
+    step: ApprovalStep,
+    waiting: CrewEvent | undefined,
+    ctx: RenderContext,
+    add: (
+      type: EventType,
+      message: string,
+      stepId?: string,
+      data?: Record<string, unknown>,
+      fields?: RunUpdate,
+    ) => Promise<void>,
+    flush: () => Promise<void>,
+  ): Promise<string | undefined> {
+    let expiresMs: number;
+    if (!waiting) {
+      expiresMs = Date.now() + step.timeout_seconds * 1000;
+      const role = step.role ?? 'approver';
+      await add(
+        'step.waiting',
+        `Step ${step.id} waits for a decision by a person with the role '${role}'`,
+        step.id,
+        {
+          prompt: capText(render(step.prompt, ctx), MAX_PROMPT_BYTES),
+          role,
+          expires_at: new Date(expiresMs).toISOString(),
+        },
+        { status: 'waiting', current_step: step.id },
+      );
+      await flush();
+    } else {
+      expiresMs = Date.parse(String(waiting.data?.expires_at));
+      if (!(Date.now() < expiresMs)) return `no decision by ${String(waiting.data?.expires_at)}: the approval expired`;
+      await flush();
+    }
+    if (!this.timers) throw new Error('an approval step needs the run timer (the crew-run queue)');
+    await this.timers.after(
+      run.correlation_id,
+      Math.min(MAX_TIMER_SECONDS, Math.max(0, Math.ceil((expiresMs - Date.now()) / 1000))),
+    );
+    return undefined;
   }
 
   /**

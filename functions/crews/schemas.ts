@@ -108,10 +108,34 @@ export const WaitStep = doc(
   'Sleeps for `seconds` (for pacing and tests). Output: null.',
 );
 
+/** How long an approval may wait for its decision, in seconds (API.md §4). */
+export const APPROVAL_TIMEOUT = { min: 60, max: 604_800, default: 86_400 } as const;
+export const ApprovalStep = doc(
+  z.strictObject({
+    id: stepId,
+    kind: doc(z.literal('approval'), '`approval`: a person decides; the output is `{"approved": true, "by", "notes"}`'),
+    prompt: doc(
+      text(100_000),
+      'what the approver is asked, rendered (at most 100,000 characters before rendering): in the `step.waiting` event',
+    ),
+    role: doc(
+      z._default(z.string().check(z.regex(/^[A-Za-z0-9_.:-]{1,128}$/)), 'approver'),
+      'the role a decider must have (default `approver`; `^[A-Za-z0-9_.:-]{1,128}$`)',
+    ),
+    timeout_seconds: doc(
+      z._default(z.int().check(z.gte(APPROVAL_TIMEOUT.min), z.lte(APPROVAL_TIMEOUT.max)), APPROVAL_TIMEOUT.default),
+      `how long the decision may take, ${APPROVAL_TIMEOUT.min}–${APPROVAL_TIMEOUT.max} seconds (default ${APPROVAL_TIMEOUT.default}, a day); no decision by then fails the step`,
+    ),
+  }),
+  'Human in the loop: the run pauses with status `waiting` and the event `step.waiting` (data `{"prompt", "role", "expires_at"}`), holding no worker. A caller with `role` and a Bearer session who is not the run\'s starter decides with `POST /api/crew-runs/{id}/steps/{step_id}/decision`: approve → `step.completed` (output `{"approved": true, "by", "notes"}`) and the run goes on; reject → `step.failed` (`rejected by <name>: <notes>`) and `run.failed`. No decision by `expires_at` → `step.failed` and `run.failed`.',
+);
+
+export type ApprovalStep = z.infer<typeof ApprovalStep>;
+
 export const Step = component(
   'CrewStep',
   doc(
-    z.discriminatedUnion('kind', [RenderStep, HttpStep, LlmStep, WaitStep]),
+    z.discriminatedUnion('kind', [RenderStep, HttpStep, LlmStep, WaitStep, ApprovalStep]),
     [
       'One step of a crew template; `kind` selects one of:',
       '',
@@ -119,6 +143,7 @@ export const Step = component(
       '- `http` `{"method", "url", "headers"?, "body"?}`: url, header values and body are rendered; output `{"status", "body"}`; a non-2xx status fails the step; only hosts in `CREW_HTTP_ALLOWED_HOSTS`, never link-local or metadata addresses.',
       '- `llm` `{"prompt", "system"?}`: both rendered; output is the reply text of the model at `LLM_BASE_URL`.',
       '- `wait` `{"seconds"}`: sleeps 0–60 s; output null.',
+      '- `approval` `{"prompt", "role"?, "timeout_seconds"?}`: the run waits (status `waiting`) for a person with `role` (default `approver`), not its starter, to approve or reject; output `{"approved": true, "by", "notes"}`.',
       '',
       'Steps run in order; a step that fails (`step.failed`) ends the run (`run.failed`).',
     ].join('\n'),
@@ -256,7 +281,7 @@ export const RunHandle = component(
   }),
 );
 
-export const RUN_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = ['pending', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const CrewRun = component(
@@ -266,7 +291,7 @@ export const CrewRun = component(
     template_id: doc(z.string(), 'the template that was run'),
     status: doc(
       z.enum(RUN_STATUSES),
-      '`pending` (queued) → `running` → `succeeded` or `failed`; `cancelled` when its starter or an admin cancelled it before it finished',
+      '`pending` (queued) → `running` → `succeeded` or `failed`; `waiting` while an `approval` step waits for its decision; `cancelled` when its starter or an admin cancelled it before it finished; a retried run is `pending` again',
     ),
     values: doc(
       z.record(z.string(), z.unknown()),
@@ -301,10 +326,12 @@ export const EVENT_TYPES = [
   'run.started',
   'step.started',
   'step.completed',
+  'step.waiting',
   'step.failed',
   'run.completed',
   'run.failed',
   'run.cancelled',
+  'run.retried',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -315,14 +342,14 @@ export const CrewEvent = component(
     correlation_id: doc(z.string(), 'the run'),
     type: doc(
       z.enum(EVENT_TYPES),
-      'in order: `run.queued` (index 0, written by E2), `run.started`, per step `step.started` then `step.completed` or `step.failed`, then `run.completed` or `run.failed`; `run.cancelled` (data `{"by", "reason"}`) ends a cancelled run, whenever it comes',
+      'in order: `run.queued` (index 0, written by E2), `run.started`, per step `step.started` then `step.completed` or `step.failed` (an `approval` step writes `step.waiting` before its outcome), then `run.completed` or `run.failed`; `run.cancelled` (data `{"by", "reason"}`) ends a cancelled run, whenever it comes; `run.retried` (data `{"by"}`) continues a failed or cancelled run, followed by the step that runs again',
     ),
     timestamp: doc(z.iso.datetime(), 'when the event was written (ISO 8601 UTC)'),
     step_id: doc(z.optional(z.string()), 'the step, on `step.*` events'),
     message: doc(z.string(), `a human-readable account (at most ${MAX_MESSAGE_BYTES / 1024} KiB)`),
     data: doc(
       z.optional(z.record(z.string(), z.unknown())),
-      '`run.queued`: `{"template_id", "values"}`; `step.completed`: `{"output"}`; `step.failed` and `run.failed`: `{"error"}`; `run.completed`: `{"outputs": {step id: output}}`, where an output too large for the event is replaced by a note pointing to its `step.completed` event',
+      '`run.queued`: `{"template_id", "values"}`; `step.completed`: `{"output"}`; `step.waiting`: `{"prompt", "role", "expires_at"}`; `step.failed` and `run.failed`: `{"error"}`; `run.completed`: `{"outputs": {step id: output}}`, where an output too large for the event is replaced by a note pointing to its `step.completed` event',
     ),
   }),
 );
@@ -371,4 +398,20 @@ export const EventsQuery = z.object({
     `long poll (seconds, 0–${MAX_WAIT_SECONDS}, default 0): when no event at or after \`start\` exists yet and the run has not finished, the answer waits up to this long and comes as soon as one is written`,
     { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 0 },
   ),
+});
+
+export const DecisionRequest = component(
+  'CrewStepDecisionRequest',
+  z.strictObject({
+    approve: doc(z.boolean(), 'true approves the step (the run goes on), false rejects it (the run fails)'),
+    notes: doc(
+      z.optional(z.string().check(z.maxLength(2000))),
+      "why (at most 2000 characters): in the step's output, or in the failure when rejected",
+    ),
+  }),
+);
+export type DecisionRequest = z.infer<typeof DecisionRequest>;
+
+export const StepParams = z.extend(RunParams, {
+  step_id: doc(z.string().check(z.regex(/^[a-z0-9_-]{1,64}$/)), "the `approval` step's id in the run's template"),
 });

@@ -19,15 +19,18 @@ import type { SecretBox } from '../../shared/secrets.js';
 import { nowIso } from '../../shared/time.js';
 import { newWebhookSecret, runEndpointId, runEndpointItem, secretContext } from '../webhooks/run-endpoint.js';
 import type { UrlRules } from '../webhooks/service.js';
-import { capText, fittingPage, MAX_MESSAGE_BYTES } from './limits.js';
+import { capText, fittingPage, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from './limits.js';
 import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
 import { FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
-import { runChange } from './events.js';
+import { runChange, runRetried } from './events.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
 import { references } from './templating.js';
 
 /** Up to this many tries when the run moves on between read and write. */
 const CANCEL_ROUNDS = 10;
+
+/** What `retry` continues. */
+const RETRYABLE: ReadonlySet<string> = new Set(['failed', 'cancelled']);
 
 /** Where runs go to be executed (the crew-run queue). */
 export interface RunQueue {
@@ -110,6 +113,8 @@ function renderedFields(step: Step): [string[], string][] {
       ];
     case 'llm':
       return [[['prompt'], step.prompt], ...optional(['system'], step.system)];
+    case 'approval':
+      return [[['prompt'], step.prompt]];
     case 'wait':
       return [];
   }
@@ -344,27 +349,7 @@ export class CrewService {
       runChange('pending', at, caller.name),
       webhook,
     );
-    try {
-      await this.queue.send(run.correlation_id);
-    } catch (err) {
-      logger.error('could not queue crew run', { correlation_id: run.correlation_id, error: err as Error });
-      const error = 'The run could not be queued: the queue did not answer';
-      const failedAt = nowIso();
-      await this.runs.append(
-        run,
-        {
-          index: 1,
-          correlation_id: run.correlation_id,
-          type: 'run.failed',
-          timestamp: failedAt,
-          message: error,
-          data: { error },
-        },
-        { status: 'failed', finished_at: failedAt, error },
-        runChange('failed', failedAt),
-      );
-      throw new Unavailable('The crew-run queue did not answer; the run was marked failed');
-    }
+    await this.queueOrFail(run, 1);
     return { correlation_id: run.correlation_id, ...(secret !== undefined ? { webhook_secret: secret } : {}) };
   }
 
@@ -412,6 +397,156 @@ export class CrewService {
         return toRun({ ...run, ...update, event_count: run.event_count + 1 });
     }
     throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
+  }
+
+  /**
+   * Continues a failed or cancelled run under the same id: `run.retried` (status `pending`)
+   * at the next index, conditioned on it, then the run is queued; the worker keeps the
+   * completed steps' outputs and runs the failed (or next) step again. Another status is 409.
+   */
+  async retryRun(correlationId: string, caller: Caller): Promise<CrewRun> {
+    for (let round = 0; round < CANCEL_ROUNDS; round++) {
+      const run = await this.ownRun(correlationId, caller);
+      if (!RETRYABLE.has(run.status))
+        throw new Conflict(`Crew run ${correlationId} is ${run.status}: only a failed or cancelled run can be retried`);
+      const at = nowIso();
+      const update = { status: 'pending' as const, finished_at: null, error: null, current_step: null };
+      const event: CrewEvent = {
+        index: run.event_count,
+        correlation_id: run.correlation_id,
+        type: 'run.retried',
+        timestamp: at,
+        message: capText(
+          `Run retried by ${caller.name} after it ${run.status === 'failed' ? 'failed' : 'was cancelled'}`,
+          MAX_MESSAGE_BYTES,
+        ),
+        data: { by: caller.name, previous_status: run.status },
+      };
+      if (await this.runs.append(run, event, update, runRetried(at, caller.name))) {
+        await this.queueOrFail(run, run.event_count + 1);
+        return toRun({ ...run, ...update, event_count: run.event_count + 1 });
+      }
+    }
+    throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
+  }
+
+  /**
+   * A person's decision on a waiting `approval` step (API.md §4): only with a Bearer
+   * session, the step's role and not as the run's starter (four-eyes, by principal).
+   * Approve: `step.completed` (the run is `running` again) and the run is queued; reject:
+   * `step.failed` and `run.failed` in one write. Conditioned on the run's index, so of two
+   * deciders exactly one wins (the other gets 409), as against a cancel or the expiry.
+   */
+  async decideStep(
+    correlationId: string,
+    stepId: string,
+    decision: { approve: boolean; notes?: string | undefined },
+    caller: Caller,
+  ): Promise<CrewRun> {
+    for (let round = 0; round < CANCEL_ROUNDS; round++) {
+      const run = await this.runs.get(correlationId);
+      if (!run) throw new NotFound(`No crew run ${correlationId}`);
+      const step = run.steps.find((s) => s.id === stepId);
+      if (!step) throw new NotFound(`Crew run ${correlationId} has no step ${stepId}`);
+      if (caller.via !== 'bearer') throw new Forbidden('A decision needs a Bearer session (a person), not a key');
+      if (isPrincipal(run.created_by_principal, caller))
+        throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
+      if (step.kind !== 'approval') throw new Conflict(`Step ${stepId} is a ${step.kind} step, not an approval`);
+      const role = step.role ?? 'approver';
+      if (!caller.roles.has(role)) throw new Forbidden(`Deciding step ${stepId} needs the role '${role}'`);
+      const waiting = run.status === 'waiting' && run.current_step === stepId;
+      const [last] = waiting ? await this.runs.events(correlationId, run.event_count - 1, 1) : [];
+      if (!last || last.type !== 'step.waiting' || last.step_id !== stepId)
+        throw new Conflict(`Step ${stepId} of crew run ${correlationId} is not waiting for a decision`);
+      const expiresAt = String(last.data?.expires_at);
+      if (!(Date.now() < Date.parse(expiresAt)))
+        throw new Conflict(`The approval of step ${stepId} expired at ${expiresAt}`);
+      const at = nowIso();
+      const notes = decision.notes ?? null;
+      const event = (offset: number, fields: Omit<CrewEvent, 'index' | 'correlation_id' | 'timestamp'>): CrewEvent => ({
+        index: run.event_count + offset,
+        correlation_id: correlationId,
+        timestamp: at,
+        ...fields,
+        message: capText(fields.message, MAX_MESSAGE_BYTES),
+      });
+      if (decision.approve) {
+        const update = {
+          status: 'running' as const,
+          completed_steps: (run.completed_steps ?? 0) + 1,
+          current_step: null,
+        };
+        const approved = event(0, {
+          type: 'step.completed',
+          step_id: stepId,
+          message: `Step ${stepId} approved by ${caller.name}`,
+          data: { output: { approved: true, by: caller.name, notes } },
+        });
+        if (await this.runs.append(run, approved, update, runChange('running', at, caller.name))) {
+          await this.continueRun(correlationId);
+          return toRun({ ...run, ...update, event_count: run.event_count + 1 });
+        }
+      } else {
+        const error = capText(`rejected by ${caller.name}${notes ? `: ${notes}` : ''}`, MAX_ERROR_BYTES);
+        const update = { status: 'failed' as const, finished_at: at, error };
+        const rejected = [
+          event(0, {
+            type: 'step.failed',
+            step_id: stepId,
+            message: `Step ${stepId} failed: ${error}`,
+            data: { error },
+          }),
+          event(1, { type: 'run.failed', message: `Run failed at step ${stepId}`, data: { error } }),
+        ];
+        if (await this.runs.append(run, rejected, update, runChange('failed', at, caller.name)))
+          return toRun({ ...run, ...update, event_count: run.event_count + 2 });
+      }
+    }
+    throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
+  }
+
+  /**
+   * Queues an approved run. The decision is stored either way: when the queue does not
+   * answer, the step's expiry timer (a delayed message already queued) brings the run
+   * back to the worker instead, so the answer stays the decision's.
+   */
+  private async continueRun(correlationId: string): Promise<void> {
+    try {
+      await this.queue.send(correlationId);
+    } catch (err) {
+      logger.error('could not queue an approved crew run; its approval timer will continue it', {
+        correlation_id: correlationId,
+        error: err as Error,
+      });
+    }
+  }
+
+  /**
+   * Queues the run; a run that cannot be queued is failed at once at `index` (never left
+   * pending with nothing to carry it) and the answer is 503.
+   */
+  private async queueOrFail(run: RunItem, index: number): Promise<void> {
+    try {
+      await this.queue.send(run.correlation_id);
+    } catch (err) {
+      logger.error('could not queue crew run', { correlation_id: run.correlation_id, error: err as Error });
+      const error = 'The run could not be queued: the queue did not answer';
+      const failedAt = nowIso();
+      await this.runs.append(
+        run,
+        {
+          index,
+          correlation_id: run.correlation_id,
+          type: 'run.failed',
+          timestamp: failedAt,
+          message: error,
+          data: { error },
+        },
+        { status: 'failed', finished_at: failedAt, error },
+        runChange('failed', failedAt),
+      );
+      throw new Unavailable('The crew-run queue did not answer; the run was marked failed');
+    }
   }
 
   /**

@@ -86,6 +86,9 @@ export class StepExecutor {
           within(LLM_TIMEOUT_MS),
         );
       }
+      case 'approval':
+        // A person decides (CrewRunner.awaitDecision and the decision endpoint): never executed.
+        throw new Error('an approval step is decided by a person, not executed');
     }
   }
 }

@@ -326,40 +326,59 @@ export class DynamoRunStore {
   }
 
   /**
-   * Appends the event at `event.index`, which must be the run's next index: the event
-   * and the run's new count (and status) are one transaction conditioned on the count,
-   * so indices have no gaps and no duplicates. False when the index was taken.
+   * Appends the events, the first at the run's next index and the rest after it: the events
+   * and the run's new count (and status) are one transaction conditioned on the count, so
+   * indices have no gaps and no duplicates. False when the index was taken. Several events
+   * go together where nothing observable happens between them (a step's closing event and
+   * the next step's opening one).
    */
   async append(
     run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
-    event: CrewEvent,
+    written: CrewEvent | readonly CrewEvent[],
     update: RunUpdate = {},
     /** The run's change when `update` changes its status (its domain event). */
     change?: Change,
   ): Promise<boolean> {
+    const events = Array.isArray(written) ? written : [written as CrewEvent];
+    const first = events[0];
+    if (!first) throw new Error('nothing to append');
+    events.forEach((e, i) => {
+      if (e.index !== first.index + i) throw new Error(`events to append are not consecutive at index ${e.index}`);
+    });
     const stamp = change && stampUpdate(change);
     const names: Record<string, string> = { ...stamp?.names };
-    const values: Record<string, unknown> = { ':index': event.index, ':next': event.index + 1, ...stamp?.values };
+    const values: Record<string, unknown> = {
+      ':index': first.index,
+      ':next': first.index + events.length,
+      ...stamp?.values,
+    };
     const sets = ['event_count = :next', ...(stamp ? [stamp.set] : [])];
     Object.entries(update).forEach(([attr, value], i) => {
       names[`#u${i}`] = attr;
       values[`:u${i}`] = value;
       sets.push(`#u${i} = :u${i}`);
     });
-    // A finished run leaves the `open_runs` index.
-    const remove = update.status && FINISHED_STATUSES.has(update.status) ? ' REMOVE #open' : '';
-    if (remove) names['#open'] = 'open';
+    // A finished run leaves the `open_runs` index; a retried one comes back to it.
+    let remove = '';
+    if (update.status) {
+      names['#open'] = 'open';
+      if (FINISHED_STATUSES.has(update.status)) remove = ' REMOVE #open';
+      else {
+        values[':open'] = OPEN;
+        sets.push('#open = :open');
+      }
+    }
     try {
       await this.db.send(
         new TransactWriteCommand({
           TransactItems: [
-            {
+            ...events.map((event) => ({
               Put: {
                 TableName: this.eventsTable,
                 Item: eventItem(event, run.expires_at),
                 ConditionExpression: 'attribute_not_exists(correlation_id)',
               },
-            },
+            })),
             {
               Update: {
                 TableName: this.runsTable,

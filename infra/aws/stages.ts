@@ -21,6 +21,12 @@ export interface StageSettings {
    * "forever", so a stage never gets unbounded retention by accident (see eventArchiveRetention).
    */
   readonly eventArchiveRetentionDays: number;
+  /**
+   * Crew runs carried at once on AWS (the crew worker's SQS event source `maxConcurrency`,
+   * 2–1000): runs queued beyond it wait in the queue rather than taking the account's
+   * Lambda concurrency.
+   */
+  readonly crewWorkerMaxConcurrency: number;
   readonly authIssuer?: string;
   readonly authAudience?: string;
   readonly authJwksUrl?: string;
@@ -96,6 +102,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     tracing: false,
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 7,
+    crewWorkerMaxConcurrency: 10,
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 10,
@@ -109,6 +116,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     tracing: true,
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 30,
+    crewWorkerMaxConcurrency: 20,
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 5,
@@ -122,6 +130,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     tracing: true,
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 365,
+    crewWorkerMaxConcurrency: 50,
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 1,

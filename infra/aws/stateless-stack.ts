@@ -234,7 +234,14 @@ export class StatelessStack extends Stack {
       for (const key of worker.sendsTo ?? []) props.queues[key].grantSendMessages(fn);
       const queue = (worker.deadLetter ? props.deadLetterQueues : props.queues)[worker.consumes];
       fn.lambda.addEventSource(
-        new SqsEventSource(queue, { batchSize: worker.batchSize, reportBatchItemFailures: true }),
+        new SqsEventSource(queue, {
+          batchSize: worker.batchSize,
+          reportBatchItemFailures: true,
+          ...(worker.name === 'crews-worker' && {
+            maxBatchingWindow: Duration.seconds(0),
+            maxConcurrency: stage.crewWorkerMaxConcurrency,
+          }),
+        }),
       );
       functions.set(worker.name, fn);
     }

@@ -156,6 +156,9 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
   }
 }
 
+/** Crew runs one worker process carries at once (a run in a `wait` or an `http` call holds one). */
+const CREW_WORKER_CONCURRENCY = 64;
+
 /** The crew worker, its dead-letter handler and the webhook worker, fed by polling the queues as Lambda would. */
 function startWorkers(
   runtime: Runtime,
@@ -172,7 +175,7 @@ function startWorkers(
       queueUrl: queue.url,
       queueArn: arn(queue.url),
       handler: createWorkerHandler(runner),
-      loops: 4,
+      concurrency: CREW_WORKER_CONCURRENCY,
       retryDelaySeconds,
     }),
     startQueuePoller({
@@ -180,7 +183,7 @@ function startWorkers(
       queueUrl: queue.deadLetterUrl,
       queueArn: arn(queue.deadLetterUrl),
       handler: createDeadLetterHandler(runner),
-      loops: 1,
+      concurrency: 4,
       retryDelaySeconds,
     }),
     startQueuePoller({
@@ -188,7 +191,7 @@ function startWorkers(
       queueUrl: queues.webhookDeliveries.url,
       queueArn: arn(queues.webhookDeliveries.url),
       handler: createWebhookWorkerHandler(webhookDeliverer(runtime)),
-      loops: 2,
+      concurrency: 16,
       retryDelaySeconds,
     }),
   ];

@@ -14,8 +14,11 @@ export interface PollerOptions {
   readonly queueUrl: string;
   readonly queueArn: string;
   readonly handler: SqsHandler;
-  /** Parallel receive loops (each takes up to 10 messages). */
-  readonly loops: number;
+  /**
+   * Messages handled at once (as Lambda runs several invocations of a function, up to the
+   * event source's `maxConcurrency`): one slow message never holds the others back.
+   */
+  readonly concurrency: number;
   /** A failed message is visible again after this long (SQS would wait the visibility timeout). */
   readonly retryDelaySeconds: number;
 }
@@ -41,68 +44,91 @@ function toRecord(m: Message, queueArn: string): SQSRecord {
 }
 
 /**
- * What Lambda's SQS event source does, for the local platform: long-polls the queue,
- * hands batches to the same handler the Lambda runs, deletes what succeeded and makes
- * the failures visible again soon (they reach the dead-letter queue after maxReceiveCount).
+ * What Lambda's SQS event source does, for the local platform: long-polls the queue (the
+ * emulator answers a waiting receive as soon as a message is sent), hands each message to
+ * the same handler the Lambda runs while up to `concurrency` are under way, deletes what
+ * succeeded and makes the failures visible again soon (they reach the dead-letter queue
+ * after maxReceiveCount).
  */
 export function startQueuePoller(options: PollerOptions): { stop(): Promise<void> } {
-  const { sqs, queueUrl, queueArn, handler } = options;
+  const { sqs, queueUrl, queueArn, handler, concurrency } = options;
   let running = true;
-  const loop = async () => {
+  let inFlight = 0;
+  const handling = new Set<Promise<void>>();
+  let slotFreed: (() => void) | undefined;
+
+  const settle = async (m: Message, ok: boolean) => {
+    try {
+      if (ok) {
+        await sqs.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: [{ Id: '0', ReceiptHandle: m.ReceiptHandle! }],
+          }),
+        );
+      } else {
+        await sqs.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: [{ Id: '0', ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: options.retryDelaySeconds }],
+          }),
+        );
+      }
+    } catch (err) {
+      // not deleted: delivered again after the visibility timeout, as on AWS
+      logger.warn('local queue poller: could not settle a message', { queue: queueUrl, error: err as Error });
+    }
+  };
+
+  const handle = (m: Message) => {
+    inFlight++;
+    const work = (async () => {
+      let ok: boolean;
+      try {
+        const result = await handler({ Records: [toRecord(m, queueArn)] } satisfies SQSEvent);
+        ok = result.batchItemFailures.length === 0;
+      } catch {
+        ok = false;
+      }
+      await settle(m, ok);
+    })().finally(() => {
+      inFlight--;
+      handling.delete(work);
+      slotFreed?.();
+    });
+    handling.add(work);
+  };
+
+  const loop = (async () => {
     while (running) {
+      if (inFlight >= concurrency) {
+        await new Promise<void>((resolve) => (slotFreed = resolve));
+        slotFreed = undefined;
+        continue;
+      }
       try {
         const out = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
-            MaxNumberOfMessages: 10,
+            MaxNumberOfMessages: Math.min(10, concurrency - inFlight),
             WaitTimeSeconds: 1,
             MessageSystemAttributeNames: ['All'],
           }),
         );
-        const messages = out.Messages ?? [];
-        if (messages.length === 0) continue;
-        const event: SQSEvent = { Records: messages.map((m) => toRecord(m, queueArn)) };
-        let failed: Set<string>;
-        try {
-          const result = await handler(event);
-          failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
-        } catch {
-          failed = new Set(messages.map((m) => m.MessageId!));
-        }
-        const done = messages.filter((m) => !failed.has(m.MessageId!));
-        const retry = messages.filter((m) => failed.has(m.MessageId!));
-        if (done.length) {
-          await sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
-            }),
-          );
-        }
-        if (retry.length) {
-          await sqs.send(
-            new ChangeMessageVisibilityBatchCommand({
-              QueueUrl: queueUrl,
-              Entries: retry.map((m, i) => ({
-                Id: String(i),
-                ReceiptHandle: m.ReceiptHandle!,
-                VisibilityTimeout: options.retryDelaySeconds,
-              })),
-            }),
-          );
-        }
+        for (const m of out.Messages ?? []) handle(m);
       } catch (err) {
-        if (!running) return;
+        if (!running) break;
         logger.warn('local queue poller: receive failed, retrying', { queue: queueUrl, error: err as Error });
         await new Promise((r) => setTimeout(r, 500));
       }
     }
-  };
-  const loops = Array.from({ length: options.loops }, loop);
+  })();
   return {
     stop: async () => {
       running = false;
-      await Promise.allSettled(loops);
+      slotFreed?.();
+      await loop;
+      await Promise.allSettled([...handling]);
     },
   };
 }

@@ -668,6 +668,10 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       const worker = single(mappingsOf('crews-worker'), 'crews-worker mapping').Properties;
       expect(worker.EventSourceArn).toEqual(imported(queueId, 'Arn'));
       expect(worker.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+      // one run per invocation, no batching window, the stage's concurrency (issue 16)
+      expect(worker.BatchSize).toBe(1);
+      expect(worker.MaximumBatchingWindowInSeconds ?? 0).toBe(0);
+      expect(worker.ScalingConfig).toEqual({ MaximumConcurrency: stage.crewWorkerMaxConcurrency });
       const deadLetter = single(mappingsOf('crews-dead-letter'), 'crews-dead-letter mapping').Properties;
       expect(deadLetter.EventSourceArn).toEqual(imported(dlqId, 'Arn'));
       expect(deadLetter.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);

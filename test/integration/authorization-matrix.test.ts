@@ -33,7 +33,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { storeUnqueuedRun } from '../support/pending-run.js';
+import { storeUnqueuedRun, storeWaitingRun } from '../support/pending-run.js';
 import { api, type ApiResponse, baseUrl, db, insertKey, principalOf, slug, table, token } from './helpers.js';
 
 const CALLERS = [
@@ -172,6 +172,21 @@ const sharedRun = once(
  */
 const pendingRunOfUser = () =>
   storeUnqueuedRun(
+    db(),
+    { crewRuns: table('crewRuns'), events: table('events') },
+    { name: NAMES.user, principal: principalOf(NAMES.user) },
+  );
+
+/** A run of `user`'s, cancelled (so it can be retried); never queued before. */
+const cancelledRunOfUser = async () => {
+  const id = await pendingRunOfUser();
+  await must(post(`/api/crew-runs/${id}/cancel`, setupAdmin, {}), 200, 'cancel');
+  return id;
+};
+
+/** A run of `user`'s parked at its `approval` step `gate` (status `waiting`). */
+const waitingRunOfUser = () =>
+  storeWaitingRun(
     db(),
     { crewRuns: table('crewRuns'), events: table('events') },
     { name: NAMES.user, principal: principalOf(NAMES.user) },
@@ -344,6 +359,7 @@ const anyKey = async (psk: string) => ({
 const ANY_USER_200 = '401 401 401 200 200 200 200 200 200 200 200 200 200';
 const ANY_USER_201 = '401 401 401 201 201 201 201 201 201 201 201 201 201';
 const OWNER_OR_ADMIN_200 = '401 401 401 200 403 403 200 200 403 200 403 200 403';
+const OWNER_OR_ADMIN_202 = '401 401 401 202 403 403 202 202 403 202 403 202 403';
 const OWNER_OR_ADMIN_204 = '401 401 401 204 403 403 204 204 403 204 403 204 403';
 const ADMIN_200 = '401 401 401 403 403 403 200 403 403 200 403 403 403';
 const ADMIN_201 = '401 401 401 403 403 403 201 403 403 201 403 403 403';
@@ -588,6 +604,25 @@ const ROWS: Row[] = [
     request: (id: string) => ({ path: `/api/crew-runs/${id}/cancel`, body: {} }),
     observe: (id: string) => readAsAdmin(`/api/crew-runs/${id}`),
     expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/crew-runs/{correlation_id}/retry',
+    fresh: true,
+    setup: cancelledRunOfUser,
+    request: (id: string) => ({ path: `/api/crew-runs/${id}/retry` }),
+    observe: (id: string) => readAsAdmin(`/api/events/${id}?start=0`),
+    expect: OWNER_OR_ADMIN_202,
+  },
+  {
+    // A person with the step's role (approver), with a Bearer session, who did not start the run.
+    method: 'POST',
+    path: '/api/crew-runs/{correlation_id}/steps/{step_id}/decision',
+    fresh: true,
+    setup: waitingRunOfUser,
+    request: (id: string) => ({ path: `/api/crew-runs/${id}/steps/gate/decision`, body: { approve: false } }),
+    observe: (id: string) => readAsAdmin(`/api/events/${id}?start=0`),
+    expect: '401 401 401 403 403 200 403 403 403 403 403 403 403',
   },
   {
     method: 'GET',

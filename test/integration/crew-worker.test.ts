@@ -29,24 +29,32 @@ let store: RunStore;
 /** A store that dies once, around the first event `crashAt` picks. */
 class CrashingStore extends DynamoRunStore {
   crashed = false;
-  constructor(private readonly crashAt: (event: CrewEvent) => 'after-write' | 'before-write' | undefined) {
+  /** What each write held (the event types, in order), crashed ones included. */
+  readonly writes: string[][] = [];
+  /** Crashes at the `write`-th append (0-based), before or after it is written. */
+  constructor(
+    private readonly write: number,
+    private readonly when: 'after-write' | 'before-write',
+  ) {
     super(db(), runsTable(), eventsTable());
   }
 
   override async append(
     run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
-    event: CrewEvent,
+    written: CrewEvent | readonly CrewEvent[],
     update?: RunUpdate,
   ): Promise<boolean> {
-    const when = this.crashed ? undefined : this.crashAt(event);
-    if (when === 'before-write') {
+    const events = Array.isArray(written) ? written : [written as CrewEvent];
+    const crash = !this.crashed && this.writes.length === this.write;
+    this.writes.push(events.map((e) => (e.step_id ? `${e.type}:${e.step_id}` : e.type)));
+    if (crash && this.when === 'before-write') {
       this.crashed = true;
-      throw new Error(`injected crash before writing ${event.type}`);
+      throw new Error(`injected crash before write ${this.write}`);
     }
-    const ok = await super.append(run, event, update);
-    if (ok && when === 'after-write') {
+    const ok = await super.append(run, events, update);
+    if (ok && crash) {
       this.crashed = true;
-      throw new Error(`injected crash after writing ${event.type}`);
+      throw new Error(`injected crash after write ${this.write}`);
     }
     return ok;
   }
@@ -307,117 +315,77 @@ describe('crew worker: duplicate deliveries', () => {
   });
 });
 
+/**
+ * A render, a `wait` (I/O: its `step.started` is written before it runs) and a render
+ * using the first: the worker writes it in two transactions, W0 = run.started and the
+ * first step, with the wait's opening event; W1 = the wait's closing event, the last step
+ * and run.completed.
+ */
+const mixed: Step[] = [
+  { id: 'a', kind: 'render', template: 'A={{x}}' },
+  { id: 'w', kind: 'wait', seconds: 0 },
+  { id: 'b', kind: 'render', template: 'B={{steps.a.output}}' },
+];
+const mixedOutputs = { a: 'A=X', w: null, b: 'B=A=X' };
+
 describe('crew worker: a delivery that dies half way', () => {
-  it.each([0, 1, 2])('crash right after step.completed of step %i: the redelivery resumes after it', async (k) => {
-    const crashStep = chain[k]!.id;
-    const id = await insertRun(chain, { x: 'X' });
-    const { runner, counts } = counting(executor());
-    const crashing = new CrashingStore((e) =>
-      e.type === 'step.completed' && e.step_id === crashStep ? 'after-write' : undefined,
-    );
-
-    const message = runMessage(id);
-    const bystander = runMessage(randomUUID()); // an unknown run: acknowledged
-    expect(await deliver(workerFor(crashing, runner), [message, bystander])).toEqual([message.messageId]);
-    expect(crashing.crashed).toBe(true);
-
-    const half = await store.allEvents(id);
-    expect(half.at(-1)).toMatchObject({ type: 'step.completed', step_id: crashStep });
-    expect(half).toHaveLength(4 + 2 * k);
-    const halfRun = await store.get(id);
-    expect(halfRun).toMatchObject({ status: 'running', event_count: half.length, finished_at: null });
-
-    expect(
-      await deliver(workerFor(store, runner), [
-        { ...message, attributes: { ...message.attributes, ApproximateReceiveCount: '2' } },
-      ]),
-    ).toEqual([]);
-    const { events, terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
-    expect(events).toHaveLength(9);
-    expect(events.slice(0, half.length)).toEqual(half);
-    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
-    // The outputs of steps finished before the crash come from the log.
-    expect(terminal.data).toEqual({ outputs: chainOutputs });
-  });
-
-  it('crash right after step.started (before the step ran): the step runs once, with one step.started', async () => {
-    const id = await insertRun(chain, { x: 'X' });
-    const { runner, counts } = counting(executor());
-    const crashing = new CrashingStore((e) =>
-      e.type === 'step.started' && e.step_id === 'b' ? 'after-write' : undefined,
-    );
-    const message = runMessage(id);
-    const bystander = runMessage(randomUUID());
-
-    expect(await deliver(workerFor(crashing, runner), [bystander, message])).toEqual([message.messageId]);
-    const half = await store.allEvents(id);
-    expect(half.at(-1)).toMatchObject({ type: 'step.started', step_id: 'b' });
-    expect(counts).toEqual({ a: 1 });
-
-    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
-    const { events, terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
-    expect(events).toHaveLength(9);
-    expect(events.slice(0, half.length)).toEqual(half);
-    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
-    expect(terminal.data).toEqual({ outputs: chainOutputs });
-  });
-
-  it('crash after a step ran but before its step.completed was written: the step is executed again, not started again', async () => {
-    const id = await insertRun(chain, { x: 'X' });
-    const { runner, counts } = counting(executor());
-    const crashing = new CrashingStore((e) =>
-      e.type === 'step.completed' && e.step_id === 'b' ? 'before-write' : undefined,
-    );
-    const message = runMessage(id);
-
-    expect(await deliver(workerFor(crashing, runner), [message, runMessage(randomUUID())])).toEqual([
-      message.messageId,
+  it("writes a step's closing event with the next one's opening event, and before a step with I/O", async () => {
+    const id = await insertRun(mixed, { x: 'X' });
+    const recording = new CrashingStore(-1, 'after-write');
+    expect(await deliver(workerFor(recording, executor()), [runMessage(id)])).toEqual([]);
+    expect(recording.writes).toEqual([
+      ['run.started', 'step.started:a', 'step.completed:a', 'step.started:w'],
+      ['step.completed:w', 'step.started:b', 'step.completed:b', 'run.completed'],
     ]);
-    const half = await store.allEvents(id);
-    expect(half.at(-1)).toMatchObject({ type: 'step.started', step_id: 'b' });
-    expect(counts).toEqual({ a: 1, b: 1 });
-
-    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
-    const { events, terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
-    expect(events).toHaveLength(9);
-    expect(events.filter((e) => e.type === 'step.started' && e.step_id === 'b')).toHaveLength(1);
-    expect(counts).toEqual({ a: 1, b: 2, c: 1 });
-    expect(terminal.data).toEqual({ outputs: chainOutputs });
+    const { terminal } = await finishedLog(id, ['a', 'w', 'b'], 'succeeded');
+    expect(terminal.data).toEqual({ outputs: mixedOutputs });
   });
 
-  it('crash right after run.started: the redelivery does not start the run again', async () => {
+  it.each([
+    // nothing of the first delivery was written: all again (the render is pure)
+    [0, 'before-write', 1, { a: 2, w: 1, b: 1 }],
+    // the wait was started, not run: it runs once, in the redelivery, not started again
+    [0, 'after-write', 5, { a: 1, w: 1, b: 1 }],
+    // the wait ran but its closing write was lost: it runs again, not started again
+    [1, 'before-write', 5, { a: 1, w: 2, b: 2 }],
+    // everything was written: the redelivery writes and runs nothing
+    [1, 'after-write', 9, { a: 1, w: 1, b: 1 }],
+  ] as const)(
+    'crash at write %i (%s): the redelivery resumes from the log, no event twice',
+    async (write, when, halfLength, expected) => {
+      const id = await insertRun(mixed, { x: 'X' });
+      const { runner, counts } = counting(executor());
+      const crashing = new CrashingStore(write, when);
+      const message = runMessage(id);
+      const bystander = runMessage(randomUUID()); // an unknown run: acknowledged
+      expect(await deliver(workerFor(crashing, runner), [message, bystander])).toEqual([message.messageId]);
+      expect(crashing.crashed).toBe(true);
+
+      const half = await store.allEvents(id);
+      expect(half).toHaveLength(halfLength);
+      expect((await store.get(id))!.event_count).toBe(half.length);
+
+      expect(
+        await deliver(workerFor(store, runner), [
+          { ...message, attributes: { ...message.attributes, ApproximateReceiveCount: '2' } },
+        ]),
+      ).toEqual([]);
+      const { events, terminal } = await finishedLog(id, ['a', 'w', 'b'], 'succeeded');
+      expect(events).toHaveLength(9);
+      expect(events.slice(0, half.length)).toEqual(half);
+      expect(counts).toEqual(expected);
+      // The outputs of steps finished before the crash come from the log.
+      expect(terminal.data).toEqual({ outputs: mixedOutputs });
+    },
+  );
+
+  it('three render steps are written with run.started at once, run.completed apart (each status change its own write)', async () => {
     const id = await insertRun(chain, { x: 'X' });
-    const { runner, counts } = counting(executor());
-    const crashing = new CrashingStore((e) => (e.type === 'run.started' ? 'after-write' : undefined));
-    const message = runMessage(id);
-
-    expect(await deliver(workerFor(crashing, runner), [message, runMessage(randomUUID())])).toEqual([
-      message.messageId,
-    ]);
-    expect((await store.get(id))!.status).toBe('running');
-    expect(counts).toEqual({});
-
-    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
-    const { events } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
-    expect(events).toHaveLength(9);
-    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
-  });
-
-  it('crash before run.completed was written: the redelivery completes the run without executing any step', async () => {
-    const id = await insertRun(chain, { x: 'X' });
-    const { runner, counts } = counting(executor());
-    const crashing = new CrashingStore((e) => (e.type === 'run.completed' ? 'before-write' : undefined));
-    const message = runMessage(id);
-
-    expect(await deliver(workerFor(crashing, runner), [message, runMessage(randomUUID())])).toEqual([
-      message.messageId,
-    ]);
-    expect(await store.allEvents(id)).toHaveLength(8);
-
-    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
+    const recording = new CrashingStore(-1, 'after-write');
+    expect(await deliver(workerFor(recording, executor()), [runMessage(id)])).toEqual([]);
+    expect(recording.writes.map((w) => w.length)).toEqual([7, 1]);
     const { terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
-    expect(terminal).toMatchObject({ index: 8, data: { outputs: chainOutputs } });
-    expect(counts).toEqual({ a: 1, b: 1, c: 1 });
+    expect(terminal.data).toEqual({ outputs: chainOutputs });
   });
 });
 
@@ -477,20 +445,37 @@ describe('crew worker: a failing step', () => {
   });
 
   it('a run whose step.failed was written but not its run.failed is finished on redelivery without re-executing', async () => {
+    // as a worker of an earlier version, which wrote one event at a time, could leave it
     const steps: Step[] = [{ id: 'call', kind: 'http', method: 'GET', url: 'http://nowhere.example/' }];
     const id = await insertRun(steps);
+    const run = (await store.get(id))!;
+    const at = new Date().toISOString();
+    const error = 'host nowhere.example is not in CREW_HTTP_ALLOWED_HOSTS';
+    expect(
+      await store.append(
+        run,
+        [
+          { index: 1, correlation_id: id, type: 'run.started', timestamp: at, message: 'started' },
+          { index: 2, correlation_id: id, type: 'step.started', step_id: 'call', timestamp: at, message: 'started' },
+          {
+            index: 3,
+            correlation_id: id,
+            type: 'step.failed',
+            step_id: 'call',
+            timestamp: at,
+            message: 'failed',
+            data: { error },
+          },
+        ],
+        { status: 'running', started_at: at },
+      ),
+    ).toBe(true);
     const { runner, counts } = counting(executor());
-    const crashing = new CrashingStore((e) => (e.type === 'run.failed' ? 'before-write' : undefined));
-    const message = runMessage(id);
-    expect(await deliver(workerFor(crashing, runner), [message, runMessage(randomUUID())])).toEqual([
-      message.messageId,
-    ]);
-    expect((await store.allEvents(id)).at(-1)!.type).toBe('step.failed');
-
-    expect(await deliver(workerFor(store, runner), [message])).toEqual([]);
-    const { run } = await finishedLog(id, ['call'], 'failed');
-    expect(run.error).toMatch(/not in CREW_HTTP_ALLOWED_HOSTS/);
-    expect(counts).toEqual({ call: 1 });
+    expect(await deliver(workerFor(store, runner), [runMessage(id)])).toEqual([]);
+    const { run: finished, terminal } = await finishedLog(id, ['call'], 'failed');
+    expect(finished.error).toBe(error);
+    expect(terminal).toMatchObject({ index: 4, data: { error } });
+    expect(counts).toEqual({});
   });
 });
 
@@ -666,7 +651,8 @@ describe('crew runs through the platform', () => {
     const events = await api<CrewEvent[]>(`/api/events/${id}?start=0`, admin);
     expect(events.status).toBe(200);
     expect(events.body.map((e) => e.index)).toEqual(events.body.map((_, i) => i));
-    expect(events.body.map((e) => e.type)).toEqual(['run.queued', 'run.started', 'run.failed']);
+    // its first write never happened (the steps are unreadable): it never started
+    expect(events.body.map((e) => e.type)).toEqual(['run.queued', 'run.failed']);
     expect(events.body.at(-1)!.data).toEqual({ error: run!.error });
     expect(run!.event_count).toBe(events.body.length);
   }, 60_000);

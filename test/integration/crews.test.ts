@@ -271,9 +271,9 @@ describe('crew templates', () => {
       {
         type: 'union_tag_invalid',
         loc: ['body', 'steps', 0],
-        msg: "Input tag 'shell' found using 'kind' does not match any of the expected tags: 'render', 'http', 'llm', 'wait'",
+        msg: "Input tag 'shell' found using 'kind' does not match any of the expected tags: 'render', 'http', 'llm', 'wait', 'approval'",
         input: { id: 'k', kind: 'shell', command: 'rm -rf /' },
-        ctx: { discriminator: "'kind'", tag: 'shell', expected_tags: "'render', 'http', 'llm', 'wait'" },
+        ctx: { discriminator: "'kind'", tag: 'shell', expected_tags: "'render', 'http', 'llm', 'wait', 'approval'" },
       },
     ]);
     const untagged = await api('/api/crew-templates', {

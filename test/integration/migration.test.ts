@@ -1,11 +1,15 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startPlatform } from '../../infra/local/platform.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
+import { loadConfig } from '../../shared/config.js';
 import { documentClient } from '../../shared/aws/clients.js';
 import { CONN_ID } from '../../functions/migration/schemas.js';
 import { api, insertKey, slug, token } from './helpers.js';
@@ -86,9 +90,35 @@ const expectNoSecrets = (text: string) => {
 
 describe('GET/PUT /api/migration/infrastructure-config (E3)', () => {
   it('answers all fields null before the first update', async () => {
-    const config = await getConfig();
-    expect(Object.keys(config)).toEqual(RESPONSE_FIELDS);
-    expect(Object.values(config).every((v) => v === null)).toBe(true);
+    // A stage of its own on the suite's emulators: other files update the shared stage's
+    // configuration whenever they run.
+    const psk = `migration-fresh-${randomUUID()}`;
+    const fresh = await startPlatform(
+      loadConfig({
+        STAGE: `migfresh${randomUUID().slice(0, 8)}`,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DPM_DATA_DIR: mkdtempSync(join(tmpdir(), 'dpm-migration-fresh-')),
+        DPM_ADMIN_PSK: psk,
+        AUTH_ISSUER: inject('issuer'),
+        AUTH_AUDIENCE: inject('audience'),
+        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        SQS_ENDPOINT: inject('sqsEndpoint'),
+        S3_ENDPOINT: inject('s3Endpoint'),
+      }),
+      { inMemory: true },
+    );
+    try {
+      const res = await fetch(`${fresh.baseUrl}/api/migration/infrastructure-config`, {
+        headers: { 'authorization-psk': psk },
+      });
+      expect(res.status).toBe(200);
+      const config = (await res.json()) as Record<string, unknown>;
+      expect(Object.keys(config)).toEqual(RESPONSE_FIELDS);
+      expect(Object.values(config).every((v) => v === null)).toBe(true);
+    } finally {
+      await fresh.stop();
+    }
   });
 
   it('takes every field, and answers (and reads back) all but the write-only secret keys', async () => {

@@ -13,7 +13,7 @@ import { type FakeDataHub, startFakeDataHub } from '../support/datahub-server.js
 import { type FakeKeycloak, startFakeKeycloak } from '../support/keycloak-server.js';
 import { type FakeModel, startFakeModel } from '../support/openai-server.js';
 import { type ProxyMode, startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { storeUnqueuedRun } from '../support/pending-run.js';
+import { storeUnqueuedRun, storeWaitingRun } from '../support/pending-run.js';
 import { type FakeTrino, startFakeTrino } from '../support/trino-server.js';
 import { slug, token } from './helpers.js';
 
@@ -122,13 +122,24 @@ const TEMPLATE = { name: 'outage', steps: [{ id: 'hello', kind: 'render', templa
 
 const template = async () => (await must<{ id: string }>(asAdmin('POST', '/api/crew-templates', TEMPLATE))).id;
 
+const runTables = () => ({
+  crewRuns: platform.runtime.tableName('crewRuns'),
+  events: platform.runtime.tableName('events'),
+});
+const RUN_OWNER = { name: 'outage', principal: '["https://outage.test","outage"]' };
+
 /** A run stored as E2 leaves it but never queued: `pending` until cancelled. */
-const pendingRun = () =>
-  storeUnqueuedRun(
-    platform.runtime.db,
-    { crewRuns: platform.runtime.tableName('crewRuns'), events: platform.runtime.tableName('events') },
-    { name: 'outage', principal: '["https://outage.test","outage"]' },
-  );
+const pendingRun = () => storeUnqueuedRun(platform.runtime.db, runTables(), RUN_OWNER);
+
+/** A run parked at its approval step `gate` (not `admin`'s: admin may decide it). */
+const waitingRun = () => storeWaitingRun(platform.runtime.db, runTables(), RUN_OWNER);
+
+/** A cancelled run (never queued before), to be retried. */
+const cancelledRun = async () => {
+  const id = await pendingRun();
+  await must(asAdmin('POST', `/api/crew-runs/${id}/cancel`, {}), 200);
+  return id;
+};
 
 async function run(): Promise<string> {
   const id = await template();
@@ -258,6 +269,16 @@ const CASES: Record<string, EndpointCase> = {
   'POST /api/crew-runs/{correlation_id}/cancel': {
     needs: ['dynamodb'],
     prepare: async () => asAdmin('POST', `/api/crew-runs/${await pendingRun()}/cancel`, {}),
+  },
+  'POST /api/crew-runs/{correlation_id}/retry': {
+    needs: ['dynamodb', 'fauxqs'],
+    prepare: async () => asAdmin('POST', `/api/crew-runs/${await cancelledRun()}/retry`),
+  },
+  // Approving stores the decision, then queues the run; without the queue the run still
+  // goes on (its approval timer carries it), so only DynamoDB is needed.
+  'POST /api/crew-runs/{correlation_id}/steps/{step_id}/decision': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('POST', `/api/crew-runs/${await waitingRun()}/steps/gate/decision`, { approve: true }),
   },
   'GET /api/crew-runs/{correlation_id}': {
     needs: ['dynamodb'],

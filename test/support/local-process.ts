@@ -32,7 +32,7 @@ export interface LocalProcessOptions {
   readonly dataDir: string;
   /** stdout and stderr are appended here (it may hold earlier runs). */
   readonly logFile: string;
-  /** The service's configuration (STAGE, DPM_ADMIN_PSK, ...); DPM_DATA_DIR and PORT=0 are set. */
+  /** The service's configuration (STAGE, DPM_ADMIN_PSK, ...); DPM_DATA_DIR is set, and PORT=0 unless given. */
   readonly env?: Record<string, string>;
   readonly startTimeoutMs?: number;
 }
@@ -80,7 +80,8 @@ export class LocalProcess {
   static spawn(options: LocalProcessOptions): LocalProcess {
     const env: Record<string, string> = {};
     for (const name of INHERITED) if (process.env[name]) env[name] = process.env[name]!;
-    Object.assign(env, options.env, { DPM_DATA_DIR: options.dataDir, PORT: '0', HOST: '127.0.0.1' });
+    // PORT=0 (any free port) unless the test fixes one (the local sign-in's issuer is the URL).
+    Object.assign(env, { PORT: '0' }, options.env, { DPM_DATA_DIR: options.dataDir, HOST: '127.0.0.1' });
     const offset = existsSync(options.logFile) ? statSync(options.logFile).size : 0;
     const fd = openSync(options.logFile, 'a');
     let child: ChildProcess;

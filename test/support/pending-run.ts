@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Step } from '../../functions/crews/schemas.js';
 import { DynamoRunStore } from '../../functions/crews/store.js';
 
 /**
  * A crew run stored as E2 leaves it (its `run.queued` event written) but never queued: no
  * worker takes it, so it stays `pending` for as long as a test needs (cancelling it is the
- * only change). Answers its correlation id.
+ * only change, unless a test queues it). Answers its correlation id.
  */
 export async function storeUnqueuedRun(
   db: DynamoDBDocumentClient,
   tables: { crewRuns: string; events: string },
   owner: { name: string; principal: string },
+  steps: Step[] = [],
 ): Promise<string> {
   const id = randomUUID();
   const now = new Date().toISOString();
@@ -27,11 +29,50 @@ export async function storeUnqueuedRun(
       finished_at: null,
       event_count: 1,
       error: null,
-      steps: [],
+      steps,
       expires_at: Math.floor(Date.now() / 1000) + 3600,
     },
     { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
     { type: 'crew.run.queued', actor: owner.name, at: now },
   );
+  return id;
+}
+
+/**
+ * A run of `owner`'s parked at its `approval` step `stepId` as the worker leaves it
+ * (`step.waiting` written, status `waiting`, the step expiring in an hour), written
+ * directly: a decision on it needs no worker. Answers its correlation id.
+ */
+export async function storeWaitingRun(
+  db: DynamoDBDocumentClient,
+  tables: { crewRuns: string; events: string },
+  owner: { name: string; principal: string },
+  stepId = 'gate',
+): Promise<string> {
+  const id = await storeUnqueuedRun(db, tables, owner, [
+    { id: stepId, kind: 'approval', prompt: 'go?', role: 'approver', timeout_seconds: 3600 },
+  ]);
+  const store = new DynamoRunStore(db, tables.crewRuns, tables.events);
+  const now = new Date().toISOString();
+  const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+  const appended = await store.append(
+    { correlation_id: id, expires_at: Math.floor(Date.now() / 1000) + 3600 },
+    [
+      { index: 1, correlation_id: id, type: 'run.started', timestamp: now, message: 'started' },
+      { index: 2, correlation_id: id, type: 'step.started', step_id: stepId, timestamp: now, message: 'started' },
+      {
+        index: 3,
+        correlation_id: id,
+        type: 'step.waiting',
+        step_id: stepId,
+        timestamp: now,
+        message: 'waiting',
+        data: { prompt: 'go?', role: 'approver', expires_at: expiresAt },
+      },
+    ],
+    { status: 'waiting', started_at: now, current_step: stepId, completed_steps: 0 },
+    { type: 'crew.run.waiting', actor: null, at: now },
+  );
+  if (!appended) throw new Error(`crew run ${id}: could not park it at its approval step`);
   return id;
 }
