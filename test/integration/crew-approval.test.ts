@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventually } from '../support/webhook-receiver.js';
 import { eventsOf } from './event-feed.js';
+import { crewTemplate, kindsOf as typesOf, runEvents, startRun } from './crew-support.js';
 import { api, slug, token } from './helpers.js';
 
 /**
@@ -22,25 +23,12 @@ let expiring: { id: string; startedAt: number } | undefined;
 type Event = { index: number; type: string; step_id?: string; timestamp: string; data?: Record<string, any> };
 type Run = { status: string; error: string | null; event_count: number; progress: Record<string, unknown> };
 
-async function template(steps: unknown[]): Promise<string> {
-  const res = await api('/api/crew-templates', {
-    method: 'POST',
-    token: admin,
-    body: { name: slug('approval'), steps },
-  });
-  expect(res.status, res.text).toBe(201);
-  return res.body.id as string;
-}
+const template = (steps: unknown[]) => crewTemplate(admin, steps, 'approval');
 
-const start = async (templateId: string, as = starter): Promise<string> => {
-  const res = await api(`/api/crew-templates/${templateId}/run`, { method: 'POST', token: as, body: { values: {} } });
-  expect(res.status, res.text).toBe(202);
-  return res.body.correlation_id as string;
-};
+const start = (templateId: string, as = starter) => startRun(templateId, as);
 
-const events = async (id: string) => (await api<Event[]>(`/api/events/${id}?start=0`, { token: admin })).body;
+const events = (id: string): Promise<Event[]> => runEvents(id, admin);
 const runOf = async (id: string) => (await api<Run>(`/api/crew-runs/${id}`, { token: admin })).body;
-const typesOf = (all: Event[]) => all.map((e) => [e.type, e.step_id ?? null]);
 
 /** Long-polls until the run's last event is of `type`; answers every event. */
 const until = (id: string, type: string, ms = 20_000) =>

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/webhook-receiver.js';
 import { eventsOf, settle } from './event-feed.js';
+import { crewTemplate, runEvents, startRun } from './crew-support.js';
 import { api, slug, token } from './helpers.js';
 
 /**
@@ -21,19 +22,9 @@ type Run = { status: string; finished_at: string | null; event_count: number; pr
 /** An HTTP server that never answers: what it was asked, and when each request was given up. */
 const hanging: { server?: Server; asked: IncomingMessage[]; closedAt: number[] } = { asked: [], closedAt: [] };
 
-async function template(steps: unknown[]): Promise<string> {
-  const res = await api('/api/crew-templates', { method: 'POST', token: admin, body: { name: slug('cancel'), steps } });
-  expect(res.status, res.text).toBe(201);
-  return res.body.id as string;
-}
-
-const start = async (templateId: string, as = user): Promise<string> => {
-  const res = await api(`/api/crew-templates/${templateId}/run`, { method: 'POST', token: as, body: { values: {} } });
-  expect(res.status, res.text).toBe(202);
-  return res.body.correlation_id as string;
-};
-
-const events = async (id: string) => (await api<Event[]>(`/api/events/${id}?start=0`, { token: admin })).body;
+const template = (steps: unknown[]) => crewTemplate(admin, steps, 'cancel');
+const start = (templateId: string, as = user) => startRun(templateId, as);
+const events = (id: string): Promise<Event[]> => runEvents(id, admin);
 
 const eventOf = (id: string, type: string) =>
   eventually(async () => ((await events(id)).some((e) => e.type === type) ? true : undefined), 20_000, `${type}`);

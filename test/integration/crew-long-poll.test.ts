@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { crewTemplate, startRun } from './crew-support.js';
 import { api, slug, token } from './helpers.js';
 
 /**
@@ -12,21 +13,9 @@ let user: string;
 
 type Event = { index: number; type: string; timestamp: string; step_id?: string };
 
-async function template(steps: unknown[]): Promise<string> {
-  const res = await api('/api/crew-templates', {
-    method: 'POST',
-    token: admin,
-    body: { name: slug('long-poll'), steps },
-  });
-  expect(res.status, res.text).toBe(201);
-  return res.body.id as string;
-}
+const template = (steps: unknown[]) => crewTemplate(admin, steps, 'long-poll');
 
-const start = async (templateId: string): Promise<string> => {
-  const res = await api(`/api/crew-templates/${templateId}/run`, { method: 'POST', token: user, body: { values: {} } });
-  expect(res.status, res.text).toBe(202);
-  return res.body.correlation_id as string;
-};
+const start = (templateId: string) => startRun(templateId, user);
 
 /** Polls (without waiting) until the run has an event of `type`; answers every event so far. */
 async function until(id: string, type: string): Promise<Event[]> {

@@ -6,6 +6,7 @@ import { deadLetterQueueName, QUEUES } from '../../infra/tables.js';
 import { eventually } from '../support/webhook-receiver.js';
 import { storeUnqueuedRun } from '../support/pending-run.js';
 import { eventsOf, settle } from './event-feed.js';
+import { crewTemplate, kindsOf as typesOf, runEvents, startRun } from './crew-support.js';
 import { api, db, principalOf, slug, table, token } from './helpers.js';
 
 /**
@@ -31,19 +32,9 @@ type Run = {
 /** Answers 500 to its first request of each path, then 200 with JSON: what it was asked, in order. */
 const flaky: { server?: Server; asked: string[] } = { asked: [] };
 
-async function template(steps: unknown[]): Promise<string> {
-  const res = await api('/api/crew-templates', { method: 'POST', token: admin, body: { name: slug('retry'), steps } });
-  expect(res.status, res.text).toBe(201);
-  return res.body.id as string;
-}
-
-const start = async (templateId: string, as = user): Promise<string> => {
-  const res = await api(`/api/crew-templates/${templateId}/run`, { method: 'POST', token: as, body: { values: {} } });
-  expect(res.status, res.text).toBe(202);
-  return res.body.correlation_id as string;
-};
-
-const events = async (id: string) => (await api<Event[]>(`/api/events/${id}?start=0`, { token: admin })).body;
+const template = (steps: unknown[]) => crewTemplate(admin, steps, 'retry');
+const start = (templateId: string, as = user) => startRun(templateId, as);
+const events = (id: string): Promise<Event[]> => runEvents(id, admin);
 const runOf = async (id: string) => (await api<Run>(`/api/crew-runs/${id}`, { token: admin })).body;
 
 const finished = (id: string, count = 1) =>
@@ -58,8 +49,6 @@ const finished = (id: string, count = 1) =>
   );
 
 const retry = (id: string, as = user) => api<Run>(`/api/crew-runs/${id}/retry`, { method: 'POST', token: as });
-
-const typesOf = (all: Event[]) => all.map((e) => [e.type, e.step_id ?? null]);
 
 beforeAll(async () => {
   admin = await token('retry-admin', { roles: ['admin'] });
