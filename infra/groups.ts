@@ -254,6 +254,19 @@ export const STREAM_CONSUMERS = [
 
 export type GroupName = (typeof GROUPS)[number]['name'];
 
+/**
+ * Routes that cost far more than the rest (a model call, catalog writes, a table listing
+ * of up to 1,000 tables, a queued crew run): API Gateway routes of their own, throttled
+ * tighter than the stage (`expensiveRouteThrottle`).
+ */
+export const EXPENSIVE_ROUTES = [
+  { method: 'POST', path: '/api/crew-templates/{template_id}/run' }, // E2
+  { method: 'POST', path: '/api/metastore/classify/{catalog}/{schema}/{table}/accept' }, // E5
+  { method: 'GET', path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables' }, // E10
+  { method: 'GET', path: '/api/query/suggest/{domain}' }, // E12
+  { method: 'POST', path: '/api/query/suggest' }, // E12
+] as const;
+
 /** The group that serves a path, or undefined when no group does. */
 export function groupForPath(path: string): GroupDefinition | undefined {
   return (GROUPS as readonly GroupDefinition[]).find(

@@ -261,7 +261,8 @@ export type BucketKey = keyof typeof BUCKETS;
 export const QUEUES = {
   crewRuns: {
     id: 'crew-runs',
-    visibilityTimeoutSeconds: 180,
+    // Six times the crew worker's timeout (150 s), as AWS advises for SQS event sources.
+    visibilityTimeoutSeconds: 900,
     maxReceiveCount: 5,
     deadLetterRetentionDays: 14,
   },
@@ -272,7 +273,8 @@ export const QUEUES = {
    */
   webhookDeliveries: {
     id: 'webhook-deliveries',
-    visibilityTimeoutSeconds: 60,
+    // Six times the webhook worker's timeout (30 s).
+    visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
     deadLetterRetentionDays: 14,
   },

@@ -37,6 +37,8 @@ export interface ServiceFunctionProps {
   readonly projectRoot?: string;
   /** Overrides the stage's API timeout (queue workers run longer than API Gateway allows). */
   readonly timeoutSeconds?: number;
+  /** Concurrency kept for this function alone (and its ceiling): what the API cannot take from it. */
+  readonly reservedConcurrency?: number;
   /** Runs the function in the VPC's private subnets, with a security group of its own. */
   readonly vpc?: IVpc;
   /** Files the code reads at run time, copied beside the bundle: folder → paths from the project root. */
@@ -90,10 +92,11 @@ export class ServiceFunction extends Construct implements IGrantable {
       handler: 'handler',
       projectRoot,
       depsLockFilePath: join(projectRoot, 'package-lock.json'),
-      runtime: Runtime.NODEJS_22_X,
+      runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: stage.lambdaMemoryMb,
       timeout: Duration.seconds(props.timeoutSeconds ?? stage.lambdaTimeoutSeconds),
+      ...(props.reservedConcurrency !== undefined && { reservedConcurrentExecutions: props.reservedConcurrency }),
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
       ...(stage.tracing && { tracing: Tracing.ACTIVE }),
@@ -113,7 +116,7 @@ export class ServiceFunction extends Construct implements IGrantable {
         minify: true,
         sourceMap: true,
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: 'node24',
         // The bundled SDK v3 is newer than the runtime's and loads faster cold...
         bundleAwsSDK: true,
         // ...but a client only some stages call, loaded on first use, comes from the runtime.

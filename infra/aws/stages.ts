@@ -27,6 +27,18 @@ export interface StageSettings {
    * Lambda concurrency.
    */
   readonly crewWorkerMaxConcurrency: number;
+  /** The other SQS event sources' `maxConcurrency` (the crew dead-letter handler, the webhook worker). */
+  readonly queueWorkerMaxConcurrency: number;
+  /** The HTTP API stage's throttle, for every route: steady requests per second and burst. */
+  readonly apiThrottle: Throttle;
+  /** A tighter throttle for the expensive routes (EXPENSIVE_ROUTES: E2, E5, E10, E12). */
+  readonly expensiveRouteThrottle: Throttle;
+  /**
+   * Concurrency reserved for the functions the API must not starve: the crew worker, the
+   * events publisher and the webhook worker (each is also capped at it). None on dev: a new
+   * account's concurrency limit (10) leaves nothing to reserve (AWS keeps 100 unreserved).
+   */
+  readonly reservedConcurrency?: Readonly<Record<ReservedFunction, number>>;
   readonly authIssuer?: string;
   readonly authAudience?: string;
   readonly authJwksUrl?: string;
@@ -84,6 +96,17 @@ export interface StageSettings {
 }
 
 /** An existing VPC, by id (no lookup): privateSubnetIds spread across availabilityZones, in order. */
+export interface Throttle {
+  /** Steady requests per second. */
+  readonly rateLimit: number;
+  /** Requests at once above the steady rate. */
+  readonly burstLimit: number;
+}
+
+/** The functions with reserved concurrency (when the stage reserves any). */
+export const RESERVED_FUNCTIONS = ['crews-worker', 'events-publisher', 'webhooks-worker'] as const;
+export type ReservedFunction = (typeof RESERVED_FUNCTIONS)[number];
+
 export interface MigrationVpc {
   readonly vpcId: string;
   readonly availabilityZones: readonly string[];
@@ -103,6 +126,9 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 7,
     crewWorkerMaxConcurrency: 10,
+    queueWorkerMaxConcurrency: 5,
+    apiThrottle: { rateLimit: 50, burstLimit: 100 },
+    expensiveRouteThrottle: { rateLimit: 5, burstLimit: 10 },
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 10,
@@ -117,6 +143,10 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 30,
     crewWorkerMaxConcurrency: 20,
+    queueWorkerMaxConcurrency: 10,
+    apiThrottle: { rateLimit: 200, burstLimit: 400 },
+    expensiveRouteThrottle: { rateLimit: 20, burstLimit: 40 },
+    reservedConcurrency: { 'crews-worker': 20, 'events-publisher': 5, 'webhooks-worker': 10 },
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 5,
@@ -131,6 +161,10 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     eventsTtlDays: 30,
     eventArchiveRetentionDays: 365,
     crewWorkerMaxConcurrency: 50,
+    queueWorkerMaxConcurrency: 20,
+    apiThrottle: { rateLimit: 500, burstLimit: 1000 },
+    expensiveRouteThrottle: { rateLimit: 50, burstLimit: 100 },
+    reservedConcurrency: { 'crews-worker': 50, 'events-publisher': 10, 'webhooks-worker': 20 },
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 1,

@@ -1,7 +1,7 @@
 import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { MathExpression, Stats } from 'aws-cdk-lib/aws-cloudwatch';
-import { HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CfnStage, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';
@@ -16,7 +16,9 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import {
+  EXPENSIVE_ROUTES,
   GROUPS,
+  groupForPath,
   STREAM_CONSUMERS,
   WORKERS,
   type GroupDefinition,
@@ -28,7 +30,20 @@ import { QUEUES, TABLES, type BucketKey, type QueueKey, type TableDefinition, ty
 import { ALARM_PERIOD, stageAlarm } from './alarms.js';
 import { ITERATOR_AGE_ALARM, STREAM_RETRY } from './domain-events.js';
 import { ServiceFunction } from './service-function.js';
-import { airflowSettings, keycloakSettings, migrationVpcSettings, type Stage } from './stages.js';
+import {
+  airflowSettings,
+  keycloakSettings,
+  migrationVpcSettings,
+  RESERVED_FUNCTIONS,
+  type ReservedFunction,
+  type Stage,
+} from './stages.js';
+
+/** The function's reserved concurrency on this stage, if it has any. */
+const reservedFor = (stage: Stage, name: string): number | undefined =>
+  (RESERVED_FUNCTIONS as readonly string[]).includes(name)
+    ? stage.reservedConcurrency?.[name as ReservedFunction]
+    : undefined;
 
 export interface StatelessStackProps extends StackProps {
   readonly stage: Stage;
@@ -215,6 +230,7 @@ export class StatelessStack extends Stack {
       const fn = new ServiceFunction(this, constructId(worker.name), {
         stage,
         name: worker.name,
+        reservedConcurrency: reservedFor(stage, worker.name),
         entry: worker.entry,
         projectRoot: props.projectRoot,
         timeoutSeconds: worker.timeoutSeconds,
@@ -237,10 +253,11 @@ export class StatelessStack extends Stack {
         new SqsEventSource(queue, {
           batchSize: worker.batchSize,
           reportBatchItemFailures: true,
-          ...(worker.name === 'crews-worker' && {
-            maxBatchingWindow: Duration.seconds(0),
-            maxConcurrency: stage.crewWorkerMaxConcurrency,
-          }),
+          // At most this many invocations at once: a flood of messages waits in the queue
+          // instead of throttling the function (which would use up receive counts).
+          maxConcurrency:
+            worker.name === 'crews-worker' ? stage.crewWorkerMaxConcurrency : stage.queueWorkerMaxConcurrency,
+          ...(worker.name === 'crews-worker' && { maxBatchingWindow: Duration.seconds(0) }),
         }),
       );
       functions.set(worker.name, fn);
@@ -253,6 +270,7 @@ export class StatelessStack extends Stack {
       const fn = new ServiceFunction(this, constructId(consumer.name), {
         stage,
         name: consumer.name,
+        reservedConcurrency: reservedFor(stage, consumer.name),
         entry: consumer.entry,
         projectRoot: props.projectRoot,
         timeoutSeconds: consumer.timeoutSeconds,
@@ -306,6 +324,8 @@ export class StatelessStack extends Stack {
     const apiStage = this.api.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
+      // Every route; anonymous floods are refused here, before any Lambda runs.
+      throttle: stage.apiThrottle,
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
         format: AccessLogFormat.custom(
@@ -335,6 +355,23 @@ export class StatelessStack extends Stack {
         this.api.addRoutes({ path, methods: [HttpMethod.GET], integration });
       }
     }
+    // The expensive routes: routes of their own (to their group's function) with a tighter throttle.
+    // CloudFormation's RouteSettings is a map of route key → settings, as written here.
+    const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
+    for (const route of EXPENSIVE_ROUTES) {
+      const group = groupForPath(route.path);
+      if (!group) throw new Error(`no group serves ${route.path}`);
+      this.api.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: integrations.get(group.name)!,
+      });
+      routeSettings[`${route.method} ${route.path}`] = {
+        ThrottlingRateLimit: stage.expensiveRouteThrottle.rateLimit,
+        ThrottlingBurstLimit: stage.expensiveRouteThrottle.burstLimit,
+      };
+    }
+    (apiStage.node.defaultChild as CfnStage).routeSettings = routeSettings;
 
     // The API's 5xx answers as a share of its requests; any throttled invocation of a function.
     stageAlarm(this, 'ServerErrorRateAlarm', stage, {
@@ -408,15 +445,18 @@ function grantSecretValue(grantee: IGrantable, secret: ISecret): void {
 
 /**
  * SQS hides a received message for the visibility timeout; a worker still running past it
- * would see the message redelivered, and AWS rejects an event source whose function may.
- * The dead-letter queue shares the definition's timeout (see the stateful stack).
+ * would see the message redelivered. AWS advises at least six times the function's timeout
+ * for an SQS event source (room for its retries of a throttled batch before the message
+ * comes back). The dead-letter queue shares the definition's timeout (see the stateful stack).
  */
+export const VISIBILITY_PER_TIMEOUT = 6;
+
 function assertFitsVisibilityTimeout(worker: WorkerDefinition): void {
   const queue = QUEUES[worker.consumes];
-  if (worker.timeoutSeconds >= queue.visibilityTimeoutSeconds) {
+  if (queue.visibilityTimeoutSeconds < VISIBILITY_PER_TIMEOUT * worker.timeoutSeconds) {
     throw new Error(
-      `worker "${worker.name}" timeout (${worker.timeoutSeconds} s) must be below the visibility timeout of ` +
-        `queue "${queue.id}${worker.deadLetter ? '-dlq' : ''}" (${queue.visibilityTimeoutSeconds} s)`,
+      `queue "${queue.id}${worker.deadLetter ? '-dlq' : ''}" visibility timeout (${queue.visibilityTimeoutSeconds} s) ` +
+        `must be at least ${VISIBILITY_PER_TIMEOUT} times the timeout of worker "${worker.name}" (${worker.timeoutSeconds} s)`,
     );
   }
 }

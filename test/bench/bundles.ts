@@ -11,7 +11,7 @@ const LAMBDA_BUILD = {
   minify: true,
   platform: 'node',
   format: 'esm',
-  target: 'node22',
+  target: 'node24',
   mainFields: ['module', 'main'] as string[],
   banner: { js: "import { createRequire } from 'module';const require = createRequire(import.meta.url);" },
   logLevel: 'silent',

@@ -968,7 +968,7 @@ const lines = [
   `| (baseline) | Lambda bundle: ${bundles.baseline.name}, ${kb(bundles.baseline.bytes)}, module init ${ms(bundles.baseline.initMs)} ms${coldStartOf(bundles.baseline)} | | | | | | | | |`,
   ...bundles.groups.flatMap((b) => bundleRow(b.name)),
   '',
-  'Bundles: esbuild, minified, AWS SDK bundled, ESM, node22; module init is the median of 7 fresh processes, measured in rounds over every bundle (so a slow spell of the machine weighs on all alike).',
+  'Bundles: esbuild, minified, AWS SDK bundled, ESM, node24; module init is the median of 7 fresh processes, measured in rounds over every bundle (so a slow spell of the machine weighs on all alike).',
   'Cold start (HTTP bundles and the baseline): the median of 7 fresh processes that import the bundle and answer one ' +
     'API Gateway HTTP API (payload 2.0) event, the same for all: GET /api/health/ping without credentials, which needs no AWS call ' +
     '(the platform answers 200; the other groups and the baseline route it to their not-found answer, 404). Queue workers have none.',

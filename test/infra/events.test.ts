@@ -121,7 +121,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
       const [queueId, queue] = queueNamed(`dpm-${name}-webhook-deliveries`);
       expect(physicalQueueName(name, QUEUES.webhookDeliveries)).toBe(`dpm-${name}-webhook-deliveries`);
       expect(deadLetterQueueName(name, QUEUES.webhookDeliveries)).toBe(`dpm-${name}-webhook-deliveries-dlq`);
-      expect(queue.Properties.VisibilityTimeout).toBe(60);
+      expect(queue.Properties.VisibilityTimeout).toBe(180);
       expect(queue.Properties.RedrivePolicy).toEqual({
         deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
         maxReceiveCount: 5,

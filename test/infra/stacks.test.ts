@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WAIT_SECONDS } from '../../functions/crews/schemas.js';
-import { GROUPS, STREAM_CONSUMERS, WORKERS, type GroupDefinition } from '../../infra/groups.js';
+import {
+  EXPENSIVE_ROUTES,
+  GROUPS,
+  groupForPath,
+  STREAM_CONSUMERS,
+  WORKERS,
+  type GroupDefinition,
+} from '../../infra/groups.js';
 import {
   BUCKETS,
   QUEUES,
@@ -19,6 +26,7 @@ import {
 } from '../../infra/tables.js';
 import { REPOSITORY_ROOT, RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
 import {
+  RESERVED_FUNCTIONS,
   STAGES,
   airflowPasswordSecretName,
   keycloakAdminClientSecretName,
@@ -535,7 +543,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(f.Properties.Environment.Variables.BUILD_NUMBER, f.Properties.FunctionName).toBe('abc1234');
     });
 
-    it('has one arm64 Node 22 function per group, per worker and per stream consumer', () => {
+    it('has one arm64 Node 24 function per group, per worker and per stream consumer', () => {
       const ours = resources(stateless, 'AWS::Lambda::Function').filter(([, f]) =>
         String(f.Properties.FunctionName).startsWith(`dpm-${name}-`),
       );
@@ -557,7 +565,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       );
       for (const { name: fn } of functionDefs) {
         const p = functionOf(fn)[1].Properties;
-        expect(p.Runtime).toBe('nodejs22.x');
+        expect(p.Runtime).toBe('nodejs24.x');
         expect(p.Architectures).toEqual(['arm64']);
         expect(p.Handler).toBe('index.handler');
         expect(p.MemorySize).toBe(stage.lambdaMemoryMb);
@@ -578,6 +586,56 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(functionOf(worker.name)[1].Properties.Timeout, worker.name).toBe(worker.timeoutSeconds);
       // A crew run outlasts an API request.
       expect(functionOf('crews-worker')[1].Properties.Timeout).toBeGreaterThan(stage.lambdaTimeoutSeconds);
+    });
+
+    it('throttles the HTTP API stage, and the expensive routes tighter, each a route of its group', () => {
+      const [, apiStage] = single(resources(stateless, 'AWS::ApiGatewayV2::Stage'), 'API stage');
+      expect(apiStage.Properties.DefaultRouteSettings).toMatchObject({
+        ThrottlingRateLimit: stage.apiThrottle.rateLimit,
+        ThrottlingBurstLimit: stage.apiThrottle.burstLimit,
+      });
+      expect(stage.expensiveRouteThrottle.rateLimit).toBeLessThan(stage.apiThrottle.rateLimit);
+      expect(stage.expensiveRouteThrottle.burstLimit).toBeLessThan(stage.apiThrottle.burstLimit);
+      const routes = new Map(
+        resources(stateless, 'AWS::ApiGatewayV2::Route').map(([, r]) => [r.Properties.RouteKey, r.Properties.Target]),
+      );
+      expect(Object.keys(apiStage.Properties.RouteSettings).sort()).toEqual(
+        EXPENSIVE_ROUTES.map((r) => `${r.method} ${r.path}`).sort(),
+      );
+      for (const route of EXPENSIVE_ROUTES) {
+        const key = `${route.method} ${route.path}`;
+        // served by the same integration (function) as the rest of its group's paths
+        const group = groupForPath(route.path)!;
+        expect(routes.get(key), key).toEqual(routes.get(`ANY ${group.prefixes[0]}/{proxy+}`));
+        expect(apiStage.Properties.RouteSettings[key]).toEqual({
+          ThrottlingRateLimit: stage.expensiveRouteThrottle.rateLimit,
+          ThrottlingBurstLimit: stage.expensiveRouteThrottle.burstLimit,
+        });
+      }
+    });
+
+    it('reserves concurrency for the crew worker, the events publisher and the webhook worker (none on dev)', () => {
+      for (const { name: fn } of functionDefs) {
+        const reserved = functionOf(fn)[1].Properties.ReservedConcurrentExecutions;
+        const expected = (stage.reservedConcurrency as Record<string, number> | undefined)?.[fn];
+        expect(reserved, fn).toBe(expected);
+        if ((RESERVED_FUNCTIONS as readonly string[]).includes(fn) && name !== 'dev')
+          expect(reserved, fn).toBeGreaterThan(0);
+      }
+      if (name === 'dev') expect(stage.reservedConcurrency).toBeUndefined();
+    });
+
+    it("caps the concurrency of every SQS event source, within its function's reservation", () => {
+      for (const worker of workers) {
+        const mapping = single(mappingsOf(worker.name), `mapping of ${worker.name}`).Properties;
+        const max = mapping.ScalingConfig?.MaximumConcurrency;
+        expect(max, worker.name).toBe(
+          worker.name === 'crews-worker' ? stage.crewWorkerMaxConcurrency : stage.queueWorkerMaxConcurrency,
+        );
+        expect(max).toBeGreaterThanOrEqual(2);
+        const reserved = functionOf(worker.name)[1].Properties.ReservedConcurrentExecutions;
+        if (reserved !== undefined) expect(max, worker.name).toBeLessThanOrEqual(reserved);
+      }
     });
 
     it('gives each function its own log group with the stage retention', () => {
@@ -783,6 +841,9 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         }
         for (const path of group.exactPaths ?? []) expected[`GET ${path}`] = fn;
       }
+      // the expensive routes (throttled apart) go to their group's function too
+      for (const route of EXPENSIVE_ROUTES)
+        expected[`${route.method} ${route.path}`] = functionOf(groupForPath(route.path)!.name)[0];
       expect(routes).toEqual(expected);
       // /api/health/ping reaches platform through its prefix's proxy route.
       expect(Object.keys(routes)).toEqual(
@@ -996,22 +1057,24 @@ describe('workers', () => {
     expect(deadLetter).toMatchObject({ consumes: 'crewRuns', deadLetter: true });
   });
 
-  it('all finish inside the visibility timeout of the queue they consume', () => {
+  it('consume queues whose visibility timeout is at least six times their timeout (AWS advice)', () => {
     for (const worker of workers) {
-      expect(worker.timeoutSeconds, worker.name).toBeLessThan(QUEUES[worker.consumes].visibilityTimeoutSeconds);
+      expect(QUEUES[worker.consumes].visibilityTimeoutSeconds, worker.name).toBeGreaterThanOrEqual(
+        6 * worker.timeoutSeconds,
+      );
     }
   });
 
-  it('refuses to synthesize a worker that could outlive its queue visibility timeout', () => {
+  it('refuses to synthesize a worker whose queue visibility timeout is under six times its timeout', () => {
     const visibility = QUEUES.crewRuns.visibilityTimeoutSeconds;
-    expect(visibility).toBe(180);
-    expect(() => synthesize('dev', { workers: [{ ...crewsWorker, timeoutSeconds: 180 }] })).toThrow(
-      /^worker "crews-worker" timeout \(180 s\) must be below the visibility timeout of queue "crew-runs" \(180 s\)$/,
+    expect(visibility).toBe(900);
+    expect(() => synthesize('dev', { workers: [{ ...crewsWorker, timeoutSeconds: 151 }] })).toThrow(
+      /^queue "crew-runs" visibility timeout \(900 s\) must be at least 6 times the timeout of worker "crews-worker" \(151 s\)$/,
     );
     expect(() => synthesize('dev', { workers: [{ ...deadLetter, timeoutSeconds: 600 }] })).toThrow(
-      /^worker "crews-dead-letter" timeout \(600 s\) must be below the visibility timeout of queue "crew-runs-dlq" \(180 s\)$/,
+      /^queue "crew-runs-dlq" visibility timeout \(900 s\) must be at least 6 times the timeout of worker "crews-dead-letter" \(600 s\)$/,
     );
-    expect(() => synthesize('dev', { workers: [{ ...crewsWorker, timeoutSeconds: 179 }] })).not.toThrow();
+    expect(() => synthesize('dev', { workers: [{ ...crewsWorker, timeoutSeconds: 150 }] })).not.toThrow();
   });
 
   it('get the LLM model and crew HTTP hosts from the stage record, but never an API key', () => {
@@ -1320,7 +1383,7 @@ describe('the platform function serves /docs without a CDN', () => {
       metafile: true,
       platform: 'node',
       format: 'esm',
-      target: 'node22',
+      target: 'node24',
       outdir: join(tmpdir(), outdir),
       logLevel: 'silent',
       ...options,
