@@ -36,6 +36,12 @@ export interface QueueDefinition {
   /** Receives after which a message moves to the dead-letter queue. */
   readonly maxReceiveCount: number;
   readonly deadLetterRetentionDays: number;
+  /**
+   * An alarm fires when the oldest message has waited this long: past the longest delay a
+   * message is sent with (a timer or a retry waits at most 15 minutes at a time) plus room
+   * to be taken, so only a consumer that stopped taking messages trips it.
+   */
+  readonly oldestMessageAlarmSeconds: number;
 }
 
 const S = (name: string): KeyAttribute => ({ name, type: 'S' });
@@ -265,6 +271,7 @@ export const QUEUES = {
     visibilityTimeoutSeconds: 900,
     maxReceiveCount: 5,
     deadLetterRetentionDays: 14,
+    oldestMessageAlarmSeconds: 1800,
   },
   /**
    * Webhook deliveries (API.md §14): one message per attempt (or wait) of a delivery, sent
@@ -277,6 +284,7 @@ export const QUEUES = {
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
     deadLetterRetentionDays: 14,
+    oldestMessageAlarmSeconds: 1800,
   },
 } as const satisfies Record<string, QueueDefinition>;
 

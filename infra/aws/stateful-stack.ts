@@ -169,6 +169,13 @@ export class StatefulStack extends Stack {
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: def.maxReceiveCount },
         ...encryption,
       });
+      // Its consumer stopped taking messages (throttled, failing to start, disabled).
+      stageAlarm(this, `${key}OldestMessageAlarm`, stage, {
+        name: `${def.id}-oldest-message`,
+        description: `The oldest message of dpm-${stage.name}-${def.id} waits more than ${def.oldestMessageAlarmSeconds} s`,
+        metric: queue.metricApproximateAgeOfOldestMessage({ period: ALARM_PERIOD, statistic: Stats.MAXIMUM }),
+        threshold: def.oldestMessageAlarmSeconds,
+      });
       return { queue, deadLetterQueue, alarm };
     };
 

@@ -39,6 +39,9 @@ import {
   type Stage,
 } from './stages.js';
 
+/** A function's p99 duration alarm fires above this share of its timeout. */
+export const DURATION_ALARM_SHARE = 0.8;
+
 /** The function's reserved concurrency on this stage, if it has any. */
 const reservedFor = (stage: Stage, name: string): number | undefined =>
   (RESERVED_FUNCTIONS as readonly string[]).includes(name)
@@ -394,6 +397,22 @@ export class StatelessStack extends Stack {
         description: `Invocations of dpm-${stage.name}-${name} are throttled`,
         metric: fn.lambda.metricThrottles({ period: ALARM_PERIOD, statistic: Stats.SUM }),
         threshold: 1,
+      });
+      // An invocation that failed as a whole (a crash, a timeout; not a handled 4xx/5xx answer).
+      stageAlarm(this, `${constructId(name)}ErrorAlarm`, stage, {
+        name: `${name}-errors`,
+        description: `Invocations of dpm-${stage.name}-${name} failed`,
+        metric: fn.lambda.metricErrors({ period: ALARM_PERIOD, statistic: Stats.SUM }),
+        threshold: 1,
+      });
+      // Close to its timeout for a quarter of an hour: the next slowdown times it out.
+      const timeoutMs = fn.lambda.timeout!.toMilliseconds();
+      stageAlarm(this, `${constructId(name)}DurationAlarm`, stage, {
+        name: `${name}-duration-p99`,
+        description: `The p99 duration of dpm-${stage.name}-${name} is above ${DURATION_ALARM_SHARE * 100} % of its timeout`,
+        metric: fn.lambda.metricDuration({ period: ALARM_PERIOD, statistic: Stats.p(99) }),
+        threshold: Math.round(DURATION_ALARM_SHARE * timeoutMs),
+        evaluationPeriods: 3,
       });
     }
 

@@ -440,15 +440,39 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       },
     );
 
-    it('has the dead-letter alarms and one throttle alarm per table, and nothing else', () => {
+    it('has the dead-letter alarms, one oldest-message alarm per queue and one throttle alarm per table, and nothing else', () => {
       const alarms = resources(stateful, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName as string);
       expect(alarms.sort()).toEqual(
         [
           ...queueDefs.map((q) => `${deadLetterQueueName(name, q)}-depth`),
+          ...queueDefs.map((q) => `${physicalQueueName(name, q)}-oldest-message`),
           ...streamConsumers.map((c) => `dpm-${name}-${c.name}-dlq-depth`),
           ...tableEntries.map(([, def]) => `dpm-${name}-${def.id}-throttles`),
         ].sort(),
       );
+    });
+
+    it('alarms when the oldest message of a queue waits past its bound (its consumer stopped)', () => {
+      for (const def of queueDefs) {
+        const [queueId] = queueIds(def);
+        const [, alarm] = single(
+          resources(stateful, 'AWS::CloudWatch::Alarm').filter(
+            ([, a]) => a.Properties.AlarmName === `${physicalQueueName(name, def)}-oldest-message`,
+          ),
+          `oldest-message alarm of ${def.id}`,
+        );
+        expect(alarm.Properties).toMatchObject({
+          Namespace: 'AWS/SQS',
+          MetricName: 'ApproximateAgeOfOldestMessage',
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+          Statistic: 'Maximum',
+          Threshold: def.oldestMessageAlarmSeconds,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          TreatMissingData: 'notBreaching',
+        });
+        // past the longest delay a message is sent with (15 min)
+        expect(def.oldestMessageAlarmSeconds).toBeGreaterThan(900);
+      }
     });
 
     it.each(tableEntries.map(([key, def]) => [def.id, key] as const))(
@@ -497,6 +521,42 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(stat.Stat).toBe('Sum');
         expect(stat.Period).toBe(300);
         expect(stat.Metric.Dimensions).toEqual([{ Name: 'ApiId', Value: { Ref: expect.any(String) } }]);
+      }
+    });
+
+    it('alarms on failed invocations and on a p99 duration near the timeout of each function', () => {
+      const named = (suffix: string) =>
+        resources(stateless, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+          (a.Properties.AlarmName as string).endsWith(suffix),
+        );
+      expect(
+        named('-errors')
+          .map(([, a]) => a.Properties.AlarmName)
+          .sort(),
+      ).toEqual(functionDefs.map((fn) => `dpm-${name}-${fn.name}-errors`).sort());
+      for (const [, alarm] of named('-errors'))
+        expect(alarm.Properties).toMatchObject({
+          Namespace: 'AWS/Lambda',
+          MetricName: 'Errors',
+          Statistic: 'Sum',
+          Period: 300,
+          Threshold: 1,
+          TreatMissingData: 'notBreaching',
+        });
+      for (const { name: fn } of functionDefs) {
+        const [, alarm] = single(
+          named('-duration-p99').filter(([, a]) => a.Properties.AlarmName === `dpm-${name}-${fn}-duration-p99`),
+          `duration alarm of ${fn}`,
+        );
+        const timeoutMs = functionOf(fn)[1].Properties.Timeout * 1000;
+        expect(alarm.Properties, fn).toMatchObject({
+          Namespace: 'AWS/Lambda',
+          MetricName: 'Duration',
+          ExtendedStatistic: 'p99',
+          Threshold: Math.round(0.8 * timeoutMs),
+          EvaluationPeriods: 3,
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionOf(fn)[0] } }],
+        });
       }
     });
 
