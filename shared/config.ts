@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { originList } from './http/cors.js';
 
 /**
  * The service's configuration, parsed once from the environment. Nothing else in the
@@ -79,6 +80,7 @@ const EnvSchema = z.object({
   LLM_API_KEY_ARN: optionalText,
   CREW_HTTP_ALLOWED_HOSTS: optionalText,
   WEBHOOK_ALLOWED_HOSTS: optionalText,
+  CORS_ORIGINS: optionalText,
   WEBHOOK_RETRY_SCHEDULE: z.pipe(
     optionalText,
     z.optional(
@@ -202,6 +204,8 @@ export interface Config {
   readonly crewHttpAllowedHosts: readonly string[];
   /** Hosts webhooks may reach over plain http (https reaches any host the address guard allows). */
   readonly webhookAllowedHosts: readonly string[];
+  /** Browser origins allowed to call the API (the local platform's CORS; API Gateway's on AWS). */
+  readonly corsOrigins: readonly string[];
   /** Seconds before each retry of a failed webhook delivery; after the last one it has failed. */
   readonly webhookRetrySchedule: readonly number[];
   readonly buildNumber: string;
@@ -216,6 +220,15 @@ const hostList = (text: string | undefined): string[] =>
     .split(',')
     .map((h) => h.trim().toLowerCase())
     .filter((h) => h !== '');
+
+function corsOrigins(text: string | undefined): string[] {
+  const { origins, bad } = originList(text);
+  if (bad !== undefined)
+    throw new ConfigError(
+      `invalid configuration: CORS_ORIGINS '${bad}' is not an origin (scheme://host[:port], e.g. https://portal.example.com)`,
+    );
+  return origins;
+}
 
 /** Bad configuration: the message is one line naming the variable. */
 export class ConfigError extends Error {
@@ -308,6 +321,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY, apiKeyArn: e.LLM_API_KEY_ARN },
     crewHttpAllowedHosts: hostList(e.CREW_HTTP_ALLOWED_HOSTS),
     webhookAllowedHosts: hostList(e.WEBHOOK_ALLOWED_HOSTS),
+    corsOrigins: corsOrigins(e.CORS_ORIGINS),
     webhookRetrySchedule: e.WEBHOOK_RETRY_SCHEDULE
       ? e.WEBHOOK_RETRY_SCHEDULE.split(',').map((s) => Number(s.trim()))
       : DEFAULT_WEBHOOK_RETRY_SCHEDULE,

@@ -27,6 +27,12 @@ export interface StageSettings {
    * Lambda concurrency.
    */
   readonly crewWorkerMaxConcurrency: number;
+  /**
+   * Browser origins allowed to call the API (`https://portal.example.com`): API Gateway
+   * answers their preflights and adds the CORS headers. Default none: no browser page on
+   * another origin may call the API.
+   */
+  readonly corsOrigins?: readonly string[];
   /** The other SQS event sources' `maxConcurrency` (the crew dead-letter handler, the webhook worker). */
   readonly queueWorkerMaxConcurrency: number;
   /** The HTTP API stage's throttle, for every route: steady requests per second and burst. */

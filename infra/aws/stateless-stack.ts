@@ -1,7 +1,14 @@
 import { Annotations, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { MathExpression, Stats } from 'aws-cdk-lib/aws-cloudwatch';
-import { CfnStage, HttpApi, HttpMethod, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  CorsHttpMethod,
+  HttpApi,
+  HttpMethod,
+  LogGroupLogDestination,
+  type CfnStage,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { CORS, ORIGIN } from '../../shared/http/cors.js';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';
@@ -318,10 +325,24 @@ export class StatelessStack extends Stack {
       retention: stage.logRetentionDays,
       removalPolicy: stage.removalPolicy,
     });
+    const corsOrigins = stage.corsOrigins ?? [];
+    const badOrigin = corsOrigins.find((o) => !ORIGIN.test(o));
+    if (badOrigin !== undefined)
+      throw new Error(`stage ${stage.name}: corsOrigins '${badOrigin}' is not an origin (scheme://host[:port])`);
     this.api = new HttpApi(this, 'Api', {
       apiName: `dpm-${stage.name}`,
       defaultIntegration: fallback,
       createDefaultStage: false,
+      // The same rules as the local platform (shared/http/cors.ts); none without origins.
+      ...(corsOrigins.length > 0 && {
+        corsPreflight: {
+          allowOrigins: [...corsOrigins],
+          allowMethods: CORS.allowMethods.map((m) => CorsHttpMethod[m]),
+          allowHeaders: [...CORS.allowHeaders],
+          exposeHeaders: [...CORS.exposeHeaders],
+          maxAge: Duration.seconds(CORS.maxAgeSeconds),
+        },
+      }),
     });
     // Declared by hand because only an explicit stage takes access-log settings.
     const apiStage = this.api.addStage('DefaultStage', {

@@ -5,6 +5,9 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createServer, type Server } from 'node:http';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
+import { Hono } from 'hono';
+import { cors } from 'hono/cors';
+import { CORS } from '../../shared/http/cors.js';
 import { serviceApps } from '../../functions/apps.js';
 import { createRuntime, type Runtime } from '../../functions/composition.js';
 import { dispatcherFor } from '../../functions/events/dispatcher.js';
@@ -330,11 +333,27 @@ function bind(config: Config): Promise<Server> {
 /** Every group's app on the bound server, routed by path prefix; `/oidc` to the local identity provider. */
 function serveApps(server: Server, runtime: Runtime, identity: LocalIdentityProvider | undefined): void {
   const apps = serviceApps(runtime);
-  const listener = getRequestListener((request, env) => {
-    const group = groupForPath(new URL(request.url).pathname);
+  // As API Gateway: preflights answered and CORS headers added here, for CORS_ORIGINS only.
+  const root = new Hono<{ Bindings: HttpBindings }>();
+  const origins = runtime.config.corsOrigins;
+  if (origins.length > 0) {
+    root.use(
+      '*',
+      cors({
+        origin: (origin) => (origins.includes(origin.toLowerCase()) ? origin : null),
+        allowMethods: [...CORS.allowMethods],
+        allowHeaders: [...CORS.allowHeaders],
+        exposeHeaders: [...CORS.exposeHeaders],
+        maxAge: CORS.maxAgeSeconds,
+      }),
+    );
+  }
+  root.all('*', (c) => {
+    const group = groupForPath(new URL(c.req.url).pathname);
     // env: the group's app may read a body from the incoming message (shared/http/app.ts)
-    return apps[(group?.name ?? 'platform') as GroupName].fetch(request, env as HttpBindings);
+    return apps[(group?.name ?? 'platform') as GroupName].fetch(c.req.raw, c.env);
   });
+  const listener = getRequestListener(root.fetch);
   server.removeAllListeners('request');
   server.on('request', (req, res) => {
     if (identity?.handle(req, res)) return;

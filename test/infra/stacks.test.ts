@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WAIT_SECONDS } from '../../functions/crews/schemas.js';
+import { CORS } from '../../shared/http/cors.js';
 import {
   EXPENSIVE_ROUTES,
   GROUPS,
@@ -674,6 +675,12 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
+    it('answers no browser origin by default (no CORS configuration)', () => {
+      const [, api] = single(resources(stateless, 'AWS::ApiGatewayV2::Api'), 'HTTP API');
+      expect(stage.corsOrigins ?? []).toEqual([]);
+      expect(api.Properties.CorsConfiguration).toBeUndefined();
+    });
+
     it('reserves concurrency for the crew worker, the events publisher and the webhook worker (none on dev)', () => {
       for (const { name: fn } of functionDefs) {
         const reserved = functionOf(fn)[1].Properties.ReservedConcurrentExecutions;
@@ -1123,6 +1130,21 @@ describe('workers', () => {
         6 * worker.timeoutSeconds,
       );
     }
+  });
+
+  it("lets a stage's corsOrigins call the API from a browser, with the local platform's rules", () => {
+    const { stateless } = synthesize('prod', { stage: { corsOrigins: ['https://portal.example.com'] } });
+    const [, api] = single(resources(stateless, 'AWS::ApiGatewayV2::Api'), 'HTTP API');
+    expect(api.Properties.CorsConfiguration).toEqual({
+      AllowOrigins: ['https://portal.example.com'],
+      AllowMethods: [...CORS.allowMethods],
+      AllowHeaders: [...CORS.allowHeaders],
+      ExposeHeaders: [...CORS.exposeHeaders],
+      MaxAge: CORS.maxAgeSeconds,
+    });
+    expect(() => synthesize('dev', { stage: { corsOrigins: ['*'] } })).toThrow(
+      /^stage dev: corsOrigins '\*' is not an origin/,
+    );
   });
 
   it('refuses to synthesize a worker whose queue visibility timeout is under six times its timeout', () => {

@@ -118,6 +118,22 @@ describe('loadConfig', () => {
     for (const bad of ['soon', '5,,10', '-5', '1.5', '5;10'])
       expect(fails({ WEBHOOK_RETRY_SCHEDULE: bad })).toMatch(/^invalid configuration: WEBHOOK_RETRY_SCHEDULE must be /);
   });
+
+  it('reads CORS_ORIGINS as lowercase origins (none by default), and refuses anything else with one line', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: ' https://Portal.example.com, ,http://localhost:5173 ' }).corsOrigins).toEqual([
+      'https://portal.example.com',
+      'http://localhost:5173',
+    ]);
+    for (const bad of [
+      '*',
+      'portal.example.com',
+      'https://portal.example.com/',
+      'ftp://x.example',
+      'https://a.example/path',
+    ])
+      expect(fails({ CORS_ORIGINS: bad }), bad).toMatch(/^invalid configuration: CORS_ORIGINS '.*' is not an origin/);
+  });
 });
 
 describe('deferredWorkflow', () => {
