@@ -13,7 +13,7 @@ import {
 } from 'aws-cdk-lib/aws-dynamodb';
 import { type Archive, type CfnArchive, EventBus } from 'aws-cdk-lib/aws-events';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { BlockPublicAccess, Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -46,6 +46,11 @@ import { STREAM_DEAD_LETTER_RETENTION_DAYS, eventBusName, streamDeadLetterQueueN
 export interface StatefulStackProps extends StackProps {
   readonly stage: Stage;
 }
+
+/** Days an overwritten or deleted object of a kept bucket stays recoverable. */
+export const NONCURRENT_VERSION_DAYS = 30;
+/** Days the buckets' server access logs are kept. */
+export const ACCESS_LOG_RETENTION_DAYS = 90;
 
 const ATTRIBUTE_TYPES = { S: AttributeType.STRING, N: AttributeType.NUMBER } as const;
 
@@ -114,6 +119,8 @@ export class StatefulStack extends Stack {
         encryption: TableEncryption.CUSTOMER_MANAGED,
         encryptionKey: this.key,
         removalPolicy: stage.removalPolicy,
+        // Where the stage keeps its data, a table cannot be deleted by mistake (console, CLI, stack).
+        deletionProtection: stage.removalPolicy === RemovalPolicy.RETAIN,
       });
       for (const index of def.indexes) {
         table.addGlobalSecondaryIndex({
@@ -134,10 +141,13 @@ export class StatefulStack extends Stack {
     }
     this.tables = tables;
 
+    // Every queue: encrypted with the stage key, SSL only, and kept with the stack where the
+    // stage keeps its data (messages in flight are runs and deliveries not yet done).
     const encryption = {
       encryption: QueueEncryption.KMS,
       encryptionMasterKey: this.key,
       enforceSSL: true,
+      removalPolicy: stage.removalPolicy,
     } as const;
     /**
      * `dpm-<stage>-<name>-depth` as soon as the dead-letter queue holds a message: next to the
@@ -228,6 +238,16 @@ export class StatefulStack extends Stack {
     // custom resource in this stack) exists only where the stage destroys, since CloudFormation
     // cannot delete a bucket that still holds objects.
     const destroys = stage.removalPolicy === RemovalPolicy.DESTROY;
+    // Server access logs of the buckets (S3 writes them only into a bucket with S3-managed keys).
+    const accessLogs = new Bucket(this, 'AccessLogsBucket', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(ACCESS_LOG_RETENTION_DAYS) }],
+      removalPolicy: stage.removalPolicy,
+      autoDeleteObjects: destroys,
+    });
     const buckets = {} as Record<BucketKey, Bucket>;
     for (const key of Object.keys(BUCKETS) as BucketKey[]) {
       buckets[key] = new Bucket(this, `${key}Bucket`, {
@@ -236,10 +256,23 @@ export class StatefulStack extends Stack {
         bucketKeyEnabled: true,
         blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
         enforceSSL: true,
-        versioned: false,
+        // Where the stage keeps its data, an overwritten or deleted object stays recoverable
+        // for NONCURRENT_VERSION_DAYS (a role that may delete objects cannot destroy them).
+        versioned: !destroys,
         lifecycleRules: [
           { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(7) },
+          ...(destroys
+            ? []
+            : [
+                {
+                  id: 'expire-old-versions',
+                  noncurrentVersionExpiration: Duration.days(NONCURRENT_VERSION_DAYS),
+                  expiredObjectDeleteMarker: true,
+                },
+              ]),
         ],
+        serverAccessLogsBucket: accessLogs,
+        serverAccessLogsPrefix: `${key}/`,
         removalPolicy: stage.removalPolicy,
         autoDeleteObjects: destroys,
       });

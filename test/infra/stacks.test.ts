@@ -5,6 +5,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WAIT_SECONDS } from '../../functions/crews/schemas.js';
 import { CORS } from '../../shared/http/cors.js';
+import { ACCESS_LOG_RETENTION_DAYS, NONCURRENT_VERSION_DAYS } from '../../infra/aws/stateful-stack.js';
 import {
   EXPENSIVE_ROUTES,
   GROUPS,
@@ -305,9 +306,19 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       });
     });
 
-    it('has exactly one bucket per definition, named by CDK', () => {
+    it('protects the data of kept stages: tables cannot be deleted, queues stay with a deleted stack', () => {
+      const kept = name !== 'dev';
+      for (const [, table] of resources(stateful, 'AWS::DynamoDB::Table'))
+        expect(table.Properties.DeletionProtectionEnabled ?? false, table.Properties.TableName).toBe(kept);
+      const queues = resources(stateful, 'AWS::SQS::Queue');
+      expect(queues.length).toBeGreaterThan(0);
+      for (const [, queue] of queues)
+        expect(queue.DeletionPolicy, queue.Properties.QueueName).toBe(kept ? 'Retain' : 'Delete');
+    });
+
+    it('has exactly one bucket per definition and one for their access logs, named by CDK', () => {
       expect(bucketKeys).toEqual(['artifacts']);
-      expect(resources(stateful, 'AWS::S3::Bucket')).toHaveLength(bucketKeys.length);
+      expect(resources(stateful, 'AWS::S3::Bucket')).toHaveLength(bucketKeys.length + 1);
       for (const key of bucketKeys) expect(bucketOf(key)[1].Properties.BucketName, key).toBeUndefined();
     });
 
@@ -331,9 +342,34 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         IgnorePublicAcls: true,
         RestrictPublicBuckets: true,
       });
-      expect(p.VersioningConfiguration?.Status).not.toBe('Enabled');
       expect(p.LifecycleConfiguration.Rules).toContainEqual(
         expect.objectContaining({ Status: 'Enabled', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 } }),
+      );
+      // kept stages: versioned, old versions expire; server access logs into the logs bucket
+      if (name === 'dev') {
+        expect(p.VersioningConfiguration?.Status).not.toBe('Enabled');
+      } else {
+        expect(p.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+        expect(p.LifecycleConfiguration.Rules).toContainEqual(
+          expect.objectContaining({
+            Status: 'Enabled',
+            NoncurrentVersionExpiration: { NoncurrentDays: NONCURRENT_VERSION_DAYS },
+            ExpiredObjectDeleteMarker: true,
+          }),
+        );
+        expect(bucket.DeletionPolicy).toBe('Retain');
+      }
+      const [logsId, logs] = single(
+        resources(stateful, 'AWS::S3::Bucket').filter(([id]) => id.startsWith('AccessLogsBucket')),
+        'access logs bucket',
+      );
+      expect(p.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logsId }, LogFilePrefix: `${key}/` });
+      expect(
+        logs.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault,
+      ).toEqual({ SSEAlgorithm: 'AES256' });
+      expect(logs.Properties.PublicAccessBlockConfiguration.RestrictPublicBuckets).toBe(true);
+      expect(logs.Properties.LifecycleConfiguration.Rules).toContainEqual(
+        expect.objectContaining({ ExpirationInDays: ACCESS_LOG_RETENTION_DAYS, Status: 'Enabled' }),
       );
       const policy = single(
         resources(stateful, 'AWS::S3::BucketPolicy').filter(([, bp]) => bp.Properties.Bucket?.Ref === bucketId),
