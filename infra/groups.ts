@@ -18,6 +18,8 @@ export interface GroupDefinition {
   readonly sendsTo?: readonly QueueKey[];
   /** Buckets the group's Lambda uses, and how. */
   readonly buckets?: Partial<Record<BucketKey, 'read' | 'readWrite'>>;
+  /** The key prefix a group's bucket grant is limited to (default: every object). */
+  readonly bucketPrefixes?: Partial<Record<BucketKey, string>>;
   /** The group encrypts or decrypts secrets with the stage's KMS key. */
   readonly usesKms?: boolean;
   /** Files read at run time, copied beside the Lambda bundle: folder → paths from the project root. */
@@ -99,6 +101,8 @@ export const GROUPS = [
     // Reads the owners of a dataset's source documents.
     tables: { finetuneJobs: 'readWrite', documents: 'read', keys: 'read', domainEvents: 'readWrite' },
     buckets: { artifacts: 'readWrite' },
+    // Its objects only (functions/finetune/artifacts.ts: `finetune/<job id>/`).
+    bucketPrefixes: { artifacts: 'finetune/' },
   },
   {
     name: 'metastore',

@@ -220,7 +220,7 @@ export class StatelessStack extends Stack {
       grantTables(props.tables, group.tables, fn);
       for (const key of group.sendsTo ?? []) props.queues[key].grantSendMessages(fn);
       // Read/ReadWrite add the bucket key's decrypt (and encrypt) grants; readWrite covers delete.
-      grantBuckets(props.buckets, group.buckets ?? {}, fn);
+      grantBuckets(props.buckets, group.buckets ?? {}, fn, group.bucketPrefixes ?? {});
       // Envelope encryption (shared/aws/kms.ts): exactly these two, not grantEncryptDecrypt. The
       // key also encrypts the tables, so any table grant already brings broader KMS actions on it
       // (merged into one statement); this grant keeps the need explicit should the keys ever split.
@@ -470,10 +470,12 @@ function grantBuckets(
   buckets: Readonly<Record<BucketKey, IBucket>>,
   declared: Partial<Record<BucketKey, 'read' | 'readWrite'>>,
   grantee: IGrantable,
+  prefixes: Partial<Record<BucketKey, string>>,
 ): void {
   for (const [key, access] of Object.entries(declared) as [BucketKey, 'read' | 'readWrite'][]) {
-    if (access === 'readWrite') buckets[key].grantReadWrite(grantee);
-    else buckets[key].grantRead(grantee);
+    const objects = `${prefixes[key] ?? ''}*`;
+    if (access === 'readWrite') buckets[key].grantReadWrite(grantee, objects);
+    else buckets[key].grantRead(grantee, objects);
   }
 }
 

@@ -133,9 +133,15 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
   const isBucketArn = (key: BucketKey) => (r: unknown) =>
     typeof (r as any)?.['Fn::ImportValue'] === 'string' &&
     new RegExp(`^Dpm-${name}-Stateful:ExportsOutputFnGetAtt${bucketOf(key)[0]}Arn`).test((r as any)['Fn::ImportValue']);
-  const isObjectsArn = (key: BucketKey) => (r: unknown) => {
+  /** Objects of the bucket under `pattern` (`*`: all), or under any pattern when none is given. */
+  const isObjectsArn = (key: BucketKey, pattern?: string) => (r: unknown) => {
     const parts = (r as any)?.['Fn::Join']?.[1];
-    return Array.isArray(parts) && parts.length === 2 && isBucketArn(key)(parts[0]) && parts[1] === '/*';
+    return (
+      Array.isArray(parts) &&
+      parts.length === 2 &&
+      isBucketArn(key)(parts[0]) &&
+      (pattern === undefined ? /^\/.*\*$/.test(parts[1]) : parts[1] === `/${pattern}`)
+    );
   };
   const isKeyArn = (r: unknown) =>
     typeof (r as any)?.['Fn::ImportValue'] === 'string' &&
@@ -1063,7 +1069,9 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         imported(bucketId, 'Ref'),
       );
       for (const action of ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']) {
-        expect(allows(statements, action, isObjectsArn('artifacts')), action).toBe(true);
+        expect(allows(statements, action, isObjectsArn('artifacts', 'finetune/*')), action).toBe(true);
+        // only its prefix: not every object of the bucket
+        expect(allows(statements, action, isObjectsArn('artifacts', '*')), action).toBe(false);
       }
       expect(allows(statements, 's3:ListBucket', isBucketArn('artifacts')), 's3:ListBucket').toBe(true);
       // Not beyond the bucket: no S3 action on every resource.
