@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { originList } from './http/cors.js';
+import { originList } from './cors.js';
 
 /**
  * The service's configuration, parsed once from the environment. Nothing else in the

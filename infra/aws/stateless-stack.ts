@@ -8,7 +8,7 @@ import {
   LogGroupLogDestination,
   type CfnStage,
 } from 'aws-cdk-lib/aws-apigatewayv2';
-import { CORS, ORIGIN } from '../../shared/http/cors.js';
+import { CORS, ORIGIN } from '../../shared/cors.js';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';

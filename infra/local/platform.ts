@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { CORS } from '../../shared/http/cors.js';
+import { CORS } from '../../shared/cors.js';
 import { serviceApps } from '../../functions/apps.js';
 import { createRuntime, type Runtime } from '../../functions/composition.js';
 import { dispatcherFor } from '../../functions/events/dispatcher.js';
@@ -337,16 +337,19 @@ function serveApps(server: Server, runtime: Runtime, identity: LocalIdentityProv
   const root = new Hono<{ Bindings: HttpBindings }>();
   const origins = runtime.config.corsOrigins;
   if (origins.length > 0) {
-    root.use(
-      '*',
-      cors({
-        origin: (origin) => (origins.includes(origin.toLowerCase()) ? origin : null),
-        allowMethods: [...CORS.allowMethods],
-        allowHeaders: [...CORS.allowHeaders],
-        exposeHeaders: [...CORS.exposeHeaders],
-        maxAge: CORS.maxAgeSeconds,
-      }),
-    );
+    const allowed = cors({
+      origin: (origin) => origin,
+      allowMethods: [...CORS.allowMethods],
+      allowHeaders: [...CORS.allowHeaders],
+      exposeHeaders: [...CORS.exposeHeaders],
+      maxAge: CORS.maxAgeSeconds,
+    });
+    // Only a listed origin's requests: anything else (an OPTIONS without one included) is
+    // the apps' to answer, as without CORS.
+    root.use('*', (c, next) => {
+      const origin = c.req.header('origin');
+      return origin !== undefined && origins.includes(origin.toLowerCase()) ? allowed(c, next) : next();
+    });
   }
   root.all('*', (c) => {
     const group = groupForPath(new URL(c.req.url).pathname);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WAIT_SECONDS } from '../../functions/crews/schemas.js';
-import { CORS } from '../../shared/http/cors.js';
+import { CORS } from '../../shared/cors.js';
 import { ACCESS_LOG_RETENTION_DAYS, NONCURRENT_VERSION_DAYS } from '../../infra/aws/stateful-stack.js';
 import {
   EXPENSIVE_ROUTES,

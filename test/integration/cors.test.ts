@@ -34,8 +34,9 @@ describe('CORS', () => {
     expect(res.headers.get('access-control-max-age')).toBe('600');
   });
 
-  it('gives another origin no CORS headers', async () => {
+  it('gives another origin no CORS headers (its preflight is an OPTIONS like any other: 405)', async () => {
     const res = await preflight('https://evil.example.com');
+    expect(res.status).toBe(405);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
     const read = await fetch(`${baseUrl()}/api/crew-templates`, {
       headers: { origin: 'https://evil.example.com', 'authorization-psk': inject('adminPsk') },
