@@ -93,12 +93,7 @@ async function seedSubmitted(key: string, count: number) {
 /** Until the feed holds the created and submitted events of the last versions seeded under `key`. */
 async function drained(key: string, count: number) {
   for (let v = count; v > Math.max(0, count - 10); v--) {
-    const subject = encodeURIComponent(`decisions/bench/${key}/versions/${v}`);
-    for (let i = 0; ; i++) {
-      const res = await fetch(`${platform.baseUrl}/api/domain-events?subject=${subject}`, {
-        headers: adminHeaders,
-      });
-      if (res.ok && ((await res.json()) as unknown[]).length >= 2) break;
+    for (let i = 0; !(await feedHas(`decisions/bench/${key}/versions/${v}`, 2)); i++) {
       if (i > 1200) throw new Error(`the event pipeline never caught up with ${key}`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -315,13 +310,14 @@ phase('domain events: commit → feed');
 // Domain events (API.md §13), measured first, while the pipeline has no backlog: commit →
 // the event in the feed at concurrency 1 and 16, and events recorded per second.
 const eventsTable = platform.runtime.tableName('domainEvents');
-const feedHas = async (subject: string) =>
+/** Whether the feed holds the subject's event of `sequence` (one GetItem of the events table). */
+const feedHas = async (subject: string, sequence = 1) =>
   Boolean(
     (
       await db.send(
         new GetCommand({
           TableName: eventsTable,
-          Key: { subject, sequence: 1 },
+          Key: { subject, sequence },
           ConsistentRead: true,
           ProjectionExpression: 'id',
         }),

@@ -8,6 +8,7 @@ import { createWorkerHandler } from '../../functions/crews/worker.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import { documentClient } from '../../shared/aws/clients.js';
+import { storeUnqueuedRun } from '../support/pending-run.js';
 
 const store = () =>
   new DynamoRunStore(
@@ -19,29 +20,20 @@ const store = () =>
     physicalTableName(inject('stage'), TABLES.events),
   );
 
-async function insertRun(steps: RunItem['steps']): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await store().create(
+/** A never-queued run of `steps` (the test delivers it to the handler itself). */
+const insertRun = (steps: RunItem['steps']): Promise<string> =>
+  storeUnqueuedRun(
+    documentClient({
+      region: 'us-east-1',
+      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    }),
     {
-      correlation_id: id,
-      template_id: 'deadline-test',
-      status: 'pending',
-      values: {},
-      created_by: 'deadline',
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      event_count: 1,
-      error: null,
-      steps,
-      expires_at: Math.floor(Date.now() / 1000) + 3600,
+      crewRuns: physicalTableName(inject('stage'), TABLES.crewRuns),
+      events: physicalTableName(inject('stage'), TABLES.events),
     },
-    { index: 0, correlation_id: id, type: 'run.queued', timestamp: now, message: 'queued' },
-    { type: 'crew.run.queued', actor: 'deadline', at: now },
+    { name: 'deadline', principal: 'dpm:test-deadline' },
+    steps,
   );
-  return id;
-}
 
 const event = (id: string): SQSEvent => ({
   Records: [
