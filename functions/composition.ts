@@ -6,6 +6,7 @@ import { BuiltinIdentityProvider } from '../shared/adapters/builtin-idp.js';
 import { BuiltinMetastore } from '../shared/adapters/builtin-metastore.js';
 import { BuiltinWorkflow } from '../shared/adapters/builtin-workflow.js';
 import { DataHubCatalog } from '../shared/adapters/datahub.js';
+import { EmfBusinessMetrics, NoBusinessMetrics } from '../shared/adapters/emf-metrics.js';
 import { EventBridgeBus, LocalEventBus } from '../shared/adapters/eventbridge.js';
 import { KeycloakIdentityProvider } from '../shared/adapters/keycloak.js';
 import { OpenAiChatModel } from '../shared/adapters/openai.js';
@@ -23,6 +24,7 @@ import type { EventBus } from '../shared/ports/event-bus.js';
 import type { IdentityProvider } from '../shared/ports/idp.js';
 import type { ChatModel } from '../shared/ports/llm.js';
 import type { Metastore } from '../shared/ports/metastore.js';
+import type { BusinessMetrics } from '../shared/ports/metrics.js';
 import type { WorkflowEngine } from '../shared/ports/workflow.js';
 import { LocalKeyWrapper, SecretBox } from '../shared/secrets.js';
 
@@ -85,6 +87,17 @@ export function secrets(runtime: Runtime): SecretBox {
 export function eventBus(runtime: Runtime): EventBus {
   const { eventBusName, stage, region } = runtime.config;
   return eventBusName ? new EventBridgeBus(eventBusName, stage, region) : new LocalEventBus();
+}
+
+/**
+ * Business metrics of a Lambda that emits them (the events publisher, the webhook
+ * worker): on the Lambda's runtime (`lambdaRuntimeFromEnv`), CloudWatch EMF lines on
+ * stdout; on any other (the local platform's, tests') nothing, so `npm start` prints no
+ * EMF. The EMF adapter loads Powertools Metrics on its first flush: the HTTP groups,
+ * which never call this, bundle none of it.
+ */
+export function businessMetrics(runtime: Runtime, service: 'events-publisher' | 'webhooks-worker'): BusinessMetrics {
+  return runtime === lambdaRuntime ? new EmfBusinessMetrics(service, runtime.config.stage) : new NoBusinessMetrics();
 }
 
 /** The metastore chosen by `METASTORE`: Trino, or tables in DynamoDB. */

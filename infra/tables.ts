@@ -296,3 +296,6 @@ export const physicalTableName = (stage: string, table: TableDefinition): string
 export const physicalQueueName = (stage: string, queue: QueueDefinition): string => `dpm-${stage}-${queue.id}`;
 
 export const deadLetterQueueName = (stage: string, queue: QueueDefinition): string => `dpm-${stage}-${queue.id}-dlq`;
+
+/** Where dead-lettered messages its dead-letter handler failed on wait for an operator (AWS only). */
+export const parkedQueueName = (stage: string, queue: QueueDefinition): string => `dpm-${stage}-${queue.id}-dlq-parked`;

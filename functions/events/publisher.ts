@@ -6,7 +6,8 @@ import { unstamped } from '../../shared/events/stamp.js';
 import { type StreamHandler, tableOfStream } from '../../shared/events/stream.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
-import { lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
+import type { BusinessMetrics } from '../../shared/ports/metrics.js';
+import { businessMetrics, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
 import { eventStore } from './compose.js';
 import { EVENT_SOURCES } from './sources.js';
 import type { EventStore } from './store.js';
@@ -49,6 +50,8 @@ export interface PublisherDeps {
   readonly sources: ReadonlyMap<string, EventSource>;
   /** `dpm/<stage>` */
   readonly origin: string;
+  /** Counts `DomainEvents` by type, once per event newly recorded; flushed at the end of each batch. */
+  readonly metrics?: BusinessMetrics;
 }
 
 /**
@@ -57,10 +60,11 @@ export interface PublisherDeps {
  * event there). One subject's records are recorded in their order, so the events table's
  * own stream, and what the dispatcher sends from it, keeps that order; subjects go in
  * parallel. A record that fails is answered as a batch item failure: Lambda (or the local
- * poller) hands it and what follows it again, in order.
+ * poller) hands it and what follows it again, in order. Only an event newly recorded is
+ * counted: one handed again finds itself recorded and counts nothing.
  */
 export function createPublisher(deps: PublisherDeps): StreamHandler {
-  return async (event) => {
+  const publish: StreamHandler = async (event) => {
     const bySubject = new Map<string, { record: DynamoDBRecord; event: DomainEvent }[]>();
     const failures: string[] = [];
     for (const record of event.Records) {
@@ -87,6 +91,7 @@ export function createPublisher(deps: PublisherDeps): StreamHandler {
         for (const [i, { event: e }] of items.entries()) {
           try {
             const result = await deps.events.record(e);
+            if (result === 'recorded') deps.metrics?.count('DomainEvents', { type: e.type });
             if (result === 'conflict')
               logger.error('an event already holds this sequence', {
                 subject: e.subject,
@@ -114,12 +119,24 @@ export function createPublisher(deps: PublisherDeps): StreamHandler {
     );
     return { batchItemFailures: failures.filter((f) => f !== '').map((itemIdentifier) => ({ itemIdentifier })) };
   };
+  return async (event) => {
+    try {
+      return await publish(event);
+    } finally {
+      await deps.metrics?.flush();
+    }
+  };
 }
 
 /** The publisher over a runtime: every group's event source, by its table's physical name. */
 export function publisherFor(runtime: Runtime): StreamHandler {
   const sources = new Map(EVENT_SOURCES.map((s) => [runtime.tableName(s.table), s]));
-  return createPublisher({ events: eventStore(runtime), sources, origin: runtime.eventsTable.source });
+  return createPublisher({
+    events: eventStore(runtime),
+    sources,
+    origin: runtime.eventsTable.source,
+    metrics: businessMetrics(runtime, 'events-publisher'),
+  });
 }
 
 let lambdaHandler: StreamHandler | undefined;

@@ -1,4 +1,5 @@
 import { logger } from '../../shared/logger.js';
+import type { WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
 import { redactUrls } from '../../shared/redact.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import {
@@ -52,6 +53,8 @@ export interface DelivererDeps {
  * due, its endpoint is enabled and no earlier delivery of the same endpoint and subject is
  * still open; records it; queues the retry or, when the delivery is done, wakes the next in
  * line. Every step is safe to repeat: a message handed twice finds its attempt made.
+ * `handle` answers what this message settled (for the metrics), or undefined when it
+ * settled nothing: not due, waiting in line, stale, or handed again after settling.
  */
 export class WebhookDeliverer {
   private readonly now: () => number;
@@ -60,10 +63,10 @@ export class WebhookDeliverer {
     this.now = deps.now ?? Date.now;
   }
 
-  async handle(m: DeliveryMessage, messageId: string): Promise<void> {
+  async handle(m: DeliveryMessage, messageId: string): Promise<WebhookDeliveryOutcome | undefined> {
     const { deliveries, endpoints, queue } = this.deps;
     const d = await deliveries.get(m.endpoint_id, m.delivery_id);
-    if (!d || d.series !== m.series) return; // expired, or redelivered since: a new series has its own messages
+    if (!d || d.series !== m.series) return undefined; // expired, or redelivered since: a new series has its own messages
     if (d.attempts === m.attempt + 1 && d.attempt_message === messageId) {
       // This very message made the attempt and was handed again: what followed may be lost
       // (both steps are safe to repeat).
@@ -71,14 +74,14 @@ export class WebhookDeliverer {
       const status = d.status;
       if (stored && status !== 'pending') await this.account(stored, { ...d, status });
       await this.followUp(d);
-      return;
+      return undefined;
     }
-    if (d.attempts !== m.attempt || !isOpen(d.status)) return; // made by another message
+    if (d.attempts !== m.attempt || !isOpen(d.status)) return undefined; // made by another message
     const now = this.now();
     // Not due yet (a wait longer than SQS delays, or a message handed early): wait on.
     if (m.due > now + 250) {
       await queue.send([{ message: m, delaySeconds: delayUntil(m.due, now) }]);
-      return;
+      return undefined;
     }
     if (await deliveries.waitsInLine(d)) {
       // The one before it wakes it when done; this is the fallback should that be lost.
@@ -86,7 +89,7 @@ export class WebhookDeliverer {
       await queue.send([
         { message: { ...m, waits }, delaySeconds: Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(waits, 10)) },
       ]);
-      return;
+      return undefined;
     }
     // Read once first in line: what the attempt before said of the endpoint (a 410 disables
     // it before that delivery leaves the line) is seen here.
@@ -99,8 +102,9 @@ export class WebhookDeliverer {
         { ...lastAttempt(d), status: 'failed', last_error: why, next_attempt_at: null },
         undefined,
       );
-      if (settled) await this.wakeNext(d);
-      return;
+      if (!settled) return undefined;
+      await this.wakeNext(d);
+      return 'not_sent';
     }
     const secrets = await this.secretsOf(stored, now);
     if (!(await deliveries.claim(d, messageId, now, LEASE_MS))) {
@@ -108,15 +112,16 @@ export class WebhookDeliverer {
       // platform, whose queue forgets), this one makes the attempt once the lease is out;
       // if that other one makes it, this one is stale by then and dropped.
       await queue.send([{ message: m, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.ceil(LEASE_MS / 1000) + 1) }]);
-      return;
+      return undefined;
     }
     const settlement = await this.attempt(stored, d, secrets);
     // What the attempt says of the endpoint comes first: settling frees the line, and after a
     // 410 the next in line must find the endpoint disabled.
     await this.account(stored, settlement);
-    if (!(await deliveries.settle(d, settlement, { messageId }))) return; // redelivered meanwhile
+    if (!(await deliveries.settle(d, settlement, { messageId }))) return undefined; // redelivered meanwhile
     const after: DeliveryRecord = { ...d, ...settlement, attempts: d.attempts + 1, attempt_message: messageId };
     await this.followUp(after);
+    return outcomeOf(settlement);
   }
 
   /**
@@ -216,6 +221,13 @@ export class WebhookDeliverer {
     if (await endpoints.disable(id, `every delivery has failed since ${since}`, change, cutoff))
       logger.warn('webhook endpoint disabled: its deliveries have failed for five days', { webhook_id: id, since });
   }
+}
+
+/** What a settled attempt comes to. */
+function outcomeOf(s: Settlement): WebhookDeliveryOutcome {
+  if (s.status === 'succeeded') return 'delivered';
+  if (s.status === 'retrying') return 'failed_attempt';
+  return s.last_response_status === 410 ? 'gone' : 'gave_up';
 }
 
 /** The delivery's last attempt as it stands (kept when it is settled without one). */

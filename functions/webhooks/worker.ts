@@ -1,7 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '../../shared/logger.js';
-import { lambdaRuntimeFromEnv } from '../composition.js';
+import type { BusinessMetrics } from '../../shared/ports/metrics.js';
+import { businessMetrics, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
 import { webhookDeliverer } from './compose-worker.js';
 import type { DeliveryMessage } from './delivery-queue.js';
 import type { WebhookDeliverer } from './delivery.js';
@@ -27,9 +28,11 @@ export function deliveryMessageOf(record: SQSRecord): DeliveryMessage | undefine
 /**
  * The webhook delivery worker (API.md §14), with partial batch responses: a record fails
  * only when a dependency did not answer (it comes back after the visibility timeout); failed
- * attempts are retried by new messages, not by failing the record.
+ * attempts are retried by new messages, not by failing the record. Each outcome a message
+ * settles is counted in `WebhookDeliveries` (when `metrics` is given), flushed at the end
+ * of each batch.
  */
-export function createWebhookWorkerHandler(deliverer: WebhookDeliverer): SqsHandler {
+export function createWebhookWorkerHandler(deliverer: WebhookDeliverer, metrics?: BusinessMetrics): SqsHandler {
   const processor = new BatchProcessor(EventType.SQS);
   const processRecord = async (record: SQSRecord) => {
     const message = deliveryMessageOf(record);
@@ -38,7 +41,8 @@ export function createWebhookWorkerHandler(deliverer: WebhookDeliverer): SqsHand
       return;
     }
     try {
-      await deliverer.handle(message, record.messageId);
+      const outcome = await deliverer.handle(message, record.messageId);
+      if (outcome) metrics?.count('WebhookDeliveries', { outcome });
     } catch (err) {
       logger.error('webhook delivery step failed; it will be handed again', {
         webhook_id: message.endpoint_id,
@@ -49,12 +53,23 @@ export function createWebhookWorkerHandler(deliverer: WebhookDeliverer): SqsHand
       throw err;
     }
   };
-  return (event, context) => processPartialResponse(event, processRecord, processor, context ? { context } : {});
+  return async (event, context) => {
+    try {
+      return await processPartialResponse(event, processRecord, processor, context ? { context } : {});
+    } finally {
+      await metrics?.flush();
+    }
+  };
+}
+
+/** The worker over a runtime, with the metrics the composition chooses for it. */
+export function webhookWorkerFor(runtime: Runtime): SqsHandler {
+  return createWebhookWorkerHandler(webhookDeliverer(runtime), businessMetrics(runtime, 'webhooks-worker'));
 }
 
 let lambdaHandler: SqsHandler | undefined;
 
 export const handler: SqsHandler = (event, context) => {
-  lambdaHandler ??= createWebhookWorkerHandler(webhookDeliverer(lambdaRuntimeFromEnv()));
+  lambdaHandler ??= webhookWorkerFor(lambdaRuntimeFromEnv());
   return lambdaHandler(event, context);
 };

@@ -1,29 +1,45 @@
-import { App, Tags } from 'aws-cdk-lib';
-import { stageNamed } from './stages.js';
+import { App, Tags, Validations } from 'aws-cdk-lib';
+import { DpmNagChecks } from './nag.js';
+import { stageFromContext, type Stage } from './stages.js';
 import { StatefulStack } from './stateful-stack.js';
 import { StatelessStack } from './stateless-stack.js';
 
 const app = new App();
-const stage = stageNamed(String(app.node.tryGetContext('stage') ?? 'dev'));
-const env = { account: stage.account, region: stage.region };
+// cdk-nag's AwsSolutions pack: a finding without an acknowledged reason fails the synth.
+Validations.of(app).addPlugins(new DpmNagChecks());
 
-const stateful = new StatefulStack(app, `Dpm-${stage.name}-Stateful`, { stage, env });
-new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
-  stage,
-  env,
-  tables: stateful.tables,
-  queues: stateful.queues,
-  deadLetterQueues: stateful.deadLetterQueues,
-  buckets: stateful.buckets,
-  key: stateful.key,
-  keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
-  airflowPassword: stateful.airflowPassword,
-  adminPsk: stateful.adminPsk,
-  llmApiKey: stateful.llmApiKey,
-  eventBus: stateful.eventBus,
-  streamDeadLetterQueues: stateful.streamDeadLetterQueues,
-  buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
-});
+/** The stage from the context, or one line saying what is wrong with it (not a stack trace). */
+function build(): Stage {
+  try {
+    const stage = stageFromContext(String(app.node.tryGetContext('stage') ?? 'dev'), (key) =>
+      app.node.tryGetContext(key),
+    );
+    const env = { account: stage.account, region: stage.region };
 
+    const stateful = new StatefulStack(app, `Dpm-${stage.name}-Stateful`, { stage, env });
+    new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
+      stage,
+      env,
+      tables: stateful.tables,
+      queues: stateful.queues,
+      deadLetterQueues: stateful.deadLetterQueues,
+      buckets: stateful.buckets,
+      key: stateful.key,
+      keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
+      airflowPassword: stateful.airflowPassword,
+      adminPsk: stateful.adminPsk,
+      llmApiKey: stateful.llmApiKey,
+      eventBus: stateful.eventBus,
+      streamDeadLetterQueues: stateful.streamDeadLetterQueues,
+      buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
+    });
+    return stage;
+  } catch (error) {
+    console.error(`dpm: ${(error as Error).message}`);
+    process.exit(1);
+  }
+}
+
+const stage = build();
 Tags.of(app).add('service', 'dpm');
 Tags.of(app).add('stage', stage.name);

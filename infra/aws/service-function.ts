@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { SecurityGroup, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import type { IGrantable, IPrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -137,5 +137,29 @@ export class ServiceFunction extends Construct implements IGrantable {
       },
     });
     this.grantPrincipal = this.lambda.grantPrincipal;
+
+    // cdk-nag (infra/aws/nag.ts): what every function's role holds by design.
+    const managed = (name: string) =>
+      `AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/${name}]`;
+    Validations.of(this).acknowledge({
+      id: managed('AWSLambdaBasicExecutionRole'),
+      reason:
+        "Lambda's own minimal managed policy: create log streams and put log events (the log group is the " +
+        "function's own, made here with the stage's retention)",
+    });
+    if (props.vpc) {
+      Validations.of(this).acknowledge({
+        id: managed('AWSLambdaVPCAccessExecutionRole'),
+        reason: "Lambda's own managed policy for a function in a VPC: create and delete its network interfaces",
+      });
+    }
+    if (stage.tracing) {
+      Validations.of(this).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'X-Ray active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords take no resource ' +
+          '(test/infra checks that nothing else is granted on every resource)',
+      });
+    }
   }
 }

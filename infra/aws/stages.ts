@@ -99,7 +99,31 @@ export interface StageSettings {
    * still exist and show in CloudWatch, but notify no one.
    */
   readonly alarmTopicArn?: string;
+  /**
+   * Settings the stage cannot be synthesized without (see assertDeployable): prod must notify
+   * someone, sign callers in and have its bootstrap admin key.
+   */
+  readonly required?: readonly RequiredSetting[];
 }
+
+/** Settings a stage may require; each says why in the synth's one-line refusal. */
+export const REQUIRED_SETTINGS = {
+  alarmTopicArn: 'the SNS topic its alarms notify',
+  authIssuer: 'the OpenID issuer whose Bearer tokens it accepts',
+  adminPsk: 'the bootstrap admin pre-shared key in Secrets Manager',
+} as const;
+export type RequiredSetting = keyof typeof REQUIRED_SETTINGS;
+
+/** Settings an operator may give at synth time (`-c authIssuer=https://…`) instead of editing STAGES. */
+export const CONTEXT_SETTINGS = [
+  'account',
+  'region',
+  'alarmTopicArn',
+  'authIssuer',
+  'authAudience',
+  'authJwksUrl',
+] as const;
+export type ContextSetting = (typeof CONTEXT_SETTINGS)[number];
 
 /** An existing VPC, by id (no lookup): privateSubnetIds spread across availabilityZones, in order. */
 export interface Throttle {
@@ -174,6 +198,9 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 1,
+    adminPsk: true,
+    // alarmTopicArn and authIssuer are the account's: set them here or with -c at synth.
+    required: ['alarmTopicArn', 'authIssuer', 'adminPsk'],
   },
 };
 
@@ -187,6 +214,47 @@ export function stageNamed(name: string): Stage {
     throw new Error(`unknown stage "${name}"; known stages: ${Object.keys(STAGES).join(', ')}`);
   }
   return { ...STAGES[name as StageName], name: name as StageName };
+}
+
+/**
+ * The stage with the settings given in the CDK context (`-c key=value`, CONTEXT_SETTINGS only):
+ * what app.ts builds the stacks from.
+ */
+export function stageFromContext(name: string, context: (key: string) => unknown): Stage {
+  const stage: Record<string, unknown> = { ...stageNamed(name) };
+  for (const key of CONTEXT_SETTINGS) {
+    const value = context(key);
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value.trim() === '') throw new Error(`-c ${key} must be a non-empty value`);
+    stage[key] = value.trim();
+  }
+  return stage as unknown as Stage;
+}
+
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
+
+/**
+ * Refuses, with one line naming the setting, a stage missing one it requires (or giving one
+ * that cannot work): called first by both stacks, so nothing half-built is ever synthesized.
+ */
+export function assertDeployable(stage: Stage): void {
+  for (const setting of stage.required ?? []) {
+    if (!stage[setting]) {
+      const where =
+        setting === 'adminPsk'
+          ? 'set it in infra/aws/stages.ts'
+          : `set it in infra/aws/stages.ts or pass -c ${setting}=…`;
+      throw new Error(
+        `stage "${stage.name}" cannot be synthesized without ${setting} (${REQUIRED_SETTINGS[setting]}): ${where}`,
+      );
+    }
+  }
+  if (stage.alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(stage.alarmTopicArn)) {
+    throw new Error(`stage "${stage.name}" alarmTopicArn "${stage.alarmTopicArn}" is not an SNS topic ARN`);
+  }
+  if (stage.authIssuer !== undefined && !/^https:\/\/[^\s/?#]+[^\s?#]*$/.test(stage.authIssuer)) {
+    throw new Error(`stage "${stage.name}" authIssuer "${stage.authIssuer}" is not an https URL`);
+  }
 }
 
 /** Where a Keycloak stage keeps its admin client's secret (set the value after the first deploy). */

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { type Alarm, Stats } from 'aws-cdk-lib/aws-cloudwatch';
 import { ALARM_PERIOD, stageAlarm } from './alarms.js';
 import {
@@ -17,12 +17,13 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { STREAM_CONSUMERS, type StreamConsumerDefinition } from '../groups.js';
+import { STREAM_CONSUMERS, WORKERS, type StreamConsumerDefinition, type WorkerDefinition } from '../groups.js';
 import {
   BUCKETS,
   QUEUES,
   TABLES,
   deadLetterQueueName,
+  parkedQueueName,
   physicalQueueName,
   physicalTableName,
   type BucketKey,
@@ -37,6 +38,7 @@ import {
   llmApiKeySecretName,
   airflowPasswordSecretName,
   airflowSettings,
+  assertDeployable,
   eventArchiveRetention,
   keycloakAdminClientSecretName,
   type Stage,
@@ -49,6 +51,12 @@ export interface StatefulStackProps extends StackProps {
 
 /** Days an overwritten or deleted object of a kept bucket stays recoverable. */
 export const NONCURRENT_VERSION_DAYS = 30;
+/**
+ * Receives of a dead-lettered message by its dead-letter handler before it is parked: a
+ * failing handler tries each message this often (one visibility timeout apart), not for the
+ * dead-letter queue's whole retention.
+ */
+export const DEAD_LETTER_HANDLER_RECEIVES = 3;
 /** Days the buckets' server access logs are kept. */
 export const ACCESS_LOG_RETENTION_DAYS = 90;
 
@@ -96,6 +104,7 @@ export class StatefulStack extends Stack {
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
     const { stage } = props;
+    assertDeployable(stage);
 
     this.key = new Key(this, 'Key', {
       alias: `alias/dpm-${stage.name}`,
@@ -122,6 +131,12 @@ export class StatefulStack extends Stack {
         // Where the stage keeps its data, a table cannot be deleted by mistake (console, CLI, stack).
         deletionProtection: stage.removalPolicy === RemovalPolicy.RETAIN,
       });
+      if (!stage.pointInTimeRecovery) {
+        Validations.of(table).acknowledge({
+          id: 'AwsSolutions-DDB3',
+          reason: `stage ${stage.name} keeps disposable data (its removal policy destroys the tables): no point-in-time recovery`,
+        });
+      }
       for (const index of def.indexes) {
         table.addGlobalSecondaryIndex({
           indexName: index.name,
@@ -160,19 +175,42 @@ export class StatefulStack extends Stack {
         metric: queue.metricApproximateNumberOfMessagesVisible({ period: ALARM_PERIOD, statistic: Stats.MAXIMUM }),
         threshold: 1,
       });
-    /** A queue of a definition with its dead-letter queue and the latter's alarm. */
+    /**
+     * A queue of a definition with its dead-letter queue and the latter's alarm. Where a
+     * dead-letter handler drains the dead-letter queue (WORKERS with `deadLetter`), its depth
+     * stays near 0, so the alarm counts the messages the handler receives instead; and the
+     * handler's own failures are bounded: after DEAD_LETTER_HANDLER_RECEIVES receives a message
+     * moves on to a parked queue nothing consumes, whose depth alarms.
+     */
     const queueWithDeadLetter = (
-      key: string,
+      key: QueueKey,
       def: QueueDefinition,
     ): { queue: Queue; deadLetterQueue: Queue; alarm: Alarm } => {
+      const handled = (WORKERS as readonly WorkerDefinition[]).some((w) => w.consumes === key && w.deadLetter);
+      const parked = handled
+        ? new Queue(this, `${key}ParkedQueue`, {
+            queueName: parkedQueueName(stage.name, def),
+            retentionPeriod: Duration.days(def.deadLetterRetentionDays),
+            ...encryption,
+          })
+        : undefined;
+      if (parked) deadLetterAlarm(`${key}ParkedDepthAlarm`, parked, `${def.id}-dlq-parked`);
       const deadLetterQueue = new Queue(this, `${key}DeadLetterQueue`, {
         queueName: deadLetterQueueName(stage.name, def),
         retentionPeriod: Duration.days(def.deadLetterRetentionDays),
         // A dead-letter handler consumes it too: same window, so one timeout check covers both.
         visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
+        ...(parked && { deadLetterQueue: { queue: parked, maxReceiveCount: DEAD_LETTER_HANDLER_RECEIVES } }),
         ...encryption,
       });
-      const alarm = deadLetterAlarm(`${key}DeadLetterDepthAlarm`, deadLetterQueue, `${def.id}-dlq`);
+      const alarm = handled
+        ? stageAlarm(this, `${key}DeadLetterReceivedAlarm`, stage, {
+            name: `${def.id}-dlq-received`,
+            description: `Messages of dpm-${stage.name}-${def.id} were dead-lettered (its dead-letter handler received them)`,
+            metric: deadLetterQueue.metricNumberOfMessagesReceived({ period: ALARM_PERIOD, statistic: Stats.SUM }),
+            threshold: 1,
+          })
+        : deadLetterAlarm(`${key}DeadLetterDepthAlarm`, deadLetterQueue, `${def.id}-dlq`);
       const queue = new Queue(this, `${key}Queue`, {
         queueName: physicalQueueName(stage.name, def),
         visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
@@ -212,6 +250,10 @@ export class StatefulStack extends Stack {
         ...encryption,
       });
       deadLetterAlarm(`${id}DeadLetterDepthAlarm`, queue, `${consumer.name}-dlq`);
+      Validations.of(queue).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason: `the dead-letter destination of ${consumer.name}'s stream event sources (Lambda sends it failed batches)`,
+      });
       streamDeadLetterQueues[consumer.name] = queue;
     }
     this.streamDeadLetterQueues = streamDeadLetterQueues;
@@ -279,43 +321,61 @@ export class StatefulStack extends Stack {
     }
     this.buckets = buckets;
 
+    // cdk-nag's AwsSolutions-SMG4 asks for automatic rotation, which needs a rotation Lambda that
+    // can change the value where it is used: these values belong to other systems or to operators.
+    const withoutRotation = <T extends Secret | undefined>(secret: T, reason: string): T => {
+      if (secret) Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason });
+      return secret;
+    };
     // Created with a generated placeholder: put the real value after the first deploy
     // (`aws secretsmanager put-secret-value`). Encrypted by Secrets Manager's own key, so
     // secretsmanager:GetSecretValue alone reads it.
-    this.keycloakAdminClientSecret =
+    this.keycloakAdminClientSecret = withoutRotation(
       stage.idp === 'keycloak'
         ? new Secret(this, 'KeycloakAdminClientSecret', {
             secretName: keycloakAdminClientSecretName(stage.name),
             description: `dpm ${stage.name}: secret of the Keycloak admin client used by data shares`,
             removalPolicy: stage.removalPolicy,
           })
-        : undefined;
+        : undefined,
+      "Keycloak's admin client secret: rotated in Keycloak, then put here by the operator",
+    );
     // Same arrangement for the Airflow user's password; an airflow stage missing its URL or
     // user fails here, before the stateless stack is built.
-    this.airflowPassword = airflowSettings(stage)
-      ? new Secret(this, 'AirflowPassword', {
-          secretName: airflowPasswordSecretName(stage.name),
-          description: `dpm ${stage.name}: password of the Airflow user that migration signs in as`,
-          removalPolicy: stage.removalPolicy,
-        })
-      : undefined;
+    this.airflowPassword = withoutRotation(
+      airflowSettings(stage)
+        ? new Secret(this, 'AirflowPassword', {
+            secretName: airflowPasswordSecretName(stage.name),
+            description: `dpm ${stage.name}: password of the Airflow user that migration signs in as`,
+            removalPolicy: stage.removalPolicy,
+          })
+        : undefined,
+      "the Airflow user's password: changed in Airflow, then put here by the operator",
+    );
     // The bootstrap admin key: generated here, read from Secrets Manager by operators and by
     // the functions (which know it by hash until the keys group stores it).
-    this.adminPsk = stage.adminPsk
-      ? new Secret(this, 'AdminPsk', {
-          secretName: adminPskSecretName(stage.name),
-          description: `dpm ${stage.name}: the bootstrap admin pre-shared key (Authorization-PSK)`,
-          generateSecretString: { passwordLength: 48, excludePunctuation: true },
-          removalPolicy: stage.removalPolicy,
-        })
-      : undefined;
-    this.llmApiKey = stage.llmApiKeySecret
-      ? new Secret(this, 'LlmApiKey', {
-          secretName: llmApiKeySecretName(stage.name),
-          description: `dpm ${stage.name}: API key of the OpenAI-compatible model endpoint`,
-          removalPolicy: stage.removalPolicy,
-        })
-      : undefined;
+    this.adminPsk = withoutRotation(
+      stage.adminPsk
+        ? new Secret(this, 'AdminPsk', {
+            secretName: adminPskSecretName(stage.name),
+            description: `dpm ${stage.name}: the bootstrap admin pre-shared key (Authorization-PSK)`,
+            generateSecretString: { passwordLength: 48, excludePunctuation: true },
+            removalPolicy: stage.removalPolicy,
+          })
+        : undefined,
+      'the bootstrap admin key only makes the first keys (API.md §8): an operator rotates it by putting a ' +
+        'new value, which function instances read when they start (redeploy to switch at once)',
+    );
+    this.llmApiKey = withoutRotation(
+      stage.llmApiKeySecret
+        ? new Secret(this, 'LlmApiKey', {
+            secretName: llmApiKeySecretName(stage.name),
+            description: `dpm ${stage.name}: API key of the OpenAI-compatible model endpoint`,
+            removalPolicy: stage.removalPolicy,
+          })
+        : undefined,
+      "the model provider's API key: issued and rotated by the provider, then put here by the operator",
+    );
   }
 }
 

@@ -5,7 +5,11 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WAIT_SECONDS } from '../../functions/crews/schemas.js';
 import { CORS } from '../../shared/cors.js';
-import { ACCESS_LOG_RETENTION_DAYS, NONCURRENT_VERSION_DAYS } from '../../infra/aws/stateful-stack.js';
+import {
+  ACCESS_LOG_RETENTION_DAYS,
+  DEAD_LETTER_HANDLER_RECEIVES,
+  NONCURRENT_VERSION_DAYS,
+} from '../../infra/aws/stateful-stack.js';
 import {
   EXPENSIVE_ROUTES,
   GROUPS,
@@ -19,14 +23,17 @@ import {
   QUEUES,
   TABLES,
   deadLetterQueueName,
+  parkedQueueName,
   physicalQueueName,
   physicalTableName,
   type BucketKey,
   type QueueDefinition,
+  type QueueKey,
   type TableDefinition,
   type TableKey,
 } from '../../infra/tables.js';
 import { REPOSITORY_ROOT, RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
+import { KEY_ACTIONS } from '../../infra/aws/stateless-stack.js';
 import {
   RESERVED_FUNCTIONS,
   STAGES,
@@ -44,6 +51,7 @@ import {
   resources,
   resourcesOf,
   single,
+  stageFor,
   statementsIn,
   streamConsumers,
   withStubHandlers,
@@ -78,7 +86,7 @@ const DYNAMODB_READ_ACTIONS = new Set([
 const isStreamConsumer = (fn: string): boolean => streamConsumers.some((c) => c.name === fn);
 
 describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
-  const stage = STAGES[name];
+  const stage = stageFor(name);
   let stateful: Template;
   let stateless: Template;
   // Synthesizing both stacks takes a few seconds, more on a busy machine.
@@ -95,6 +103,13 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
     );
 
   const keyLogicalId = () => single(resources(stateful, 'AWS::KMS::Key'), 'KMS key')[0];
+
+  /** The stateful stack's queue of that name: [logical id, resource]. */
+  const queueNamed = (queueName: string): [string, Resource] =>
+    single(
+      resources(stateful, 'AWS::SQS::Queue').filter(([, q]) => q.Properties.QueueName === queueName),
+      `queue ${queueName}`,
+    );
 
   /** [queue, dead-letter queue] logical ids in the stateful stack. */
   const queueIds = (def: QueueDefinition): [string, string] => {
@@ -409,7 +424,10 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
     it('has no Keycloak or Airflow secret when the stage uses the builtin adapters', () => {
       expect(stage.idp ?? 'builtin').toBe('builtin');
       expect(stage.workflow ?? 'builtin').toBe('builtin');
-      stateful.resourceCountIs('AWS::SecretsManager::Secret', 0);
+      // prod has its bootstrap admin key, nothing else
+      stateful.resourceCountIs('AWS::SecretsManager::Secret', stage.adminPsk ? 1 : 0);
+      if (stage.adminPsk)
+        stateful.hasResourceProperties('AWS::SecretsManager::Secret', { Name: `dpm/${name}/admin-psk` });
     });
 
     it('has a rotating KMS key with the stage alias', () => {
@@ -459,27 +477,72 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
+    /** Queues whose dead-letter queue a dead-letter handler drains (the crew runs'). */
+    const handledKeys = (Object.keys(QUEUES) as QueueKey[]).filter((key) =>
+      workers.some((w) => w.consumes === key && w.deadLetter),
+    );
+    const handled = (def: QueueDefinition) => handledKeys.some((key) => QUEUES[key] === def);
+
+    it('drains the crew-run dead-letter queue with a handler, and no other', () => {
+      expect(handledKeys).toEqual(['crewRuns']);
+    });
+
     it.each(queueDefs.map((q) => [q.id, q] as const))(
-      'alarms as soon as dead-letter queue %s holds a message',
+      'alarms as soon as a message of %s is dead-lettered',
       (_, def) => {
         const [, dlqId] = queueIds(def);
-        const [, alarm] = single(
-          resources(stateful, 'AWS::CloudWatch::Alarm').filter(
-            ([, a]) => a.Properties.AlarmName === `${deadLetterQueueName(name, def)}-depth`,
-          ),
-          `alarm of ${def.id}`,
-        );
-        expect(alarm.Properties).toMatchObject({
+        const alarmOf = (alarmName: string) =>
+          single(
+            resources(stateful, 'AWS::CloudWatch::Alarm').filter(([, a]) => a.Properties.AlarmName === alarmName),
+            alarmName,
+          )[1];
+        const common = {
           Namespace: 'AWS/SQS',
-          MetricName: 'ApproximateNumberOfMessagesVisible',
-          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
-          Statistic: 'Maximum',
           Period: 300,
           EvaluationPeriods: 1,
           ComparisonOperator: 'GreaterThanOrEqualToThreshold',
           Threshold: 1,
           TreatMissingData: 'notBreaching',
+        };
+        if (!handled(def)) {
+          // Nothing drains it: its depth is what was dead-lettered and not yet looked at.
+          expect(alarmOf(`${deadLetterQueueName(name, def)}-depth`).Properties).toMatchObject({
+            ...common,
+            MetricName: 'ApproximateNumberOfMessagesVisible',
+            Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
+            Statistic: 'Maximum',
+          });
+          return;
+        }
+        // The handler empties it at once (depth stays 0): count what it receives.
+        expect(alarmOf(`${deadLetterQueueName(name, def)}-received`).Properties).toMatchObject({
+          ...common,
+          MetricName: 'NumberOfMessagesReceived',
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
+          Statistic: 'Sum',
         });
+        // The handler's own failures are bounded: a few receives, then the parked queue, whose depth alarms.
+        const [parkedId, parked] = queueNamed(parkedQueueName(name, def));
+        const dlq = queueNamed(deadLetterQueueName(name, def))[1];
+        expect(dlq.Properties.RedrivePolicy).toEqual({
+          deadLetterTargetArn: { 'Fn::GetAtt': [parkedId, 'Arn'] },
+          maxReceiveCount: DEAD_LETTER_HANDLER_RECEIVES,
+        });
+        expect(DEAD_LETTER_HANDLER_RECEIVES).toBeLessThanOrEqual(5);
+        expect(parked.Properties).toMatchObject({
+          MessageRetentionPeriod: def.deadLetterRetentionDays * 86_400,
+          KmsMasterKeyId: { 'Fn::GetAtt': [keyLogicalId(), 'Arn'] },
+        });
+        expect(parked.Properties.RedrivePolicy).toBeUndefined();
+        expect(alarmOf(`${parkedQueueName(name, def)}-depth`).Properties).toMatchObject({
+          ...common,
+          MetricName: 'ApproximateNumberOfMessagesVisible',
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [parkedId, 'QueueName'] } }],
+          Statistic: 'Maximum',
+        });
+        // Nothing consumes the parked queue.
+        for (const [, mapping] of resources(stateless, 'AWS::Lambda::EventSourceMapping'))
+          expect(JSON.stringify(mapping.Properties.EventSourceArn)).not.toContain(parkedId);
       },
     );
 
@@ -487,7 +550,8 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       const alarms = resources(stateful, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties.AlarmName as string);
       expect(alarms.sort()).toEqual(
         [
-          ...queueDefs.map((q) => `${deadLetterQueueName(name, q)}-depth`),
+          ...queueDefs.map((q) => `${deadLetterQueueName(name, q)}-${handled(q) ? 'received' : 'depth'}`),
+          ...queueDefs.filter(handled).map((q) => `${parkedQueueName(name, q)}-depth`),
           ...queueDefs.map((q) => `${physicalQueueName(name, q)}-oldest-message`),
           ...streamConsumers.map((c) => `dpm-${name}-${c.name}-dlq-depth`),
           ...tableEntries.map(([, def]) => `dpm-${name}-${def.id}-throttles`),
@@ -621,10 +685,11 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
-    it('notifies no one unless the stage names an alarm topic', () => {
+    it("notifies the stage's alarm topic (prod requires one), or no one", () => {
       for (const t of [stateful, stateless])
         for (const [, alarm] of resources(t, 'AWS::CloudWatch::Alarm'))
-          expect(alarm.Properties.AlarmActions).toBeUndefined();
+          expect(alarm.Properties.AlarmActions).toEqual(stage.alarmTopicArn ? [stage.alarmTopicArn] : undefined);
+      expect(stage.alarmTopicArn !== undefined).toBe(name === 'prod');
     });
 
     it('sets the crew-runs queue to five receives', () => {
@@ -717,6 +782,26 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       }
     });
 
+    it('writes an access log line per request with the fields an operator needs', () => {
+      const [, apiStage] = single(resources(stateless, 'AWS::ApiGatewayV2::Stage'), 'API stage');
+      const settings = apiStage.Properties.AccessLogSettings;
+      expect(JSON.stringify(settings.DestinationArn)).toContain('ApiAccessLogs');
+      const format = JSON.parse(settings.Format) as Record<string, string>;
+      expect(format).toMatchObject({
+        requestId: '$context.requestId',
+        status: '$context.status',
+        responseLatency: '$context.responseLatency',
+        integrationLatency: '$context.integrationLatency',
+        integrationStatus: '$context.integrationStatus',
+        errorMessage: '$context.error.message',
+        integrationError: '$context.integrationErrorMessage',
+        userAgent: '$context.identity.userAgent',
+        routeKey: '$context.routeKey',
+      });
+      // Never a header or a query string: credentials travel there.
+      for (const value of Object.values(format)) expect(value).not.toMatch(/header|querystring|authorizer/i);
+    });
+
     it('answers no browser origin by default (no CORS configuration)', () => {
       const [, api] = single(resources(stateless, 'AWS::ApiGatewayV2::Api'), 'HTTP API');
       expect(stage.corsOrigins ?? []).toEqual([]);
@@ -745,6 +830,17 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         const reserved = functionOf(worker.name)[1].Properties.ReservedConcurrentExecutions;
         if (reserved !== undefined) expect(max, worker.name).toBeLessThanOrEqual(reserved);
       }
+    });
+
+    it('refuses a stage whose worker may carry more than its reservation (throttles burn receive counts)', () => {
+      const tooMany = stage.reservedConcurrency
+        ? { crewWorkerMaxConcurrency: stage.reservedConcurrency['crews-worker'] + 1 }
+        : { reservedConcurrency: { 'crews-worker': 1, 'events-publisher': 1, 'webhooks-worker': 1 } };
+      expect(() => synthesize(name, { stage: tooMany })).toThrow(
+        new RegExp(
+          `^stage "${name}": worker "crews-worker" maxConcurrency \\(\\d+\\) must not exceed its reserved concurrency \\(\\d+\\)$`,
+        ),
+      );
     });
 
     it('gives each function its own log group with the stage retention', () => {
@@ -885,8 +981,11 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         WEBHOOK_QUEUE_URL: imported(queueId, 'Ref'),
         KMS_KEY_ID: imported(keyLogicalId(), 'Arn'),
       });
-      expect(kmsActionsOnKey('webhooks-worker')).toContain('kms:Decrypt');
-      expect(kmsActionsOnKey('webhooks-worker')).not.toContain('kms:GenerateDataKey');
+      // Decrypt opens the secrets; the rest is what writing its tables and sending its retries need
+      // (an encrypted queue's producer makes a data key): nothing of its own to seal with.
+      expect(kmsActionsOnKey('webhooks-worker')).toEqual(
+        [...new Set([...KEY_ACTIONS.tableReadWrite, ...KEY_ACTIONS.queueSend])].sort(),
+      );
       for (const table of [TABLES.webhooks, TABLES.webhookDeliveries])
         expect(statementsOn('webhooks-worker', table).flatMap(actions), table.id).toEqual(
           expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query']),
@@ -1031,9 +1130,11 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(onKeys).toContain('dynamodb:GetItem');
       expect(onKeys).not.toContain('dynamodb:PutItem');
       expect(onKeys).not.toContain('dynamodb:DeleteItem');
-      // The grant covers the table's indexes (`published`, `by_psk`) too.
+      // The grant covers the table's indexes too, each by name (no `index/*`).
       const resourcesOnKeys = JSON.stringify(statementsOn('decisions', TABLES.keys).map((s) => s.Resource));
-      expect(resourcesOnKeys).toContain('/index/*');
+      expect(TABLES.keys.indexes.length).toBeGreaterThan(0);
+      for (const index of TABLES.keys.indexes) expect(resourcesOnKeys).toContain(`/index/${index.name}"`);
+      expect(resourcesOnKeys).not.toContain('/index/*');
       const kms = statementsOf('decisions').filter((s) => actions(s).includes('kms:Decrypt'));
       expect(JSON.stringify(kms.map((s) => s.Resource))).toContain(keyLogicalId());
     });
@@ -1107,10 +1208,19 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(onKey).toEqual([...new Set([...fromTables, 'kms:GenerateDataKey', 'kms:Decrypt'])].sort());
       expect(onKey.filter((a) => a === 'kms:*' || a === 'kms:CreateGrant')).toEqual([]);
       // The exact `kms:GenerateDataKey` (not the tables' `kms:GenerateDataKey*`) comes only from a
-      // group's usesKms (it seals); a worker's usesKms only opens.
+      // group's usesKms (it seals), a send to an encrypted queue or a bucket write; a worker's usesKms only opens.
       for (const fn of functionDefs) {
         const seals = groups.some((g) => g.name === fn.name && g.usesKms === true);
-        expect(kmsActionsOnKey(fn.name).includes('kms:GenerateDataKey'), fn.name).toBe(seals);
+        const sends = ('sendsTo' in fn && (fn.sendsTo as readonly string[]).length > 0) || isStreamConsumer(fn.name);
+        const writesObjects = Object.values(('buckets' in fn && (fn as GroupDefinition).buckets) || {}).includes(
+          'readWrite',
+        );
+        expect(kmsActionsOnKey(fn.name).includes('kms:GenerateDataKey'), fn.name).toBe(seals || sends || writesObjects);
+        // Nothing here re-encrypts: CDK's own grants would add kms:ReEncrypt*.
+        expect(
+          kmsActionsOnKey(fn.name).filter((a) => a.startsWith('kms:ReEncrypt')),
+          fn.name,
+        ).toEqual([]);
       }
     });
 

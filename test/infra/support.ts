@@ -32,6 +32,14 @@ export const functionDefs: readonly { name: string; entry: string; tables: Worke
   ...streamConsumers,
 ];
 
+/** What a stage requires besides its record (prod: an alarm topic and an issuer), as an operator gives it. */
+export const REQUIRED_FIXTURE: Readonly<Partial<Record<StageName, Partial<Stage>>>> = {
+  prod: { alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:dpm-prod-alarms', authIssuer: 'https://id.example.com' },
+};
+
+/** The stage the tests synthesize: its record with REQUIRED_FIXTURE. */
+export const stageFor = (name: StageName): Stage => ({ ...stageNamed(name), ...REQUIRED_FIXTURE[name] });
+
 export interface SynthesizeOptions {
   readonly stage?: Partial<Stage>;
   readonly workers?: readonly WorkerDefinition[];
@@ -46,7 +54,7 @@ export interface SynthesizeOptions {
  * flags and no bundling) against them.
  */
 export function withStubHandlers(): {
-  synthesize: (name: StageName, options?: SynthesizeOptions) => { stateful: Template; stateless: Template };
+  synthesize: (name: StageName, options?: SynthesizeOptions) => { stateful: Template; stateless: Template; app: App };
 } {
   let stubRoot: string | undefined;
   beforeAll(() => {
@@ -65,7 +73,7 @@ export function withStubHandlers(): {
     if (!stubRoot) throw new Error('synthesize runs inside a test or a hook, after the stub handlers exist');
     const cdkJson = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'cdk.json'), 'utf8'));
     const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
-    const stage = { ...stageNamed(name), ...options.stage };
+    const stage = { ...stageFor(name), ...options.stage };
     const stateful = new StatefulStack(app, `Dpm-${name}-Stateful`, { stage });
     const stateless = new StatelessStack(app, `Dpm-${name}-Stateless`, {
       stage,
@@ -85,7 +93,7 @@ export function withStubHandlers(): {
       ...(options.streamConsumers && { streamConsumers: options.streamConsumers }),
       ...(options.buildNumber && { buildNumber: options.buildNumber }),
     });
-    return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless) };
+    return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless), app };
   };
   return { synthesize };
 }

@@ -10,6 +10,7 @@ import type { RecordResult } from '../../functions/events/store.js';
 import { eventItem } from '../../shared/events/outbox.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { DomainEvent } from '../../shared/events/types.js';
+import type { BusinessMetrics } from '../../shared/ports/metrics.js';
 
 const ARN = 'arn:aws:dynamodb:us-east-1:000000000000:table/dpm-test-decisions/stream/2026-11-24T00:00:00.000';
 const ORIGIN = 'dpm/test';
@@ -177,6 +178,71 @@ describe('the publisher', () => {
   it('takes a record handed again (a duplicate) as done', async () => {
     const publisher = createPublisher({ events: { record: async () => 'duplicate' }, sources, origin: ORIGIN });
     expect(await publisher({ Records: subjectRecords(1, 2) })).toEqual({ batchItemFailures: [] });
+  });
+
+  /** Business metrics that remember what was counted and how often they were flushed. */
+  function countingMetrics() {
+    const counted: string[] = [];
+    let flushes = 0;
+    const metrics: BusinessMetrics = {
+      count: (metric, dimensions, value = 1) => void counted.push(`${metric} ${JSON.stringify(dimensions)} ${value}`),
+      flush: async () => void (flushes += 1),
+    };
+    return { metrics, counted, flushes: () => flushes };
+  }
+
+  /** The events store's answers: an event id recorded once, a duplicate after that. */
+  function onceEach() {
+    const ids = new Set<string>();
+    return {
+      record: async (e: DomainEvent): Promise<RecordResult> => {
+        if (ids.has(e.id)) return 'duplicate';
+        ids.add(e.id);
+        return 'recorded';
+      },
+    };
+  }
+
+  it('counts each event newly recorded once by its type, a record handed again not at all', async () => {
+    const created = { ...version(1, 'draft'), ...stampNew(change('decision.version.created')) };
+    const submitted = { ...version(1, 'submitted'), ...stampNew(change('decision.version.submitted'), 1) };
+    const other = subjectRecords(2, 1);
+    const batch = [record('INSERT', created), record('MODIFY', submitted, created), ...other];
+    const m = countingMetrics();
+    const publisher = createPublisher({ events: onceEach(), sources, origin: ORIGIN, metrics: m.metrics });
+    expect(await publisher({ Records: batch })).toEqual({ batchItemFailures: [] });
+    expect(m.counted.sort()).toEqual([
+      'DomainEvents {"type":"dpm.decision.version.created"} 1',
+      'DomainEvents {"type":"dpm.decision.version.created"} 1',
+      'DomainEvents {"type":"dpm.decision.version.submitted"} 1',
+    ]);
+    expect(m.flushes()).toBe(1);
+    // The same batch handed again (a retry): every event is in the store already.
+    expect(await publisher({ Records: batch })).toEqual({ batchItemFailures: [] });
+    expect(m.counted).toHaveLength(3);
+    expect(m.flushes()).toBe(2);
+  });
+
+  it('counts no event that failed or conflicts, and flushes also when a record fails', async () => {
+    const m = countingMetrics();
+    const publisher = createPublisher({
+      events: {
+        record: async (e) => {
+          if (e.subject.endsWith('/1') && e.sequence === 2) throw new Error('throttled');
+          return e.sequence === 1 ? 'recorded' : 'conflict';
+        },
+      },
+      sources,
+      origin: ORIGIN,
+      metrics: m.metrics,
+    });
+    const out = await publisher({ Records: [...subjectRecords(1, 3), ...subjectRecords(2, 3)] });
+    expect(out.batchItemFailures).toHaveLength(2);
+    expect(m.counted).toEqual([
+      'DomainEvents {"type":"dpm.decision.version.created"} 1',
+      'DomainEvents {"type":"dpm.decision.version.created"} 1',
+    ]);
+    expect(m.flushes()).toBe(1);
   });
 });
 

@@ -52,6 +52,7 @@ const CHOSEN_ADAPTERS = [
   'keycloak',
   'airflow',
   'openai',
+  'emf-metrics',
 ].map((name) => `shared/adapters/${name}.ts`);
 
 const SDK_CLIENT_MODULES = ['clients', 's3', 'sqs', 'secrets-manager', 'kms'].map((name) => `shared/aws/${name}.ts`);
@@ -85,7 +86,7 @@ function violationsOfApp(app: string, text?: string): string[] {
 const CHOICE_PATTERNS = [
   /\.adapters\.(metastore|catalog|idp|workflow)\b/,
   /\bconfig\.llm\b/,
-  /\bnew\s+(BuiltinCatalog|BuiltinMetastore|BuiltinIdentityProvider|BuiltinWorkflow|DataHubCatalog|TrinoMetastore|KeycloakIdentityProvider|AirflowWorkflow|OpenAiChatModel)\b/,
+  /\bnew\s+(BuiltinCatalog|BuiltinMetastore|BuiltinIdentityProvider|BuiltinWorkflow|DataHubCatalog|TrinoMetastore|KeycloakIdentityProvider|AirflowWorkflow|OpenAiChatModel|EmfBusinessMetrics|NoBusinessMetrics)\b/,
 ];
 
 function choicesIn(file: string, text = readFileSync(join(ROOT, file), 'utf8')): string[] {
@@ -114,7 +115,9 @@ describe('one composition root', () => {
     expect(importsOf('functions/decisions/handler.ts')).toEqual(
       expect.arrayContaining([COMPOSITION, 'functions/decisions/compose.ts', 'functions/decisions/app.ts']),
     );
-    expect(choicesIn(COMPOSITION)).toEqual(expect.arrayContaining(['.adapters.metastore', 'shared/adapters/trino.ts']));
+    expect(choicesIn(COMPOSITION)).toEqual(
+      expect.arrayContaining(['.adapters.metastore', 'shared/adapters/trino.ts', 'shared/adapters/emf-metrics.ts']),
+    );
   });
 
   it('the checks catch an app that builds its own service, and a choice made elsewhere', () => {

@@ -1,11 +1,14 @@
+import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryMessage } from '../../functions/webhooks/delivery-queue.js';
 import { delayUntil, MAX_DELAY_SECONDS } from '../../functions/webhooks/delivery-queue.js';
 import { type DelivererDeps, DISABLE_AFTER_MS, LEASE_MS, WebhookDeliverer } from '../../functions/webhooks/delivery.js';
 import { takes } from '../../functions/webhooks/fanout.js';
+import { createWebhookWorkerHandler } from '../../functions/webhooks/worker.js';
 import { eventTypeEntryError } from '../../functions/webhooks/schemas.js';
 import { type DeliveryRecord, isOpen, type Settlement, type StoredEndpoint } from '../../functions/webhooks/store.js';
 import type { Change } from '../../shared/events/types.js';
+import type { BusinessMetrics, WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
 import type { Sealed } from '../../shared/secrets.js';
 
 /** The delivery worker's decisions (API.md §14) over fakes of its stores, queue and poster. */
@@ -232,6 +235,82 @@ describe('the webhook delivery worker', () => {
       attempts: 0,
       last_error: 'not sent: the endpoint is disabled',
     });
+  });
+});
+
+describe('the webhook worker’s metrics', () => {
+  const sqsRecord = (body: unknown, messageId: string): SQSRecord => ({
+    messageId,
+    receiptHandle: messageId,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(T0),
+      SenderId: 's',
+      ApproximateFirstReceiveTimestamp: String(T0),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dpm-test-webhook-deliveries',
+    awsRegion: 'us-east-1',
+  });
+
+  function countingMetrics() {
+    const outcomes: string[] = [];
+    let flushes = 0;
+    const metrics: BusinessMetrics = {
+      count: (metric, dimensions, value = 1) => {
+        expect(metric).toBe('WebhookDeliveries');
+        for (let i = 0; i < value; i++) outcomes.push((dimensions as { outcome: WebhookDeliveryOutcome }).outcome);
+      },
+      flush: async () => void (flushes += 1),
+    };
+    return { metrics, outcomes, flushes: () => flushes };
+  }
+
+  it('counts each outcome an attempt settles, once, and flushes once a batch', async () => {
+    const m = countingMetrics();
+    const cases: [Parameters<typeof world>[0], WebhookDeliveryOutcome][] = [
+      [{ status: 204 }, 'delivered'],
+      [{ status: 502 }, 'failed_attempt'],
+      [{ status: 502, schedule: [] }, 'gave_up'],
+      [{ status: 410 }, 'gone'],
+      [{ enabled: false }, 'not_sent'],
+    ];
+    for (const [options, outcome] of cases) {
+      const w = world(options);
+      const handler = createWebhookWorkerHandler(w.deliverer, m.metrics);
+      expect(await handler({ Records: [sqsRecord(w.message(0), 'm1')] })).toEqual({ batchItemFailures: [] });
+      expect(m.outcomes.at(-1)).toBe(outcome);
+      // The same message handed again, and another one for the attempt made: nothing more is counted.
+      await handler({ Records: [sqsRecord(w.message(0), 'm1'), sqsRecord(w.message(0), 'm2')] });
+    }
+    expect(m.outcomes).toEqual(['delivered', 'failed_attempt', 'gave_up', 'gone', 'not_sent']);
+    expect(m.flushes()).toBe(cases.length * 2);
+  });
+
+  it('counts nothing for a message not understood or not due, and flushes also when every record fails', async () => {
+    const m = countingMetrics();
+    const w = world();
+    const handler = createWebhookWorkerHandler(w.deliverer, m.metrics);
+    await handler({ Records: [sqsRecord('not json', 'm1'), sqsRecord(w.message(0, T0 + 3600_000), 'm2')] });
+    expect(m.outcomes).toEqual([]);
+    expect(m.flushes()).toBe(1);
+    const failing = createWebhookWorkerHandler(
+      new WebhookDeliverer({
+        ...({} as DelivererDeps),
+        deliveries: {
+          get: async () => {
+            throw new Error('throttled');
+          },
+        } as unknown as DelivererDeps['deliveries'],
+      }),
+      m.metrics,
+    );
+    await expect(failing({ Records: [sqsRecord(w.message(0), 'm3')] })).rejects.toThrow();
+    expect(m.outcomes).toEqual([]);
+    expect(m.flushes()).toBe(2);
   });
 });
 
