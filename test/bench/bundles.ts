@@ -3,7 +3,7 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
-import { GROUPS, WORKERS } from '../../infra/groups.js';
+import { GROUPS, STREAM_CONSUMERS, WORKERS } from '../../infra/groups.js';
 
 /** Same esbuild settings as ServiceFunction's NodejsFunction bundling (infra/aws/service-function.ts). */
 const LAMBDA_BUILD = {
@@ -127,8 +127,9 @@ export async function measureBundles(root: string): Promise<{ baseline: BundleFi
   const bundles: { name: string; entry: string; http: boolean }[] = [
     { name: 'baseline (Hono + DynamoDB document client)', entry: baselineSource, http: true },
     ...GROUPS.map((g) => ({ name: g.name, entry: join(root, g.entry), http: true })),
-    // Queue consumers: no HTTP request to answer, so module init only.
+    // Queue and stream consumers: no HTTP request to answer, so module init only.
     ...WORKERS.map((g) => ({ name: g.name, entry: join(root, g.entry), http: false })),
+    ...STREAM_CONSUMERS.map((c) => ({ name: c.name, entry: join(root, c.entry), http: false })),
   ];
   const built = [];
   for (const b of bundles) {

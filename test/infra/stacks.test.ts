@@ -738,7 +738,10 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(p.Handler).toBe('index.handler');
         expect(p.MemorySize).toBe(stage.lambdaMemoryMb);
         expect(p.LoggingConfig.LogFormat).toBe('JSON');
+        // X-Ray active tracing where the stage traces (staging, prod), and only there.
+        expect(p.TracingConfig, fn).toEqual(stage.tracing ? { Mode: 'Active' } : undefined);
       }
+      expect(stage.tracing).toBe(name === 'prod');
     });
 
     it('times groups by the stage unless they say otherwise, and workers and stream consumers by their definition', () => {
