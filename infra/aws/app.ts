@@ -1,8 +1,7 @@
 import { App, Tags, Validations } from 'aws-cdk-lib';
 import { DpmNagChecks } from './nag.js';
 import { stageFromContext, type Stage } from './stages.js';
-import { StatefulStack } from './stateful-stack.js';
-import { StatelessStack } from './stateless-stack.js';
+import { stageStacks } from './stage-stacks.js';
 
 const app = new App();
 // cdk-nag's AwsSolutions pack: a finding without an acknowledged reason fails the synth.
@@ -14,23 +13,8 @@ function build(): Stage {
     const stage = stageFromContext(String(app.node.tryGetContext('stage') ?? 'dev'), (key) =>
       app.node.tryGetContext(key),
     );
-    const env = { account: stage.account, region: stage.region };
-
-    const stateful = new StatefulStack(app, `Dpm-${stage.name}-Stateful`, { stage, env });
-    new StatelessStack(app, `Dpm-${stage.name}-Stateless`, {
-      stage,
-      env,
-      tables: stateful.tables,
-      queues: stateful.queues,
-      deadLetterQueues: stateful.deadLetterQueues,
-      buckets: stateful.buckets,
-      key: stateful.key,
-      keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
-      airflowPassword: stateful.airflowPassword,
-      adminPsk: stateful.adminPsk,
-      llmApiKey: stateful.llmApiKey,
-      eventBus: stateful.eventBus,
-      streamDeadLetterQueues: stateful.streamDeadLetterQueues,
+    stageStacks(app, stage, {
+      env: { account: stage.account, region: stage.region },
       buildNumber: app.node.tryGetContext('buildNumber') as string | undefined,
     });
     return stage;

@@ -14,8 +14,7 @@ import {
 } from '../../infra/groups.js';
 import { REPOSITORY_ROOT } from '../../infra/aws/service-function.js';
 import { stageNamed, type Stage, type StageName } from '../../infra/aws/stages.js';
-import { StatefulStack } from '../../infra/aws/stateful-stack.js';
-import { StatelessStack } from '../../infra/aws/stateless-stack.js';
+import { stageStacks } from '../../infra/aws/stage-stacks.js';
 
 /** Shared by the infra tests: synthesizing both stacks as app.ts does, and reading the templates. */
 
@@ -74,20 +73,7 @@ export function withStubHandlers(): {
     const cdkJson = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'cdk.json'), 'utf8'));
     const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [] } });
     const stage = { ...stageFor(name), ...options.stage };
-    const stateful = new StatefulStack(app, `Dpm-${name}-Stateful`, { stage });
-    const stateless = new StatelessStack(app, `Dpm-${name}-Stateless`, {
-      stage,
-      tables: stateful.tables,
-      queues: stateful.queues,
-      deadLetterQueues: stateful.deadLetterQueues,
-      buckets: stateful.buckets,
-      key: stateful.key,
-      keycloakAdminClientSecret: stateful.keycloakAdminClientSecret,
-      airflowPassword: stateful.airflowPassword,
-      adminPsk: stateful.adminPsk,
-      llmApiKey: stateful.llmApiKey,
-      eventBus: stateful.eventBus,
-      streamDeadLetterQueues: stateful.streamDeadLetterQueues,
+    const { stateful, stateless } = stageStacks(app, stage, {
       projectRoot: stubRoot,
       ...(options.workers && { workers: options.workers }),
       ...(options.streamConsumers && { streamConsumers: options.streamConsumers }),
