@@ -23,8 +23,10 @@ const { startTestIssuer } = await import('../support/identity-provider.js');
 const { mintToken } = await import('../support/tokens.js');
 const { DynamoDecisionStore } = await import('../../functions/decisions/store.js');
 const { DecisionService } = await import('../../functions/decisions/service.js');
-const { GetCommand, BatchWriteCommand, DynamoDBDocumentClient } = await import('@aws-sdk/lib-dynamodb');
-const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+const { GetCommand, BatchWriteCommand, DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } = await import(
+  '@aws-sdk/lib-dynamodb'
+);
+const { CreateTableCommand, DeleteTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
 const { emulatorOptions } = await import('../../shared/aws/client-options.js');
 const { DynamoRunStore } = await import('../../functions/crews/store.js');
 const { randomUUID } = await import('node:crypto');
@@ -814,6 +816,80 @@ await pollFrom(longRun, 9_990, 500)();
 const e13Long = await counted(pollFrom(longRun, 9_990, GET_REQUESTS / 2), endpointCalls);
 const e13Short = await counted(pollFrom(shortRun, 0, GET_REQUESTS / 2), endpointCalls);
 
+phase('DynamoDB Local write ceiling');
+// What the emulator itself can write, on a scratch table of its own (no stream): the floor
+// under every write-heavy row above. DynamoDB Local executes writes one at a time, so its
+// writes per second do not grow with concurrency, and a transaction costs per item.
+const scratch = `bench-scratch-${randomUUID()}`;
+await db.send(
+  new CreateTableCommand({
+    TableName: scratch,
+    AttributeDefinitions: [
+      { AttributeName: 'pk', AttributeType: 'S' },
+      { AttributeName: 'sk', AttributeType: 'N' },
+    ],
+    KeySchema: [
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ],
+    BillingMode: 'PAY_PER_REQUEST',
+  }),
+);
+const scratchItem = (pk: string, sk: number) => ({ pk, sk, data: 'x'.repeat(200) });
+const ceilingOps = {
+  'UpdateItem, concurrency 1': [
+    1,
+    async (i: number) =>
+      Boolean(
+        await db.send(
+          new UpdateCommand({
+            TableName: scratch,
+            Key: { pk: `u1-${i}`, sk: 0 },
+            UpdateExpression: 'SET n = :n',
+            ExpressionAttributeValues: { ':n': i },
+          }),
+        ),
+      ),
+  ],
+  [`UpdateItem, concurrency ${CONCURRENCY}`]: [
+    CONCURRENCY,
+    async (i: number) =>
+      Boolean(
+        await db.send(
+          new UpdateCommand({
+            TableName: scratch,
+            Key: { pk: `u16-${i}`, sk: 0 },
+            UpdateExpression: 'SET n = :n',
+            ExpressionAttributeValues: { ':n': i },
+          }),
+        ),
+      ),
+  ],
+  [`TransactWriteItems of 5 new items, concurrency ${CONCURRENCY}`]: [
+    CONCURRENCY,
+    async (i: number) =>
+      Boolean(
+        await db.send(
+          new TransactWriteCommand({
+            TransactItems: [0, 1, 2, 3, 4].map((sk) => ({
+              Put: {
+                TableName: scratch,
+                Item: scratchItem(`t-${i}`, sk),
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            })),
+          }),
+        ),
+      ),
+  ],
+} as const;
+const ceiling: [string, LoadResult][] = [];
+for (const [what, [concurrency, op]] of Object.entries(ceilingOps)) {
+  await runLoad(op, { concurrency, total: 200, maxSeconds: 60 });
+  ceiling.push([what, await runLoad(op, { concurrency, total: 1_500, maxSeconds: 120 })]);
+}
+await db.send(new DeleteTableCommand({ TableName: scratch }));
+
 await bareServer.stop();
 await platform.stop();
 await idp.stop();
@@ -904,6 +980,10 @@ const lines = [
     'GET .../versions/{v}, concurrency 1',
     getEndpointSerial,
     `${compared(getEndpointSerial, getBareSerial)}; +${ms(getEndpointSerial.p50 - getBareSerial.p50)} ms a request`,
+  ),
+  ...ceiling.map(
+    ([what, r]) =>
+      `| dynamodb-local | ${what} (a scratch table, no service code) | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | | 1.00 | the emulator's own write ceiling: writes are executed one at a time, so this does not grow with concurrency; every write-heavy row above shares it |`,
   ),
   `| crews | E2 answer → run.completed (3 render steps, concurrency 1, E13 long poll) | ${crewRunsSerial.requests} | ${crewRunsSerial.errors} | | ${ms(crewRunsSerial.p50)} | ${ms(crewRunsSerial.p99)} | | | target p50 ≤ 100 ms (issue 16): ${verdict(crewRunsSerial.p50, 100)} |`,
   `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}) |`,
