@@ -2,7 +2,8 @@
  * `npm run bench`: measures on this machine, in one run, what the service adds over its
  * bare DynamoDB calls, and the Lambda bundles; prints one table and writes RESULTS.md.
  */
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, totalmem } from 'node:os';
@@ -114,7 +115,7 @@ bareDb.middlewareStack.add(
   { step: 'initialize', name: 'benchBareCallCounter' },
 );
 
-type Measured = LoadResult & { callsPerOp: number };
+type Measured = LoadResult & { callsPerOp: number; emulatorMsPerRequest?: number };
 
 /** Counts the DynamoDB calls of one measured load (the endpoint's client or the bare one). */
 async function counted(load: () => Promise<LoadResult>, counter: () => number): Promise<Measured> {
@@ -134,6 +135,18 @@ const bareLoad =
   (op: (i: number) => Promise<boolean>, total: number, concurrency = CONCURRENCY) =>
   () =>
     runLoad(op, { concurrency, total, maxSeconds: 300 });
+
+/** CPU seconds (user + system) DynamoDB Local's JVM has used so far, where /proc tells (Linux). */
+function emulatorCpuSeconds(): number | undefined {
+  try {
+    const pid = execFileSync('pgrep', ['-f', 'DynamoDBLocal']).toString().trim().split('\n')[0];
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
 
 const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
@@ -289,8 +302,24 @@ const crewLoad = (concurrency: number, total: number) =>
 const crewRunsSerial = await crewLoad(1, 50);
 eventsSeen = 0;
 const crewStarted = performance.now();
-const crewRuns = await crewLoad(20, 200);
-const eventsPerSecond = eventsSeen / ((performance.now() - crewStarted) / 1000);
+const emulatorCpuBefore = emulatorCpuSeconds();
+const serviceCpuBefore = process.cpuUsage();
+const crewRuns = await counted(() => crewLoad(20, 200), endpointCalls);
+const crewSeconds = (performance.now() - crewStarted) / 1000;
+const eventsPerSecond = eventsSeen / crewSeconds;
+const emulatorCpuAfter = emulatorCpuSeconds();
+/** Cores DynamoDB Local's JVM used over the concurrency-20 runs (Linux), and the service process's. */
+const crewCores = {
+  emulator:
+    emulatorCpuBefore === undefined || emulatorCpuAfter === undefined
+      ? undefined
+      : (emulatorCpuAfter - emulatorCpuBefore) / crewSeconds,
+  // the bench's own E2 and E13 calls run in this process too
+  service: (() => {
+    const used = process.cpuUsage(serviceCpuBefore);
+    return (used.user + used.system) / 1e6 / crewSeconds;
+  })(),
+};
 
 phase('E13 long polls: 50 clients waiting');
 // One run of 5 one-second waits (12 events); 50 clients each long-poll it from the last
@@ -520,6 +549,15 @@ const postJson = async <T>(path: string, body: unknown, token = adminToken, meth
 };
 
 phase('write endpoints with and without the event pipeline');
+/** A measurement with DynamoDB Local's CPU time per request over it (what the emulator did for each). */
+async function withEmulatorCpu(load: () => Promise<Measured>): Promise<Measured> {
+  const before = emulatorCpuSeconds();
+  const result = await load();
+  const after = emulatorCpuSeconds();
+  return before === undefined || after === undefined
+    ? result
+    : { ...result, emulatorMsPerRequest: ((after - before) * 1000) / result.requests };
+}
 // What the events cost a write: write endpoints with the event pipeline running (publishing
 // their events as they come) and, in the same run, without it. The pipeline stays stopped
 // for the rest of the bench: on AWS it runs in Lambdas of its own, never in the API's
@@ -561,16 +599,16 @@ const createLoad = (tag: string) => ({
   body: '{"content":{"rule":"bench"}}',
   expectStatus: 201,
 });
-const e1EventsOn = await counted(e1Load('e1-events-on'), endpointCalls);
-const e7EventsOn = await measured(e7Load);
-const e3EventsOn = await measured(e3Load);
-const createEventsOn = await measured(createLoad('create-events-on'));
+const e1EventsOn = await withEmulatorCpu(() => counted(e1Load('e1-events-on'), endpointCalls));
+const e7EventsOn = await withEmulatorCpu(() => measured(e7Load));
+const e3EventsOn = await withEmulatorCpu(() => measured(e3Load));
+const createEventsOn = await withEmulatorCpu(() => measured(createLoad('create-events-on')));
 // The changes are still stamped (the same write): what stops is the pipeline reading the streams.
 await platform.stopEventPipeline();
-const e1EventsOff = await counted(e1Load('e1-events-off'), endpointCalls);
-const e7EventsOff = await measured(e7Load);
-const e3EventsOff = await measured(e3Load);
-const createEventsOff = await measured(createLoad('create-events-off'));
+const e1EventsOff = await withEmulatorCpu(() => counted(e1Load('e1-events-off'), endpointCalls));
+const e7EventsOff = await withEmulatorCpu(() => measured(e7Load));
+const e3EventsOff = await withEmulatorCpu(() => measured(e3Load));
+const createEventsOff = await withEmulatorCpu(() => measured(createLoad('create-events-off')));
 
 phase('E1 (seeding submitted versions)');
 // E1: approve distinct submitted versions, against the one conditional UpdateItem.
@@ -943,7 +981,10 @@ const eventCostRows = (what: string, on: Measured, off: Measured) => {
       'events',
       `${what}, event pipeline stopped`,
       off,
-      `events add ${(added * 100).toFixed(1)} % to the p50 (target ≤ 10 %: ${verdict(added, 0.1)})`,
+      `events add ${(added * 100).toFixed(1)} % to the p50 (target ≤ 10 %: ${verdict(added, 0.1)})` +
+        (on.emulatorMsPerRequest !== undefined && off.emulatorMsPerRequest !== undefined
+          ? `; DynamoDB Local CPU ${ms(on.emulatorMsPerRequest)} ms / request with the pipeline running, ${ms(off.emulatorMsPerRequest)} stopped`
+          : ''),
     ),
   ];
 };
@@ -987,7 +1028,7 @@ const lines = [
       `| dynamodb-local | ${what} (a scratch table, no service code, after the warm-up) | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | | 1.00 | the emulator's own write ceiling on this machine, shared with the service process: every write-heavy row shares it |`,
   ),
   `| crews | E2 answer → run.completed (3 render steps, concurrency 1, E13 long poll) | ${crewRunsSerial.requests} | ${crewRunsSerial.errors} | | ${ms(crewRunsSerial.p50)} | ${ms(crewRunsSerial.p99)} | | | target p50 ≤ 100 ms (issue 16): ${verdict(crewRunsSerial.p50, 100)} |`,
-  `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}) |`,
+  `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | ${(crewRuns.requests / crewSeconds).toFixed(0)} runs/s | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | ${crewRuns.callsPerOp.toFixed(2)} a run | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}); CPU over these runs: DynamoDB Local ${crewCores.emulator === undefined ? '?' : crewCores.emulator.toFixed(2)} cores, the service process (with the bench's client) ${crewCores.service.toFixed(2)} cores (of ${cpus().length}) |`,
   `| crews | cancel answer → run.cancelled written, run inside a 60 s wait (one at a time) | ${cancelLatency.n} | | | ${ms(cancelLatency.p50)} | ${ms(cancelLatency.p99)} | | | a run started right after the cancel completes ${ms(cancelLatency.abandonP50)} ms after it (p50): the worker gave the wait up (a cancel is seen once a second, at once within one process) |`,
   `| crews | E13 long poll (wait=20): event written → client has it, ${LONG_POLLERS} clients waiting on one run | ${longPollRequests} | | | ${ms(longPoll.p50)} | ${ms(longPoll.p99)} | | | ${longPoll.n} deliveries of events to waiting clients |`,
   endpointRow('crews', 'E13 start=9990 of a 10,000-event run', e13Long),
