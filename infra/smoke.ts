@@ -131,9 +131,10 @@ export async function smoke(baseUrl: string, psk?: string): Promise<SmokeCheck[]
   return results;
 }
 
-async function main(argv: string[]): Promise<number> {
+/** The command line: `argv` after the script, `envPsk` the key DPM_SMOKE_PSK gives (`--psk` wins). */
+async function main(argv: string[], envPsk: string | undefined): Promise<number> {
   const args = [...argv];
-  let psk = process.env.DPM_SMOKE_PSK;
+  let psk = envPsk;
   const at = args.indexOf('--psk');
   if (at >= 0) {
     psk = args[at + 1];
@@ -152,5 +153,5 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await main(process.argv.slice(2), process.env.DPM_SMOKE_PSK);
 }

@@ -11,7 +11,8 @@ import type { IConstruct } from 'constructs';
  * cross-stack reference that only synthesis resolves (`Resource::Dpm-prod-Stateful:Exports…/finetune/*`).
  */
 
-const FINDINGS_KEY = 'dpm:nag-acknowledged-findings';
+/** The metadata type acknowledgeFindings records (the tests read acknowledgments by it). */
+export const FINDINGS_KEY = 'dpm:nag-acknowledged-findings';
 
 export interface FindingsAcknowledgment {
   /** The rule, without a finding: `AwsSolutions-IAM5`. */

@@ -1,5 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ORIGIN } from '../../shared/cors.js';
 
 /** Everything that differs between deployed stages; the stacks read only this record. */
 export interface StageSettings {
@@ -251,6 +252,10 @@ export function assertDeployable(stage: Stage): void {
   }
   if (stage.alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(stage.alarmTopicArn)) {
     throw new Error(`stage "${stage.name}" alarmTopicArn "${stage.alarmTopicArn}" is not an SNS topic ARN`);
+  }
+  const badOrigin = (stage.corsOrigins ?? []).find((o) => !ORIGIN.test(o));
+  if (badOrigin !== undefined) {
+    throw new Error(`stage ${stage.name}: corsOrigins '${badOrigin}' is not an origin (scheme://host[:port])`);
   }
   if (stage.authIssuer !== undefined && !/^https:\/\/[^\s/?#]+[^\s?#]*$/.test(stage.authIssuer)) {
     throw new Error(`stage "${stage.name}" authIssuer "${stage.authIssuer}" is not an https URL`);

@@ -14,7 +14,7 @@ import {
 import { type Archive, type CfnArchive, EventBus } from 'aws-cdk-lib/aws-events';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
-import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Secret, type SecretProps } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { STREAM_CONSUMERS, WORKERS, type StreamConsumerDefinition, type WorkerDefinition } from '../groups.js';
@@ -321,61 +321,70 @@ export class StatefulStack extends Stack {
     }
     this.buckets = buckets;
 
-    // cdk-nag's AwsSolutions-SMG4 asks for automatic rotation, which needs a rotation Lambda that
-    // can change the value where it is used: these values belong to other systems or to operators.
-    const withoutRotation = <T extends Secret | undefined>(secret: T, reason: string): T => {
-      if (secret) Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason });
+    /**
+     * A secret of the stage, `dpm <stage>: <description>`, kept as the stage keeps its data.
+     * Encrypted by Secrets Manager's own key, so secretsmanager:GetSecretValue alone reads it.
+     * cdk-nag's AwsSolutions-SMG4 asks for automatic rotation, which needs a rotation Lambda
+     * that can change the value where it is used: these values belong to other systems or to
+     * operators, as `noRotation` says.
+     */
+    const stageSecret = (
+      id: string,
+      secretName: string,
+      description: string,
+      noRotation: string,
+      generate?: SecretProps['generateSecretString'],
+    ): Secret => {
+      const secret = new Secret(this, id, {
+        secretName,
+        description: `dpm ${stage.name}: ${description}`,
+        removalPolicy: stage.removalPolicy,
+        ...(generate && { generateSecretString: generate }),
+      });
+      Validations.of(secret).acknowledge({ id: 'AwsSolutions-SMG4', reason: noRotation });
       return secret;
     };
     // Created with a generated placeholder: put the real value after the first deploy
-    // (`aws secretsmanager put-secret-value`). Encrypted by Secrets Manager's own key, so
-    // secretsmanager:GetSecretValue alone reads it.
-    this.keycloakAdminClientSecret = withoutRotation(
+    // (`aws secretsmanager put-secret-value`).
+    this.keycloakAdminClientSecret =
       stage.idp === 'keycloak'
-        ? new Secret(this, 'KeycloakAdminClientSecret', {
-            secretName: keycloakAdminClientSecretName(stage.name),
-            description: `dpm ${stage.name}: secret of the Keycloak admin client used by data shares`,
-            removalPolicy: stage.removalPolicy,
-          })
-        : undefined,
-      "Keycloak's admin client secret: rotated in Keycloak, then put here by the operator",
-    );
+        ? stageSecret(
+            'KeycloakAdminClientSecret',
+            keycloakAdminClientSecretName(stage.name),
+            'secret of the Keycloak admin client used by data shares',
+            "Keycloak's admin client secret: rotated in Keycloak, then put here by the operator",
+          )
+        : undefined;
     // Same arrangement for the Airflow user's password; an airflow stage missing its URL or
     // user fails here, before the stateless stack is built.
-    this.airflowPassword = withoutRotation(
-      airflowSettings(stage)
-        ? new Secret(this, 'AirflowPassword', {
-            secretName: airflowPasswordSecretName(stage.name),
-            description: `dpm ${stage.name}: password of the Airflow user that migration signs in as`,
-            removalPolicy: stage.removalPolicy,
-          })
-        : undefined,
-      "the Airflow user's password: changed in Airflow, then put here by the operator",
-    );
+    this.airflowPassword = airflowSettings(stage)
+      ? stageSecret(
+          'AirflowPassword',
+          airflowPasswordSecretName(stage.name),
+          'password of the Airflow user that migration signs in as',
+          "the Airflow user's password: changed in Airflow, then put here by the operator",
+        )
+      : undefined;
     // The bootstrap admin key: generated here, read from Secrets Manager by operators and by
     // the functions (which know it by hash until the keys group stores it).
-    this.adminPsk = withoutRotation(
-      stage.adminPsk
-        ? new Secret(this, 'AdminPsk', {
-            secretName: adminPskSecretName(stage.name),
-            description: `dpm ${stage.name}: the bootstrap admin pre-shared key (Authorization-PSK)`,
-            generateSecretString: { passwordLength: 48, excludePunctuation: true },
-            removalPolicy: stage.removalPolicy,
-          })
-        : undefined,
-      'the bootstrap admin key only makes the first keys (API.md §8): an operator rotates it by putting a ' +
-        'new value, which function instances read when they start (redeploy to switch at once)',
-    );
-    this.llmApiKey = withoutRotation(
-      stage.llmApiKeySecret
-        ? new Secret(this, 'LlmApiKey', {
-            secretName: llmApiKeySecretName(stage.name),
-            description: `dpm ${stage.name}: API key of the OpenAI-compatible model endpoint`,
-            removalPolicy: stage.removalPolicy,
-          })
-        : undefined,
-      "the model provider's API key: issued and rotated by the provider, then put here by the operator",
-    );
+    this.adminPsk = stage.adminPsk
+      ? stageSecret(
+          'AdminPsk',
+          adminPskSecretName(stage.name),
+          'the bootstrap admin pre-shared key (Authorization-PSK)',
+          'the bootstrap admin key only makes the first keys (API.md §8): an operator rotates it by putting a ' +
+            'new value, which function instances read when they start (redeploy to switch at once)',
+          { passwordLength: 48, excludePunctuation: true },
+        )
+      : undefined;
+    this.llmApiKey = stage.llmApiKeySecret
+      ? stageSecret(
+          'LlmApiKey',
+          llmApiKeySecretName(stage.name),
+          'API key of the OpenAI-compatible model endpoint',
+          "the model provider's API key: issued and rotated by the provider, then put here by the operator",
+        )
+      : undefined;
   }
 }
 

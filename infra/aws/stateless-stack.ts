@@ -8,7 +8,7 @@ import {
   LogGroupLogDestination,
   type CfnStage,
 } from 'aws-cdk-lib/aws-apigatewayv2';
-import { CORS, ORIGIN } from '../../shared/cors.js';
+import { CORS } from '../../shared/cors.js';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Vpc } from 'aws-cdk-lib/aws-ec2';
@@ -145,6 +145,8 @@ export class StatelessStack extends Stack {
       throw new Error(`stage "${stage.name}" uses airflow but no Airflow password secret was passed`);
     }
     const vpcSettings = migrationVpcSettings(stage);
+    /** The stateful stack's queues of these keys (what a function declares in `sendsTo`). */
+    const queuesOf = (keys: readonly QueueKey[] = []): IQueue[] => keys.map((key) => props.queues[key]);
 
     const sharedEnvironment = definedOnly({
       AUTH_ISSUER: stage.authIssuer,
@@ -226,18 +228,13 @@ export class StatelessStack extends Stack {
           ...(LLM_FUNCTIONS.includes(group.name) && props.llmApiKey && { LLM_API_KEY_ARN: props.llmApiKey.secretArn }),
         },
       });
-      // Least privilege: exactly what the group declares; the grants add the KMS actions they need.
+      // Least privilege: exactly what the group declares, with the key actions of KEY_ACTIONS.
       grantTables(fn, props.tables, group.tables, props.key);
-      grantSends(
-        fn,
-        (group.sendsTo ?? []).map((key) => props.queues[key]),
-        props.key,
-      );
-      // Read/ReadWrite add the bucket key's decrypt (and encrypt) grants; readWrite covers delete.
+      grantSends(fn, queuesOf(group.sendsTo), props.key);
       grantBuckets(fn, props.buckets, group.buckets ?? {}, group.bucketPrefixes ?? {}, props.key);
       // Envelope encryption (shared/aws/kms.ts): exactly these two, not grantEncryptDecrypt. The
-      // key also encrypts the tables, so any table grant already brings broader KMS actions on it
-      // (merged into one statement); this grant keeps the need explicit should the keys ever split.
+      // key also encrypts the tables, so a table grant may already bring some of them; this grant
+      // keeps the need explicit should the keys ever split.
       if (group.usesKms) props.key.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
       // Exactly GetSecretValue on exactly the one secret (not grantRead, which adds DescribeSecret).
       if (usesIdp && keycloak) grantSecretValue(fn, props.keycloakAdminClientSecret!);
@@ -271,11 +268,7 @@ export class StatelessStack extends Stack {
       // Opens sealed secrets only (the webhook worker): no GenerateDataKey.
       if (worker.usesKms) props.key.grant(fn, 'kms:Decrypt');
       if (LLM_FUNCTIONS.includes(worker.name) && props.llmApiKey) grantSecretValue(fn, props.llmApiKey);
-      grantSends(
-        fn,
-        (worker.sendsTo ?? []).map((key) => props.queues[key]),
-        props.key,
-      );
+      grantSends(fn, queuesOf(worker.sendsTo), props.key);
       const queue = (worker.deadLetter ? props.deadLetterQueues : props.queues)[worker.consumes];
       fn.lambda.addEventSource(
         new SqsEventSource(queue, {
@@ -310,11 +303,7 @@ export class StatelessStack extends Stack {
         },
       });
       grantTables(fn, props.tables, consumer.tables, props.key);
-      grantSends(
-        fn,
-        (consumer.sendsTo ?? []).map((key) => props.queues[key]),
-        props.key,
-      );
+      grantSends(fn, queuesOf(consumer.sendsTo), props.key);
       // events:PutEvents on exactly the stage's bus.
       if (consumer.putsEvents) props.eventBus.grantPutEventsTo(fn);
       Validations.of(fn).acknowledge({
@@ -352,15 +341,13 @@ export class StatelessStack extends Stack {
       retention: stage.logRetentionDays,
       removalPolicy: stage.removalPolicy,
     });
+    // Checked with the rest of the stage by assertDeployable.
     const corsOrigins = stage.corsOrigins ?? [];
-    const badOrigin = corsOrigins.find((o) => !ORIGIN.test(o));
-    if (badOrigin !== undefined)
-      throw new Error(`stage ${stage.name}: corsOrigins '${badOrigin}' is not an origin (scheme://host[:port])`);
     this.api = new HttpApi(this, 'Api', {
       apiName: `dpm-${stage.name}`,
       defaultIntegration: fallback,
       createDefaultStage: false,
-      // The same rules as the local platform (shared/http/cors.ts); none without origins.
+      // The same rules as the local platform (shared/cors.ts); none without origins.
       ...(corsOrigins.length > 0 && {
         corsPreflight: {
           allowOrigins: [...corsOrigins],

@@ -4,7 +4,7 @@ import { Stack, Validations, type App } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
-import { DpmNagChecks, acknowledgeFindings } from '../../infra/aws/nag.js';
+import { DpmNagChecks, FINDINGS_KEY, acknowledgeFindings } from '../../infra/aws/nag.js';
 import { REPOSITORY_ROOT } from '../../infra/aws/service-function.js';
 import { stageFromContext, type StageName } from '../../infra/aws/stages.js';
 import { withStubHandlers } from './support.js';
@@ -31,7 +31,7 @@ function acknowledgments(app: App): [string, string, string][] {
         for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) {
           found.push([construct.node.path, id.replace(/^annotation::/i, ''), reason]);
         }
-      } else if (entry.type === 'dpm:nag-acknowledged-findings') {
+      } else if (entry.type === FINDINGS_KEY) {
         const data = entry.data as { rule: string; finding: string; reason: string };
         found.push([construct.node.path, `${data.rule}[${data.finding}]`, data.reason]);
       }

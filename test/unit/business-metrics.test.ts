@@ -30,6 +30,15 @@ interface Emf {
   [key: string]: unknown;
 }
 
+/** An EMF line of the events publisher on prod, as read back (its `_aws` metadata under `cw`, no timestamp). */
+const emfOf = (metric: string, dimension: string, value: string, count: number) => ({
+  cw: [{ Namespace: 'dpm', Dimensions: [['service', 'stage', dimension]], Metrics: [{ Name: metric, Unit: 'Count' }] }],
+  service: 'events-publisher',
+  stage: 'prod',
+  [dimension]: value,
+  [metric]: count,
+});
+
 describe('the EMF business metrics (Powertools Metrics)', () => {
   // Powertools writes nothing in its dev mode; these tests read what it writes on AWS.
   beforeEach(() => vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false'));
@@ -48,45 +57,9 @@ describe('the EMF business metrics (Powertools Metrics)', () => {
     const emf = lines.map((line) => JSON.parse(line) as Emf);
     for (const e of emf) expect(typeof e._aws.Timestamp).toBe('number');
     expect(emf.map(({ _aws, ...rest }) => ({ cw: _aws.CloudWatchMetrics, ...rest }))).toEqual([
-      {
-        cw: [
-          {
-            Namespace: 'dpm',
-            Dimensions: [['service', 'stage', 'type']],
-            Metrics: [{ Name: 'DomainEvents', Unit: 'Count' }],
-          },
-        ],
-        service: 'events-publisher',
-        stage: 'prod',
-        type: 'dpm.crew.run.succeeded',
-        DomainEvents: 2,
-      },
-      {
-        cw: [
-          {
-            Namespace: 'dpm',
-            Dimensions: [['service', 'stage', 'type']],
-            Metrics: [{ Name: 'DomainEvents', Unit: 'Count' }],
-          },
-        ],
-        service: 'events-publisher',
-        stage: 'prod',
-        type: 'dpm.crew.run.failed',
-        DomainEvents: 1,
-      },
-      {
-        cw: [
-          {
-            Namespace: 'dpm',
-            Dimensions: [['service', 'stage', 'outcome']],
-            Metrics: [{ Name: 'WebhookDeliveries', Unit: 'Count' }],
-          },
-        ],
-        service: 'events-publisher',
-        stage: 'prod',
-        outcome: 'delivered',
-        WebhookDeliveries: 3,
-      },
+      emfOf('DomainEvents', 'type', 'dpm.crew.run.succeeded', 2),
+      emfOf('DomainEvents', 'type', 'dpm.crew.run.failed', 1),
+      emfOf('WebhookDeliveries', 'outcome', 'delivered', 3),
     ]);
   });
 
