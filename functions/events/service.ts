@@ -1,6 +1,6 @@
 import type { Page } from '../../shared/aws/pagination.js';
 import { NotFound } from '../../shared/errors.js';
-import type { DomainEvent } from '../../shared/events/types.js';
+import { type DomainEvent, EVENT_TYPES } from '../../shared/events/types.js';
 import type { FeedQuery } from './schemas.js';
 import type { EventStore, FeedFilter } from './store.js';
 
@@ -19,13 +19,23 @@ export class EventFeedService {
   }
 }
 
-/** The query's filters in the stored terms: types carry `dpm.`, `since` compares with the recording key. */
+/**
+ * The query's filters in the stored terms: types carry `dpm.`, a prefix is every type of
+ * API.md §13 under it (the one of all, `dpm.*`, no filter), `since` compares with the
+ * recording key.
+ */
 export function feedFilter(query: Pick<FeedQuery, 'type' | 'subject' | 'since'>): FeedFilter {
   const type = query.type && (query.type.startsWith('dpm.') ? query.type : `dpm.${query.type}`);
+  const prefix = type?.endsWith('.*') ? type.slice(0, -1) : undefined;
   return {
-    ...(type ? { type: type.endsWith('.*') ? { prefix: type.slice(0, -1) } : { exact: type } } : {}),
+    ...(type && prefix !== ALL_TYPES ? { types: prefix ? typesUnder(prefix) : [type] } : {}),
     ...(query.subject !== undefined ? { subject: query.subject } : {}),
     // normalised to the recording key's form (`...Z`), so the comparison is by instant
     ...(query.since ? { since: new Date(query.since).toISOString() } : {}),
   };
 }
+
+/** The prefix every type has. */
+const ALL_TYPES = 'dpm.';
+
+const typesUnder = (prefix: string): string[] => EVENT_TYPES.map((t) => `dpm.${t}`).filter((t) => t.startsWith(prefix));

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
-import { decodeCursor, queryPage, type Page } from '../../shared/aws/pagination.js';
+import { decodeCursor, mergedQueryPage, queryPage, type Page } from '../../shared/aws/pagination.js';
 import { eventItem, type EventsTable, FEED_PARTITION, storedEvent } from '../../shared/events/outbox.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 
@@ -9,8 +9,8 @@ const TABLE_KEYS = ['subject', 'sequence'] as const;
 const FEED_KEYS = [...TABLE_KEYS, 'feed', 'feed_key'] as const;
 
 export interface FeedFilter {
-  /** An exact type (`dpm.x.y`) or a prefix ending in `.` (`dpm.x.`). */
-  readonly type?: { readonly exact: string } | { readonly prefix: string };
+  /** Only events of these types (`dpm.x.y`); none when empty. */
+  readonly types?: readonly string[];
   readonly subject?: string;
   /** ISO 8601: recorded at or after. */
   readonly since?: string;
@@ -80,68 +80,118 @@ export class DynamoEventStore {
 
   /** Oldest first: by sequence for one subject, else in the order the events were recorded. */
   async list(filter: FeedFilter, limit: number, cursor: string | undefined): Promise<Page<DomainEvent>> {
+    if (filter.types?.length === 0) {
+      // no type to read (a prefix of none): still refuse a cursor this list never handed out
+      decodeCursor(cursor, filter.subject !== undefined ? isSubjectKey(filter.subject) : isFeedKey);
+      return { items: [], nextCursor: undefined };
+    }
+    const page =
+      filter.subject !== undefined
+        ? await this.listSubject(filter.subject, filter, limit, cursor)
+        : filter.types
+          ? await this.listTypes(filter.types, filter.since, limit, cursor)
+          : await this.listFeed(filter.since, limit, cursor);
+    return { items: page.items.map(storedEvent), nextCursor: page.nextCursor };
+  }
+
+  /** One subject's events by sequence; the type and time filters read past what they leave out. */
+  private listSubject(subject: string, filter: FeedFilter, limit: number, cursor: string | undefined) {
     const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
+    const values: Record<string, unknown> = { ':subject': subject };
     const filters: string[] = [];
-    if (filter.type) {
+    if (filter.types) {
       names['#type'] = 'type';
-      if ('exact' in filter.type) {
-        values[':type'] = filter.type.exact;
-        filters.push('#type = :type');
-      } else {
-        values[':prefix'] = filter.type.prefix;
-        filters.push('begins_with(#type, :prefix)');
-      }
+      filter.types.forEach((type, i) => (values[`:type${i}`] = type));
+      filters.push(`#type IN (${filter.types.map((_, i) => `:type${i}`).join(', ')})`);
     }
-    let key: string;
-    let keyAttributes: readonly string[];
-    let index: string | undefined;
-    if (filter.subject !== undefined) {
-      values[':subject'] = filter.subject;
-      key = 'subject = :subject';
-      keyAttributes = TABLE_KEYS;
-      if (filter.since) {
-        names['#time'] = 'time';
-        values[':since'] = filter.since;
-        filters.push('#time >= :since');
-      }
-    } else {
-      index = 'by_time';
-      values[':feed'] = FEED;
-      key = 'feed = :feed';
-      if (filter.since) {
-        // recorded after it happened: the recording key narrows the read, the time decides
-        values[':since'] = filter.since;
-        key += ' AND feed_key >= :since';
-        names['#time'] = 'time';
-        filters.push('#time >= :since');
-      }
-      keyAttributes = FEED_KEYS;
+    if (filter.since) {
+      names['#time'] = 'time';
+      values[':since'] = filter.since;
+      filters.push('#time >= :since');
     }
-    const subject = filter.subject;
-    const page = await queryPage(
+    return queryPage(
       this.db,
       {
         TableName: this.tableName,
-        ...(index ? { IndexName: index } : {}),
-        KeyConditionExpression: key,
+        KeyConditionExpression: 'subject = :subject',
         ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
-        ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
+        ...(filters.length ? { ExpressionAttributeNames: names } : {}),
         ExpressionAttributeValues: values,
       },
       {
         limit,
-        start: decodeCursor(cursor, (k) =>
-          subject !== undefined
-            ? k.subject === subject && typeof k.sequence === 'number' && Object.keys(k).length === 2
-            : k.feed === FEED &&
-              typeof k.feed_key === 'string' &&
-              typeof k.subject === 'string' &&
-              typeof k.sequence === 'number',
-        ),
-        keyAttributes,
+        start: decodeCursor(cursor, isSubjectKey(subject)),
+        keyAttributes: TABLE_KEYS,
+        ...(filters.length ? { readAhead: FILTERED_READ_AHEAD } : {}),
       },
     );
-    return { items: page.items.map(storedEvent), nextCursor: page.nextCursor };
+  }
+
+  /** The whole feed (`by_time`), from `since` on. */
+  private listFeed(since: string | undefined, limit: number, cursor: string | undefined) {
+    const values: Record<string, unknown> = { ':feed': FEED };
+    let key = 'feed = :feed';
+    if (since) {
+      // recorded after it happened: the recording key narrows the read, the time decides
+      values[':since'] = since;
+      key += ' AND feed_key >= :since';
+    }
+    return queryPage(
+      this.db,
+      {
+        TableName: this.tableName,
+        IndexName: 'by_time',
+        KeyConditionExpression: key,
+        ...(since ? { FilterExpression: '#time >= :since', ExpressionAttributeNames: { '#time': 'time' } } : {}),
+        ExpressionAttributeValues: values,
+      },
+      { limit, start: decodeCursor(cursor, isFeedKey), keyAttributes: FEED_KEYS },
+    );
+  }
+
+  /**
+   * The feed's events of some types: one Query of `by_type` per type, merged in recording
+   * order, so what is read grows with the page, never with the events of other types in
+   * between. The cursor is the feed's (`by_time`) key of the last event handed out; each
+   * type's Query continues after its recording key, which is unique (it ends in the id).
+   */
+  private listTypes(types: readonly string[], since: string | undefined, limit: number, cursor: string | undefined) {
+    const after = decodeCursor(cursor, isFeedKey)?.feed_key as string | undefined;
+    const values: Record<string, unknown> = since ? { ':since': since } : {};
+    let key = '#type = :type';
+    if (after !== undefined) {
+      values[':after'] = after;
+      key += ' AND feed_key > :after';
+    } else if (since) {
+      key += ' AND feed_key >= :since';
+    }
+    return mergedQueryPage(
+      this.db,
+      types.map((type) => ({
+        TableName: this.tableName,
+        IndexName: 'by_type',
+        KeyConditionExpression: key,
+        // recorded after it happened: the recording key narrows the read, the time decides
+        ...(since ? { FilterExpression: '#time >= :since' } : {}),
+        ExpressionAttributeNames: { '#type': 'type', ...(since ? { '#time': 'time' } : {}) },
+        ExpressionAttributeValues: { ...values, ':type': type },
+      })),
+      { limit, sortKey: 'feed_key', keyAttributes: FEED_KEYS },
+    );
   }
 }
+
+/** A key of one subject's events (the table's key). */
+const isSubjectKey = (subject: string) => (k: Record<string, unknown>) =>
+  k.subject === subject && typeof k.sequence === 'number' && Object.keys(k).length === 2;
+
+/** A key of the feed (`by_time`): the cursor of the feed, filtered by type or not. */
+const isFeedKey = (k: Record<string, unknown>) =>
+  k.feed === FEED &&
+  typeof k.feed_key === 'string' &&
+  typeof k.subject === 'string' &&
+  typeof k.sequence === 'number' &&
+  Object.keys(k).length === 4;
+
+/** Items a filtered Query of one subject evaluates at least (what DynamoDB's Limit counts). */
+const FILTERED_READ_AHEAD = 100;

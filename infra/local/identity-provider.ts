@@ -148,6 +148,18 @@ export async function startLocalIdentityProvider(options: {
         claims: () => ({ sub: user.name, preferred_username: user.name, roles: user.roles }),
       };
     },
+    formats: {
+      customizers: {
+        // A client-credentials token's subject would be the client id (RFC 9068 §2.2), which a
+        // user could also be named: a client acts as `client:<id>`, and no user name has a ':'
+        // (DPM_LOCAL_USERS), so no user is ever the same principal as a client.
+        jwt: (_ctx, token, jwt) => {
+          const { accountId, clientId } = token as { accountId?: string; clientId?: string };
+          if (!accountId && clientId) jwt.payload.sub = clientSubject(clientId);
+          return jwt;
+        },
+      },
+    },
     // The service reads the caller's name and roles from the access token itself.
     extraTokenClaims: (_ctx, token) => {
       const accountId = (token as { accountId?: string }).accountId;
@@ -243,6 +255,9 @@ export async function startLocalIdentityProvider(options: {
     },
   };
 }
+
+/** The subject of a client acting as itself (client credentials): never a local user's name. */
+export const clientSubject = (clientId: string) => `client:${clientId}`;
 
 /** oidc-provider's memory adapter, chosen on purpose (its default would warn that it is in use). */
 class KeptInMemory extends MemoryAdapter {}

@@ -14,6 +14,46 @@ export interface JwtSettings {
 
 /** `typ` header values of access tokens (RFC 9068 `at+jwt`, and the usual `JWT`). */
 const ACCESS_TOKEN_TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt']);
+/** The `typ` header values that declare an access token (RFC 9068 §2.1). */
+const DECLARED_ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt']);
+/** Hashes only an ID token carries (OpenID Connect Core §3.1.3.6, §3.3.2.11; FAPI's `s_hash`). */
+const ID_TOKEN_HASHES = ['at_hash', 'c_hash', 's_hash'];
+
+/**
+ * An issuer signs its ID tokens with the same keys as its access tokens, often for a client
+ * whose id is the API's audience: only access tokens pass (API.md §1). A token is refused when
+ * - its header `typ` is present and neither `JWT` nor `at+jwt`;
+ * - its `typ` claim (Keycloak: `ID`, `Refresh`, `Bearer`) is present and not `Bearer`;
+ * - its `token_use` claim (Cognito: `id`, `access`) is present and not `access`;
+ * - it carries `at_hash`, `c_hash` or `s_hash`, which only ID tokens do;
+ * - it carries `nonce` (the ID token's echo of the sign-in request, OpenID Connect Core §2)
+ *   without declaring itself an access token (header `at+jwt`, claim `typ: Bearer` or
+ *   `token_use: access`): Keycloak before 25 also copied the nonce into access tokens.
+ * `auth_time`, `acr`, `amr` and `azp` tell nothing: RFC 9068 §2.2.1 lets access tokens carry them.
+ */
+function isAccessToken(header: { typ?: unknown }, payload: Record<string, unknown>): boolean {
+  const headerType = header.typ === undefined ? undefined : String(header.typ).toLowerCase();
+  if (headerType !== undefined && !ACCESS_TOKEN_TYPES.has(headerType)) return false;
+  if (payload.typ !== undefined && String(payload.typ).toLowerCase() !== 'bearer') return false;
+  if (payload.token_use !== undefined && payload.token_use !== 'access') return false;
+  if (ID_TOKEN_HASHES.some((claim) => payload[claim] !== undefined)) return false;
+  const declared =
+    (headerType !== undefined && DECLARED_ACCESS_TOKEN_TYPES.has(headerType)) ||
+    payload.typ !== undefined ||
+    payload.token_use !== undefined;
+  return payload.nonce === undefined || declared;
+}
+
+/**
+ * Whether the token is for `audience`: `aud` names it (or lists it). Cognito's access tokens
+ * have no `aud` and name their app client in `client_id`: one passes when that client is
+ * the audience. A token whose `aud` names others never passes by its `client_id`.
+ */
+function isFor(payload: Record<string, unknown>, audience: string): boolean {
+  const aud = payload.aud;
+  if (aud !== undefined) return Array.isArray(aud) ? aud.includes(audience) : aud === audience;
+  return payload.token_use === 'access' && payload.client_id === audience;
+}
 
 type Jose = typeof import('./jose.js');
 let joseModule: Promise<Jose> | undefined;
@@ -63,9 +103,9 @@ export class JwtVerifier {
     let payload: Record<string, unknown>;
     let header: { typ?: unknown };
     try {
+      // the audience is checked below: a Cognito access token names it in `client_id`
       ({ payload, protectedHeader: header } = await jose.jwtVerify(token, keys, {
         issuer,
-        ...(audience ? { audience } : {}),
         algorithms: ALGORITHMS,
         clockTolerance: CLOCK_TOLERANCE_S,
         // A token without an expiry would be valid forever.
@@ -74,14 +114,8 @@ export class JwtVerifier {
     } catch (err) {
       throw this.translate(err, jose.errors);
     }
-    if (header.typ !== undefined && !ACCESS_TOKEN_TYPES.has(String(header.typ).toLowerCase())) {
-      throw new Unauthenticated('Invalid token: not an access token');
-    }
-    // Keycloak also types its tokens in the payload: "Bearer" for access tokens, while
-    // refresh, ID and offline tokens are signed by the same realm and must not pass.
-    if (payload.typ !== undefined && String(payload.typ).toLowerCase() !== 'bearer') {
-      throw new Unauthenticated('Invalid token: not an access token');
-    }
+    if (audience && !isFor(payload, audience)) throw new Unauthenticated('Invalid token');
+    if (!isAccessToken(header, payload)) throw new Unauthenticated('Invalid token: not an access token');
     const subject = payload.sub;
     const name = nameFromClaims(payload);
     if (typeof subject !== 'string' || subject === '' || !name) throw new Unauthenticated('Token names no subject');

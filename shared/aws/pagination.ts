@@ -97,3 +97,54 @@ export async function queryAll(
   } while (start);
   return items;
 }
+
+/**
+ * One page of several Queries merged in the order of a sort key they share: each Query is
+ * one partition of an index read ascending by `sortKey` (ASCII values, unique across the
+ * Queries), and continues past the page before through its own key condition. At most
+ * `limit` items, and a cursor (the last item's `keyAttributes`) only when more remain, as
+ * `queryPage`. Each Query reads its share of the page at a time, and again only once all
+ * it read was handed out: the items read stay within about twice the page plus two per
+ * Query, however many items lie between them in the other partitions.
+ */
+export async function mergedQueryPage(
+  db: DynamoDBDocumentClient,
+  inputs: readonly Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey'>[],
+  page: { limit: number; sortKey: string; keyAttributes: readonly string[] },
+): Promise<Page<Record<string, unknown>>> {
+  const share = Math.ceil((page.limit + 1) / Math.max(inputs.length, 1));
+  const streams = inputs.map((input) => ({
+    input,
+    read: [] as Record<string, unknown>[],
+    taken: 0,
+    next: undefined as Record<string, unknown> | undefined,
+    started: false,
+  }));
+  type Stream = (typeof streams)[number];
+  // Until the Query has an item not handed out yet, or has no more.
+  const fill = async (s: Stream) => {
+    while (s.taken === s.read.length && (!s.started || s.next)) {
+      const out = await db.send(new QueryCommand({ ...s.input, Limit: share, ExclusiveStartKey: s.next }));
+      s.started = true;
+      s.read = out.Items ?? [];
+      s.taken = 0;
+      s.next = out.LastEvaluatedKey;
+    }
+  };
+  const key = (s: Stream) => String(s.read[s.taken]![page.sortKey]);
+  await Promise.all(streams.map(fill));
+  const items: Record<string, unknown>[] = [];
+  while (items.length <= page.limit) {
+    let first: Stream | undefined;
+    for (const s of streams) if (s.taken < s.read.length && (!first || key(s) < key(first))) first = s;
+    if (!first) break;
+    items.push(first.read[first.taken++]!);
+    if (items.length <= page.limit) await fill(first);
+  }
+  if (items.length <= page.limit) return { items, nextCursor: undefined };
+  const last = items[page.limit - 1]!;
+  return {
+    items: items.slice(0, page.limit),
+    nextCursor: encodeCursor(Object.fromEntries(page.keyAttributes.map((name) => [name, last[name]]))),
+  };
+}

@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STREAM_CONSUMERS, type StreamConsumerDefinition } from '../../infra/groups.js';
+import { STREAM_CONSUMERS, type StreamConsumerDefinition, WORKERS } from '../../infra/groups.js';
 import {
   QUEUES,
   TABLES,
@@ -91,6 +91,20 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
       const table = stateful.toJSON().Resources[tableId(TABLES.domainEvents)] as Resource;
       expect(table.Properties.TableName).toBe(`dpm-${name}-domain-events`);
       expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+      // the type filter's index, by type in recording order; the only one added in this release
+      expect(table.Properties.GlobalSecondaryIndexes.map((ix: { IndexName: string }) => ix.IndexName)).toEqual([
+        'by_time',
+        'by_id',
+        'by_type',
+      ]);
+      expect(table.Properties.GlobalSecondaryIndexes[2]).toEqual({
+        IndexName: 'by_type',
+        KeySchema: [
+          { AttributeName: 'type', KeyType: 'HASH' },
+          { AttributeName: 'feed_key', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      });
       expect(table.Properties.PointInTimeRecoverySpecification).toEqual({
         PointInTimeRecoveryEnabled: stage.pointInTimeRecovery,
       });
@@ -266,18 +280,21 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
       },
     );
 
-    it('lets the dispatcher queue webhook deliveries: it sends to the webhook queue, whose URL it gets', () => {
-      expect(dispatcher.sendsTo).toEqual(['webhookDeliveries']);
+    it('lets the dispatcher queue webhook deliveries: it sends to both lanes, whose URLs it gets', () => {
+      expect(dispatcher.sendsTo).toEqual(['webhookDeliveries', 'runWebhookDeliveries']);
       const [queueId] = queueNamed(`dpm-${name}-webhook-deliveries`);
+      const [runQueueId] = queueNamed(`dpm-${name}-run-webhook-deliveries`);
       const env = functionIn(stateless, name, dispatcher.name)[1].Properties.Environment.Variables;
       expect(env.WEBHOOK_QUEUE_URL).toEqual(importOf(name, queueId, 'Ref'));
+      expect(env.RUN_WEBHOOK_QUEUE_URL).toEqual(importOf(name, runQueueId, 'Ref'));
       const onWebhookTables = (key: 'webhooks' | 'webhookDeliveries') =>
         statementsIn(stateless, name, dispatcher.name)
           .filter((s) => names(s.Resource, tableId(TABLES[key]), 'Arn'))
           .flatMap(actions);
-      // It reads endpoints (never changes one) and writes deliveries.
-      expect(onWebhookTables('webhooks')).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem']));
-      expect(onWebhookTables('webhooks').filter((a) => /Put|Update|Delete|BatchWrite/.test(a))).toEqual([]);
+      // It reads endpoints, marks a cancelled run's own stopped (an update), and writes deliveries.
+      expect(onWebhookTables('webhooks')).toEqual(
+        expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem']),
+      );
       expect(onWebhookTables('webhookDeliveries')).toEqual(
         expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']),
       );
@@ -381,6 +398,46 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
         .sort();
       expect(senders).toEqual(['events-dispatcher', 'webhooks', 'webhooks-worker']);
       // Nothing consumes the dead-letter queue: its depth alarm calls an operator.
+      expect(JSON.stringify(stateless.toJSON()).includes(dlqId)).toBe(false);
+    });
+
+    it("feeds crew runs' own webhooks from a lane of their own: its queue, dead-letter queue, alarms and worker", () => {
+      const [queueId, queue] = queueNamed(`dpm-${name}-run-webhook-deliveries`);
+      const [dlqId] = queueNamed(`dpm-${name}-run-webhook-deliveries-dlq`);
+      const worker = WORKERS.find((w) => w.name === 'run-webhooks-worker')!;
+      expect(worker).toMatchObject({ entry: 'functions/webhooks/worker.ts', consumes: 'runWebhookDeliveries' });
+      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.timeoutSeconds);
+      expect(queue.Properties.RedrivePolicy).toMatchObject({
+        maxReceiveCount: QUEUES.runWebhookDeliveries.maxReceiveCount,
+      });
+      // Its own function and event source: receivers that hang hold neither the webhook worker nor its source.
+      const mapping = single(mappingsIn(stateless, name, 'run-webhooks-worker'), 'run-webhooks-worker mapping');
+      expect(mapping.Properties).toMatchObject({
+        EventSourceArn: importOf(name, queueId, 'Arn'),
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      expect(mapping.Properties.ScalingConfig).toEqual(
+        single(mappingsIn(stateless, name, 'webhooks-worker'), 'webhooks-worker mapping').Properties.ScalingConfig,
+      );
+      expect(functionIn(stateless, name, 'run-webhooks-worker')[0]).not.toBe(
+        functionIn(stateless, name, 'webhooks-worker')[0],
+      );
+      const senders = functionDefs
+        .filter((fn) =>
+          statementsIn(stateless, name, fn.name).some(
+            (s) => actions(s).includes('sqs:SendMessage') && names(s.Resource, queueId, 'Arn'),
+          ),
+        )
+        .map((fn) => fn.name)
+        .sort();
+      expect(senders).toEqual(['events-dispatcher', 'run-webhooks-worker', 'webhooks']);
+      // Alarmed as the other queues: a message dead-lettered, or a consumer that stopped taking them.
+      expect(alarmNamed(stateful, `dpm-${name}-run-webhook-deliveries-dlq-depth`).Properties.Dimensions).toEqual([
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } },
+      ]);
+      expect(alarmNamed(stateful, `dpm-${name}-run-webhook-deliveries-oldest-message`).Properties.Dimensions).toEqual([
+        { Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } },
+      ]);
       expect(JSON.stringify(stateless.toJSON()).includes(dlqId)).toBe(false);
     });
   });

@@ -177,6 +177,58 @@ describe('Bearer tokens', () => {
   });
 });
 
+describe('ID tokens never pass as access tokens (README: the token rules)', () => {
+  it('refuses a Cognito ID token (token_use id) issued for the API’s client', async () => {
+    const res = await api(emptyKeyPath(), { token: await token(slug('cog'), { claims: { token_use: 'id' } }) });
+    expectUnauthorized(res);
+    expect(res.body.error).toBe('Invalid token: not an access token');
+  });
+
+  it('refuses a generic OpenID Connect ID token: a nonce, or the hashes only ID tokens carry', async () => {
+    for (const claims of [
+      { nonce: 'n-0S6_WzA2Mj', auth_time: now() - 5 },
+      { at_hash: 'HK6E_P6Dh8Y93mRNtsDB1Q' },
+      { c_hash: 'LDktKdoQak3Pk0cnXxCltA' },
+      { s_hash: 'x2nDT1n8aKr6eb0kqyWSvw' },
+    ]) {
+      const res = await api(emptyKeyPath(), { token: await token(slug('oidc'), { claims }) });
+      expectUnauthorized(res);
+      expect(res.body.error, JSON.stringify(claims)).toBe('Invalid token: not an access token');
+    }
+  });
+
+  it('accepts access tokens with the claims RFC 9068 allows, and a Keycloak (before 25) access token with a nonce', async () => {
+    const authenticated = { auth_time: now() - 5, acr: '1', amr: ['pwd'], azp: 'dpm-docs' };
+    expectAuthenticated(await api(emptyKeyPath(), { token: await token(slug('at'), { claims: authenticated }) }));
+    const keycloak = await token(slug('kc'), { claims: { typ: 'Bearer', nonce: 'n-1', azp: 'dpm-docs' } });
+    expectAuthenticated(await api(emptyKeyPath(), { token: keycloak }));
+    const typed = await token(slug('rfc9068'), { typ: 'at+jwt', claims: { nonce: 'n-2' } });
+    expectAuthenticated(await api(emptyKeyPath(), { token: typed }));
+  });
+
+  it('accepts a Cognito access token, which names the API’s client in client_id and has no aud', async () => {
+    const cognito = (name: string, claims: Record<string, unknown>) =>
+      token(name, { audience: null, roles: [], claims: { token_use: 'access', scope: 'openid', ...claims } });
+    const path = await submittedVersion();
+    const name = slug('cognito');
+    const res = await api(`${path}/approve`, {
+      method: 'POST',
+      token: await cognito(name, { client_id: inject('audience'), 'cognito:groups': ['approver'] }),
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ status: 'approved', approved_by: name });
+    // another app client's, or without token_use access, or with an aud naming someone else: refused
+    expectUnauthorized(await api(emptyKeyPath(), { token: await cognito(slug('c'), { client_id: 'other-client' }) }));
+    const untyped = await token(slug('c'), { audience: null, claims: { client_id: inject('audience') } });
+    expectUnauthorized(await api(emptyKeyPath(), { token: untyped }));
+    const elsewhere = await token(slug('c'), {
+      audience: 'other-api',
+      claims: { token_use: 'access', client_id: inject('audience') },
+    });
+    expectUnauthorized(await api(emptyKeyPath(), { token: elsewhere }));
+  });
+});
+
 describe("the caller's name", () => {
   it('is preferred_username when present', async () => {
     const name = slug('pref');

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { EventFeedService } from '../../functions/events/service.js';
+import { DynamoEventStore } from '../../functions/events/store.js';
+import { ensureTables } from '../../infra/local/provision.js';
+import { physicalTableName, TABLES } from '../../infra/tables.js';
+import { emulatorOptions } from '../../shared/aws/client-options.js';
+import { eventItem } from '../../shared/events/outbox.js';
+import type { DomainEvent } from '../../shared/events/types.js';
 import { api, slug, token } from './helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from './event-feed.js';
 
@@ -160,6 +169,34 @@ describe('GET /api/domain-events', () => {
     expect(future.body).toEqual([]);
   });
 
+  it('pages a type and a prefix with a small limit: each matching event once, in recording order', async () => {
+    // other files record decision events meanwhile: the walk is bounded, and checked on this subject
+    const walk = async (type: string) => {
+      const seen: Envelope[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 1_000; pages++) {
+        const res = await api<Envelope[]>(
+          `/api/domain-events?type=${encodeURIComponent(type)}&since=${encodeURIComponent(events[0]!.time)}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          { token: admin },
+        );
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.length).toBeLessThanOrEqual(2);
+        seen.push(...res.body);
+        cursor = res.headers.get('x-next-cursor') ?? undefined;
+        if (!cursor) return seen;
+      }
+      throw new Error(`more than 1,000 pages of ${type}`);
+    };
+    const prefixed = await walk('decision.*');
+    expect(new Set(prefixed.map((e) => e.id)).size).toBe(prefixed.length);
+    expect(prefixed.every((e) => e.type.startsWith('dpm.decision.'))).toBe(true);
+    expect(prefixed.filter((e) => e.subject === subject).map((e) => e.id)).toEqual(events.map((e) => e.id));
+    const exact = await walk('decision.version.rejected');
+    expect(new Set(exact.map((e) => e.id)).size).toBe(exact.length);
+    expect(exact.every((e) => e.type === 'dpm.decision.version.rejected')).toBe(true);
+    expect(exact.filter((e) => e.subject === subject).map((e) => e.id)).toEqual([events[2]!.id]);
+  });
+
   it('answers one event by id, and 404 for an unknown id', async () => {
     const one = await api(`/api/domain-events/${events[1]!.id}`, { token: admin });
     expect(one.status).toBe(200);
@@ -181,6 +218,150 @@ describe('GET /api/domain-events', () => {
       const res = await api(`/api/domain-events?${q}`, { token: admin });
       expect(res.status, q).toBe(422);
       expect(res.body.detail[0], q).toMatchObject({ loc, type });
+    }
+  });
+});
+
+describe('a type filter reads the events it answers, not those it passes over', () => {
+  // A table of its own, the domain events table without its stream (the seeded events reach
+  // no dispatcher and no webhook), holding thousands of events of other types around a few
+  // rare ones, as the store writes them; the feed service over it counts its reads.
+  const stage = `feed${randomUUID().slice(0, 8)}`;
+  const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') }));
+  const reads = { queries: 0, items: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      if (context.commandName === 'QueryCommand') {
+        reads.queries += 1;
+        reads.items += (out.output as { ScannedCount?: number }).ScannedCount ?? 0;
+      }
+      return out;
+    },
+    { step: 'initialize', name: 'countReads' },
+  );
+  const db = DynamoDBDocumentClient.from(client);
+  const { stream: _stream, ...definition } = TABLES.domainEvents;
+  const table = { tableName: physicalTableName(stage, definition), ttlDays: 30, source: 'dpm/feed-test' };
+  const service = new EventFeedService(new DynamoEventStore(db, table));
+
+  const OTHERS = ['dpm.crew.run.started', 'dpm.crew.run.succeeded', 'dpm.psk.created', 'dpm.document.created'];
+  const RARE = new Map([
+    [10, 'dpm.decision.version.created'],
+    [100, 'dpm.decision.version.approved'],
+    [1_500, 'dpm.decision.version.approved'],
+    [2_000, 'dpm.decision.version.created'],
+    [2_600, 'dpm.decision.version.rejected'],
+    [2_990, 'dpm.decision.version.approved'],
+  ]);
+  const TOTAL = 3_006;
+  // recorded over the last seconds: their expiry is far off (DynamoDB Local deletes expired items)
+  const start = Date.now() - 60_000;
+  /** Every seeded event, in the order it was recorded (one millisecond apart). */
+  const seeded: DomainEvent[] = [];
+
+  beforeAll(async () => {
+    await ensureTables(client, stage, { domainEvents: definition });
+    const items: Record<string, unknown>[] = [];
+    for (let i = 0; i < TOTAL; i++) {
+      const at = new Date(start + i);
+      const event: DomainEvent = {
+        specversion: '1.0',
+        id: randomUUID(),
+        source: table.source,
+        type: RARE.get(i) ?? OTHERS[i % OTHERS.length]!,
+        subject: `feed-test/${i}`,
+        time: at.toISOString(),
+        datacontenttype: 'application/json',
+        actor: null,
+        sequence: 1,
+        data: { i },
+      };
+      seeded.push(event);
+      items.push(eventItem(table, event, at));
+    }
+    const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, b) => items.slice(b * 25, b * 25 + 25));
+    for (let b = 0; b < batches.length; b += 8) {
+      await Promise.all(
+        batches.slice(b, b + 8).map(async (batch) => {
+          let pending: Record<string, unknown>[] = batch.map((Item) => ({ PutRequest: { Item } }));
+          while (pending.length) {
+            const out = await db.send(new BatchWriteCommand({ RequestItems: { [table.tableName]: pending as never } }));
+            pending = (out.UnprocessedItems?.[table.tableName] as Record<string, unknown>[] | undefined) ?? [];
+          }
+        }),
+      );
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await client.send(new DeleteTableCommand({ TableName: table.tableName })).catch(() => undefined);
+    client.destroy();
+  });
+
+  /** Every page of the filter, with what each page read. */
+  async function walk(query: { type: string; since?: string }, limit: number) {
+    const pages: { ids: string[]; queries: number; items: number }[] = [];
+    let cursor: string | undefined;
+    do {
+      reads.queries = 0;
+      reads.items = 0;
+      const page = await service.list({ ...query, limit, ...(cursor ? { cursor } : {}) });
+      pages.push({ ids: page.items.map((e) => e.id), queries: reads.queries, items: reads.items });
+      cursor = page.nextCursor;
+    } while (cursor && pages.length < 1_000);
+    return pages;
+  }
+
+  const expected = (match: (type: string) => boolean, from = 0) =>
+    seeded.filter((e, i) => i >= from && match(e.type)).map((e) => e.id);
+
+  it('limit=1 of a rare type reads a page and one ahead: one Query per page, not one per two events', async () => {
+    const pages = await walk({ type: 'decision.version.approved' }, 1);
+    expect(pages.flatMap((p) => p.ids)).toEqual(expected((t) => t === 'dpm.decision.version.approved'));
+    expect(pages).toHaveLength(3);
+    for (const page of pages) {
+      expect(page.queries).toBe(1);
+      expect(page.items).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('a prefix reads each of its types a share of the page at a time: bounded by the page, not the feed', async () => {
+    // decision.* is five types of the catalog, three of them here
+    for (const limit of [1, 2, 4]) {
+      const pages = await walk({ type: 'decision.*' }, limit);
+      expect(
+        pages.flatMap((p) => p.ids),
+        `limit ${limit}`,
+      ).toEqual(expected((t) => t.startsWith('dpm.decision.')));
+      for (const page of pages) {
+        expect(page.queries, `limit ${limit}`).toBeLessThanOrEqual(2 * 5);
+        expect(page.items, `limit ${limit}`).toBeLessThanOrEqual(2 * (limit + 1) + 2 * 5);
+      }
+    }
+  });
+
+  it('pages common types and prefixes, and from `since` on, with no event missed or repeated', async () => {
+    const cases: [{ type: string; since?: string }, number, string[]][] = [
+      [{ type: 'crew.run.started' }, 97, expected((t) => t === 'dpm.crew.run.started')],
+      [{ type: 'crew.run.*' }, 250, expected((t) => t.startsWith('dpm.crew.run.'))],
+      [{ type: 'dpm.psk.created' }, 1_000, expected((t) => t === 'dpm.psk.created')],
+      [{ type: 'decision.*', since: seeded[1_000]!.time }, 1, expected((t) => t.startsWith('dpm.decision.'), 1_000)],
+      [{ type: 'crew.run.*', since: seeded[2_999]!.time }, 2, expected((t) => t.startsWith('dpm.crew.run.'), 2_999)],
+      [{ type: 'mcp.*' }, 5, []],
+    ];
+    for (const [query, limit, ids] of cases) {
+      const pages = await walk(query, limit);
+      const label = `${JSON.stringify(query)} limit ${limit}`;
+      expect(
+        pages.flatMap((p) => p.ids),
+        label,
+      ).toEqual(ids);
+      expect(
+        pages.slice(0, -1).every((p) => p.ids.length === limit),
+        label,
+      ).toBe(true);
+      for (const page of pages) expect(page.items, label).toBeLessThanOrEqual(2 * (limit + 1) + 2 * 7);
     }
   });
 });

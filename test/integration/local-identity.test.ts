@@ -29,7 +29,8 @@ const start = () =>
       HOST: '127.0.0.1',
       DPM_DATA_DIR: dataDir,
       DPM_ADMIN_PSK: ADMIN_PSK,
-      DPM_LOCAL_USERS: 'alice:approver;bob:approver;carol:;dana:admin,approver',
+      // `dpm-scripts` is also the scripts client's id: the two must stay two principals
+      DPM_LOCAL_USERS: 'alice:approver;bob:approver;carol:;dana:admin,approver;dpm-scripts:',
     }),
     { inMemory: true },
   );
@@ -48,6 +49,17 @@ const call = (path: string, token: string, init: RequestInit = {}) =>
   fetch(`${platform.baseUrl}${path}`, {
     ...init,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+  });
+
+/** A client-credentials token of the scripts client (`secret` its secret unless given). */
+const scriptsToken = (secret = platform.identity!.scriptsClientSecret) =>
+  fetch(`${platform.baseUrl}/oidc/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`dpm-scripts:${secret}`).toString('base64')}`,
+    },
+    body: 'grant_type=client_credentials',
   });
 
 describe('the local OpenID Connect provider', () => {
@@ -146,27 +158,45 @@ describe('the local OpenID Connect provider', () => {
   });
 
   it('gives scripts a client-credentials token (no user, no roles)', async () => {
-    const res = await fetch(`${platform.baseUrl}/oidc/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`dpm-scripts:${platform.identity!.scriptsClientSecret}`).toString('base64')}`,
-      },
-      body: 'grant_type=client_credentials',
-    });
+    const res = await scriptsToken();
     expect(res.status).toBe(200);
     const { access_token: token } = (await res.json()) as { access_token: string };
-    expect(decodeJwt(token)).toMatchObject({ sub: 'dpm-scripts', aud: 'dpm-api', roles: [] });
-    expect((await call('/api/documents', token)).status).toBe(200);
-    const wrong = await fetch(`${platform.baseUrl}/oidc/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from('dpm-scripts:wrong').toString('base64')}`,
-      },
-      body: 'grant_type=client_credentials',
+    expect(decodeJwt(token)).toMatchObject({
+      sub: 'client:dpm-scripts',
+      client_id: 'dpm-scripts',
+      aud: 'dpm-api',
+      preferred_username: 'dpm-scripts',
+      roles: [],
     });
-    expect(wrong.status).toBe(401);
+    expect((await call('/api/documents', token)).status).toBe(200);
+    expect((await scriptsToken('wrong')).status).toBe(401);
+  });
+
+  it('keeps a client apart from a local user of the same name: neither owns what the other made', async () => {
+    const res = await scriptsToken();
+    const client = ((await res.json()) as { access_token: string }).access_token;
+    const user = await localUserToken(platform.baseUrl, 'dpm-scripts');
+    expect(decodeJwt(user)).toMatchObject({ sub: 'dpm-scripts', preferred_username: 'dpm-scripts' });
+    const make = async (token: string) => {
+      const made = await call('/api/documents', token, {
+        method: 'POST',
+        body: JSON.stringify({ filename: 'mine.txt', mime_type: 'text/plain', size_bytes: 1 }),
+      });
+      expect(made.status).toBe(201);
+      return ((await made.json()) as { id: string }).id;
+    };
+    const own = async (token: string) =>
+      ((await (await call('/api/documents?limit=1000', token)).json()) as { id: string }[]).map((d) => d.id);
+    const byUser = await make(user);
+    const byClient = await make(client);
+    expect((await call(`/api/documents/${byUser}`, user)).status).toBe(200);
+    expect((await call(`/api/documents/${byUser}`, client)).status).toBe(403);
+    expect((await call(`/api/documents/${byClient}`, client)).status).toBe(200);
+    expect((await call(`/api/documents/${byClient}`, user)).status).toBe(403);
+    expect(await own(user)).toContain(byUser);
+    expect(await own(user)).not.toContain(byClient);
+    expect(await own(client)).toContain(byClient);
+    expect(await own(client)).not.toContain(byUser);
   });
 
   it('npm run -s token prints exactly one line: an access token of that user the service accepts', async () => {

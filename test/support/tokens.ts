@@ -3,7 +3,8 @@ import { importJWK, type JWK, SignJWT } from 'jose';
 export interface TokenOptions {
   roles?: string[];
   issuer?: string;
-  audience?: string | string[];
+  /** The token's `aud` (default the suite's audience); null leaves it out (Cognito's access tokens have none). */
+  audience?: string | string[] | null;
   expiresIn?: string | number;
   notBefore?: string | number;
   claims?: Record<string, unknown>;
@@ -38,8 +39,8 @@ export async function mintToken(
     })
     .setSubject(options.subject ?? `sub-${name}`)
     .setIssuer(options.issuer ?? defaults.issuer)
-    .setAudience(options.audience ?? defaults.audience)
     .setIssuedAt();
+  if (options.audience !== null) jwt = jwt.setAudience(options.audience ?? defaults.audience);
   if (!options.noExpiry) jwt = jwt.setExpirationTime(options.expiresIn ?? '10m');
   if (options.notBefore !== undefined) jwt = jwt.setNotBefore(options.notBefore);
   return jwt.sign(key);

@@ -286,8 +286,17 @@ describe('the dispatcher', () => {
 
 describe('the feed filter', () => {
   it('reads types with or without `dpm.`, exact or by prefix, and `since` as an instant', () => {
-    expect(feedFilter({ type: 'decision.*' })).toEqual({ type: { prefix: 'dpm.decision.' } });
-    expect(feedFilter({ type: 'dpm.psk.created' })).toEqual({ type: { exact: 'dpm.psk.created' } });
+    // a prefix is the catalog's types under it, each read from the type index
+    expect(feedFilter({ type: 'decision.*' })).toEqual({
+      types: ['created', 'submitted', 'approved', 'rejected', 'retired'].map((t) => `dpm.decision.version.${t}`),
+    });
+    expect(feedFilter({ type: 'crew.template.*' })).toEqual({
+      types: ['dpm.crew.template.created', 'dpm.crew.template.updated', 'dpm.crew.template.deleted'],
+    });
+    expect(feedFilter({ type: 'dpm.psk.created' })).toEqual({ types: ['dpm.psk.created'] });
+    expect(feedFilter({ type: 'nothing.*' })).toEqual({ types: [] });
+    // the prefix of every type is no filter: the whole feed
+    expect(feedFilter({ type: 'dpm.*' })).toEqual({});
     expect(feedFilter({ since: '2026-11-24T02:00:00+01:00' })).toEqual({ since: '2026-11-24T01:00:00.000Z' });
     expect(feedFilter({ subject: 'psks/x' })).toEqual({ subject: 'psks/x' });
   });

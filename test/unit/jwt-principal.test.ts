@@ -134,3 +134,66 @@ describe('a verified token remembered for the next requests', () => {
     await expect(verifier('https://other.test').verify(token)).rejects.toThrow('Invalid token');
   });
 });
+
+describe('only access tokens pass (ID tokens of the same issuer do not)', () => {
+  const iss = 'https://idp.test';
+  /** A token with exactly these claims besides iss, iat and exp (no `aud` unless given). */
+  const bare = (claims: Record<string, unknown>, typ = 'JWT') =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', typ, kid: 'k1' })
+      .setIssuer(iss)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
+  const refused = async (claims: Record<string, unknown>, message: string, typ?: string) =>
+    expect(verifier(iss).verify(await bare(claims, typ)), JSON.stringify(claims)).rejects.toThrow(
+      new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+    );
+  const user = { sub: 'u1', preferred_username: 'alice' };
+
+  it('refuses Cognito ID tokens, Keycloak ID and refresh tokens, and tokens with an ID token’s nonce or hashes', async () => {
+    const notAccess = 'Invalid token: not an access token';
+    await refused({ ...user, aud: AUDIENCE, token_use: 'id', 'cognito:groups': ['approver'] }, notAccess);
+    await refused({ ...user, aud: AUDIENCE, typ: 'ID' }, notAccess);
+    await refused({ ...user, aud: AUDIENCE, typ: 'Refresh' }, notAccess);
+    await refused({ ...user, aud: AUDIENCE, nonce: 'n-0S6_WzA2Mj' }, notAccess);
+    await refused({ ...user, aud: AUDIENCE, at_hash: 'HK6E_P6Dh8Y93mRNtsDB1Q' }, notAccess);
+    await refused({ ...user, aud: AUDIENCE, c_hash: 'LDktKdoQak3Pk0cnXxCltA' }, notAccess);
+    // declaring itself an access token does not excuse an ID token's hash
+    await refused({ ...user, aud: AUDIENCE, typ: 'Bearer', at_hash: 'HK6E_P6Dh8Y93mRNtsDB1Q' }, notAccess);
+    await refused({ ...user, aud: AUDIENCE }, notAccess, 'id_token+jwt');
+  });
+
+  it('accepts access tokens: plain, with a nonce when declared as one, with RFC 9068’s authentication claims', async () => {
+    const v = verifier(iss);
+    const accepted = [
+      await bare({ ...user, aud: AUDIENCE }),
+      await bare({ ...user, aud: [AUDIENCE, 'account'], auth_time: 1, acr: '1', amr: ['pwd'], azp: 'dpm-docs' }),
+      // Keycloak before 25 copies the sign-in's nonce into its access tokens, typed Bearer
+      await bare({ ...user, aud: AUDIENCE, typ: 'Bearer', nonce: 'n-1', azp: 'dpm-docs' }),
+      await bare({ ...user, aud: AUDIENCE, nonce: 'n-2' }, 'at+jwt'),
+    ];
+    for (const token of accepted) expect((await v.verify(token)).principal).toBe(tokenPrincipal(iss, 'u1'));
+  });
+
+  it('accepts a Cognito access token (no aud) when its client_id is the audience, and no other aud-less token', async () => {
+    const cognito = {
+      sub: 'c-sub',
+      username: 'carol',
+      token_use: 'access',
+      scope: 'openid',
+      'cognito:groups': ['approver'],
+    };
+    const caller = await verifier(iss).verify(await bare({ ...cognito, client_id: AUDIENCE }));
+    expect(caller).toMatchObject({
+      principal: tokenPrincipal(iss, 'c-sub'),
+      roles: new Set(['approver']),
+      via: 'bearer',
+    });
+    await refused({ ...cognito, client_id: 'another-app-client' }, 'Invalid token');
+    await refused({ ...user, client_id: AUDIENCE }, 'Invalid token');
+    await refused({ ...user }, 'Invalid token');
+    // an aud naming another API is never made good by client_id
+    await refused({ ...cognito, aud: 'other-api', client_id: AUDIENCE }, 'Invalid token');
+  });
+});
