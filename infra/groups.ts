@@ -139,9 +139,9 @@ export const GROUPS = [
     name: 'webhooks',
     entry: 'functions/webhooks/handler.ts',
     prefixes: ['/api/webhooks'],
-    // Seals signing secrets; test and redeliver queue a delivery.
+    // Seals signing secrets; test and redeliver queue a delivery, in its endpoint's lane.
     tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite', keys: 'read' },
-    sendsTo: ['webhookDeliveries'],
+    sendsTo: ['webhookDeliveries', 'runWebhookDeliveries'],
     usesKms: true,
   },
   {
@@ -204,6 +204,20 @@ export const WORKERS = [
     sendsTo: ['webhookDeliveries'],
     usesKms: true,
   },
+  {
+    // The same worker for crew runs' own webhooks, a lane of their own (API.md §1 "Fair use"):
+    // a function apart, so receivers that hang take neither the webhook worker's reserved
+    // concurrency nor its event source's.
+    name: 'run-webhooks-worker',
+    entry: 'functions/webhooks/worker.ts',
+    consumes: 'runWebhookDeliveries',
+    batchSize: 10,
+    timeoutSeconds: 30,
+    // Disables endpoints (410); opens their signing secrets.
+    tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite' },
+    sendsTo: ['runWebhookDeliveries'],
+    usesKms: true,
+  },
 ] as const satisfies readonly WorkerDefinition[];
 
 /**
@@ -249,10 +263,11 @@ export const STREAM_CONSUMERS = [
     streams: DISPATCHED_STREAMS,
     batchSize: 100,
     timeoutSeconds: 60,
-    // Fans each event out to the webhook endpoints that take it: one delivery each, queued.
-    tables: { domainEvents: 'read', webhooks: 'read', webhookDeliveries: 'readWrite' },
+    // Fans each event out to the webhook endpoints that take it: one delivery each, queued
+    // in its endpoint's lane; marks a cancelled run's endpoint stopped (fanout.ts).
+    tables: { domainEvents: 'read', webhooks: 'readWrite', webhookDeliveries: 'readWrite' },
     putsEvents: true,
-    sendsTo: ['webhookDeliveries'],
+    sendsTo: ['webhookDeliveries', 'runWebhookDeliveries'],
   },
 ] as const satisfies readonly StreamConsumerDefinition[];
 

@@ -1,7 +1,6 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
-import { PageQuery } from '../../shared/http/params.js';
 import {
   DeliveriesQuery,
   DeliveryParams,
@@ -10,6 +9,7 @@ import {
   WebhookEndpoint,
   WebhookEndpointWithSecret,
   WebhookParams,
+  WebhooksQuery,
   WebhookUpdateRequest,
 } from './schemas.js';
 import type { WebhookService } from './service.js';
@@ -42,13 +42,13 @@ export function createWebhooksApp({ authenticator, service }: WebhooksDeps): Ser
         name: 'list_webhooks',
         method: 'get',
         path: '/api/webhooks',
-        summary: 'List webhook endpoints, oldest first',
+        summary: "List webhook endpoints, oldest first: the API's, or with `kind=run` the crew runs' own",
         tags: TAGS,
         access: ADMIN,
-        request: { query: PageQuery },
+        request: { query: WebhooksQuery },
         success: { status: 200, description: 'Endpoints; more in `X-Next-Cursor`', schema: z.array(WebhookEndpoint) },
       },
-      async (c, { query }) => pageJson(c, await service.list(query.limit, query.cursor)),
+      async (c, { query }) => pageJson(c, await service.list(query.kind ?? 'admin', query.limit, query.cursor)),
     )
     .endpoint(
       {
@@ -69,7 +69,8 @@ export function createWebhooksApp({ authenticator, service }: WebhooksDeps): Ser
         name: 'update_webhook',
         method: 'patch',
         path: '/api/webhooks/{webhook_id}',
-        summary: 'Change the fields given of a webhook endpoint (enabled: false disables it, true enables it again)',
+        summary:
+          "Change the fields given of a webhook endpoint (enabled: false disables it, true enables it again); a crew run's own endpoint keeps its URL and event types",
         tags: TAGS,
         access: ADMIN,
         request: { params: WebhookParams, body: WebhookUpdateRequest, bodyRequired: true },

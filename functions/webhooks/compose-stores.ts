@@ -1,4 +1,4 @@
-import { OutboundHttp, WEBHOOK_RULES } from '../../shared/adapters/outbound-http.js';
+import { OutboundHttp, RUN_WEBHOOK_RULES, WEBHOOK_RULES } from '../../shared/adapters/outbound-http.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
 import type { Runtime } from '../composition.js';
 import { SqsDeliveryQueue } from './delivery-queue.js';
@@ -18,11 +18,20 @@ export function deliveryStore(runtime: Runtime): DynamoDeliveryStore {
   return new DynamoDeliveryStore(runtime.db, runtime.tableName('webhookDeliveries'), runtime.config.eventsTtlDays);
 }
 
+/** Both delivery lanes: each message goes to its endpoint's. */
 export function deliveryQueue(runtime: Runtime): SqsDeliveryQueue {
-  return new SqsDeliveryQueue(sqsAccess(runtime.config), runtime.config.webhookQueueUrl);
+  return new SqsDeliveryQueue(sqsAccess(runtime.config), {
+    endpoints: runtime.config.webhookQueueUrl,
+    runs: runtime.config.runWebhookQueueUrl,
+  });
 }
 
 /** Outbound HTTP under the webhook URL rules: https anywhere, http to WEBHOOK_ALLOWED_HOSTS. */
 export function webhookHttp(runtime: Runtime): OutboundHttp {
   return new OutboundHttp(runtime.config.webhookAllowedHosts, WEBHOOK_RULES);
+}
+
+/** Outbound HTTP under the per-run webhook rules: also nothing internal unless listed in WEBHOOK_ALLOWED_HOSTS. */
+export function runWebhookHttp(runtime: Runtime): OutboundHttp {
+  return new OutboundHttp(runtime.config.webhookAllowedHosts, RUN_WEBHOOK_RULES);
 }

@@ -1,5 +1,6 @@
 import type { Lazy } from '../../shared/aws/lazy.js';
 import type { Sqs } from '../../shared/aws/sqs.js';
+import { isRunEndpointId } from './run-endpoint.js';
 import type { DeliveryRecord } from './store.js';
 
 /**
@@ -15,7 +16,19 @@ export interface DeliveryMessage {
   readonly due: number;
   /** How often it has waited for an earlier delivery of its endpoint and subject. */
   readonly waits?: number;
+  /** How often it has found its endpoint with every in-flight slot taken (no attempt counted). */
+  readonly busy?: number;
 }
+
+/**
+ * The two delivery lanes (API.md §1 "Fair use"): the endpoints of the webhooks API, and the
+ * crew runs' own (any user's URL), each its own queue and consumers, so a per-run receiver
+ * that hangs delays nothing but its own run's deliveries.
+ */
+export type DeliveryLane = 'endpoints' | 'runs';
+
+/** The lane of an endpoint's deliveries: every place that queues one goes through this. */
+export const laneOf = (endpointId: string): DeliveryLane => (isRunEndpointId(endpointId) ? 'runs' : 'endpoints');
 
 /** SQS delays a message at most this long: a longer wait is made of several. */
 export const MAX_DELAY_SECONDS = 900;
@@ -42,23 +55,38 @@ export function currentMessage(
   };
 }
 
-/** The webhook delivery queue on SQS (QUEUES.webhookDeliveries). */
+/**
+ * The webhook delivery queues on SQS: QUEUES.webhookDeliveries for the API's endpoints,
+ * QUEUES.runWebhookDeliveries for the crew runs' own; each message goes to its endpoint's lane.
+ */
 export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
     private readonly sqs: Lazy<Sqs>,
-    private readonly queueUrl: string | undefined,
+    private readonly queueUrls: Readonly<Record<DeliveryLane, string | undefined>>,
   ) {}
 
   async send(messages: readonly { message: DeliveryMessage; delaySeconds: number }[]): Promise<void> {
-    if (messages.length === 0) return;
-    if (!this.queueUrl)
-      throw Object.assign(new Error('webhook delivery queue is not configured'), { name: 'QueueDoesNotExist' });
+    for (const lane of ['endpoints', 'runs'] as const) {
+      const mine = messages.filter(({ message }) => laneOf(message.endpoint_id) === lane);
+      if (mine.length > 0) await this.sendTo(lane, mine);
+    }
+  }
+
+  private async sendTo(
+    lane: DeliveryLane,
+    messages: readonly { message: DeliveryMessage; delaySeconds: number }[],
+  ): Promise<void> {
+    const queueUrl = this.queueUrls[lane];
+    if (!queueUrl)
+      throw Object.assign(new Error(`webhook delivery queue (${lane}) is not configured`), {
+        name: 'QueueDoesNotExist',
+      });
     const { sdk, client } = await this.sqs();
     for (let start = 0; start < messages.length; start += 10) {
       const chunk = messages.slice(start, start + 10);
       const out = await client.send(
         new sdk.SendMessageBatchCommand({
-          QueueUrl: this.queueUrl,
+          QueueUrl: queueUrl,
           Entries: chunk.map(({ message, delaySeconds }, i) => ({
             Id: String(i),
             MessageBody: JSON.stringify(message),

@@ -1,3 +1,4 @@
+import { mapLimit } from '../../shared/concurrency.js';
 import { logger } from '../../shared/logger.js';
 import type { WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
 import { redactUrls } from '../../shared/redact.js';
@@ -9,7 +10,7 @@ import {
   delayUntil,
   MAX_DELAY_SECONDS,
 } from './delivery-queue.js';
-import { secretContext } from './run-endpoint.js';
+import { RUN_EVENT_TYPE, secretContext } from './run-endpoint.js';
 import { signedHeaders } from './signing.js';
 import {
   type DeliveryRecord,
@@ -29,6 +30,12 @@ export const LEASE_MS = 45_000;
 /** An endpoint whose deliveries have all failed for this long is disabled (API.md §14). */
 export const DISABLE_AFTER_MS = 5 * 86_400_000;
 
+/** At most this many deliveries to one endpoint are in flight at once (API.md §1 "Fair use"). */
+export const MAX_IN_FLIGHT = 2;
+
+/** A delivery that finds every slot of its endpoint taken looks again after 1, 2, 4, 8, then every 10 s. */
+export const busyDelaySeconds = (busy: number): number => Math.min(ATTEMPT_TIMEOUT_MS / 1000, 2 ** Math.min(busy, 4));
+
 /** POSTs a signed body; answers the HTTP status. Throws when nothing answered (refused, timed out). */
 export interface WebhookPoster {
   post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<number>;
@@ -38,11 +45,23 @@ export interface DelivererDeps {
   readonly endpoints: Pick<WebhookStore, 'get' | 'disable' | 'noteFailure' | 'noteSuccess'>;
   readonly deliveries: Pick<
     DeliveryStore,
-    'get' | 'claim' | 'settle' | 'waitsInLine' | 'nextInLine' | 'open' | 'releaseLease'
+    | 'get'
+    | 'claim'
+    | 'settle'
+    | 'waitsInLine'
+    | 'nextInLine'
+    | 'open'
+    | 'releaseLease'
+    | 'takeSlot'
+    | 'releaseSlot'
+    | 'releaseSlots'
   >;
   readonly queue: DeliveryQueue;
   readonly box: Pick<SecretBox, 'open'>;
+  /** Posts to the API's endpoints. */
   readonly poster: WebhookPoster;
+  /** Posts to crew runs' own endpoints (any user's URL: nothing internal unless listed). */
+  readonly runPoster: WebhookPoster;
   /** Seconds before each retry (WEBHOOK_RETRY_SCHEDULE). */
   readonly retrySchedule: readonly number[];
   readonly now?: () => number;
@@ -50,11 +69,13 @@ export interface DelivererDeps {
 
 /**
  * The delivery worker (API.md §14): makes the attempt a queue message asks for, once it is
- * due, its endpoint is enabled and no earlier delivery of the same endpoint and subject is
- * still open; records it; queues the retry or, when the delivery is done, wakes the next in
- * line. Every step is safe to repeat: a message handed twice finds its attempt made.
- * `handle` answers what this message settled (for the metrics), or undefined when it
- * settled nothing: not due, waiting in line, stale, or handed again after settling.
+ * due, its endpoint is enabled (and, for a crew run's own, the run was not cancelled since
+ * the event), no earlier delivery of the same endpoint and subject is still open and one of
+ * the endpoint's MAX_IN_FLIGHT slots is free; records it; queues the retry or, when the
+ * delivery is done, wakes the next in line. Every step is safe to repeat: a message handed
+ * twice finds its attempt made. `handle` answers what this message settled (for the
+ * metrics), or undefined when it settled nothing: not due, waiting in line or for a slot,
+ * stale, or handed again after settling.
  */
 export class WebhookDeliverer {
   private readonly now: () => number;
@@ -94,27 +115,40 @@ export class WebhookDeliverer {
     // Read once first in line: what the attempt before said of the endpoint (a 410 disables
     // it before that delivery leaves the line) is seen here.
     const stored = await endpoints.get(d.endpoint_id);
-    if (!stored?.endpoint.enabled) {
-      // Deleted (its deliveries stop) or disabled: failed without an attempt; the next in line follows.
-      const why = stored ? 'not sent: the endpoint is disabled' : 'not sent: the endpoint was deleted';
-      const settled = await deliveries.settle(
-        d,
-        { ...lastAttempt(d), status: 'failed', last_error: why, next_attempt_at: null },
-        undefined,
-      );
-      if (!settled) return undefined;
-      await this.wakeNext(d);
-      return 'not_sent';
-    }
-    const secrets = await this.secretsOf(stored, now);
-    if (!(await deliveries.claim(d, messageId, now, LEASE_MS))) {
-      // Another message holds this attempt. Should its worker have died (a killed local
-      // platform, whose queue forgets), this one makes the attempt once the lease is out;
-      // if that other one makes it, this one is stale by then and dropped.
-      await queue.send([{ message: m, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.ceil(LEASE_MS / 1000) + 1) }]);
+    const why = notSent(stored, d);
+    const slot =
+      why === undefined ? await deliveries.takeSlot(d.endpoint_id, messageId, now, LEASE_MS, MAX_IN_FLIGHT) : undefined;
+    if (why === undefined && slot === undefined) {
+      // The endpoint has as many in flight as it may: back in a moment, no attempt counted.
+      const busy = (m.busy ?? 0) + 1;
+      await queue.send([{ message: { ...m, busy }, delaySeconds: busyDelaySeconds(busy - 1) }]);
       return undefined;
     }
-    const settlement = await this.attempt(stored, d, secrets);
+    let settlement: Settlement;
+    try {
+      if (!(await deliveries.claim(d, messageId, now, LEASE_MS))) {
+        // Another message holds this attempt. Should its worker have died (a killed local
+        // platform, whose queue forgets), this one takes it over once the lease is out; if
+        // that other one makes it, this one is stale by then and dropped.
+        await queue.send([{ message: m, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.ceil(LEASE_MS / 1000) + 1) }]);
+        return undefined;
+      }
+      if (why !== undefined || !stored) {
+        // Deleted, disabled or its run cancelled (its deliveries stop): failed without an
+        // attempt; the next in line follows.
+        const settled = await deliveries.settle(
+          d,
+          { ...lastAttempt(d), status: 'failed', last_error: why ?? NOT_SENT_DELETED, next_attempt_at: null },
+          undefined,
+        );
+        if (!settled) return undefined;
+        await this.wakeNext(d);
+        return 'not_sent';
+      }
+      settlement = await this.attempt(stored, d, await this.secretsOf(stored, now));
+    } finally {
+      if (slot !== undefined) await deliveries.releaseSlot(d.endpoint_id, slot, messageId);
+    }
     // What the attempt says of the endpoint comes first: settling frees the line, and after a
     // 410 the next in line must find the endpoint disabled.
     await this.account(stored, settlement);
@@ -131,16 +165,26 @@ export class WebhookDeliverer {
    */
   async requeueOpen(): Promise<number> {
     const open = await this.deps.deliveries.open();
-    for (const d of open) await this.deps.deliveries.releaseLease(d);
+    // A few at once: hundreds may be open after a crash under load, and the start waits for this.
+    await mapLimit(open, 8, (d) => this.deps.deliveries.releaseLease(d));
+    for (const endpointId of new Set(open.map((d) => d.endpoint_id)))
+      await this.deps.deliveries.releaseSlots(endpointId, MAX_IN_FLIGHT);
     const now = this.now();
     await this.deps.queue.send(open.map((d) => currentMessage(d, now)));
     return open.length;
   }
 
-  /** After an attempt: the retry, or the next delivery in line. */
+  /**
+   * After an attempt: the retry, or the next delivery in line. A retry that will not be sent
+   * (its endpoint disabled, deleted or its run cancelled meanwhile) is settled at once rather
+   * than when it would have been due.
+   */
   private async followUp(d: DeliveryRecord): Promise<void> {
-    if (isOpen(d.status)) await this.deps.queue.send([currentMessage(d, this.now())]);
-    else await this.wakeNext(d);
+    if (!isOpen(d.status)) return this.wakeNext(d);
+    const now = this.now();
+    const retry = currentMessage(d, now);
+    const stopped = notSent(await this.deps.endpoints.get(d.endpoint_id), d) !== undefined;
+    await this.deps.queue.send([stopped ? { message: { ...retry.message, due: now }, delaySeconds: 0 } : retry]);
   }
 
   private async wakeNext(d: DeliveryRecord): Promise<void> {
@@ -165,12 +209,8 @@ export class WebhookDeliverer {
     let error: string | undefined;
     try {
       const headers = signedHeaders(secrets, d.event_id, at, d.body);
-      status = await this.deps.poster.post(
-        stored.endpoint.url,
-        headers,
-        d.body,
-        AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-      );
+      const poster = stored.forRun ? this.deps.runPoster : this.deps.poster;
+      status = await poster.post(stored.endpoint.url, headers, d.body, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS));
     } catch (err) {
       error = failureOf(err);
     }
@@ -221,6 +261,18 @@ export class WebhookDeliverer {
     if (await endpoints.disable(id, `every delivery has failed since ${since}`, change, cutoff))
       logger.warn('webhook endpoint disabled: its deliveries have failed for five days', { webhook_id: id, since });
   }
+}
+
+const NOT_SENT_DELETED = 'not sent: the endpoint was deleted';
+
+/** Why a delivery that is first in line is settled without an attempt, or undefined when it goes out. */
+function notSent(stored: StoredEndpoint | undefined, d: DeliveryRecord): string | undefined {
+  if (!stored) return NOT_SENT_DELETED;
+  if (!stored.endpoint.enabled) return 'not sent: the endpoint is disabled';
+  // Events of a run from before its cancellation that have not gone out (fanout.ts marks it).
+  if (stored.stoppedBefore !== undefined && d.event_type === RUN_EVENT_TYPE && d.sequence < stored.stoppedBefore)
+    return 'not sent: the run was cancelled';
+  return undefined;
 }
 
 /** What a settled attempt comes to. */

@@ -1,7 +1,7 @@
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
-import { runEndpointId } from './run-endpoint.js';
+import { RUN_EVENT_TYPE, runEndpointId } from './run-endpoint.js';
 import { type DeliveryStore, newDelivery, type WebhookStore } from './store.js';
 
 /** Whether an endpoint taking `eventTypes` (types, `prefix.*`, `*`; `dpm.` may lead) takes events of `type`. */
@@ -16,8 +16,8 @@ export function takes(eventTypes: readonly string[], type: string): boolean {
 }
 
 export interface FanoutDeps {
-  readonly endpoints: Pick<WebhookStore, 'enabled' | 'get'>;
-  readonly deliveries: Pick<DeliveryStore, 'create'>;
+  readonly endpoints: Pick<WebhookStore, 'enabled' | 'get' | 'stopBefore'>;
+  readonly deliveries: Pick<DeliveryStore, 'create' | 'openOf'>;
   readonly queue: DeliveryQueue;
   readonly now?: () => number;
 }
@@ -75,6 +75,12 @@ export class WebhookFanout {
    * A crew run's E13 events (as `dpm.crew.run.event` envelopes, in index order) to the run's
    * own endpoint, when it has one that is enabled (API.md §14, per-run webhooks). Answers
    * the ids not fanned out: that one and every later one, handed again in order.
+   *
+   * Cancelling a run stops its undelivered deliveries: at `run.cancelled` the endpoint is
+   * marked stopped before that event, so the worker settles each earlier delivery that has
+   * not gone out `failed` (an attempt under way finishes, and is not retried), and the first
+   * of them still open is woken now rather than at its retry. `run.cancelled` itself, and
+   * what a retried run writes after it, are delivered.
    */
   async fanOutToRun(correlationId: string, events: readonly DomainEvent[]): Promise<ReadonlySet<string>> {
     const failed = new Set<string>();
@@ -92,6 +98,8 @@ export class WebhookFanout {
     const ordered = [...events].sort((a, b) => a.sequence - b.sequence);
     for (const [i, event] of ordered.entries()) {
       try {
+        if ((event.data as { type?: unknown }).type === 'run.cancelled')
+          await this.stopBefore(stored.endpoint.id, event.sequence);
         await this.deliver(event, [stored.endpoint.id]);
       } catch (err) {
         logger.warn("crew run event not fanned out to the run's webhook; handed again", {
@@ -104,6 +112,18 @@ export class WebhookFanout {
       }
     }
     return failed;
+  }
+
+  /** Marks the run's endpoint stopped before `sequence` and wakes its first open delivery before it. */
+  private async stopBefore(endpointId: string, sequence: number): Promise<void> {
+    await this.deps.endpoints.stopBefore(endpointId, sequence);
+    const first = (await this.deps.deliveries.openOf(endpointId))
+      .filter((d) => d.event_type === RUN_EVENT_TYPE && d.sequence < sequence)
+      .sort((a, b) => a.sequence - b.sequence)[0];
+    if (!first) return;
+    // Due now: the worker settles it (or, when an attempt of it is under way, leaves it to that one).
+    const now = this.now();
+    await this.deps.queue.send([{ message: { ...currentMessage(first, now).message, due: now }, delaySeconds: 0 }]);
   }
 
   private async deliver(event: DomainEvent, endpointIds: readonly string[]): Promise<void> {

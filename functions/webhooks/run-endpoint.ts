@@ -1,13 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { listAttributes } from '../../shared/aws/listing.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import type { Sealed } from '../../shared/secrets.js';
 
 /*
  * Per-run webhooks (API.md §14, E2's `webhook_url`): a crew run started with a URL gets an
  * endpoint of its own in the webhooks table, written in the run's creating transaction.
- * It takes only its run's E13 events (as `dpm.crew.run.event` envelopes), is invisible to
- * the webhooks API (no listing attributes; the API answers 404 for it), and expires with
- * the run. Delivery, signing, retries, ordering and 410 are those of every endpoint.
+ * It takes only its run's E13 events (as `dpm.crew.run.event` envelopes), is listed apart
+ * from the API's endpoints (`GET /api/webhooks?kind=run`, its own `list_pk`), and expires
+ * with the run. Delivery, signing, retries, ordering and 410 are those of every endpoint;
+ * its deliveries have a lane of their own (delivery-queue.ts), and cancelling the run
+ * stops those not made yet (fanout.ts).
  */
 
 /** A new signing secret (API.md §14): `whsec_` + base64 of 32 random bytes. */
@@ -19,8 +22,14 @@ export const secretContext = (id: string) => `webhook:${id}`;
 /** The endpoint id of a run's webhook. */
 export const runEndpointId = (correlationId: string): string => `run-${correlationId}`;
 
+/** Whether an endpoint id is a run's (the API's endpoints have UUIDs). */
+export const isRunEndpointId = (id: string): boolean => id.startsWith('run-');
+
 /** What marks a run's endpoint in the webhooks table. */
 export const RUN_ENDPOINT_KIND = 'run';
+
+/** The `list_pk` of runs' endpoints (the API's endpoints have `webhook`). */
+export const RUN_ENDPOINT_LIST_PK = 'webhook-run';
 
 /** The envelope type of a run's E13 events. */
 export const RUN_EVENT_TYPE = 'dpm.crew.run.event';
@@ -52,6 +61,7 @@ export function runEndpointItem(e: RunEndpoint): Record<string, unknown> {
     updated_at: e.createdAt,
     secret: e.secret,
     expires_at: e.expiresAt,
+    ...listAttributes(RUN_ENDPOINT_LIST_PK, e.createdAt, runEndpointId(e.correlationId)),
   };
 }
 

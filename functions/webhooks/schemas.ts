@@ -5,6 +5,10 @@ import { pydanticIssue } from '../../shared/http/validation.js';
 import { component, doc } from '../../shared/schema.js';
 import { webhookUrl } from '../../shared/http/webhook-url.js';
 
+/** The kinds of endpoint: the API's (POST /api/webhooks), and crew runs' own (E2 `webhook_url`). */
+export const ENDPOINT_KINDS = ['admin', 'run'] as const;
+export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
+
 /** The statuses of a delivery (API.md §14). */
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'retrying', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -80,7 +84,10 @@ export const WebhookUpdateRequest = component(
 export type WebhookUpdateRequest = z.infer<typeof WebhookUpdateRequest>;
 
 const endpointFields = {
-  id: doc(z.uuid(), 'the endpoint id (UUID), assigned at creation'),
+  id: doc(
+    z.string(),
+    "the endpoint id: a UUID assigned at creation, or `run-<correlation_id>` for a crew run's own endpoint",
+  ),
   url: doc(z.string(), 'where deliveries are POSTed'),
   event_types: doc(z.array(z.string()), 'the event types it receives (`*`: every type)'),
   description: doc(z.nullable(z.string()), 'what the endpoint is for'),
@@ -134,6 +141,14 @@ export const DeliveryParams = z.object({
   webhook_id: doc(z.string().check(z.minLength(1), z.maxLength(64)), 'the endpoint id returned at creation'),
   delivery_id: doc(z.string().check(z.minLength(1), z.maxLength(64)), 'the delivery id'),
 });
+
+export const WebhooksQuery = z.extend(PageQuery, {
+  kind: doc(
+    z.optional(z.enum(ENDPOINT_KINDS)),
+    "`admin` (the default): the endpoints made with POST /api/webhooks; `run`: crew runs' own endpoints (`run-<correlation_id>`, from E2's `webhook_url`)",
+  ),
+});
+export type WebhooksQuery = z.infer<typeof WebhooksQuery>;
 
 export const DeliveriesQuery = z.extend(PageQuery, {
   status: doc(z.optional(z.enum(DELIVERY_STATUSES)), 'only deliveries in this status'),

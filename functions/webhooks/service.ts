@@ -10,6 +10,7 @@ import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
 import { newWebhookSecret, secretContext } from './run-endpoint.js';
 import type {
   DeliveriesQuery,
+  EndpointKind,
   WebhookCreateRequest,
   WebhookDelivery,
   WebhookEndpoint,
@@ -46,7 +47,11 @@ export interface WebhookServiceDeps {
 /** Up to this many tries when an endpoint changes between read and write. */
 const ROUNDS = 5;
 
-/** Webhook endpoints and their deliveries (API.md §14): admins only (the app says so). */
+/**
+ * Webhook endpoints and their deliveries (API.md §14): admins only (the app says so). A
+ * crew run's own endpoint (`run-<correlation_id>`) is read, disabled, deleted, pinged and
+ * redelivered like any; its URL and event types are the run's.
+ */
 export class WebhookService {
   constructor(private readonly deps: WebhookServiceDeps) {}
 
@@ -70,8 +75,8 @@ export class WebhookService {
     return { ...endpoint, secret };
   }
 
-  list(limit: number, cursor: string | undefined): Promise<Page<WebhookEndpoint>> {
-    return this.deps.endpoints.list(limit, cursor);
+  list(kind: EndpointKind, limit: number, cursor: string | undefined): Promise<Page<WebhookEndpoint>> {
+    return this.deps.endpoints.list(kind, limit, cursor);
   }
 
   async get(id: string): Promise<WebhookEndpoint> {
@@ -85,7 +90,10 @@ export class WebhookService {
   async update(id: string, req: WebhookUpdateRequest, caller: Caller): Promise<WebhookEndpoint> {
     if (req.url !== undefined) this.checkUrl(req.url);
     for (let round = 0; round < ROUNDS; round++) {
-      const current = (await this.stored(id)).endpoint;
+      const stored = await this.stored(id);
+      if (stored.forRun && (req.url !== undefined || req.event_types !== undefined))
+        throw new Conflict(`Webhook ${id} is a crew run's own: its URL and event types are the run's`);
+      const current = stored.endpoint;
       const at = nowIso();
       const fields: EndpointFields = {
         updated_at: at,
@@ -165,11 +173,18 @@ export class WebhookService {
     return { items: page.items.map(toDelivery), nextCursor: page.nextCursor };
   }
 
-  /** A new attempt series of a delivery, whatever its status. */
+  /**
+   * A new attempt series of a delivery, whatever its status. Redeliveries of one delivery
+   * at once make one series: each answers it (only the one that started it queues it).
+   */
   async redeliver(id: string, deliveryId: string): Promise<WebhookDelivery> {
     await this.enabled(id);
-    const delivery = await this.deps.deliveries.redeliver(id, deliveryId, nowIso());
-    if (!delivery) throw new NotFound(`No delivery ${deliveryId} of webhook ${id}`);
+    const redelivered = await this.deps.deliveries.redeliver(id, deliveryId, nowIso());
+    if (!redelivered) throw new NotFound(`No delivery ${deliveryId} of webhook ${id}`);
+    if (redelivered === 'contended')
+      throw new Conflict(`Delivery ${deliveryId} of webhook ${id} changed concurrently; try again`);
+    const { started, delivery } = redelivered;
+    if (!started) return toDelivery(delivery);
     try {
       await this.deps.queue.send([currentMessage(delivery, Date.now())]);
     } catch (err) {
@@ -195,8 +210,7 @@ export class WebhookService {
 
   private async stored(id: string): Promise<StoredEndpoint> {
     const stored = await this.deps.endpoints.get(id);
-    // A crew run's own endpoint is the run's, not the API's.
-    if (!stored || stored.forRun) throw new NotFound(`No webhook ${id}`);
+    if (!stored) throw new NotFound(`No webhook ${id}`);
     return stored;
   }
 

@@ -14,10 +14,11 @@ import { decodeCursor, queryAll, queryPage, type Page } from '../../shared/aws/p
 import { STAMP_ATTRIBUTES, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change, DomainEvent } from '../../shared/events/types.js';
 import type { Sealed } from '../../shared/secrets.js';
-import { RUN_ENDPOINT_KIND } from './run-endpoint.js';
-import type { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from './schemas.js';
+import { RUN_ENDPOINT_KIND, RUN_ENDPOINT_LIST_PK } from './run-endpoint.js';
+import type { DeliveryStatus, EndpointKind, WebhookDelivery, WebhookEndpoint } from './schemas.js';
 
-const LIST_PK = 'webhook';
+/** Each kind of endpoint is listed apart: the API's, and the crew runs' own. */
+const LIST_PK: Record<EndpointKind, string> = { admin: 'webhook', run: RUN_ENDPOINT_LIST_PK };
 
 /** An endpoint as stored: the public record, whose it is, and its sealed secrets. */
 export interface StoredEndpoint {
@@ -28,8 +29,10 @@ export interface StoredEndpoint {
   readonly previousSecret: { readonly sealed: Sealed; readonly until: string } | undefined;
   /** Since when every delivery attempt has failed (none succeeded since); undefined when one did. */
   readonly failingSince: string | undefined;
-  /** A crew run's own endpoint (run-endpoint.ts): deliveries only, never in the webhooks API. */
+  /** A crew run's own endpoint (run-endpoint.ts), listed apart (`?kind=run`). */
   readonly forRun: boolean;
+  /** A run's endpoint whose run was cancelled: its deliveries of events before this sequence are not sent. */
+  readonly stoppedBefore: number | undefined;
 }
 
 /** The fields an update may set. */
@@ -56,7 +59,7 @@ export class DynamoWebhookStore {
           ...endpoint,
           created_by_principal: principal,
           secret,
-          ...listAttributes(LIST_PK, endpoint.created_at, endpoint.id),
+          ...listAttributes(LIST_PK.admin, endpoint.created_at, endpoint.id),
         },
         ConditionExpression: 'attribute_not_exists(id)',
       }),
@@ -68,20 +71,23 @@ export class DynamoWebhookStore {
     return out.Item ? stored(out.Item) : undefined;
   }
 
-  /** Oldest first. */
-  async list(limit: number, cursor: string | undefined): Promise<Page<WebhookEndpoint>> {
-    const page = await listAll({ db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor }, LIST_PK);
+  /** Endpoints of one kind, oldest first. */
+  async list(kind: EndpointKind, limit: number, cursor: string | undefined): Promise<Page<WebhookEndpoint>> {
+    const page = await listAll(
+      { db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor },
+      LIST_PK[kind],
+    );
     return { items: page.items.map(toEndpoint), nextCursor: page.nextCursor };
   }
 
-  /** Every enabled endpoint (a Query of the listing index: endpoints are few). */
+  /** Every enabled endpoint of the API (a Query of the listing index: endpoints are few). */
   async enabled(): Promise<WebhookEndpoint[]> {
     const items = await queryAll(this.db, {
       TableName: this.tableName,
       IndexName: 'by_created',
       KeyConditionExpression: 'list_pk = :pk',
       FilterExpression: 'enabled = :on',
-      ExpressionAttributeValues: { ':pk': LIST_PK, ':on': true },
+      ExpressionAttributeValues: { ':pk': LIST_PK.admin, ':on': true },
     });
     return items.map(toEndpoint);
   }
@@ -166,17 +172,37 @@ export class DynamoWebhookStore {
     }
   }
 
-  /** Deletes an endpoint of the API (never a crew run's own); false when there was none. */
+  /** Deletes an endpoint (of the API or a crew run's own); false when there was none. */
   async delete(id: string): Promise<boolean> {
     return conditionally(
       this.db.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { id },
-          ConditionExpression: 'attribute_exists(id) AND attribute_not_exists(kind)',
-        }),
+        new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
       ),
     );
+  }
+
+  /**
+   * Marks a run's endpoint as stopped before `sequence` (its run was cancelled): never
+   * lowered, so a cancel handed again, or an earlier one, changes nothing. False when
+   * there is no such endpoint.
+   */
+  async stopBefore(id: string, sequence: number): Promise<boolean> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { id },
+          UpdateExpression: 'SET stopped_before = :seq',
+          ConditionExpression:
+            'attribute_exists(id) AND kind = :run AND (attribute_not_exists(stopped_before) OR stopped_before < :seq)',
+          ExpressionAttributeValues: { ':seq': sequence, ':run': RUN_ENDPOINT_KIND },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      return (await this.get(id)) !== undefined;
+    }
   }
 
   /** The next sequence of the endpoint's test pings (1, 2, 3...); undefined when there is no endpoint. */
@@ -272,6 +298,7 @@ const INTERNAL = new Set<string>([
   'test_seq',
   'kind',
   'expires_at',
+  'stopped_before',
 ]);
 
 /** The endpoint as GET answers it (never a secret), fields in the contract's order. */
@@ -302,6 +329,7 @@ function stored(item: Record<string, unknown>): StoredEndpoint {
         : undefined,
     failingSince: typeof item.failing_since === 'string' ? item.failing_since : undefined,
     forRun: item.kind === RUN_ENDPOINT_KIND,
+    stoppedBefore: typeof item.stopped_before === 'number' ? item.stopped_before : undefined,
   };
 }
 
@@ -358,6 +386,8 @@ const OPEN: ReadonlySet<DeliveryStatus> = new Set(['pending', 'retrying']);
 export const isOpen = (status: DeliveryStatus) => OPEN.has(status);
 
 const deliveryKey = (endpointId: string, id: string) => ({ pk: `D#${endpointId}`, sk: id });
+/** One of the endpoint's in-flight slots (`slot` from 0). */
+const slotKey = (endpointId: string, slot: number) => ({ pk: `S#${endpointId}`, sk: `slot#${slot}` });
 const claimKey = (endpointId: string, eventId: string) => ({ pk: `E#${endpointId}`, sk: eventId });
 /** Its place in line among the endpoint's open deliveries about the same subject. */
 const lineKey = (d: Pick<DeliveryRecord, 'endpoint_id' | 'subject' | 'sequence' | 'id'>) => ({
@@ -376,7 +406,8 @@ export type DeliveryStore = Pick<DynamoDeliveryStore, keyof DynamoDeliveryStore>
 
 /**
  * DynamoDB repository for webhook deliveries (TABLES.webhookDeliveries): the delivery, its
- * claim (one per endpoint and event) and, while it is open, its place in line.
+ * claim (one per endpoint and event), while it is open its place in line, and the
+ * endpoint's in-flight slots.
  */
 export class DynamoDeliveryStore {
   constructor(
@@ -567,12 +598,21 @@ export class DynamoDeliveryStore {
 
   /**
    * A new attempt series: pending again, no attempts, back in line (a new place is its old
-   * one: its subject's sequence). Undefined when there is no such delivery.
+   * one: its subject's sequence). When another redelivery starts one meanwhile, that one
+   * is answered (`started: false`): redeliveries at once make one series. Undefined when
+   * there is no such delivery; `contended` when every try met another writer.
    */
-  async redeliver(endpointId: string, id: string, at: string): Promise<DeliveryRecord | undefined> {
+  async redeliver(
+    endpointId: string,
+    id: string,
+    at: string,
+  ): Promise<{ started: boolean; delivery: DeliveryRecord } | 'contended' | undefined> {
+    let first: number | undefined;
     for (let round = 0; round < 5; round++) {
       const d = await this.get(endpointId, id);
       if (!d) return undefined;
+      if (first !== undefined && d.series > first) return { started: false, delivery: d };
+      first ??= d.series;
       const expires = this.expiry();
       const next: DeliveryRecord = {
         ...d,
@@ -603,9 +643,75 @@ export class DynamoDeliveryStore {
           }),
         ),
       );
-      if (done) return next;
+      if (done) return { started: true, delivery: next };
     }
-    throw new Error(`webhook delivery ${id}: gave up redelivering after repeated concurrent changes`);
+    return 'contended';
+  }
+
+  /**
+   * Takes one of an endpoint's `slots` in-flight slots for `holder` until `nowMs + leaseMs`
+   * (a slot whose holder died lapses then): the slot taken, or undefined when all are held.
+   */
+  async takeSlot(
+    endpointId: string,
+    holder: string,
+    nowMs: number,
+    leaseMs: number,
+    slots: number,
+  ): Promise<number | undefined> {
+    for (let slot = 0; slot < slots; slot++) {
+      const taken = await conditionally(
+        this.db.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              ...slotKey(endpointId, slot),
+              holder,
+              until: nowMs + leaseMs,
+              expires_at: Math.ceil((nowMs + leaseMs) / 1000) + 86_400,
+            },
+            ConditionExpression: 'attribute_not_exists(pk) OR #until < :now OR holder = :holder',
+            ExpressionAttributeNames: { '#until': 'until' },
+            ExpressionAttributeValues: { ':now': nowMs, ':holder': holder },
+          }),
+        ),
+      );
+      if (taken) return slot;
+    }
+    return undefined;
+  }
+
+  /** Frees a slot `holder` took (not one that lapsed and was taken by another since). */
+  async releaseSlot(endpointId: string, slot: number, holder: string): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: slotKey(endpointId, slot),
+          ConditionExpression: 'holder = :holder',
+          ExpressionAttributeValues: { ':holder': holder },
+        }),
+      ),
+    );
+  }
+
+  /** Frees every slot of an endpoint, held by a worker known to be gone (see releaseLease). */
+  async releaseSlots(endpointId: string, slots: number): Promise<void> {
+    for (let slot = 0; slot < slots; slot++)
+      await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: slotKey(endpointId, slot) }));
+  }
+
+  /** An endpoint's open deliveries (pending or retrying), read consistently. */
+  async openOf(endpointId: string): Promise<DeliveryRecord[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: '#open = :open',
+      ExpressionAttributeNames: { '#open': 'open' },
+      ExpressionAttributeValues: { ':pk': `D#${endpointId}`, ':open': 'open' },
+      ConsistentRead: true,
+    });
+    return items.map(toRecord);
   }
 
   /** Removes a delivery that was never queued (its claim and place in line too). */

@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { guardedLookup, refusedHost } from './address-guard.js';
+import type { LookupFunction } from 'node:net';
+import { guardedLookup, lookupGuard, refusedHost } from './address-guard.js';
 import { redactUrl } from '../redact.js';
 
 /** What an http step needs: one request (tests hand the executor a fake). */
@@ -17,6 +18,11 @@ export interface OutboundRules {
   readonly anyHostOverHttps: boolean;
   /** Answers are read up to this many bytes; the rest is dropped. */
   readonly maxResponseBytes: number;
+  /**
+   * Refuse loopback, private, carrier-grade NAT and multicast addresses too (in any
+   * spelling, and again when connecting), unless the host is listed: URLs any user gives.
+   */
+  readonly internalUnlessListed?: boolean;
 }
 
 /** Crew `http` steps: listed hosts only; responses read up to 1 MiB (step outputs keep far less). */
@@ -32,6 +38,12 @@ export const WEBHOOK_RULES: OutboundRules = {
   anyHostOverHttps: true,
   maxResponseBytes: 64 * 1024,
 };
+
+/** Per-run webhooks (API.md §14): any user gives the URL, so nothing internal unless listed. */
+export const RUN_WEBHOOK_RULES: OutboundRules = { ...WEBHOOK_RULES, internalUnlessListed: true };
+
+/** What a name's resolution is checked against when the internal addresses are refused. */
+const internalGuardedLookup = lookupGuard('internal');
 
 /**
  * Outbound HTTP to URLs a caller chose (crew `http` steps, webhook endpoints): only where
@@ -69,7 +81,8 @@ export class OutboundHttp {
     const refused = this.refusalOf(url);
     if (refused) throw new Error(refused);
     const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body;
-    const res = await send(url, req.method, req.headers ?? {}, body, signal);
+    const lookup = this.rules.internalUnlessListed && !this.listed(url) ? internalGuardedLookup : guardedLookup;
+    const res = await send(url, req.method, req.headers ?? {}, body, signal, lookup);
     const text = await readCapped(res, this.rules.maxResponseBytes);
     let parsed: unknown = text;
     if ((res.headers['content-type'] ?? '').includes('json')) {
@@ -85,15 +98,23 @@ export class OutboundHttp {
   private refusalOf(url: URL): string | undefined {
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       return `only http and https URLs are allowed, not ${url.protocol}`;
-    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    const listed = this.allowedHosts.includes(host) || this.allowedHosts.includes(url.host.toLowerCase());
+    const listed = this.listed(url);
     if (!listed && !(this.rules.anyHostOverHttps && url.protocol === 'https:')) {
       return this.rules.anyHostOverHttps
         ? `plain http to ${url.host} is not allowed: use https, or list the host in ${this.rules.hostsVariable}`
         : `host ${url.host} is not in ${this.rules.hostsVariable}`;
     }
+    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
     if (refusedHost(host)) return `host ${url.host} is a link-local or metadata address`;
+    if (this.rules.internalUnlessListed && !listed && refusedHost(host, 'internal'))
+      return `host ${url.host} is a loopback, private, carrier-grade NAT or multicast address: not allowed unless listed in ${this.rules.hostsVariable}`;
     return undefined;
+  }
+
+  /** Whether the URL's host (as the URL parser normalized it) or host:port is listed. */
+  private listed(url: URL): boolean {
+    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    return this.allowedHosts.includes(host) || this.allowedHosts.includes(url.host.toLowerCase());
   }
 }
 
@@ -103,10 +124,11 @@ function send(
   headers: Record<string, string>,
   body: string | undefined,
   signal: AbortSignal,
+  lookup: LookupFunction,
 ): Promise<IncomingMessage> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers, signal, lookup: guardedLookup }, resolve);
+    const req = request(url, { method, headers, signal, lookup }, resolve);
     req.on('error', (err) =>
       reject(signal.aborted ? Object.assign(new Error('timed out'), { name: 'TimeoutError' }) : err),
     );

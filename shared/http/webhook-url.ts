@@ -6,9 +6,10 @@ import { doc } from '../schema.js';
  * A webhook URL (API.md §14), as pydantic's HttpUrl reads one (`url_parsing`,
  * `url_scheme`): for endpoints and for a crew run's `webhook_url` (E2). What may be
  * reached (https, or http to WEBHOOK_ALLOWED_HOSTS; never link-local, metadata or
- * unspecified addresses) is the URL rules' to say, at creation and when connecting.
+ * unspecified addresses; for a run's, nothing internal unless listed) is the URL rules' to
+ * say, at creation and when connecting.
  */
-export const webhookUrl = (description: string) =>
+export const webhookUrl = (description: string, rules = 'never a link-local, metadata or unspecified address') =>
   doc(
     z.string().check(
       z.maxLength(2048),
@@ -19,6 +20,13 @@ export const webhookUrl = (description: string) =>
         }),
       }),
     ),
-    `${description}: \`https\`, or \`http\` to a host in WEBHOOK_ALLOWED_HOSTS; never a link-local, metadata or unspecified address`,
+    `${description}: \`https\`, or \`http\` to a host in WEBHOOK_ALLOWED_HOSTS; ${rules}`,
     { example: 'https://hooks.example.com/dpm' },
+  );
+
+/** A crew run's `webhook_url` (E2): any user gives it, so the stricter rules of API.md §14. */
+export const runWebhookUrl = (description: string) =>
+  webhookUrl(
+    description,
+    'never a loopback, private, carrier-grade NAT, link-local, multicast or unspecified address (in any spelling) unless its host is in WEBHOOK_ALLOWED_HOSTS',
   );

@@ -9,6 +9,8 @@ export const LLM_API_KEY = 'test-llm-key';
 export const WEBHOOK_RETRY_SCHEDULE = [1, 1, 2, 2, 3] as const;
 /** Names under this suffix resolve to the cloud metadata address in the test platform (see below). */
 export const REBINDING_SUFFIX = '.rebind.test';
+/** Names under this suffix resolve to 127.0.0.1 in the test platform: loopback by resolution only. */
+export const LOOPBACK_SUFFIX = '.loopback.test';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -56,19 +58,22 @@ export default async function setup(project: TestProject) {
       return write(chunk, ...rest);
     }) as typeof stream.write;
   }
-  // No DNS here: a name of REBINDING_SUFFIX resolves to 169.254.169.254 for the platform, so
-  // the webhook worker's connect-time check (no DNS rebinding) meets a real resolution.
+  // No DNS here: a name of REBINDING_SUFFIX resolves to 169.254.169.254 for the platform (and
+  // one of LOOPBACK_SUFFIX to 127.0.0.1), so the webhook worker's connect-time checks (no DNS
+  // rebinding) meet a real resolution.
   const dns = (await import('node:dns')).default;
   const { syncBuiltinESMExports } = await import('node:module');
   const realLookup = dns.lookup;
   dns.lookup = ((hostname: string, options: unknown, callback?: unknown) => {
     const cb = (typeof options === 'function' ? options : callback) as (...args: unknown[]) => void;
-    if (!hostname.endsWith(REBINDING_SUFFIX))
-      return (realLookup as (...args: unknown[]) => void)(hostname, options, callback);
+    const address = hostname.endsWith(REBINDING_SUFFIX)
+      ? '169.254.169.254'
+      : hostname.endsWith(LOOPBACK_SUFFIX)
+        ? '127.0.0.1'
+        : undefined;
+    if (!address) return (realLookup as (...args: unknown[]) => void)(hostname, options, callback);
     const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all;
-    process.nextTick(() =>
-      all ? cb(null, [{ address: '169.254.169.254', family: 4 }]) : cb(null, '169.254.169.254', 4),
-    );
+    process.nextTick(() => (all ? cb(null, [{ address, family: 4 }]) : cb(null, address, 4)));
   }) as typeof dns.lookup;
   syncBuiltinESMExports();
   // Imported after the log level is set: the logger reads it when it is created.

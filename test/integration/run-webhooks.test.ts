@@ -1,9 +1,10 @@
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, type ReceivedHook, WebhookReceiver } from '../support/webhook-receiver.js';
+import { eventually, HangingReceiver, type ReceivedHook, WebhookReceiver } from '../support/webhook-receiver.js';
 import { eventsOf, settle } from './event-feed.js';
-import { REBINDING_SUFFIX } from './global-setup.js';
+import { LOOPBACK_SUFFIX, REBINDING_SUFFIX } from './global-setup.js';
 import { api, db, recordDelivery, table, token } from './helpers.js';
 
 /**
@@ -34,7 +35,8 @@ afterAll(async () => {
   await receiver.stop();
 });
 
-async function template(name: string): Promise<string> {
+/** Render steps a, b, c, with `between` after a. */
+async function template(name: string, between: Record<string, unknown>[] = []): Promise<string> {
   const res = await api('/api/crew-templates', {
     method: 'POST',
     token: admin,
@@ -43,6 +45,7 @@ async function template(name: string): Promise<string> {
       variables: [{ name: 'who', required: true }],
       steps: [
         { id: 'a', kind: 'render', template: 'Hello {{who}}' },
+        ...between,
         { id: 'b', kind: 'render', template: '{{steps.a.output}}!' },
         { id: 'c', kind: 'render', template: '{{steps.b.output}}?' },
       ],
@@ -156,27 +159,133 @@ describe('a run started with a webhook_url (E2)', () => {
     }
   });
 
-  it('is not an endpoint of the webhooks API: not listed, 404 to read, change, delete or ping', async () => {
-    const id = await template('run-hook-hidden');
-    const started = await run(id, { values: { who: 'cy' }, webhook_url: receiver.url('/run-hidden') });
-    const endpointId = `run-${started.body.correlation_id}`;
-    const list = await api('/api/webhooks?limit=1000', { token: admin });
-    expect(list.status).toBe(200);
-    expect((list.body as { id: string }[]).some((e) => e.id.startsWith('run-'))).toBe(false);
-    expect((await api(`/api/webhooks/${endpointId}`, { token: admin })).status).toBe(404);
-    const patched = await api(`/api/webhooks/${endpointId}`, {
+  it("is an admin's to see (GET /api/webhooks?kind=run), read, disable and delete; no one else's", async () => {
+    const id = await template('run-hook-admin', [{ id: 'w', kind: 'wait', seconds: 5 }]);
+    const started = await run(id, { values: { who: 'cy' }, webhook_url: receiver.url('/run-admin') });
+    expect(started.status, started.text).toBe(202);
+    const correlationId = started.body.correlation_id as string;
+    const endpointId = `run-${correlationId}`;
+    // Listed apart from the API's endpoints, as the run made it, without its secret.
+    const runs = await api('/api/webhooks?kind=run&limit=1000', { token: admin });
+    expect(runs.status, runs.text).toBe(200);
+    const listed = (runs.body as { id: string }[]).find((e) => e.id === endpointId);
+    expect(listed).toEqual({
+      id: endpointId,
+      url: receiver.url('/run-admin'),
+      event_types: ['dpm.crew.run.event'],
+      description: `crew run ${correlationId}`,
+      enabled: true,
+      disabled_reason: null,
+      created_by: 'run-hook-user',
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect((runs.body as { id: string }[]).every((e) => e.id.startsWith('run-'))).toBe(true);
+    for (const path of ['/api/webhooks?limit=1000', '/api/webhooks?kind=admin&limit=1000']) {
+      const endpoints = await api(path, { token: admin });
+      expect(endpoints.status, path).toBe(200);
+      expect(
+        (endpoints.body as { id: string }[]).some((e) => e.id.startsWith('run-')),
+        path,
+      ).toBe(false);
+    }
+    expect((await api(`/api/webhooks/${endpointId}`, { token: admin })).body).toEqual(listed);
+    expect(runs.text).not.toContain(started.body.webhook_secret.slice('whsec_'.length));
+    // Disabled while the run waits: nothing written after goes out (run.completed among it).
+    const disabled = await api(`/api/webhooks/${endpointId}`, {
       method: 'PATCH',
       token: admin,
-      body: { url: receiver.url('/stolen') },
+      body: { enabled: false },
     });
-    expect(patched.status).toBe(404);
-    expect((await api(`/api/webhooks/${endpointId}/rotate-secret`, { method: 'POST', token: admin })).status).toBe(404);
-    expect((await api(`/api/webhooks/${endpointId}/test`, { method: 'POST', token: admin })).status).toBe(404);
-    expect((await api(`/api/webhooks/${endpointId}/deliveries`, { token: admin })).status).toBe(404);
-    expect((await api(`/api/webhooks/${endpointId}`, { method: 'DELETE', token: admin })).status).toBe(404);
-    // ... and the run's deliveries go on, where the run said.
-    await arrived('/run-hidden', EVENTS_OF_A_RUN);
+    expect(disabled.status, disabled.text).toBe(200);
+    expect(disabled.body).toMatchObject({ id: endpointId, enabled: false });
+    // Not the run's starter's, nor anyone's without the role.
+    for (const as of [user, other]) {
+      expect((await api('/api/webhooks?kind=run', { token: as })).status).toBe(403);
+      expect((await api(`/api/webhooks/${endpointId}`, { token: as })).status).toBe(403);
+      const patch = await api(`/api/webhooks/${endpointId}`, { method: 'PATCH', token: as, body: { enabled: false } });
+      expect(patch.status).toBe(403);
+      expect((await api(`/api/webhooks/${endpointId}`, { method: 'DELETE', token: as })).status).toBe(403);
+    }
+    // kind is one of two.
+    const bad = await api('/api/webhooks?kind=runs', { token: admin });
+    expect(bad.status, bad.text).toBe(422);
+    expect(bad.body.detail).toEqual([
+      expect.objectContaining({
+        type: 'enum',
+        loc: ['query', 'kind'],
+        input: 'runs',
+        ctx: { expected: "'admin' or 'run'" },
+      }),
+    ]);
+    // Its URL and event types are the run's.
+    for (const body of [{ url: receiver.url('/stolen') }, { event_types: ['*'] }]) {
+      const res = await api(`/api/webhooks/${endpointId}`, { method: 'PATCH', token: admin, body });
+      expect(res.status, res.text).toBe(409);
+    }
+    const events = await finishedEvents(correlationId);
+    expect(events.at(-1)!.type).toBe('run.completed');
+    await settle();
+    await settle();
+    const sent = distinctAt('/run-admin').map((h) => (h.event.data as { type: string }).type);
+    expect(sent.length).toBeLessThan(events.length);
+    expect(sent).not.toContain('run.completed');
     expect(receiver.at('/stolen')).toEqual([]);
+    // Deleted: gone from the list and from reads.
+    expect((await api(`/api/webhooks/${endpointId}`, { method: 'DELETE', token: admin })).status).toBe(204);
+    expect((await api(`/api/webhooks/${endpointId}`, { token: admin })).status).toBe(404);
+    const after = await api('/api/webhooks?kind=run&limit=1000', { token: admin });
+    expect((after.body as { id: string }[]).some((e) => e.id === endpointId)).toBe(false);
+  });
+
+  it('stops its undelivered deliveries when the run is cancelled; run.cancelled itself is delivered', async () => {
+    const id = await template('run-hook-cancel', [{ id: 'w', kind: 'wait', seconds: 30 }]);
+    const hanging = await new HangingReceiver().start();
+    // The first delivery (run.queued) hangs; whatever comes later is answered.
+    hanging.hangs = (hook) => hook.event.sequence === 1 && hanging.received.length === 1;
+    try {
+      const started = await run(id, { values: { who: 'cz' }, webhook_url: hanging.url('/run-cancel') });
+      expect(started.status, started.text).toBe(202);
+      const correlationId = started.body.correlation_id as string;
+      const endpointId = `run-${correlationId}`;
+      await eventually(() => (hanging.openAt('/run-cancel') === 1 ? true : undefined), 20_000, 'run.queued hanging');
+      // The run waits in its `wait` step, events 1..8 queued behind the hanging one.
+      const before = await eventually(async () => {
+        const res = await api(`/api/events/${correlationId}?start=0`, { token: user });
+        const events = res.body as { type: string; step_id?: string }[];
+        return events.some((e) => e.type === 'step.started' && e.step_id === 'w') ? events : undefined;
+      }, 20_000);
+      const cancelled = await api(`/api/crew-runs/${correlationId}/cancel`, { method: 'POST', token: user, body: {} });
+      expect(cancelled.status, cancelled.text).toBe(200);
+      const events = await eventually(async () => {
+        const res = await api(`/api/events/${correlationId}?start=0`, { token: user });
+        const all = res.body as { type: string }[];
+        return all.at(-1)?.type === 'run.cancelled' ? all : undefined;
+      }, 20_000);
+      const deliveries = () =>
+        api(`/api/webhooks/${endpointId}/deliveries?limit=1000`, { token: admin }).then(
+          (res) => res.body as { event_id: string; status: string; attempts: number; last_error: string | null }[],
+        );
+      // Every event, run.cancelled included, has its delivery: the run's endpoint is marked by then.
+      await eventually(async () => ((await deliveries()).length === events.length ? true : undefined), 20_000);
+      // The hanging attempt ends (the receiver drops it): it is not tried again, nor is anything before run.cancelled.
+      hanging.release();
+      await eventually(
+        () => (hanging.received.some((h) => h.event.sequence === events.length) ? true : undefined),
+        20_000,
+        'run.cancelled delivered',
+      );
+      await settle();
+      expect(hanging.received.map((h) => h.event.sequence)).toEqual([1, events.length]);
+      const byStatus = (await deliveries()).map((d) => [d.status, d.last_error]);
+      expect(byStatus.filter(([status]) => status === 'succeeded')).toHaveLength(1);
+      expect(byStatus.filter(([, error]) => error === 'not sent: the run was cancelled')).toHaveLength(
+        events.length - 1,
+      );
+      expect(before.length).toBeGreaterThan(2);
+    } finally {
+      await hanging.stop();
+    }
   });
 
   it('delivers nothing for a run without webhook_url, and answers no secret', async () => {
@@ -276,6 +385,131 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
     expect(res.status, res.text).toBe(422);
     expect(res.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'webhook_url'], type })]);
     await noRunSince(since);
+  });
+
+  /**
+   * Loopback, private, carrier-grade NAT, link-local, multicast and unspecified addresses in
+   * the spellings a URL may carry (§14: refused for a per-run webhook unless listed). None is
+   * 127.0.0.1 or localhost as the URL parser reads it: those are the test platform's
+   * WEBHOOK_ALLOWED_HOSTS.
+   */
+  const REFUSED = [
+    'https://127.0.0.2/x',
+    'https://127.2/x',
+    'https://2130706434/x',
+    'https://017700000002/x',
+    'https://0177.0.0.2/x',
+    'https://0x7f.0.0.2/x',
+    'https://0X7F.0.0.2/x',
+    'https://127.0.0.2./x',
+    'https://[::1]/x',
+    'https://[0:0:0:0:0:0:0:1]/x',
+    'https://[::ffff:127.0.0.1]/x',
+    'https://[::ffff:7f00:1]/x',
+    'https://[::FFFF:7F00:2]/x',
+    'https://[::127.0.0.1]/x',
+    'https://localhost./x',
+    'https://LOCALHOST./x',
+    'https://hooks.localhost/x',
+    'https://10.0.0.1/x',
+    'https://012.0.0.1/x',
+    'https://0xa.0.0.1/x',
+    'https://167772161/x',
+    'https://10.1/x',
+    'https://172.16.0.1/x',
+    'https://172.31.255.254/x',
+    'https://192.168.1.1/x',
+    'https://0xc0.0xa8.1.1/x',
+    'https://[::ffff:192.168.1.1]/x',
+    'https://[::ffff:a00:1]/x',
+    'https://[fc00::1]/x',
+    'https://[FD12:3456::1]/x',
+    'https://100.64.0.1/x',
+    'https://100.127.255.254/x',
+    'https://[::ffff:100.64.0.1]/x',
+    'https://169.254.1.1/x',
+    'https://0xa9fea9fe/x',
+    'https://[fe80::1]/x',
+    'https://224.0.0.1/x',
+    'https://239.255.255.250/x',
+    'https://[ff02::1]/x',
+    'https://0.0.0.0/x',
+    'https://0/x',
+    'https://[::]/x',
+    'http://10.0.0.1/x',
+  ];
+
+  it.each(REFUSED)('refuses %s at body.webhook_url (listed with the other errors)', async (url) => {
+    // A missing variable too: whatever the URL check says, no run is made here.
+    const res = await run(id, { values: {}, webhook_url: url });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.detail).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ loc: ['body', 'values', 'who'], type: 'missing' }),
+        expect.objectContaining({ loc: ['body', 'webhook_url'], type: 'value_error' }),
+      ]),
+    );
+  });
+
+  describe('on a loopback port of the test', () => {
+    let listener: Server;
+    const connections = new Set<Socket>();
+    let accepted = 0;
+    let port: number;
+    beforeAll(async () => {
+      listener = createServer((socket) => {
+        accepted++;
+        connections.add(socket);
+        socket.on('close', () => connections.delete(socket));
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+      port = (listener.address() as AddressInfo).port;
+    });
+    afterAll(async () => {
+      for (const socket of connections) socket.destroy();
+      await new Promise((resolve) => listener.close(resolve));
+    });
+
+    it('refuses loopback spellings with nothing else wrong: 422, no run, no connection', async () => {
+      const since = new Date().toISOString();
+      for (const host of ['127.0.0.2', '[::1]', '2130706434', '0x7f.2', '[::ffff:127.0.0.1]', 'localhost.']) {
+        const url = `https://${host}:${port}/x`;
+        const res = await run(id, { values: { who: 'x' }, webhook_url: url });
+        expect(res.status, `${url}: ${res.text}`).toBe(422);
+        expect(res.body.detail, url).toEqual([
+          expect.objectContaining({
+            loc: ['body', 'webhook_url'],
+            type: 'value_error',
+            msg: expect.stringMatching(/loopback, private, carrier-grade NAT or multicast address/),
+          }),
+        ]);
+      }
+      await noRunSince(since);
+      expect(accepted).toBe(0);
+    });
+
+    it('refuses, when connecting, a name that resolves to loopback (not listed): no connection is made', async () => {
+      const res = await run(id, { values: { who: 'x' }, webhook_url: `https://hooks${LOOPBACK_SUFFIX}:${port}/run` });
+      expect(res.status, res.text).toBe(202);
+      await finishedEvents(res.body.correlation_id);
+      const tried = await eventually(async () => {
+        const out = await db().send(
+          new QueryCommand({
+            TableName: table('webhookDeliveries'),
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': `D#run-${res.body.correlation_id}` },
+            ConsistentRead: true,
+          }),
+        );
+        return (out.Items ?? []).find((d) => Number(d.attempts) >= 1);
+      }, 20_000);
+      expect(accepted).toBe(0);
+      expect(tried.last_error).toMatch(
+        /resolves to 127\.0\.0\.1, a loopback, private, carrier-grade NAT, link-local, multicast or unspecified address/,
+      );
+      expect(accepted).toBe(0);
+    });
   });
 
   it('refuses a URL that is not a string', async () => {

@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One POST a receiver got: its headers and its body exactly as sent. */
@@ -89,5 +89,80 @@ export async function eventually<T>(
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * A webhook receiver on loopback that stalls: it takes each request and, when `hangs` says
+ * so, never answers (until `release`), as a receiver that accepts and hangs does; others get
+ * 204. It counts the requests open at once, per path, and the most there ever were.
+ */
+export class HangingReceiver {
+  readonly received: ReceivedHook[] = [];
+  hangs: (hook: ReceivedHook) => boolean = () => true;
+  private readonly open = new Map<string, Set<ServerResponse>>();
+  private readonly most = new Map<string, number>();
+  private server: Server | undefined;
+  private port = 0;
+
+  async start(): Promise<this> {
+    const server = createServer((req, res) => {
+      const path = req.url ?? '/';
+      const mine = this.open.get(path) ?? new Set<ServerResponse>();
+      this.open.set(path, mine);
+      mine.add(res);
+      this.most.set(path, Math.max(this.most.get(path) ?? 0, mine.size));
+      res.on('close', () => mine.delete(res));
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        let event: ReceivedHook['event'];
+        try {
+          event = JSON.parse(body) as ReceivedHook['event'];
+        } catch {
+          event = {} as ReceivedHook['event'];
+        }
+        const hook = { path, headers: req.headers, body, event, at: Date.now() };
+        this.received.push(hook);
+        if (!this.hangs(hook)) res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+    return this;
+  }
+
+  url(path: string): string {
+    return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  /** Requests at `path` (every path when left out) open now: received and not answered. */
+  openAt(path?: string): number {
+    if (path !== undefined) return this.open.get(path)?.size ?? 0;
+    return [...this.open.values()].reduce((n, s) => n + s.size, 0);
+  }
+
+  /** The most requests ever open at once at `path`. */
+  mostOpenAt(path: string): number {
+    return this.most.get(path) ?? 0;
+  }
+
+  /** Drops every request it holds (the sender sees the connection reset). */
+  release(): void {
+    for (const set of this.open.values()) for (const res of set) res.destroy();
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    this.release();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }

@@ -25,7 +25,9 @@ vi.mock('node:dns', async (importOriginal) => {
   return { ...real, default: { ...real, lookup }, lookup };
 });
 
-const { guardedLookup, isForbiddenAddress, refusedHost } = await import('../../shared/adapters/address-guard.js');
+const { canonicalHost, guardedLookup, isForbiddenAddress, isInternalAddress, lookupGuard, refusedHost } =
+  await import('../../shared/adapters/address-guard.js');
+const { OutboundHttp, RUN_WEBHOOK_RULES, WEBHOOK_RULES } = await import('../../shared/adapters/outbound-http.js');
 const { probeConnection } = await import('../../shared/adapters/probes.js');
 
 const servers: Server[] = [];
@@ -117,6 +119,197 @@ describe('refusedHost()', () => {
 
   it.each(['127.0.0.1', '::1', 'localhost', 'db.internal.example', 'metadata-db.example.com'])('allows %s', (host) => {
     expect(refusedHost(host)).toBeUndefined();
+  });
+});
+
+/**
+ * Loopback, private, carrier-grade NAT, link-local, multicast and unspecified addresses in
+ * every spelling a URL or a resolver may carry (API.md §14, per-run webhooks).
+ */
+const INTERNAL_SPELLINGS = [
+  // loopback
+  '127.0.0.1',
+  '127.0.0.2',
+  '127.1',
+  '127.000.000.001',
+  '2130706433',
+  '017700000001',
+  '0177.0.0.1',
+  '0x7f.0.0.1',
+  '0x7F.1',
+  '0x7f000001',
+  '127.0.0.1.',
+  '::1',
+  '[::1]',
+  '0:0:0:0:0:0:0:1',
+  '::ffff:127.0.0.1',
+  '[::ffff:7f00:1]',
+  '::FFFF:7F00:1',
+  '::127.0.0.1',
+  '64:ff9b::7f00:1',
+  'localhost',
+  'LOCALHOST.',
+  'hooks.localhost',
+  // private (RFC 1918, RFC 4193)
+  '10.0.0.1',
+  '012.0.0.1',
+  '0xa.0.0.1',
+  '167772161',
+  '10.1',
+  '172.16.0.1',
+  '172.31.255.255',
+  '0xac.0x10.0.1',
+  '192.168.1.1',
+  '3232235777',
+  '::ffff:10.0.0.1',
+  '::ffff:a00:1',
+  '[::ffff:c0a8:101]',
+  'fc00::1',
+  'fd12:3456::1',
+  '[FD00::1]',
+  'fec0::1',
+  // carrier-grade NAT
+  '100.64.0.1',
+  '100.127.255.254',
+  '0x64.0x40.0.1',
+  '::ffff:100.64.0.1',
+  // link-local, metadata
+  '169.254.169.254',
+  '0xa9fea9fe',
+  '169.254.0.1',
+  'fe80::1',
+  'fe80::1%eth0',
+  // multicast
+  '224.0.0.1',
+  '239.255.255.250',
+  '0xe0.0.0.1',
+  'ff02::1',
+  '[FF05::2]',
+  '::ffff:224.0.0.1',
+  // unspecified
+  '0.0.0.0',
+  '0',
+  '0x0',
+  '::',
+  '[::]',
+  '::ffff:0.0.0.0',
+];
+
+describe('the internal policy (per-run webhooks)', () => {
+  it.each(INTERNAL_SPELLINGS)('refuses %s before anything is resolved', (host) => {
+    expect(refusedHost(host, 'internal')).toMatch(
+      /is a (loopback, private, carrier-grade NAT, link-local, multicast or unspecified address|link-local, metadata or unspecified address|loopback name)$/,
+    );
+  });
+
+  it.each([
+    '8.8.8.8',
+    '100.63.255.255',
+    '100.128.0.1',
+    '172.15.255.255',
+    '172.32.0.1',
+    '192.169.0.1',
+    '11.0.0.1',
+    '223.255.255.255',
+    '2001:db8::1',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    'hooks.example.com',
+    'localhost.example.com',
+    'mylocalhost',
+  ])('allows %s', (host) => {
+    expect(refusedHost(host, 'internal')).toBeUndefined();
+  });
+
+  it('leaves loopback and private addresses to the metadata policy', () => {
+    for (const host of ['127.0.0.1', '10.0.0.1', '::1', 'fd12::1', 'localhost', '100.64.0.1'])
+      expect(refusedHost(host), host).toBeUndefined();
+  });
+
+  it('reads a host in any spelling as the URL parser does', () => {
+    expect(canonicalHost('0x7f.1')).toBe('127.0.0.1');
+    expect(canonicalHost('2130706433')).toBe('127.0.0.1');
+    expect(canonicalHost('0177.0.0.1')).toBe('127.0.0.1');
+    expect(canonicalHost('127.0.0.1.')).toBe('127.0.0.1');
+    expect(canonicalHost('[::FFFF:127.0.0.1]')).toBe('::ffff:7f00:1');
+    expect(canonicalHost('FE80::1%eth0')).toBe('fe80::1');
+    expect(canonicalHost('Hooks.Example.COM')).toBe('hooks.example.com');
+    for (const url of ['http://0x7f.1/', 'http://2130706433/', 'http://[::ffff:127.0.0.1]/'])
+      expect(refusedHost(new URL(url).hostname, 'internal'), url).toBeDefined();
+  });
+
+  it('knows the addresses themselves, IPv4 embedded in IPv6 included', () => {
+    for (const address of ['127.0.0.1', '10.9.8.7', '::1', '::ffff:192.168.0.1', '64:ff9b::a00:1', 'ff02::1'])
+      expect(isInternalAddress(address), address).toBe(true);
+    for (const address of ['1.1.1.1', '2001:4860:4860::8888', '::ffff:1.1.1.1', 'localhost'])
+      expect(isInternalAddress(address), address).toBe(false);
+  });
+});
+
+describe('the per-run webhook URL rules', () => {
+  const listed = ['127.0.0.1', 'localhost'];
+  const runs = new OutboundHttp(listed, RUN_WEBHOOK_RULES);
+  const endpoints = new OutboundHttp(listed, WEBHOOK_RULES);
+
+  /** Each spelling as a URL's host (IPv6 in brackets; a zone id is no part of a URL). */
+  const asUrlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+
+  it.each(INTERNAL_SPELLINGS.filter((h) => !h.includes('%')).map(asUrlHost))(
+    'refuses https://%s/ unless its host, as the URL parser reads it, is listed',
+    (host) => {
+      const url = `https://${host}:8443/hook`;
+      const listedHere = listed.includes(new URL(url).hostname);
+      expect(runs.refusal(url), url).toEqual(listedHere ? undefined : expect.stringMatching(/^host .* is a /));
+    },
+  );
+
+  it('allows a listed host in any spelling the URL parser reads as it, and keeps the endpoints’ rules', () => {
+    for (const url of ['http://127.0.0.1:9/x', 'http://0x7f.1:9/x', 'http://2130706433:9/x', 'http://localhost:9/x'])
+      expect(runs.refusal(url), url).toBeUndefined();
+    expect(runs.refusal('https://hooks.example.com/x')).toBeUndefined();
+    // The API's endpoints (admins) may still name private hosts over https.
+    for (const url of ['https://10.0.0.1/x', 'https://[::1]/x', 'https://127.0.0.2/x'])
+      expect(endpoints.refusal(url), url).toBeUndefined();
+    expect(runs.refusal('https://10.0.0.1/x')).toMatch(/not allowed unless listed in WEBHOOK_ALLOWED_HOSTS/);
+  });
+
+  it('refuses, when connecting, a name that resolves to an internal address, before any connection', async () => {
+    const { port, connections } = await listener('');
+    RESOLVES.set('loopback.guard.test', ['127.0.0.1']);
+    await expect(
+      runs.request(
+        { method: 'POST', url: `https://loopback.guard.test:${port}/`, body: '{}' },
+        AbortSignal.timeout(5000),
+      ),
+    ).rejects.toMatchObject({
+      code: 'EREFUSEDADDRESS',
+      message: expect.stringMatching(/resolves to 127\.0\.0\.1, a loopback, private/),
+    });
+    expect(connections.count).toBe(0);
+  });
+});
+
+const internalLookupOf = (hostname: string) =>
+  new Promise<NodeJS.ErrnoException | null>((resolve) =>
+    lookupGuard('internal')(hostname, { all: true }, (err) => resolve(err)),
+  );
+
+describe("lookupGuard('internal')", () => {
+  it('refuses a name when any address it resolves to is internal', async () => {
+    RESOLVES.set('private.internal.guard.test', ['93.184.216.34', '10.0.0.5']);
+    RESOLVES.set('mapped.internal.guard.test', ['::ffff:192.168.0.1']);
+    RESOLVES.set('ula.internal.guard.test', ['fd00::5']);
+    RESOLVES.set('cgnat.internal.guard.test', ['100.64.1.2']);
+    for (const name of ['private', 'mapped', 'ula', 'cgnat'])
+      expect(await internalLookupOf(`${name}.internal.guard.test`), name).toMatchObject({ code: 'EREFUSEDADDRESS' });
+  });
+
+  it('refuses a loopback name without asking DNS, and lets a public one through', async () => {
+    const before = lookups.length;
+    expect(await internalLookupOf('localhost')).toMatchObject({ code: 'EREFUSEDADDRESS' });
+    expect(lookups.length).toBe(before);
+    RESOLVES.set('public.internal.guard.test', ['93.184.216.34']);
+    expect(await internalLookupOf('public.internal.guard.test')).toBeNull();
   });
 });
 

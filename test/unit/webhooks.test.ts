@@ -1,8 +1,16 @@
+import * as sqsSdk from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryMessage } from '../../functions/webhooks/delivery-queue.js';
-import { delayUntil, MAX_DELAY_SECONDS } from '../../functions/webhooks/delivery-queue.js';
-import { type DelivererDeps, DISABLE_AFTER_MS, LEASE_MS, WebhookDeliverer } from '../../functions/webhooks/delivery.js';
+import { delayUntil, laneOf, MAX_DELAY_SECONDS, SqsDeliveryQueue } from '../../functions/webhooks/delivery-queue.js';
+import {
+  busyDelaySeconds,
+  type DelivererDeps,
+  DISABLE_AFTER_MS,
+  LEASE_MS,
+  MAX_IN_FLIGHT,
+  WebhookDeliverer,
+} from '../../functions/webhooks/delivery.js';
 import { takes } from '../../functions/webhooks/fanout.js';
 import { createWebhookWorkerHandler } from '../../functions/webhooks/worker.js';
 import { eventTypeEntryError } from '../../functions/webhooks/schemas.js';
@@ -25,6 +33,10 @@ function world(
     enabled?: boolean;
     /** Another message's lease on the attempt, until then (epoch ms). */
     leasedUntil?: number;
+    /** A crew run's own endpoint, its run cancelled before this sequence when given. */
+    forRun?: { stoppedBefore?: number };
+    /** In-flight slots of the endpoint held by other messages. */
+    slotsHeld?: number;
   } = {},
 ) {
   let now = T0;
@@ -44,13 +56,14 @@ function world(
     secret: SEALED,
     previousSecret: undefined,
     failingSince: options.failingSince,
-    forRun: false,
+    forRun: options.forRun !== undefined,
+    stoppedBefore: options.forRun?.stoppedBefore,
   };
   let delivery: DeliveryRecord = {
     id: 'd1',
     endpoint_id: 'ep',
     event_id: 'e1',
-    event_type: 'dpm.psk.deleted',
+    event_type: options.forRun ? 'dpm.crew.run.event' : 'dpm.psk.deleted',
     subject: 'psks/x',
     sequence: 1,
     body: '{"id":"e1"}',
@@ -66,7 +79,20 @@ function world(
     attempt_message: undefined,
   };
   const sent: { message: DeliveryMessage; delaySeconds: number }[] = [];
-  const posts: { url: string; headers: Record<string, string> }[] = [];
+  const posts: { url: string; headers: Record<string, string>; run: boolean }[] = [];
+  /** The slots held, by holder: the others' first (an attempt holds one while it posts). */
+  const slots = new Map<number, string>(
+    Array.from({ length: options.slotsHeld ?? 0 }, (_, i) => [i, `other-${i}`] as const),
+  );
+  const slotsDuringPosts: number[] = [];
+  const post =
+    (run: boolean) =>
+    async (url: string, headers: Record<string, string>): Promise<number> => {
+      posts.push({ url, headers, run });
+      slotsDuringPosts.push(slots.size);
+      now += 20;
+      return options.status ?? 204;
+    };
   const disabled: { reason: string; change: Change; cutoff?: string }[] = [];
   const deps: DelivererDeps = {
     endpoints: {
@@ -95,16 +121,23 @@ function world(
       nextInLine: async () => undefined,
       open: async () => [delivery],
       releaseLease: async () => undefined,
+      takeSlot: async (_id, holder, _now, _lease, max) => {
+        for (let slot = 0; slot < max; slot++)
+          if (!slots.has(slot)) {
+            slots.set(slot, holder);
+            return slot;
+          }
+        return undefined;
+      },
+      releaseSlot: async (_id, slot, holder) => {
+        if (slots.get(slot) === holder) slots.delete(slot);
+      },
+      releaseSlots: async () => slots.clear(),
     },
     queue: { send: async (messages) => void sent.push(...messages) },
     box: { open: async () => SECRET },
-    poster: {
-      post: async (url, headers) => {
-        posts.push({ url, headers });
-        now += 20;
-        return options.status ?? 204;
-      },
-    },
+    poster: { post: post(false) },
+    runPoster: { post: post(true) },
     retrySchedule: options.schedule ?? [5, 300, 1800, 7200, 18_000, 36_000, 36_000],
     now: () => now,
   };
@@ -121,6 +154,8 @@ function world(
     sent,
     posts,
     disabled,
+    slots,
+    slotsDuringPosts,
     message,
     at: (ms: number) => (now = ms),
   };
@@ -226,6 +261,55 @@ describe('the webhook delivery worker', () => {
     expect(w.posts).toHaveLength(1);
   });
 
+  it("holds one of the endpoint's slots while it posts, and frees it after", async () => {
+    const w = world({ slotsHeld: MAX_IN_FLIGHT - 1 });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toHaveLength(1);
+    expect(w.slotsDuringPosts).toEqual([MAX_IN_FLIGHT]);
+    expect([...w.slots.values()]).toEqual(['other-0']);
+  });
+
+  it('puts a delivery back, unattempted and uncounted, while its endpoint has MAX_IN_FLIGHT in flight', async () => {
+    const w = world({ slotsHeld: MAX_IN_FLIGHT });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toEqual([]);
+    expect(w.delivery()).toMatchObject({ status: 'pending', attempts: 0, attempt_message: undefined });
+    expect(w.sent).toEqual([{ message: { ...w.message(0), busy: 1 }, delaySeconds: busyDelaySeconds(0) }]);
+    // Still busy: later each time, up to the attempt timeout.
+    await w.deliverer.handle(w.sent[0]!.message, 'm2');
+    expect(w.sent[1]).toEqual({ message: { ...w.message(0), busy: 2 }, delaySeconds: 2 });
+    expect([1, 2, 4, 8, 10, 10].map((_, i) => busyDelaySeconds(i))).toEqual([1, 2, 4, 8, 10, 10]);
+    // A slot frees: the attempt is made.
+    w.slots.delete(0);
+    await w.deliverer.handle(w.sent[1]!.message, 'm3');
+    expect(w.posts).toHaveLength(1);
+    expect(w.delivery()).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+
+  it("posts to a crew run's own endpoint through the per-run rules' poster", async () => {
+    const w = world({ forRun: {} });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts.map((p) => p.run)).toEqual([true]);
+    const api = world();
+    await api.deliverer.handle(api.message(0), 'm1');
+    expect(api.posts.map((p) => p.run)).toEqual([false]);
+  });
+
+  it("fails, without attempting it, a run's delivery of an event from before the run was cancelled", async () => {
+    const w = world({ forRun: { stoppedBefore: 2 } });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toEqual([]);
+    expect(w.delivery()).toMatchObject({
+      status: 'failed',
+      attempts: 0,
+      last_error: 'not sent: the run was cancelled',
+    });
+    // run.cancelled itself (sequence 2) and what follows go out.
+    const after = world({ forRun: { stoppedBefore: 1 } });
+    await after.deliverer.handle(after.message(0), 'm1');
+    expect(after.posts).toHaveLength(1);
+  });
+
   it('fails a delivery to a disabled endpoint without attempting it', async () => {
     const w = world({ enabled: false });
     await w.deliverer.handle(w.message(0), 'm1');
@@ -311,6 +395,37 @@ describe('the webhook worker’s metrics', () => {
     await expect(failing({ Records: [sqsRecord(w.message(0), 'm3')] })).rejects.toThrow();
     expect(m.outcomes).toEqual([]);
     expect(m.flushes()).toBe(2);
+  });
+});
+
+describe('the delivery lanes', () => {
+  it("queues each message in its endpoint's lane: the API's endpoints, or crew runs' own", async () => {
+    const sent: { queue: string; endpoints: string[] }[] = [];
+    const client = {
+      send: async (command: InstanceType<typeof sqsSdk.SendMessageBatchCommand>) => {
+        sent.push({
+          queue: command.input.QueueUrl!,
+          endpoints: command.input.Entries!.map((e) => (JSON.parse(e.MessageBody!) as DeliveryMessage).endpoint_id),
+        });
+        return { Successful: [], Failed: [] };
+      },
+    } as unknown as InstanceType<typeof sqsSdk.SQSClient>;
+    const queue = new SqsDeliveryQueue(async () => ({ sdk: sqsSdk, client }), { endpoints: 'q-api', runs: 'q-runs' });
+    const message = (endpoint_id: string) => ({
+      message: { endpoint_id, delivery_id: 'd', series: 0, attempt: 0, due: T0 },
+      delaySeconds: 0,
+    });
+    const api = '7b0f4c1e-1f53-4c5e-9d56-0f1f5b8e2a11';
+    const run = 'run-2c9d1e7a-3b4f-4a6e-8c1d-5e6f7a8b9c0d';
+    await queue.send([message(api), message(run), message(api)]);
+    expect(sent).toEqual([
+      { queue: 'q-api', endpoints: [api, api] },
+      { queue: 'q-runs', endpoints: [run] },
+    ]);
+    expect([laneOf(api), laneOf(run)]).toEqual(['endpoints', 'runs']);
+    // A lane without its queue is a broken dependency (503), not a message sent elsewhere.
+    const half = new SqsDeliveryQueue(async () => ({ sdk: sqsSdk, client }), { endpoints: 'q-api', runs: undefined });
+    await expect(half.send([message(run)])).rejects.toMatchObject({ name: 'QueueDoesNotExist' });
   });
 });
 
