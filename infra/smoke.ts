@@ -1,8 +1,12 @@
 /**
- * `npm run smoke -- <base-url> [--psk KEY]`: a read-only check of a deployed stage (or of
+ * `npm run smoke -- <base-url> [--psk-stdin]`: a read-only check of a deployed stage (or of
  * `npm start`) for operators after a deploy. It changes nothing: only GETs, an OPTIONS-free
  * wrong method on the health route, and reads with the key when one is given. One line per
  * check; exit code 0 when every check passed, 1 otherwise, 2 for a bad command line.
+ *
+ * The key comes from DPM_SMOKE_PSK, or from stdin with `--psk-stdin`, never from the
+ * command line: npm prints a script's arguments (`> tsx infra/smoke.ts <url> --psk <key>`)
+ * and any user's `ps` shows them, so `--psk` is refused.
  */
 
 export interface SmokeCheck {
@@ -131,18 +135,35 @@ export async function smoke(baseUrl: string, psk?: string): Promise<SmokeCheck[]
   return results;
 }
 
-/** The command line: `argv` after the script, `envPsk` the key DPM_SMOKE_PSK gives (`--psk` wins). */
+export const USAGE =
+  'usage: npm run smoke -- <base-url> [--psk-stdin]   (the key from DPM_SMOKE_PSK, or from stdin with --psk-stdin)';
+
+/** The first line of stdin, without its line end (empty when there is none). */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0]!.trim();
+}
+
+/** The command line: `argv` after the script, `envPsk` the key DPM_SMOKE_PSK gives. */
 async function main(argv: string[], envPsk: string | undefined): Promise<number> {
-  const args = [...argv];
-  let psk = envPsk;
-  const at = args.indexOf('--psk');
-  if (at >= 0) {
-    psk = args[at + 1];
-    args.splice(at, 2);
+  // Refused before anything else, and without repeating what follows it (the key).
+  if (argv.some((a) => a === '--psk' || a.startsWith('--psk='))) {
+    console.error(
+      'dpm smoke: --psk would show the key (npm prints the command line, ps lists it): set DPM_SMOKE_PSK, or pipe it in with --psk-stdin',
+    );
+    return 2;
   }
+  const fromStdin = argv.includes('--psk-stdin');
+  const args = argv.filter((a) => a !== '--psk-stdin');
   const [base] = args;
-  if (!base || args.length !== 1 || !/^https?:\/\/[^\s]+$/.test(base) || (at >= 0 && !psk)) {
-    console.error('usage: npm run smoke -- <base-url> [--psk KEY]   (or DPM_SMOKE_PSK=KEY)');
+  if (!base || args.length !== 1 || !/^https?:\/\/[^\s]+$/.test(base)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const psk = fromStdin ? await readStdin() : envPsk || undefined;
+  if (fromStdin && !psk) {
+    console.error('dpm smoke: --psk-stdin read no key from stdin');
     return 2;
   }
   const results = await smoke(base, psk);

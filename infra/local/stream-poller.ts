@@ -19,6 +19,7 @@ import type {
   StreamRecord,
 } from 'aws-lambda';
 import { emulatorOptions, requestTimeouts } from '../../shared/aws/client-options.js';
+import { settledWithin } from '../../shared/concurrency.js';
 import { logger } from '../../shared/logger.js';
 import { latestStreamArns } from './provision.js';
 
@@ -181,7 +182,12 @@ const errorName = (err: unknown) => (err as { name?: string } | undefined)?.name
  * MIN_IDLE_MS, backing off to MAX_IDLE_MS.
  */
 export interface StreamPoller {
-  stop(): Promise<void>;
+  /**
+   * Stops reading (calls under way are cut short) and waits for the handler calls under way
+   * and their checkpoints, at most `drainMs` (default: until they are done); a batch left
+   * unfinished is handed again after the next start.
+   */
+  stop(drainMs?: number): Promise<void>;
   /**
    * Something was just written: idle shards are read again now rather than after their
    * back-off (the local platform calls it after the writes of its own client). With table
@@ -445,14 +451,14 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
       const sets = written ? [...new Set(written)].flatMap((t) => idle.get(t) ?? []) : [...idle.values()];
       for (const set of sets) for (const wake of [...set]) wake();
     },
-    stop: () =>
+    stop: (drainMs) =>
       (stopped ??= (async () => {
         running = false;
         abort.abort();
         for (const wake of [...waiting]) wake();
         await discovery;
         // Handler calls under way finish, and their checkpoints are saved.
-        await Promise.allSettled([...reading.values()]);
+        await settledWithin([...reading.values()], drainMs);
         dynamodb.destroy();
         streams.destroy();
       })()),

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack, Validations, type App } from 'aws-cdk-lib';
@@ -115,6 +116,7 @@ describe('what prod cannot be synthesized without', () => {
   it.each([
     ['alarmTopicArn', { alarmTopicArn: undefined }, /the SNS topic its alarms notify.*-c alarmTopicArn=/],
     ['authIssuer', { authIssuer: undefined }, /the OpenID issuer whose Bearer tokens it accepts/],
+    ['authAudience', { authAudience: undefined }, /the audience its Bearer tokens must carry.*-c authAudience=/],
     ['adminPsk', { adminPsk: false }, /the bootstrap admin pre-shared key/],
   ])('refuses prod without %s, in one line naming it', (setting, stage, why) => {
     let message = '';
@@ -127,6 +129,51 @@ describe('what prod cannot be synthesized without', () => {
     expect(message).toMatch(why);
     expect(message).not.toContain('\n');
   });
+
+  it('names every missing setting in one line, not one per synth', () => {
+    let message = '';
+    try {
+      synthesize('prod', {
+        stage: { alarmTopicArn: undefined, authIssuer: undefined, authAudience: undefined, adminPsk: false },
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).not.toContain('\n');
+    expect(message).toMatch(
+      /^stage "prod" cannot be synthesized without alarmTopicArn \(.*\), authIssuer \(.*\), authAudience \(.*\), adminPsk \(.*\): /,
+    );
+    expect(message).toContain('pass -c alarmTopicArn=… -c authIssuer=… -c authAudience=…');
+  });
+
+  it('refuses an issuer without its audience on any stage (every function would refuse to load)', () => {
+    expect(() => synthesize('dev', { stage: { authIssuer: 'https://id.example.com' } })).toThrow(
+      /^stage "dev" cannot be synthesized without authAudience \(/,
+    );
+  });
+
+  it('refuses prod synthesized as an operator would, with an issuer but no audience, in one line', () => {
+    // infra/aws/app.ts as `cdk synth -c stage=prod -c authIssuer=…` runs it (the CDK hands it the context).
+    const synth = spawnSync(process.execPath, ['--import', 'tsx', join(REPOSITORY_ROOT, 'infra/aws/app.ts')], {
+      cwd: REPOSITORY_ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        CDK_CONTEXT_JSON: JSON.stringify({
+          stage: 'prod',
+          authIssuer: 'https://id.example.com',
+          alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops',
+        }),
+      },
+    });
+    expect(synth.status, synth.stderr).toBe(1);
+    expect(synth.stdout).toBe('');
+    expect(synth.stderr.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^dpm: stage "prod" cannot be synthesized without authAudience \(.*-c authAudience=…$/),
+    ]);
+  }, 60_000);
 
   it('refuses an alarm topic that is not an SNS topic ARN, and an issuer that is not https', () => {
     expect(() => synthesize('prod', { stage: { alarmTopicArn: 'arn:aws:sqs:eu-west-1:123456789012:q' } })).toThrow(

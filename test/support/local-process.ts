@@ -18,9 +18,10 @@ import { LOCK_FILE } from '../../infra/local/data-lock.js';
 import { readPidFile } from '../../infra/local/emulators.js';
 
 /**
- * The local platform as a user runs it (`npm start`): `node --import tsx infra/local/main.ts`
- * in its own process group (so that a kill of the group takes DynamoDB Local's JVM with it),
- * with stdout and stderr appended to a log file.
+ * The local platform as a user runs it: what `npm start` runs, `node --import tsx
+ * infra/local/main.ts` (or `npm start` itself, with the `npm` option), in its own process
+ * group, with stdout and stderr appended to a log file. DynamoDB Local's JVM runs in a group
+ * of its own and exits with the Node process.
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -35,6 +36,11 @@ export interface LocalProcessOptions {
   /** The service's configuration (STAGE, DPM_ADMIN_PSK, ...); DPM_DATA_DIR is set, and PORT=0 unless given. */
   readonly env?: Record<string, string>;
   readonly startTimeoutMs?: number;
+  /**
+   * Started as `npm start` (npm, then what its script runs) rather than as the Node process
+   * itself: the PID is npm's, as `npm start & ... kill $!` has it.
+   */
+  readonly npm?: boolean;
 }
 
 export interface Exit {
@@ -86,7 +92,10 @@ export class LocalProcess {
     const fd = openSync(options.logFile, 'a');
     let child: ChildProcess;
     try {
-      child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+      const [command, args]: [string, string[]] = options.npm
+        ? ['npm', ['start']]
+        : [process.execPath, ['--import', 'tsx', 'infra/local/main.ts']];
+      child = spawn(command, args, {
         cwd: ROOT,
         env,
         detached: true,
