@@ -210,14 +210,16 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         summary:
           "Approve or reject a waiting `approval` step: a Bearer session with the step's role, never the run's starter",
         tags: RUNS,
-        access: 'user',
+        // The session is checked before the request is read; the step's role once the run is
+        // (CrewService.decideStep has the whole order of checks).
+        access: { anyRole: 'resource', session: true },
         request: { params: StepParams, body: DecisionRequest, bodyRequired: true },
         success: {
           status: 200,
           description: 'The run: `running` again after an approval, `failed` after a rejection',
           schema: CrewRun,
         },
-        errors: [403, 404, 409],
+        errors: [404, 409],
       },
       async (c, { params, body, caller }) =>
         c.json(await service.decideStep(params.correlation_id, params.step_id, body, caller), 200),
@@ -237,11 +239,19 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
             'Events with index ≥ start, ascending, at most 1000 and at most 1 MiB of JSON (continue from the last index + 1)',
           schema: z.array(CrewEvent),
         },
-        errors: [403, 404],
+        // 429: the caller already has as many long polls waiting as it may (API.md §1).
+        errors: [403, 404, 429],
       },
       async (c, { params, query, caller }) =>
         c.json(
-          await service.events(params.correlation_id, query.start ?? query.start_index ?? 0, caller, query.wait ?? 0),
+          await service.events(
+            params.correlation_id,
+            query.start ?? query.start_index ?? 0,
+            caller,
+            query.wait ?? 0,
+            // aborted when the client goes away: its waiting poll ends and gives its place back
+            c.req.raw.signal,
+          ),
           200,
         ),
     );

@@ -31,12 +31,17 @@ export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
   );
 }
 
-/** What the worker and the dead-letter handler run: the steps, over HTTP and the configured model. */
-export function crewRunner(runtime: Runtime): CrewRunner {
+/**
+ * What the worker and the dead-letter handler run: the steps, over HTTP and the configured
+ * model. `stop` (the local platform's shutdown) abandons the steps under way at once and
+ * ends their deliveries without writing (CrewRunner).
+ */
+export function crewRunner(runtime: Runtime, options: { stop?: AbortSignal } = {}): CrewRunner {
   return new CrewRunner(
     runStore(runtime),
     new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), chatModel(runtime.config)),
     runSignals,
     runQueue(runtime),
+    options.stop,
   );
 }

@@ -1,5 +1,5 @@
 import { secrets, type Runtime } from '../composition.js';
-import { webhookHttp } from '../webhooks/compose-stores.js';
+import { runWebhookHttp } from '../webhooks/compose-stores.js';
 import type { CrewsDeps } from './app.js';
 import { runQueue, runSignals, runStore } from './compose-worker.js';
 import { CrewService } from './service.js';
@@ -12,7 +12,7 @@ export function crewService(runtime: Runtime): CrewService {
     runStore(runtime, runtime.tableName('webhooks')),
     runQueue(runtime),
     { eventsTtlDays: runtime.config.eventsTtlDays },
-    { urls: webhookHttp(runtime), box: secrets(runtime) },
+    { urls: runWebhookHttp(runtime), box: secrets(runtime) },
     runSignals,
   );
 }

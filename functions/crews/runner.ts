@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { runChange } from './events.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from './limits.js';
 import type { ApprovalStep, CrewEvent, EventType } from './schemas.js';
 import type { StepOutcome } from './steps.js';
-import type { RunItem, RunStore, RunUpdate } from './store.js';
+import { FINISHED_STATUSES, type RunItem, type RunStore, type RunUpdate } from './store.js';
 import { InProcessRunSignals, type RunSignals } from './signals.js';
 import { type RenderContext, render } from './templating.js';
 
@@ -15,11 +16,26 @@ export interface StepRunner {
 /** While a step runs, the run is read this often to see whether it was cancelled (one GetItem). */
 export const CANCEL_CHECK_MS = 1_000;
 
+/**
+ * How long a delivery's lease on a run lasts unless renewed: the lease is what makes a
+ * delivery the run's one executor. Every write of the runner renews it and, while a step
+ * runs, the cancellation check renews it instead of reading once a third of it has passed
+ * (about every 10 s), so two renewals may be late before another delivery may take over;
+ * a run whose worker died is taken over at most this long after its last renewal.
+ */
+export const LEASE_MS = 30_000;
+
 /** Another delivery of the same run wrote the index first; progress is re-read. */
 class IndexTaken extends Error {}
 
-/** What a watched step answers when the run was cancelled while it ran. */
+/** What a watched step answers when the run was cancelled while it ran (or its lease was lost). */
 const CANCELLED = Symbol('cancelled');
+
+/** What a watched step answers when the process stopped while it ran. */
+const STOPPED = Symbol('stopped');
+
+/** The process is stopping: the run is left as it is (a started step stays started) for the next executor. */
+class Stopped extends Error {}
 
 /** Not enough time left in this delivery for the next step: the run continues in a new one. */
 class OutOfTime extends Error {}
@@ -47,6 +63,15 @@ export function stepBudgetMs(step: RunItem['steps'][number]): number {
 
 export type ProcessResult = 'done' | 'continue-later';
 
+/** A timer message with nothing left to do is acknowledged (and said so in the log). */
+function spent(correlationId: string, timer: StepTimer): ProcessResult {
+  logger.info('crew approval timer has nothing to do: its step was decided or the run went on', {
+    correlation_id: correlationId,
+    step_id: timer.step_id,
+  });
+  return 'done';
+}
+
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 /** The events of the run's latest attempt: those after its last `run.retried` (all, when never retried). */
@@ -58,9 +83,47 @@ export function currentAttempt(events: readonly CrewEvent[]): CrewEvent[] {
   return events.slice(last + 1);
 }
 
-/** Brings a run back to the worker after a delay (the expiry of an `approval` step). */
+/**
+ * What a delayed message is for: the expiry of the wait of `approval` step `step_id` that
+ * ends at `expires_at` (its `step.waiting`). A message without one is a plain delivery.
+ */
+export interface StepTimer {
+  readonly step_id: string;
+  readonly expires_at: string;
+}
+
+/**
+ * Brings a run back to the worker after a delay: the expiry of an `approval` step (with its
+ * `timer`), or a message that found the run held by another delivery (as it came).
+ */
 export interface RunTimer {
-  after(correlationId: string, delaySeconds: number): Promise<void>;
+  after(correlationId: string, delaySeconds: number, timer?: StepTimer): Promise<void>;
+}
+
+/** What the runner reads and writes of runs (RunStore's methods it uses). */
+export type RunnerStore = Pick<RunStore, 'get' | 'allEvents' | 'append' | 'takeLease' | 'renewLease' | 'releaseLease'>;
+
+/** This delivery's lease: `held` while it may hold it (a write whose outcome is unknown included). */
+interface Lease {
+  readonly owner: string;
+  until: number;
+  held: boolean;
+}
+
+/**
+ * The timer has nothing left to do: its wait is not in the run's latest attempt (another
+ * wait, or none), or the run went on after the step's outcome. A decided step with nothing
+ * after it is continued (the decision's own message may have been lost: service.ts).
+ */
+function timerSpent(attempt: readonly CrewEvent[], timer: StepTimer): boolean {
+  const waited = attempt.findIndex(
+    (e) => e.type === 'step.waiting' && e.step_id === timer.step_id && e.data?.expires_at === timer.expires_at,
+  );
+  if (waited < 0) return true;
+  const outcome = attempt.findIndex(
+    (e, i) => i > waited && e.step_id === timer.step_id && (e.type === 'step.completed' || e.type === 'step.failed'),
+  );
+  return outcome >= 0 && outcome < attempt.length - 1;
 }
 
 /** SQS delays a message at most this long: a longer wait is re-armed when it arrives. */
@@ -73,40 +136,124 @@ const MAX_RESUMES = 20;
  * started but not finished, and appends each new event at the next index with a
  * conditional write. A duplicate or retried delivery therefore resumes where the last
  * one stopped, and never writes an event twice or skips an index.
+ *
+ * One delivery executes a run at a time: each write of the runner takes or renews a lease
+ * on the run (LEASE_MS), no step with I/O runs without it, and the last write of a
+ * delivery lets it go. A delivery that finds the lease held by another comes back when it
+ * would lapse (a living holder renews it; a dead one's is then taken over), so no message
+ * is lost and no step runs twice at once.
  */
 export class CrewRunner {
   constructor(
-    private readonly runs: RunStore,
+    private readonly runs: RunnerStore,
     private readonly steps: StepRunner,
     /** Wakes the cancellation check at once when the run changes in this process. */
     private readonly signals: RunSignals = new InProcessRunSignals(),
-    /** Arms the expiry of `approval` steps. */
+    /** Arms the expiry of `approval` steps, and brings back a message that found its run held. */
     private readonly timers?: RunTimer,
-  ) {}
+    /**
+     * The process is stopping: a running `wait`, `http` or `llm` step is abandoned at once
+     * (no event: it stays started, for the next executor to run again), no step starts, the
+     * lease is let go and the delivery ends without an error.
+     */
+    private readonly stop?: AbortSignal,
+  ) {
+    // One listener for every step under way (a listener per step would pile up on the signal).
+    stop?.addEventListener(
+      'abort',
+      () => {
+        for (const step of this.watched) step.abort(new Error('the process is stopping'));
+      },
+      { once: true },
+    );
+  }
+
+  /** The signals of the steps with I/O under way in this runner. */
+  private readonly watched = new Set<AbortController>();
 
   /**
    * Advances the run as far as it can. With a deadline, a step that might not finish in
    * the time left is not started: the answer is 'continue-later' and the caller queues
    * the run again, so a long run never uses up its delivery attempts.
    */
-  async process(correlationId: string, deadline?: Deadline): Promise<ProcessResult> {
-    for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
-      const run = await this.runs.get(correlationId);
-      if (!run) {
-        logger.warn('crew run not found; message dropped', { correlation_id: correlationId });
-        return 'done';
+  async process(correlationId: string, deadline?: Deadline, timer?: StepTimer): Promise<ProcessResult> {
+    // Stopping: nothing is started; the next start queues every unfinished run again.
+    if (this.stop?.aborted) return 'done';
+    const lease: Lease = { owner: randomUUID(), until: 0, held: false };
+    try {
+      for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
+        const run = await this.runs.get(correlationId);
+        if (!run) {
+          logger.warn('crew run not found; message dropped', { correlation_id: correlationId });
+          return 'done';
+        }
+        if (FINISHED_STATUSES.has(run.status)) return 'done';
+        // A timer of a step the run has left (it runs or waits at another) has nothing to do.
+        if (timer && run.current_step && run.current_step !== timer.step_id) return spent(correlationId, timer);
+        if (run.lease && run.lease.owner !== lease.owner && run.lease.until > Date.now()) {
+          await this.later(correlationId, run.lease.until, timer);
+          return 'done';
+        }
+        // A run just queued has only its `run.queued` (nothing in it the worker needs): no Query.
+        const events = run.event_count <= 1 ? [] : await this.runs.allEvents(correlationId);
+        if (timer && timerSpent(currentAttempt(events), timer)) return spent(correlationId, timer);
+        try {
+          await this.advance(run, events, deadline, lease);
+          return 'done';
+        } catch (err) {
+          if (err instanceof OutOfTime) return 'continue-later';
+          if (err instanceof Stopped) {
+            logger.info('crew run left as it is: the process is stopping', { correlation_id: correlationId });
+            return 'done';
+          }
+          if (!(err instanceof IndexTaken)) throw err;
+        }
       }
-      // A run just queued has only its `run.queued` (nothing in it the worker needs): no Query.
-      const events = run.event_count <= 1 ? [] : await this.runs.allEvents(correlationId);
-      try {
-        await this.advance(run, events, deadline);
-        return 'done';
-      } catch (err) {
-        if (err instanceof OutOfTime) return 'continue-later';
-        if (!(err instanceof IndexTaken)) throw err;
-      }
+      throw new Error(`crew run ${correlationId}: gave up after ${MAX_RESUMES} concurrent-write conflicts`);
+    } finally {
+      if (lease.held) await this.release(correlationId, lease);
     }
-    throw new Error(`crew run ${correlationId}: gave up after ${MAX_RESUMES} concurrent-write conflicts`);
+  }
+
+  /**
+   * The run is held by another delivery: this message comes back just after that lease
+   * would lapse. A living holder renews it (the message then comes back again, until the
+   * holder is done); a dead one's lapses and the message takes the run over.
+   */
+  private async later(correlationId: string, heldUntil: number, timer: StepTimer | undefined): Promise<void> {
+    if (this.stop?.aborted) return;
+    if (!this.timers) throw new Error('a run held by another delivery needs the run timer (the crew-run queue)');
+    const delaySeconds = Math.min(MAX_TIMER_SECONDS, Math.max(1, Math.ceil((heldUntil - Date.now()) / 1000) + 1));
+    logger.info('crew run held by another delivery; the message comes back later', {
+      correlation_id: correlationId,
+      delay_seconds: delaySeconds,
+    });
+    await this.timers.after(correlationId, delaySeconds, timer);
+  }
+
+  /** Lets this delivery's lease go; a failure leaves it to lapse. */
+  private async release(correlationId: string, lease: Lease): Promise<void> {
+    try {
+      await this.runs.releaseLease(correlationId, lease.owner);
+      lease.held = false;
+    } catch (err) {
+      logger.warn('crew run: could not let its lease go; it lapses', {
+        correlation_id: correlationId,
+        error: err as Error,
+      });
+    }
+  }
+
+  /** Takes the lease before a step with I/O when no write took it (a started step resumed). */
+  private async hold(run: RunItem, eventCount: number, lease: Lease): Promise<void> {
+    const now = Date.now();
+    const until = now + LEASE_MS;
+    lease.held = true;
+    if (!(await this.runs.takeLease(run.correlation_id, { owner: lease.owner, now, until }, eventCount))) {
+      lease.held = false;
+      throw new IndexTaken();
+    }
+    lease.until = until;
   }
 
   /** The message kept failing (dead-letter queue): the run ends with `run.failed`. */
@@ -128,7 +275,12 @@ export class CrewRunner {
     }
   }
 
-  private async advance(run: RunItem, events: CrewEvent[], deadline: Deadline | undefined): Promise<void> {
+  private async advance(
+    run: RunItem,
+    events: CrewEvent[],
+    deadline: Deadline | undefined,
+    lease: Lease,
+  ): Promise<void> {
     // A retried run's log goes on after `run.retried`: what came before it counts only for completed steps.
     const attempt = currentAttempt(events);
     if (attempt.some((e) => TERMINAL.has(e.type))) return;
@@ -144,11 +296,21 @@ export class CrewRunner {
     let pending: CrewEvent[] = [];
     let update: RunUpdate = {};
     let status = run.status;
-    const flush = async () => {
+    // Each write takes or renews the lease; `release` lets it go with the delivery's last write.
+    const flush = async (release = false) => {
       if (pending.length === 0) return;
       const at = update.finished_at ?? update.started_at ?? pending[pending.length - 1]!.timestamp;
       const change = update.status ? runChange(update.status, at) : undefined;
-      if (!(await this.runs.append(run, pending, update, change))) throw new IndexTaken();
+      const now = Date.now();
+      const until = release ? null : now + LEASE_MS;
+      const held = lease.held;
+      lease.held = true;
+      if (!(await this.runs.append(run, pending, update, change, { owner: lease.owner, now, until }))) {
+        lease.held = held;
+        throw new IndexTaken();
+      }
+      if (until === null) lease.held = false;
+      else lease.until = until;
       next += pending.length;
       pending = [];
       update = {};
@@ -178,7 +340,7 @@ export class CrewRunner {
           error,
         },
       );
-      await flush();
+      await flush(true);
     };
     const find = (within: CrewEvent[], type: EventType, id: string) =>
       within.find((e) => e.type === type && e.step_id === id);
@@ -200,8 +362,12 @@ export class CrewRunner {
       }
       const failed = find(attempt, 'step.failed', step.id);
       if (failed) return fail(step.id, String(failed.data?.error ?? 'step failed'), false);
+      if (this.stop?.aborted) {
+        await flush(true);
+        throw new Stopped();
+      }
       if (deadline && deadline.remainingMs() < stepBudgetMs(step)) {
-        await flush();
+        await flush(true);
         throw new OutOfTime();
       }
       if (!find(attempt, 'step.started', step.id)) {
@@ -224,9 +390,11 @@ export class CrewRunner {
         outcome = await this.steps.execute(step, ctx);
       } else {
         await flush();
-        const watched = await this.whileWatched(run.correlation_id, (cancelled) =>
+        if (!lease.held) await this.hold(run, next, lease);
+        const watched = await this.whileWatched(run.correlation_id, lease, (cancelled) =>
           this.steps.execute(step, ctx, cancelled),
         );
+        if (watched === STOPPED) throw new Stopped();
         // Cancelled meanwhile: `run.cancelled` is the run's last event; re-read, nothing more is written.
         if (watched === CANCELLED) throw new IndexTaken();
         outcome = watched;
@@ -252,7 +420,7 @@ export class CrewRunner {
       { outputs: boundOutputs(outputs) },
       { status: 'succeeded', finished_at: nowIso() },
     );
-    await flush();
+    await flush(true);
     log.info('crew run completed', { events: next });
   }
 
@@ -274,7 +442,7 @@ export class CrewRunner {
       data?: Record<string, unknown>,
       fields?: RunUpdate,
     ) => Promise<void>,
-    flush: () => Promise<void>,
+    flush: (release?: boolean) => Promise<void>,
   ): Promise<string | undefined> {
     let expiresMs: number;
     if (!waiting) {
@@ -291,36 +459,54 @@ export class CrewRunner {
         },
         { status: 'waiting', current_step: step.id },
       );
-      await flush();
+      await flush(true);
     } else {
       expiresMs = Date.parse(String(waiting.data?.expires_at));
       if (!(Date.now() < expiresMs)) return `no decision by ${String(waiting.data?.expires_at)}: the approval expired`;
-      await flush();
+      await flush(true);
     }
     if (!this.timers) throw new Error('an approval step needs the run timer (the crew-run queue)');
+    // The timer says which wait it ends: once the step is decided, or the run went on, it does nothing.
     await this.timers.after(
       run.correlation_id,
       Math.min(MAX_TIMER_SECONDS, Math.max(0, Math.ceil((expiresMs - Date.now()) / 1000))),
+      { step_id: step.id, expires_at: new Date(expiresMs).toISOString() },
     );
     return undefined;
   }
 
   /**
-   * Runs `work` with a signal that aborts once the run is cancelled: the run is read every
-   * CANCEL_CHECK_MS, or at once when this process changes it (the local platform's API).
+   * Runs `work` with a signal that aborts once the run is cancelled, its lease is lost or
+   * the process stops: the run is read every CANCEL_CHECK_MS, or at once when this process
+   * changes it (the local platform's API); once a third of the lease has passed, that read
+   * is the lease's renewal (one call either way).
    */
   private async whileWatched<T>(
     correlationId: string,
+    lease: Lease,
     work: (cancelled: AbortSignal) => Promise<T>,
-  ): Promise<T | typeof CANCELLED> {
+  ): Promise<T | typeof CANCELLED | typeof STOPPED> {
     const controller = new AbortController();
+    if (this.stop?.aborted) controller.abort(new Error('the process is stopping'));
+    this.watched.add(controller);
     let working = true;
     const watch = (async () => {
       while (working) {
         await this.signals.next(correlationId, CANCEL_CHECK_MS);
         if (!working) return;
         try {
-          if ((await this.runs.get(correlationId))?.status === 'cancelled') {
+          let run: RunItem | undefined;
+          if (lease.until - Date.now() < (LEASE_MS * 2) / 3) {
+            const until = Date.now() + LEASE_MS;
+            run = await this.runs.renewLease(correlationId, lease.owner, until);
+            if (!run) {
+              lease.held = false;
+              controller.abort(new Error('another delivery took the run over'));
+              return;
+            }
+            lease.until = until;
+          } else run = await this.runs.get(correlationId);
+          if (run?.status === 'cancelled') {
             controller.abort(new Error('the run was cancelled'));
             return;
           }
@@ -332,9 +518,11 @@ export class CrewRunner {
     })();
     try {
       const result = await work(controller.signal);
-      return controller.signal.aborted ? CANCELLED : result;
+      if (!controller.signal.aborted) return result;
+      return this.stop?.aborted ? STOPPED : CANCELLED;
     } finally {
       working = false;
+      this.watched.delete(controller);
       this.signals.notify(correlationId);
       await watch;
     }

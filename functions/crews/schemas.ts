@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { intParam, PageQuery } from '../../shared/http/params.js';
 import { component, doc } from '../../shared/schema.js';
-import { webhookUrl } from '../../shared/http/webhook-url.js';
+import { runWebhookUrl } from '../../shared/http/webhook-url.js';
 import { MAX_ERROR_BYTES, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
 
 export const VARIABLE_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
@@ -258,7 +258,7 @@ export const RunRequest = component(
       "variable name → value (default `{}`): every required variable, no undeclared name (422 `extra_forbidden`), each of its variable's type; a variable left out takes its default, else null",
     ),
     webhook_url: z.optional(
-      webhookUrl(
+      runWebhookUrl(
         "where every E13 event of this run is POSTed, in index order, as a signed `dpm.crew.run.event` envelope whose `data` is the E13 event (like CrewAI's kickoff callbacks); the answer then carries the signing `webhook_secret`",
       ),
     ),

@@ -25,9 +25,13 @@ import { FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toR
 import { runChange, runRetried } from './events.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
 import { references } from './templating.js';
+import { WaitingPolls } from './waiting-polls.js';
 
 /** Up to this many tries when the run moves on between read and write. */
 const CANCEL_ROUNDS = 10;
+
+/** The same answer for every step id of a run the caller could decide nothing of (see decideStep). */
+const NO_DECIDING_ROLE = 'Deciding a step of this run needs the role its approval step names';
 
 /** What `retry` continues. */
 const RETRYABLE: ReadonlySet<string> = new Set(['failed', 'cancelled']);
@@ -35,6 +39,8 @@ const RETRYABLE: ReadonlySet<string> = new Set(['failed', 'cancelled']);
 /** Where runs go to be executed (the crew-run queue). */
 export interface RunQueue {
   send(correlationId: string): Promise<void>;
+  /** Several runs at once (SQS: batches of ten); a queue without it is sent to one by one. */
+  sendAll?(correlationIds: readonly string[]): Promise<void>;
 }
 
 export const MAX_EVENTS_PER_POLL = 1000;
@@ -226,6 +232,8 @@ export class CrewService {
     private readonly settings: CrewSettings,
     private readonly webhooks?: RunWebhooks,
     private readonly signals: RunSignals = new InProcessRunSignals(),
+    /** One per process: the composition builds one service for the API. */
+    private readonly polls = new WaitingPolls(),
   ) {}
 
   async createTemplate(req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
@@ -362,7 +370,8 @@ export class CrewService {
     let cursor: string | undefined;
     do {
       const page = await this.runs.openRuns(100, cursor);
-      for (const id of page.items) await this.queue.send(id);
+      if (this.queue.sendAll) await this.queue.sendAll(page.items);
+      else for (const id of page.items) await this.queue.send(id);
       count += page.items.length;
       cursor = page.nextCursor;
     } while (cursor);
@@ -436,6 +445,26 @@ export class CrewService {
    * Approve: `step.completed` (the run is `running` again) and the run is queued; reject:
    * `step.failed` and `run.failed` in one write. Conditioned on the run's index, so of two
    * deciders exactly one wins (the other gets 409), as against a cancel or the expiry.
+   *
+   * The checks come in API.md §3's order (401 → 403 → 422 → 404 → 409), and a caller who
+   * could decide no step of the run learns nothing of its steps (whether one exists, its
+   * kind, its state):
+   *
+   * | check                                                    | answer |
+   * |----------------------------------------------------------|--------|
+   * | (app) no or invalid credentials                          | 401    |
+   * | no Bearer session (a key), or no role at all             | 403    |
+   * | (app) bad path or body                                   | 422    |
+   * | no such run                                              | 404    |
+   * | none of the roles of the run's approval steps            | 403, whatever the step id |
+   * | no such step                                             | 404    |
+   * | not an approval step                                     | 409    |
+   * | not the step's role                                      | 403    |
+   * | the step is not waiting, or its approval expired         | 409    |
+   * | the run's starter (four-eyes)                            | 403    |
+   *
+   * So a caller who holds some role learns whether a run id exists (404 or 403), nothing
+   * more, unless it holds a role one of the run's approval steps names.
    */
   async decideStep(
     correlationId: string,
@@ -443,14 +472,15 @@ export class CrewService {
     decision: { approve: boolean; notes?: string | undefined },
     caller: Caller,
   ): Promise<CrewRun> {
+    if (caller.via !== 'bearer') throw new Forbidden('A decision needs a Bearer session (a person), not a key');
+    if (caller.roles.size === 0) throw new Forbidden(NO_DECIDING_ROLE);
     for (let round = 0; round < CANCEL_ROUNDS; round++) {
       const run = await this.runs.get(correlationId);
       if (!run) throw new NotFound(`No crew run ${correlationId}`);
+      if (!run.steps.some((s) => s.kind === 'approval' && caller.roles.has(s.role ?? 'approver')))
+        throw new Forbidden(NO_DECIDING_ROLE);
       const step = run.steps.find((s) => s.id === stepId);
       if (!step) throw new NotFound(`Crew run ${correlationId} has no step ${stepId}`);
-      if (caller.via !== 'bearer') throw new Forbidden('A decision needs a Bearer session (a person), not a key');
-      if (isPrincipal(run.created_by_principal, caller))
-        throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
       if (step.kind !== 'approval') throw new Conflict(`Step ${stepId} is a ${step.kind} step, not an approval`);
       const role = step.role ?? 'approver';
       if (!caller.roles.has(role)) throw new Forbidden(`Deciding step ${stepId} needs the role '${role}'`);
@@ -461,6 +491,8 @@ export class CrewService {
       const expiresAt = String(last.data?.expires_at);
       if (!(Date.now() < Date.parse(expiresAt)))
         throw new Conflict(`The approval of step ${stepId} expired at ${expiresAt}`);
+      if (isPrincipal(run.created_by_principal, caller))
+        throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
       const at = nowIso();
       const notes = decision.notes ?? null;
       const event = (offset: number, fields: Omit<CrewEvent, 'index' | 'correlation_id' | 'timestamp'>): CrewEvent => ({
@@ -570,23 +602,48 @@ export class CrewService {
   /**
    * E13: events with index ≥ start: one GetItem (ownership) and one Query from `start`; as
    * many as fit in 1 MiB of JSON (the client continues after the last index). With
-   * `waitSeconds` and nothing to answer yet from a run still going, a long poll: the Query
-   * again when this process writes one of the run's events (signals) or every
-   * LONG_POLL_INTERVAL_MS, until one is there or the time is up (then `[]`).
+   * `waitSeconds` and nothing to answer yet from a run still going, a long poll (API.md §1
+   * "Fair use"): it takes one of the caller's places for waiting polls (TooManyRequests when
+   * none is free) and queries again at once when this process writes an event at or after
+   * `start` (signals, watched from before the first Query so that no write is missed), else
+   * once every LONG_POLL_INTERVAL_MS, until one is there, the time is up (then `[]`) or
+   * `abort` fires (the client went away); its place is given back however it ends.
    */
-  async events(correlationId: string, start: number, caller: Caller, waitSeconds = 0): Promise<CrewEvent[]> {
-    const [run, events] = await Promise.all([
-      this.ownRun(correlationId, caller),
-      this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL),
-    ]);
-    if (events.length > 0 || waitSeconds <= 0 || FINISHED_STATUSES.has(run.status)) return fittingPage(events);
-    const deadline = Date.now() + waitSeconds * 1000;
-    for (;;) {
-      const left = deadline - Date.now();
-      if (left <= 0) return [];
-      await this.signals.next(correlationId, Math.min(LONG_POLL_INTERVAL_MS, left));
-      const more = await this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL);
-      if (more.length > 0) return fittingPage(more);
+  async events(
+    correlationId: string,
+    start: number,
+    caller: Caller,
+    waitSeconds = 0,
+    abort?: AbortSignal,
+  ): Promise<CrewEvent[]> {
+    const watch = waitSeconds > 0 ? this.signals.watch(correlationId, start) : undefined;
+    try {
+      const [run, events] = await Promise.all([
+        this.ownRun(correlationId, caller),
+        this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL),
+      ]);
+      if (!watch || events.length > 0 || FINISHED_STATUSES.has(run.status)) return fittingPage(events);
+      const release = this.polls.take(caller.principal);
+      try {
+        const deadline = Date.now() + waitSeconds * 1000;
+        let lastRead = Date.now();
+        for (;;) {
+          const left = deadline - Date.now();
+          if (left <= 0 || abort?.aborted) return [];
+          const untilRead = lastRead + LONG_POLL_INTERVAL_MS - Date.now();
+          if (untilRead > 0) {
+            await watch.next(Math.min(untilRead, left), abort);
+            if (abort?.aborted) return [];
+          }
+          lastRead = Date.now();
+          const more = await this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL);
+          if (more.length > 0) return fittingPage(more);
+        }
+      } finally {
+        release();
+      }
+    } finally {
+      watch?.close();
     }
   }
 

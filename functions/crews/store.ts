@@ -7,8 +7,8 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { conditionally } from '../../shared/aws/errors.js';
-import { listAll, listAttributes, withoutListAttributes } from '../../shared/aws/listing.js';
+import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
+import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../shared/aws/listing.js';
 import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
 import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
@@ -163,12 +163,22 @@ export const toRun = (item: RunItem): CrewRun => {
 
 /** A stored run as the service and the runner (and its events) see it. */
 export function storedRun(item: Record<string, unknown>): RunItem {
-  const { open: _open, values_json, ...run } = withoutListAttributes<Record<string, unknown>>(unstamped(item));
-  return { ...run, values: parsed(values_json) ?? {} } as RunItem;
+  const {
+    open: _open,
+    values_json,
+    lease_owner,
+    lease_until,
+    ...run
+  } = withoutListAttributes<Record<string, unknown>>(unstamped(item));
+  const lease =
+    typeof lease_owner === 'string' && typeof lease_until === 'number'
+      ? { lease: { owner: lease_owner, until: lease_until } }
+      : {};
+  return { ...run, ...lease, values: parsed(values_json) ?? {} } as RunItem;
 }
 
 function runItem(run: RunItem): Record<string, unknown> {
-  const { values, ...rest } = run;
+  const { values, lease: _lease, ...rest } = run;
   return { ...rest, values_json: json(values) };
 }
 
@@ -193,7 +203,25 @@ export interface RunItem extends Omit<CrewRun, 'progress'> {
   completed_steps?: number;
   /** The step running, waiting or that failed; null (or absent) when none. */
   current_step?: string | null;
+  /** The delivery executing the run, when one holds it (`lease_owner`, `lease_until`; runner.ts). */
+  lease?: { readonly owner: string; readonly until: number };
 }
+
+/**
+ * A delivery's hold on a run in a write of the runner (one executor at a time, runner.ts):
+ * the write succeeds only while no other delivery holds an unexpired lease, and holds it
+ * `until` (ms since the epoch) or, with null, lets it go.
+ */
+export interface LeaseWrite {
+  readonly owner: string;
+  /** The writer's clock: a lease that ended before it may be taken over. */
+  readonly now: number;
+  readonly until: number | null;
+}
+
+/** The condition of a lease-holding write: the lease is free, has lapsed, or is the writer's. */
+const LEASE_FREE = '(attribute_not_exists(#lease_until) OR #lease_until < :lease_now OR #lease_owner = :lease_owner)';
+const LEASE_NAMES = { '#lease_owner': 'lease_owner', '#lease_until': 'lease_until' };
 
 /** What GET /api/crew-runs filters on; `owner` (a principal) for a caller's own runs. */
 export interface RunFilter {
@@ -206,6 +234,16 @@ export interface RunFilter {
 const RUN_LIST_PK = 'run';
 
 const OPEN = 'open';
+
+/** Index `open_runs` (infra/tables.ts): only unfinished runs, whose `open` is OPEN. */
+const OPEN_RUNS = { name: 'open_runs', partitionKey: 'open', sortKey: 'created_at' } as const;
+
+/** Index `by_creator_principal` (infra/tables.ts): each starter's runs by `created_key`. */
+const RUNS_BY_OWNER = {
+  name: 'by_creator_principal',
+  partitionKey: 'created_by_principal',
+  sortKey: 'created_key',
+} as const;
 
 /** A run in one of these has no more events to come (and leaves the `open_runs` index). */
 export const FINISHED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
@@ -276,25 +314,32 @@ export class DynamoRunStore {
     return out.Item ? storedRun(out.Item) : undefined;
   }
 
-  /** Runs newest first, filtered (one page of at most `limit`; a Query of `by_created`, never a Scan). */
+  /**
+   * Runs newest first, filtered (one page of at most `limit`; one Query, never a Scan), from
+   * the index that holds the fewest runs besides the wanted ones: an owner's runs from their
+   * own index, an unfinished status from the sparse `open_runs`, anything else from
+   * `by_created`; the other filters within it.
+   */
   async list(filter: RunFilter, limit: number, cursor: string | undefined): Promise<Page<RunItem>> {
     const where: [string, string][] = [];
-    if (filter.owner !== undefined) where.push(['created_by_principal', filter.owner]);
     if (filter.status !== undefined) where.push(['status', filter.status]);
     if (filter.templateId !== undefined) where.push(['template_id', filter.templateId]);
-    const page = await listAll(
-      {
-        db: this.db,
-        tableName: this.runsTable,
-        tableKeys: ['correlation_id'],
-        limit,
-        cursor,
-        newestFirst: true,
-        where,
-      },
-      RUN_LIST_PK,
-    );
-    return { items: page.items.map(storedRun), nextCursor: page.nextCursor };
+    const page = {
+      db: this.db,
+      tableName: this.runsTable,
+      tableKeys: ['correlation_id'],
+      limit,
+      cursor,
+      newestFirst: true,
+      where,
+    };
+    const found =
+      filter.owner !== undefined
+        ? await listPartition(page, RUNS_BY_OWNER, filter.owner)
+        : filter.status !== undefined && !FINISHED_STATUSES.has(filter.status)
+          ? await listPartition(page, OPEN_RUNS, OPEN)
+          : await listAll(page, RUN_LIST_PK);
+    return { items: found.items.map(storedRun), nextCursor: found.nextCursor };
   }
 
   /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */
@@ -330,7 +375,7 @@ export class DynamoRunStore {
    * and the run's new count (and status) are one transaction conditioned on the count, so
    * indices have no gaps and no duplicates. False when the index was taken. Several events
    * go together where nothing observable happens between them (a step's closing event and
-   * the next step's opening one).
+   * the next step's opening one). With `lease`, also conditioned on it (the runner's writes).
    */
   async append(
     run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
@@ -338,6 +383,7 @@ export class DynamoRunStore {
     update: RunUpdate = {},
     /** The run's change when `update` changes its status (its domain event). */
     change?: Change,
+    lease?: LeaseWrite,
   ): Promise<boolean> {
     const events = Array.isArray(written) ? written : [written as CrewEvent];
     const first = events[0];
@@ -359,15 +405,27 @@ export class DynamoRunStore {
       sets.push(`#u${i} = :u${i}`);
     });
     // A finished run leaves the `open_runs` index; a retried one comes back to it.
-    let remove = '';
+    const removes: string[] = [];
     if (update.status) {
       names['#open'] = 'open';
-      if (FINISHED_STATUSES.has(update.status)) remove = ' REMOVE #open';
+      if (FINISHED_STATUSES.has(update.status)) removes.push('#open');
       else {
         values[':open'] = OPEN;
         sets.push('#open = :open');
       }
     }
+    let condition = 'event_count = :index';
+    if (lease) {
+      Object.assign(names, LEASE_NAMES);
+      Object.assign(values, { ':lease_owner': lease.owner, ':lease_now': lease.now });
+      condition += ` AND ${LEASE_FREE}`;
+      if (lease.until === null) removes.push('#lease_owner', '#lease_until');
+      else {
+        values[':lease_until'] = lease.until;
+        sets.push('#lease_owner = :lease_owner', '#lease_until = :lease_until');
+      }
+    }
+    const remove = removes.length ? ` REMOVE ${removes.join(', ')}` : '';
     try {
       await this.db.send(
         new TransactWriteCommand({
@@ -384,7 +442,7 @@ export class DynamoRunStore {
                 TableName: this.runsTable,
                 Key: { correlation_id: run.correlation_id },
                 UpdateExpression: `SET ${sets.join(', ')}${remove}${stamp ? ` ADD ${stamp.add}` : ''}`,
-                ConditionExpression: 'event_count = :index',
+                ConditionExpression: condition,
                 ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
                 ExpressionAttributeValues: values,
               },
@@ -402,6 +460,68 @@ export class DynamoRunStore {
       }
       throw err;
     }
+  }
+
+  /**
+   * Takes the run's lease without an event (a delivery resuming a step whose `step.started`
+   * is already written), conditioned on the run's event count as read. False when the count
+   * moved or another delivery holds an unexpired lease.
+   */
+  async takeLease(correlationId: string, lease: LeaseWrite & { until: number }, eventCount: number): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.runsTable,
+          Key: { correlation_id: correlationId },
+          UpdateExpression: 'SET #lease_owner = :lease_owner, #lease_until = :lease_until',
+          ConditionExpression: `event_count = :count AND ${LEASE_FREE}`,
+          ExpressionAttributeNames: LEASE_NAMES,
+          ExpressionAttributeValues: {
+            ':count': eventCount,
+            ':lease_owner': lease.owner,
+            ':lease_now': lease.now,
+            ':lease_until': lease.until,
+          },
+        }),
+      ),
+    );
+  }
+
+  /** Extends `owner`'s lease to `until`; answers the run, or undefined when the lease is no longer theirs. */
+  async renewLease(correlationId: string, owner: string, until: number): Promise<RunItem | undefined> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.runsTable,
+          Key: { correlation_id: correlationId },
+          UpdateExpression: 'SET #lease_until = :lease_until',
+          ConditionExpression: '#lease_owner = :lease_owner',
+          ExpressionAttributeNames: LEASE_NAMES,
+          ExpressionAttributeValues: { ':lease_owner': owner, ':lease_until': until },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes ? storedRun(out.Attributes) : undefined;
+    } catch (err) {
+      if (isConditionFailed(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Lets `owner`'s lease go (nothing when it is not theirs). */
+  async releaseLease(correlationId: string, owner: string): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.runsTable,
+          Key: { correlation_id: correlationId },
+          UpdateExpression: 'REMOVE #lease_owner, #lease_until',
+          ConditionExpression: '#lease_owner = :lease_owner',
+          ExpressionAttributeNames: LEASE_NAMES,
+          ExpressionAttributeValues: { ':lease_owner': owner },
+        }),
+      ),
+    );
   }
 
   /**

@@ -3,19 +3,31 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { logger } from '../../shared/logger.js';
 import { lambdaRuntimeFromEnv } from '../composition.js';
 import { crewRunner, runQueue } from './compose-worker.js';
-import type { CrewRunner } from './runner.js';
+import type { CrewRunner, StepTimer } from './runner.js';
 import type { RunQueue } from './service.js';
 
 export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
-/** The run a crew-run message carries; a malformed body throws (and ends in the DLQ). */
-export function correlationIdOf(record: SQSRecord): string {
-  const body = JSON.parse(record.body) as { correlation_id?: unknown };
+/**
+ * What a crew-run message carries: `{"correlation_id"}`, and with `timer` the approval
+ * expiry it is for (run-queue.ts; messages queued before timers said so are plain). A
+ * malformed body throws (and ends in the DLQ).
+ */
+export function runMessageOf(record: SQSRecord): { correlationId: string; timer?: StepTimer } {
+  const body = JSON.parse(record.body) as { correlation_id?: unknown; timer?: unknown };
   if (typeof body.correlation_id !== 'string' || body.correlation_id.length !== 36) {
     throw new Error(`message ${record.messageId} carries no correlation_id`);
   }
-  return body.correlation_id;
+  if (body.timer === undefined) return { correlationId: body.correlation_id };
+  const timer = body.timer as Partial<Record<keyof StepTimer, unknown>> | null;
+  if (typeof timer?.step_id !== 'string' || typeof timer.expires_at !== 'string') {
+    throw new Error(`message ${record.messageId} carries a malformed timer`);
+  }
+  return { correlationId: body.correlation_id, timer: { step_id: timer.step_id, expires_at: timer.expires_at } };
 }
+
+/** The run a crew-run message carries; a malformed body throws. */
+export const correlationIdOf = (record: SQSRecord): string => runMessageOf(record).correlationId;
 
 /**
  * Partial batch responses: only the records that failed are delivered again. A run that
@@ -24,10 +36,10 @@ export function correlationIdOf(record: SQSRecord): string {
 export function createWorkerHandler(runner: CrewRunner, queue?: RunQueue): SqsHandler {
   const processor = new BatchProcessor(EventType.SQS);
   const processRecord = async (record: SQSRecord, context?: Context) => {
-    const correlationId = correlationIdOf(record);
+    const { correlationId, timer } = runMessageOf(record);
     try {
       const deadline = context && queue ? { remainingMs: () => context.getRemainingTimeInMillis() } : undefined;
-      if ((await runner.process(correlationId, deadline)) === 'continue-later') {
+      if ((await runner.process(correlationId, deadline, timer)) === 'continue-later') {
         logger.info('crew run continues in a new delivery', { correlation_id: correlationId });
         await queue!.send(correlationId);
       }

@@ -90,6 +90,18 @@ export function listAll(page: IndexPage, listPk: string): Promise<Page<Record<st
   return queryIndex(page, 'by_created', { name: 'list_pk', value: listPk }, 'created_key');
 }
 
+/**
+ * One partition of an index, e.g. an owner's items or a sparse index's (oldest first;
+ * newest first with `newestFirst`).
+ */
+export function listPartition(
+  page: IndexPage,
+  index: { name: string; partitionKey: string; sortKey: string },
+  value: string,
+): Promise<Page<Record<string, unknown>>> {
+  return queryIndex(page, index.name, { name: index.partitionKey, value }, index.sortKey);
+}
+
 /** The index of items by their owner's principal (infra/tables.ts: `by_owner_principal`). */
 export const OWNER_PRINCIPAL_INDEX = { name: 'by_owner_principal', ownerAttribute: 'owner_principal' } as const;
 

@@ -28,8 +28,13 @@ export type AppEnv = {
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Who may call an endpoint: anyone, any authenticated caller, or callers with a role. */
-export type Access = 'public' | 'user' | { readonly anyRole: readonly Role[]; readonly session?: boolean };
+/**
+ * Who may call an endpoint: anyone, any authenticated caller, or callers with one of the roles
+ * (`anyRole`; with `session`, only over a Bearer session). `anyRole: 'resource'`: the role the
+ * resource names (a crew step's), which the service checks once it has read the resource;
+ * here a caller holding no role at all is refused before validation, as any role check is.
+ */
+export type Access = 'public' | 'user' | { readonly anyRole: readonly Role[] | 'resource'; readonly session?: boolean };
 
 type Schema = z.core.$ZodType;
 type AnyObject = z.core.$ZodObject;
@@ -67,7 +72,7 @@ export interface EndpointSpec<R extends RequestSpec, A extends Access> {
   readonly request?: R;
   readonly success: { readonly status: number; readonly description: string; readonly schema?: Schema };
   /** Error statuses beyond those implied by access and validation (401, 403, 422, 503). */
-  readonly errors?: readonly (403 | 404 | 409 | 413)[];
+  readonly errors?: readonly (403 | 404 | 409 | 413 | 429)[];
 }
 
 /**
@@ -120,7 +125,15 @@ export class ServiceApp extends Hono<AppEnv> {
   /** Authenticates and authorizes a request for `access`; undefined for public endpoints. */
   private authorization(access: Access): ((c: Context<AppEnv>) => Promise<Caller>) | undefined {
     if (access === 'public') return undefined;
-    const roles = access === 'user' ? '' : access.anyRole.map((r) => `'${r}'`).join(' or ');
+    const roles =
+      access === 'user'
+        ? ''
+        : access.anyRole === 'resource'
+          ? 'the role the resource names'
+          : `role ${access.anyRole.map((r) => `'${r}'`).join(' or ')}`;
+    const hasRole = (caller: Caller) =>
+      access === 'user' ||
+      (access.anyRole === 'resource' ? caller.roles.size > 0 : access.anyRole.some((r) => caller.roles.has(r)));
     return async (c) => {
       if (!this.authenticator) throw new Unavailable('Authentication is not configured');
       const caller = await this.authenticator.authenticate({
@@ -130,10 +143,10 @@ export class ServiceApp extends Hono<AppEnv> {
       if (access !== 'user') {
         if (access.session && caller.via !== 'bearer') {
           throw new Forbidden(
-            `Requires an identity-provider session (Authorization: Bearer <token>) with role ${roles}; a pre-shared key is never a session: sign in (locally: /docs, or npm run -s token -- <user>)`,
+            `Requires an identity-provider session (Authorization: Bearer <token>) with ${roles}; a pre-shared key is never a session: sign in (locally: /docs, or npm run -s token -- <user>)`,
           );
         }
-        if (!access.anyRole.some((r) => caller.roles.has(r))) throw new Forbidden(`Requires role ${roles}`);
+        if (!hasRole(caller)) throw new Forbidden(`Requires ${roles}`);
       }
       c.set('caller', caller);
       return caller;

@@ -4,6 +4,7 @@ import {
   Forbidden,
   Invalid,
   NotFound,
+  TooManyRequests,
   Unauthenticated,
   Unavailable,
   valueError,
@@ -15,7 +16,7 @@ import { isDependencyFailure, isUnstorableInput } from '../aws/errors.js';
  * How errors are answered. Domain errors (shared/errors.ts) get their status, headers and
  * body here, and only here; the app factory's `onError` sends what `errorAnswer` says.
  */
-export type ErrorStatus = 401 | 403 | 404 | 405 | 409 | 413 | 422 | 503;
+export type ErrorStatus = 401 | 403 | 404 | 405 | 409 | 413 | 422 | 429 | 503;
 
 export interface ErrorAnswer {
   readonly status: ErrorStatus;
@@ -73,6 +74,10 @@ export function sdkFailure(err: unknown): Unavailable | Invalid | undefined {
 /** The answer to an error this service means; undefined for anything else (a 500, or the SDK's). */
 export function errorAnswer(err: unknown): ErrorAnswer | undefined {
   if (err instanceof Invalid) return { status: 422, headers: {}, body: { detail: err.issues } };
+  if (err instanceof TooManyRequests) {
+    const body = { error: err.message, code: 429 };
+    return { status: 429, headers: { 'Retry-After': String(err.retryAfterSeconds) }, body };
+  }
   if (err instanceof HttpError) {
     return { status: err.status, headers: err.headers, body: { error: err.message, code: err.status } };
   }

@@ -18,8 +18,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'The resource is not in a state that allows the action',
   413: 'Request body over 1 MiB',
   422: 'Validation Error',
+  429: 'Too many requests of the caller under way: try again after `Retry-After` seconds',
   503: 'A dependency did not answer',
 };
+
+const RETRY_AFTER = { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } };
 
 /** FastAPI's operationId: function name + path with non-word characters as `_` + method. */
 export const operationId = (name: string, path: string, method: string): string =>
@@ -168,6 +171,7 @@ function operation(set: SchemaSet, spec: EndpointSpec<RequestSpec, Access>): Jso
   for (const status of [...statuses].sort()) {
     responses[status] = {
       description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+      ...(status === 429 ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
       content: { 'application/json': { schema: set.use(status === 422 ? HTTPValidationError : ErrorResponse) } },
     };
   }

@@ -625,6 +625,34 @@ const ROWS: Row[] = [
     expect: '401 401 401 403 403 200 403 403 403 403 403 403 403',
   },
   {
+    // §3's order: the session and "some role" before the body (422), the run (404), the step.
+    method: 'POST',
+    path: '/api/crew-runs/{correlation_id}/steps/{step_id}/decision',
+    variant: 'invalid body',
+    setup: once(waitingRunOfUser),
+    request: (id: string) => ({ path: `/api/crew-runs/${id}/steps/gate/decision`, body: { approve: 'perhaps' } }),
+    observe: (id: string) => readAsAdmin(`/api/events/${id}?start=0`),
+    expect: '401 401 401 403 403 422 422 403 403 403 403 403 403',
+  },
+  {
+    // Only a caller holding a role learns that no such run exists.
+    method: 'POST',
+    path: '/api/crew-runs/{correlation_id}/steps/{step_id}/decision',
+    variant: 'unknown run',
+    request: () => ({ path: `/api/crew-runs/${randomUUID()}/steps/gate/decision`, body: { approve: false } }),
+    expect: '401 401 401 403 403 404 404 403 403 403 403 403 403',
+  },
+  {
+    // Of a run, a caller learns of its steps only with the role of one of its approval steps.
+    method: 'POST',
+    path: '/api/crew-runs/{correlation_id}/steps/{step_id}/decision',
+    variant: 'unknown step',
+    setup: once(waitingRunOfUser),
+    request: (id: string) => ({ path: `/api/crew-runs/${id}/steps/nope/decision`, body: { approve: false } }),
+    observe: (id: string) => readAsAdmin(`/api/events/${id}?start=0`),
+    expect: '401 401 401 403 403 404 403 403 403 403 403 403 403',
+  },
+  {
     method: 'GET',
     path: '/api/events/{correlation_id}',
     setup: sharedRun,

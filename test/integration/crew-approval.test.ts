@@ -222,6 +222,67 @@ describe('approval steps', () => {
     expect((await decide(id, 'sign_off', { approve: true }, { token: approver })).status).toBe(200);
   });
 
+  it('checks 401 → 403 → 422 → 404 → 409: who could decide nothing of a run learns nothing of it', async () => {
+    const id = await start(await template(SIGN_OFF));
+    await until(id, 'step.waiting');
+    const unknownRun = '00000000-0000-4000-8000-000000000000';
+    const finance = await token(slug('finance-only'), { roles: ['finance'] });
+    const badBody = { approve: 'perhaps' };
+    // [who, run, step, body, status]
+    const table: [string, string, string, unknown, number][] = [
+      // 401: no credentials, whatever else is wrong
+      ['nobody', unknownRun, 'sign_off', badBody, 401],
+      // 403 before anything is read: a key is never a session, and a caller without any role decides nothing
+      ['a PSK (admin)', id, 'sign_off', badBody, 403],
+      ['a PSK (admin)', unknownRun, 'nope', { approve: true }, 403],
+      ['a user without a role', id, 'sign_off', badBody, 403],
+      ['a user without a role', unknownRun, 'sign_off', { approve: true }, 403],
+      ['a user without a role', id, 'nope', { approve: true }, 403],
+      ['a user without a role', id, 'draft', { approve: true }, 403],
+      // 422 for a caller with a role, before the run is read
+      ['an approver', unknownRun, 'sign_off', badBody, 422],
+      ['an admin without the role', unknownRun, 'sign_off', badBody, 422],
+      // 404: no such run
+      ['an approver', unknownRun, 'sign_off', { approve: true }, 404],
+      // 403 for every step id of a run none of whose approval steps the caller may decide
+      ['a finance approver', id, 'sign_off', { approve: true }, 403],
+      ['a finance approver', id, 'nope', { approve: true }, 403],
+      ['a finance approver', id, 'draft', { approve: true }, 403],
+      ['an admin without the role', id, 'draft', { approve: true }, 403],
+      // with the role of one of its approval steps: 404 no such step, 409 not an approval / not waiting
+      ['an approver', id, 'nope', { approve: true }, 404],
+      ['an approver', id, 'draft', { approve: true }, 409],
+      ['an approver', id, 'notice', { approve: true }, 409],
+      // the starter has the role: the step's state first, then the four-eyes rule
+      ['the starter', id, 'draft', { approve: true }, 409],
+      ['the starter', id, 'sign_off', { approve: true }, 403],
+    ];
+    const auths: Record<string, { token?: string; psk?: string }> = {
+      nobody: {},
+      'a PSK (admin)': { psk: inject('adminPsk') },
+      'a user without a role': { token: plainUser },
+      'an admin without the role': { token: adminOnly },
+      'a finance approver': { token: finance },
+      'an approver': { token: approver },
+      'the starter': { token: starter },
+    };
+    const refusals = new Map<string, Set<string>>();
+    for (const [who, run, step, body, status] of table) {
+      const res = await decide(run, step, body, auths[who]!);
+      expect(res.status, `${who} on ${run === id ? 'the run' : 'an unknown run'}, step ${step}: ${res.text}`).toBe(
+        status,
+      );
+      if (status === 403) {
+        expect(res.body as unknown).toEqual({ error: expect.any(String), code: 403 });
+        if (who !== 'the starter') refusals.set(who, (refusals.get(who) ?? new Set()).add(res.text));
+      }
+    }
+    // One answer for a refused caller, whatever run or step it names: nothing to tell them apart.
+    for (const [who, answers] of refusals) expect([...answers], who).toHaveLength(1);
+    expect((await runOf(id)).status).toBe('waiting');
+    expect((await decide(id, 'sign_off', { approve: true }, { token: approver })).status).toBe(200);
+  });
+
   it('declares approval steps with defaults, and refuses a bad timeout or role', async () => {
     const id = await template([{ id: 'ok', kind: 'approval', prompt: 'fine?' }]);
     const got = await api(`/api/crew-templates/${id}`, { token: admin });

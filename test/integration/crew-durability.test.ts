@@ -10,7 +10,8 @@ import { kindsOf as kinds } from './crew-support.js';
  * parked at an `approval` step when the process group is killed, one of them cancelled
  * just before the kill. After a restart on the same data directory each run ends as the
  * contract says: a cancelled run stays cancelled with `run.cancelled` last; a run whose
- * worker died is resumed and can be cancelled; a waiting run still waits (holding no
+ * worker died is resumed once that worker's lease on it lapses (its step run again) and
+ * completes, or can be cancelled; a waiting run still waits (holding no
  * worker) and continues on an approval or ends on a cancel. No index is duplicated or
  * missing, and no step event is written twice.
  */
@@ -122,11 +123,17 @@ describe('crew runs across SIGKILL of the local platform (npm start)', () => {
       { id: 'gate', kind: 'approval', prompt: 'ship {{steps.draft.output}}?', timeout_seconds: 3600 },
       { id: 'notice', kind: 'render', template: 'shipped {{steps.draft.output}}' },
     ]);
+    const shortWait = await template([
+      { id: 'short', kind: 'wait', seconds: 20 },
+      { id: 'after', kind: 'render', template: 'after the wait' },
+    ]);
     const cancelledBeforeKill = await run(waits);
     const resumedThenCancelled = await run(waits);
+    const resumedToTheEnd = await run(shortWait);
     const approvedAfter = await run(gated);
     const cancelledAfter = await run(gated);
-    for (const id of [cancelledBeforeKill, resumedThenCancelled]) await lastIs(first.baseUrl, id, ['step.started']);
+    for (const id of [cancelledBeforeKill, resumedThenCancelled, resumedToTheEnd])
+      await lastIs(first.baseUrl, id, ['step.started']);
     for (const id of [approvedAfter, cancelledAfter]) await lastIs(first.baseUrl, id, ['step.waiting']);
 
     // Cancel one run in its wait and kill the group at once: the worker may not have seen it.
@@ -144,6 +151,9 @@ describe('crew runs across SIGKILL of the local platform (npm start)', () => {
     // was twice found missing after the restart: see the note of issue 16 (under investigation).
     const check = await call<Event[]>(first.baseUrl, `/api/events/${cancelledBeforeKill}?start=0`, {});
     expect(check.body.at(-1)?.type).toBe('run.cancelled');
+    // Killed inside its wait: its worker's lease on it is still valid at the restart.
+    const inWait = await call<Event[]>(first.baseUrl, `/api/events/${resumedToTheEnd}?start=0`, {});
+    expect(inWait.body.at(-1)?.type).toBe('step.started');
     first.killGroup('SIGKILL');
     await first.exited;
 
@@ -233,6 +243,18 @@ describe('crew runs across SIGKILL of the local platform (npm start)', () => {
     const cancelledWaiting = await lastIs(base, cancelledAfter, ['run.cancelled']);
     expect(kinds(cancelledWaiting).at(-2)).toEqual(['step.waiting', 'gate']);
 
+    // Taken over once the dead worker's lease lapsed (at most LEASE_MS): the wait runs again, once.
+    const completed = await lastIs(base, resumedToTheEnd, ['run.completed', 'run.failed'], 120_000);
+    expect(kinds(completed)).toEqual([
+      ['run.queued', null],
+      ['run.started', null],
+      ['step.started', 'short'],
+      ['step.completed', 'short'],
+      ['step.started', 'after'],
+      ['step.completed', 'after'],
+      ['run.completed', null],
+    ]);
+
     // A while later nothing more was written to any of them (the worker abandoned the re-run wait).
     await sleep(3_000);
     for (const [id, events] of [
@@ -240,6 +262,7 @@ describe('crew runs across SIGKILL of the local platform (npm start)', () => {
       [resumedThenCancelled, resumedEvents],
       [approvedAfter, approved],
       [cancelledAfter, cancelledWaiting],
+      [resumedToTheEnd, completed],
     ] as const) {
       const now = (await call<Event[]>(base, `/api/events/${id}?start=0`, {})).body;
       expect(now).toEqual(events);

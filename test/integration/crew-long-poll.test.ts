@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { storeWaitingRun } from '../support/pending-run.js';
+import { eventually } from '../support/webhook-receiver.js';
 import { crewTemplate, startRun } from './crew-support.js';
-import { api, slug, token } from './helpers.js';
+import { api, baseUrl, db, principalOf, slug, table, token } from './helpers.js';
 
 /**
  * E13 long polling (API.md §4, `wait`): with nothing at or after `start` yet and the run
@@ -104,10 +106,90 @@ describe('E13 wait (long poll)', () => {
   it('serves many waiting clients at once, each answered by the event', async () => {
     const id = await start(await template([{ id: 'pause', kind: 'wait', seconds: 2 }]));
     const next = (await until(id, 'step.started')).length;
-    const polls = await Promise.all(Array.from({ length: 20 }, () => longPoll(id, next, 15)));
+    // as many as each of two callers may hold (API.md §1 "Fair use")
+    const polls = await Promise.all([
+      ...Array.from({ length: 10 }, () => longPoll(id, next, 15)),
+      ...Array.from({ length: 10 }, () => longPoll(id, next, 15, admin)),
+    ]);
     for (const { res } of polls) {
       expect(res.status).toBe(200);
       expect(res.body[0]).toMatchObject({ index: next, type: 'step.completed' });
+    }
+  });
+});
+
+describe('E13 long polls waiting at once (API.md §1 "Fair use")', () => {
+  /**
+   * A run of `name`'s parked at an approval step, polled past its end (`start=100`): nothing
+   * it may still write answers such a poll, so each waits its whole `wait`.
+   */
+  const parkedRun = (name: string) =>
+    storeWaitingRun(
+      db(),
+      { crewRuns: table('crewRuns'), events: table('events') },
+      { name, principal: principalOf(name) },
+    );
+
+  type Answer = { status: number; retryAfter: string | null; body: unknown } | 'abandoned';
+
+  /** A long poll the test can abandon (the client goes away). */
+  const abandonable = (id: string, as: string, client: AbortController): Promise<Answer> =>
+    fetch(`${baseUrl()}/api/events/${id}?start=100&wait=20`, {
+      headers: { authorization: `Bearer ${as}` },
+      signal: client.signal,
+    }).then(
+      async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }),
+      () => 'abandoned' as const,
+    );
+
+  it('lets one caller hold 10 waiting polls: the 11th is 429 with Retry-After: 1, another caller still waits', async () => {
+    const name = slug('long-poll-flood');
+    const flood = await token(name);
+    const id = await parkedRun(name);
+    // Twelve at once: whichever come last, two are refused at once and ten wait.
+    const clients = Array.from({ length: 12 }, () => new AbortController());
+    const settled: Answer[] = [];
+    const answers = clients.map((client) => abandonable(id, flood, client).then((a) => (settled.push(a), a)));
+    await eventually(() => (settled.length >= 2 ? true : undefined), 15_000, 'two polls refused');
+    expect(settled).toEqual([
+      { status: 429, retryAfter: '1', body: { error: expect.any(String), code: 429 } },
+      { status: 429, retryAfter: '1', body: { error: expect.any(String), code: 429 } },
+    ]);
+
+    // Another principal still gets its poll; polls that need no wait are answered too.
+    const other = await api(`/api/events/${id}?start=100&wait=1`, { token: admin });
+    expect(other.status, other.text).toBe(200);
+    expect(other.body).toEqual([]);
+    expect((await api(`/api/events/${id}?start=100`, { token: flood })).status).toBe(200);
+    const there = await api(`/api/events/${id}?start=0&wait=20`, { token: flood });
+    expect(there.status).toBe(200);
+    expect(there.body.length).toBeGreaterThan(0);
+    expect(settled).toHaveLength(2);
+
+    // The ten clients go away: their places are given back long before their 20 s are up.
+    for (const client of clients) client.abort();
+    expect((await Promise.all(answers)).filter((a) => a === 'abandoned')).toHaveLength(10);
+    const again = await eventually(
+      async () => {
+        const res = await api(`/api/events/${id}?start=100&wait=1`, { token: flood });
+        return res.status === 200 ? res : undefined;
+      },
+      10_000,
+      'a waiting poll accepted again',
+    );
+    expect(again.body).toEqual([]);
+  });
+
+  it('gives the places back once the polls are answered: the caller may wait ten times again', async () => {
+    const name = slug('long-poll-again');
+    const caller = await token(name);
+    const id = await parkedRun(name);
+    for (let round = 0; round < 2; round++) {
+      const polls = await Promise.all(Array.from({ length: 10 }, () => longPoll(id, 100, 1, caller)));
+      for (const { res } of polls) {
+        expect(res.status, res.text).toBe(200);
+        expect(res.body).toEqual([]);
+      }
     }
   });
 });

@@ -1,6 +1,14 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CrewService } from '../../functions/crews/service.js';
+import { DynamoRunStore, type TemplateStore } from '../../functions/crews/store.js';
+import type { Caller } from '../../shared/auth/caller.js';
+import { emulatorOptions } from '../../shared/aws/client-options.js';
+import { storeWaitingRun } from '../support/pending-run.js';
 import { eventually } from '../support/webhook-receiver.js';
-import { api, slug, token } from './helpers.js';
+import { api, db, principalOf, slug, table, token } from './helpers.js';
 
 /**
  * Crew run listing and progress (API.md §4): `GET /api/crew-runs` answers the caller's own
@@ -10,6 +18,7 @@ import { api, slug, token } from './helpers.js';
 
 let admin: string;
 let alice: string;
+let aliceName: string;
 let bob: string;
 let threeSteps: string;
 let other: string;
@@ -68,7 +77,8 @@ let otherRun: string;
 
 beforeAll(async () => {
   admin = await token('runs-list-admin', { roles: ['admin'] });
-  alice = await token(slug('runs-alice'));
+  aliceName = slug('runs-alice');
+  alice = await token(aliceName);
   bob = await token(slug('runs-bob'));
   threeSteps = await template('runs-list-three', [
     { id: 'a', kind: 'render', template: 'one' },
@@ -186,5 +196,149 @@ describe('progress', () => {
     expect(run.body.progress.total_steps).toBe(3);
     expect(run.body.progress.completed_steps).toBeLessThanOrEqual(3);
     await finished(res.body.correlation_id, bob);
+  });
+});
+
+/**
+ * What a list costs (issue 25, finding 3): the items DynamoDB reads for it (ScannedCount),
+ * counted on a store of the test's own, built as the crews composition builds it, against
+ * the suite's DynamoDB; the answers themselves come over HTTP.
+ */
+describe('the items a list reads', () => {
+  const OTHERS = 1000;
+  const seeded: string[] = [];
+  /** Every Query the counted store sent: its index and how many items DynamoDB read for it. */
+  let queries: { index: string | undefined; scanned: number }[] = [];
+  let service: CrewService;
+
+  const caller = (name: string, roles: string[] = []): Caller => ({
+    principal: principalOf(name),
+    name,
+    roles: new Set(roles),
+    via: 'bearer',
+  });
+  const scanned = () => queries.reduce((sum, q) => sum + q.scanned, 0);
+
+  beforeAll(async () => {
+    const counted = DynamoDBDocumentClient.from(
+      new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') })),
+    );
+    counted.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (context.commandName === 'QueryCommand') {
+          const input = args.input as { IndexName?: string };
+          const output = out.output as { ScannedCount?: number };
+          queries.push({ index: input.IndexName, scanned: output.ScannedCount ?? 0 });
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'scannedCounter' },
+    );
+    service = new CrewService(
+      {} as TemplateStore,
+      new DynamoRunStore(counted, table('crewRuns'), table('events')),
+      { send: async () => undefined },
+      { eventsTtlDays: 1 },
+    );
+    // 1,000 finished runs of 100 other users, newer than alice's, stored as the store stores
+    // them (without the change stamp: they make no domain events).
+    const now = Date.now();
+    const items = Array.from({ length: OTHERS }, (_, i) => {
+      const id = randomUUID();
+      const at = new Date(now + i).toISOString();
+      seeded.push(id);
+      return {
+        correlation_id: id,
+        template_id: threeSteps,
+        status: 'succeeded',
+        values_json: '{}',
+        created_by: `runs-other-${i % 100}`,
+        created_by_principal: principalOf(`runs-other-${i % 100}`),
+        created_at: at,
+        started_at: at,
+        finished_at: at,
+        event_count: 3,
+        error: null,
+        steps: [],
+        completed_steps: 0,
+        current_step: null,
+        expires_at: Math.floor(now / 1000) + 3600,
+        list_pk: 'run',
+        created_key: `${at}#${id}`,
+      };
+    });
+    for (let i = 0; i < items.length; i += 25) {
+      await db().send(
+        new BatchWriteCommand({
+          RequestItems: { [table('crewRuns')]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+        }),
+      );
+    }
+  }, 60_000);
+
+  afterAll(async () => {
+    for (let i = 0; i < seeded.length; i += 25) {
+      await db().send(
+        new BatchWriteCommand({
+          RequestItems: {
+            [table('crewRuns')]: seeded
+              .slice(i, i + 25)
+              .map((id) => ({ DeleteRequest: { Key: { correlation_id: id } } })),
+          },
+        }),
+      );
+    }
+  }, 60_000);
+
+  it("reads a user's own runs only, however many runs others have", async () => {
+    const own = await all('limit=1000', alice);
+    expect(own.length).toBeGreaterThanOrEqual(4);
+    queries = [];
+    const page = await service.listRuns({}, 1000, undefined, caller(aliceName));
+    expect(page.items.map((r) => r.correlation_id)).toEqual(own.map((r) => r.correlation_id));
+    // her runs, and at most one more to know whether a page follows
+    expect(scanned()).toBeLessThanOrEqual(own.length + 1);
+
+    // a short page reads one run ahead, not the others' runs between hers
+    queries = [];
+    const first = await service.listRuns({}, 2, undefined, caller(aliceName));
+    expect(first.items).toHaveLength(2);
+    expect(scanned()).toBeLessThanOrEqual(3);
+
+    // a template filter within her runs
+    queries = [];
+    const ofTemplate = await service.listRuns({ templateId: threeSteps }, 1000, undefined, caller(aliceName));
+    expect(ofTemplate.items.map((r) => r.correlation_id)).toEqual([...aliceRuns].reverse());
+    expect(scanned()).toBeLessThanOrEqual(own.length + 1);
+  });
+
+  it("reads only unfinished runs for an admin's list of an unfinished status", async () => {
+    const waitingName = slug('runs-waiting');
+    const waiting = await storeWaitingRun(
+      db(),
+      { crewRuns: table('crewRuns'), events: table('events') },
+      { name: waitingName, principal: principalOf(waitingName) },
+    );
+    const listed = await all('status=waiting&limit=1000', admin);
+    expect(listed.map((r) => r.correlation_id)).toContain(waiting);
+    for (const r of listed) expect(r.status).toBe('waiting');
+
+    queries = [];
+    const page = await service.listRuns({ status: 'waiting' }, 1000, undefined, caller('runs-admin', ['admin']));
+    expect(page.items.map((r) => r.correlation_id)).toContain(waiting);
+    // Only the sparse index of unfinished runs: none of the 1,000 finished runs is read.
+    expect(queries.map((q) => q.index)).toEqual(queries.map(() => 'open_runs'));
+    expect(scanned()).toBeLessThan(OTHERS);
+    await api(`/api/crew-runs/${waiting}/cancel`, { method: 'POST', token: admin, body: {} });
+  });
+
+  it("lists a user's own runs over HTTP with the others' runs there", async () => {
+    const own = (await all('limit=1000', alice)).map((r) => r.correlation_id);
+    expect(own).toEqual(expect.arrayContaining([...aliceRuns, otherRun]));
+    const others = new Set(seeded);
+    expect(own.filter((id) => others.has(id))).toEqual([]);
+    const admins = await all(`template_id=${threeSteps}&status=succeeded&limit=1000`, admin);
+    expect(admins.map((r) => r.correlation_id)).toEqual(expect.arrayContaining([...aliceRuns, seeded[0]]));
   });
 });

@@ -3,9 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CrewRunner, type StepRunner } from '../../functions/crews/runner.js';
+import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../functions/crews/runner.js';
 import type { CrewEvent, Step } from '../../functions/crews/schemas.js';
 import { MAX_EVENT_DATA_BYTES } from '../../functions/crews/limits.js';
 import { jsonBytes } from '../../shared/json.js';
@@ -42,7 +44,7 @@ class CrashingStore extends DynamoRunStore {
   override async append(
     run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
     written: CrewEvent | readonly CrewEvent[],
-    update?: RunUpdate,
+    ...rest: Parameters<DynamoRunStore['append']> extends [unknown, unknown, ...infer R] ? R : never
   ): Promise<boolean> {
     const events = Array.isArray(written) ? written : [written as CrewEvent];
     const crash = !this.crashed && this.writes.length === this.write;
@@ -51,7 +53,7 @@ class CrashingStore extends DynamoRunStore {
       this.crashed = true;
       throw new Error(`injected crash before write ${this.write}`);
     }
-    const ok = await super.append(run, events, update);
+    const ok = await super.append(run, events, ...rest);
     if (ok && crash) {
       this.crashed = true;
       throw new Error(`injected crash after write ${this.write}`);
@@ -143,7 +145,12 @@ async function deliver(handler: SqsHandler, records: SQSRecord[]): Promise<strin
   }
 }
 
-const workerFor = (runs: RunStore, steps: StepRunner) => createWorkerHandler(new CrewRunner(runs, steps));
+/** Messages the runners sent back to the queue (a run held by another delivery), newest last. */
+const cameBack: { id: string; delaySeconds: number }[] = [];
+const timers: RunTimer = { after: async (id, delaySeconds) => void cameBack.push({ id, delaySeconds }) };
+
+const workerFor = (runs: RunStore, steps: StepRunner) =>
+  createWorkerHandler(new CrewRunner(runs, steps, undefined, timers));
 
 /**
  * The event-log invariants of API.md §4 for a finished run: indices 0..n-1 without gap or
@@ -286,13 +293,20 @@ describe('crew worker: duplicate deliveries', () => {
     ];
     const id = await insertRun(steps, { x: 'X' });
     const message = runMessage(id);
+    const { runner, counts } = counting(executor());
     // Each handler is its own Lambda instance (a BatchProcessor is not shared).
-    const handlers = Array.from({ length: 4 }, () => workerFor(store, executor()));
+    const handlers = Array.from({ length: 4 }, () => workerFor(store, runner));
     const failures = await Promise.all(handlers.map((h) => deliver(h, [message])));
     expect(failures).toEqual([[], [], [], []]);
 
     const { terminal } = await finishedLog(id, ['a', 'pause', 'b', 'c'], 'succeeded');
     expect(terminal.data).toEqual({ outputs: { a: 'A=X', pause: null, b: 'B=A=X', c: 'C=B=A=X' } });
+    // One executor: the wait (I/O) ran once; a delivery that found the run held sent its message back.
+    expect(counts.pause).toBe(1);
+    for (const back of cameBack.filter((c) => c.id === id)) {
+      expect(back.delaySeconds).toBeGreaterThanOrEqual(1);
+      expect(back.delaySeconds).toBeLessThanOrEqual(LEASE_MS / 1000 + 1);
+    }
   });
 
   it('two concurrent deliveries, repeated on several runs, never duplicate or skip an index', async () => {
@@ -386,6 +400,52 @@ describe('crew worker: a delivery that dies half way', () => {
     expect(recording.writes.map((w) => w.length)).toEqual([7, 1]);
     const { terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
     expect(terminal.data).toEqual({ outputs: chainOutputs });
+  });
+});
+
+describe('crew worker: one executor at a time (a lease on the run)', () => {
+  it('a run held by a worker that died comes back when the lease would lapse, and is then taken over', async () => {
+    const id = await insertRun(mixed, { x: 'X' });
+    const { runner, counts } = counting(executor());
+    // A delivery took the run and died before its first event; its lease runs 1.5 s more.
+    const now = Date.now();
+    expect(await store.takeLease(id, { owner: 'a-dead-worker', now, until: now + 1_500 }, 1)).toBe(true);
+
+    expect(await deliver(workerFor(store, runner), [runMessage(id)])).toEqual([]);
+    expect(counts).toEqual({});
+    expect(await store.allEvents(id)).toHaveLength(1);
+    expect(cameBack.filter((c) => c.id === id).map((c) => c.delaySeconds)).toEqual([expect.any(Number)]);
+    expect(cameBack.find((c) => c.id === id)!.delaySeconds).toBeLessThanOrEqual(3);
+
+    await new Promise((r) => setTimeout(r, 1_600));
+    expect(await deliver(workerFor(store, runner), [runMessage(id)])).toEqual([]);
+    const { terminal, run } = await finishedLog(id, ['a', 'w', 'b'], 'succeeded');
+    expect(terminal.data).toEqual({ outputs: mixedOutputs });
+    expect(counts).toEqual({ a: 1, w: 1, b: 1 });
+    expect(run.lease).toBeUndefined();
+  });
+
+  it('one delivery of three render steps costs three DynamoDB calls: the run read, and two writes that take and let go of the lease', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const base = new DynamoDBClient({
+      region: 'us-east-1',
+      endpoint: inject('dynamodbEndpoint'),
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const calls: string[] = [];
+    base.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push(context.commandName ?? '?');
+        return next(args);
+      },
+      { step: 'initialize', name: 'countCalls' },
+    );
+    const counted = new DynamoRunStore(DynamoDBDocumentClient.from(base), runsTable(), eventsTable());
+    expect(await deliver(workerFor(counted, executor()), [runMessage(id)])).toEqual([]);
+    base.destroy();
+    expect(calls).toEqual(['GetItemCommand', 'TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
+    const { run } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(run.lease).toBeUndefined();
   });
 });
 
@@ -494,6 +554,7 @@ describe('crew worker: messages it cannot use', () => {
       sqsRecord(JSON.stringify({ correlation_id: 42 })),
       sqsRecord(JSON.stringify({ correlation_id: 'too-short' })),
       sqsRecord(''),
+      sqsRecord(JSON.stringify({ correlation_id: randomUUID(), timer: { step_id: 7 } })),
     ];
     const id = await insertRun([{ id: 'a', kind: 'render', template: 'fine' }]);
     const good = runMessage(id);

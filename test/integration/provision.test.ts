@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   CreateTableCommand,
   DeleteTableCommand,
@@ -8,11 +9,14 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DynamoEventStore } from '../../functions/events/store.js';
 import { type RunningEmulator, startDynamoDb } from '../../infra/local/emulators.js';
 import { ensureTables } from '../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
 import { documentClient } from '../../shared/aws/clients.js';
+import { eventItem } from '../../shared/events/outbox.js';
+import type { DomainEvent } from '../../shared/events/types.js';
 
 /** What a start may not change about a table: its keys, indexes, creation time, TTL. */
 async function tableState(client: DynamoDBClient, name: string) {
@@ -112,6 +116,117 @@ describe('local provisioning', () => {
         (await db.send(new GetCommand({ TableName: name, Key: { pk: 'ENTITY#urn:x', sk: 'META' } }))).Item,
       ).toEqual({ pk: 'ENTITY#urn:x', sk: 'META', urn: 'urn:x', domain: 'Sales' });
     } finally {
+      client.destroy();
+    }
+  }, 120_000);
+
+  it('gives a kept domain events table its type index: events recorded before it are found by type', async () => {
+    const stage = `feedidx${Date.now() % 100000}`;
+    const endpoint = dynamodb.endpoint;
+    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
+    const db = documentClient({
+      region: 'us-east-1',
+      endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined },
+    });
+    const table = { tableName: physicalTableName(stage, TABLES.domainEvents), ttlDays: 30, source: 'dpm/test' };
+    try {
+      // The table as the release before created it: no by_type.
+      const earlier = {
+        ...TABLES.domainEvents,
+        indexes: TABLES.domainEvents.indexes.filter((ix) => ix.name !== 'by_type'),
+      };
+      await ensureTables(client, stage, { domainEvents: earlier });
+      const event = (type: string): DomainEvent => ({
+        specversion: '1.0',
+        id: randomUUID(),
+        source: table.source,
+        type,
+        subject: `psks/${randomUUID()}`,
+        time: new Date().toISOString(),
+        datacontenttype: 'application/json',
+        actor: 'alice',
+        sequence: 1,
+        data: {},
+      });
+      const kept = [event('dpm.psk.created'), event('dpm.psk.deleted'), event('dpm.mcp.server.created')];
+      for (const e of kept) await db.send(new PutCommand({ TableName: table.tableName, Item: eventItem(table, e) }));
+
+      await ensureTables(client, stage, { domainEvents: TABLES.domainEvents });
+      const indexes = (await client.send(new DescribeTableCommand({ TableName: table.tableName }))).Table!
+        .GlobalSecondaryIndexes;
+      expect(indexes?.find((ix) => ix.IndexName === 'by_type')?.IndexStatus).toBe('ACTIVE');
+      const feed = new DynamoEventStore(db, table);
+      const psks = await feed.list({ types: ['dpm.psk.created', 'dpm.psk.deleted'] }, 10, undefined);
+      expect(psks.items.map((e) => e.id)).toEqual([kept[0]!.id, kept[1]!.id]);
+    } finally {
+      await client.send(new DeleteTableCommand({ TableName: table.tableName })).catch(() => undefined);
+      client.destroy();
+    }
+  }, 120_000);
+
+  it("adds the crew runs' owner index to a kept table: runs stored before it are in their starters' lists", async () => {
+    const stage = `runs${Date.now() % 100000}`;
+    const endpoint = dynamodb.endpoint;
+    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
+    const db = documentClient({
+      region: 'us-east-1',
+      endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined },
+    });
+    const name = physicalTableName(stage, TABLES.crewRuns);
+    try {
+      // The crew-runs table as the previous version created it: no by_creator_principal.
+      const attribute = (AttributeName: string) => ({ AttributeName, AttributeType: 'S' as const });
+      const keys = (hash: string, range: string) => [
+        { AttributeName: hash, KeyType: 'HASH' as const },
+        { AttributeName: range, KeyType: 'RANGE' as const },
+      ];
+      await client.send(
+        new CreateTableCommand({
+          TableName: name,
+          BillingMode: 'PAY_PER_REQUEST',
+          KeySchema: [{ AttributeName: 'correlation_id', KeyType: 'HASH' }],
+          AttributeDefinitions: ['correlation_id', 'open', 'created_at', 'list_pk', 'created_key'].map(attribute),
+          GlobalSecondaryIndexes: [
+            { IndexName: 'open_runs', KeySchema: keys('open', 'created_at'), Projection: { ProjectionType: 'ALL' } },
+            {
+              IndexName: 'by_created',
+              KeySchema: keys('list_pk', 'created_key'),
+              Projection: { ProjectionType: 'ALL' },
+            },
+          ],
+        }),
+      );
+      // A run as that version stored it: the starter's principal was there already.
+      const run = {
+        correlation_id: '11111111-1111-4111-8111-111111111111',
+        status: 'succeeded',
+        created_by: 'ada',
+        created_by_principal: '["https://issuer.test","sub-ada"]',
+        created_at: '2026-11-01T00:00:00.000Z',
+        list_pk: 'run',
+        created_key: '2026-11-01T00:00:00.000Z#11111111-1111-4111-8111-111111111111',
+      };
+      await db.send(new PutCommand({ TableName: name, Item: run }));
+
+      await ensureTables(client, stage, { crewRuns: TABLES.crewRuns });
+      const table = (await client.send(new DescribeTableCommand({ TableName: name }))).Table!;
+      expect(table.GlobalSecondaryIndexes?.map((ix) => [ix.IndexName, ix.IndexStatus]).sort()).toEqual([
+        ['by_created', 'ACTIVE'],
+        ['by_creator_principal', 'ACTIVE'],
+        ['open_runs', 'ACTIVE'],
+      ]);
+      const own = await db.send(
+        new QueryCommand({
+          TableName: name,
+          IndexName: 'by_creator_principal',
+          KeyConditionExpression: '#p = :p',
+          ExpressionAttributeNames: { '#p': 'created_by_principal' },
+          ExpressionAttributeValues: { ':p': run.created_by_principal },
+        }),
+      );
+      expect(own.Items).toEqual([run]);
+    } finally {
+      await client.send(new DeleteTableCommand({ TableName: name })).catch(() => undefined);
       client.destroy();
     }
   }, 120_000);

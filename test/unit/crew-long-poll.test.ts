@@ -1,19 +1,26 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CrewService } from '../../functions/crews/service.js';
-import { InProcessRunSignals, LONG_POLL_INTERVAL_MS } from '../../functions/crews/signals.js';
+import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, notifyingAppends } from '../../functions/crews/signals.js';
 import type { CrewEvent } from '../../functions/crews/schemas.js';
 import type { RunItem, RunStore, TemplateStore } from '../../functions/crews/store.js';
+import { WaitingPolls } from '../../functions/crews/waiting-polls.js';
+import type { Caller } from '../../shared/auth/caller.js';
+import { TooManyRequests } from '../../shared/errors.js';
+import { errorAnswer } from '../../shared/http/errors.js';
 
-/** The E13 long poll over a fake store: how often it reads, and what wakes it. */
+/** The E13 long poll over a fake store: how often it reads, what wakes it, how many may wait. */
 
-const STARTER = {
-  principal: '["https://issuer.test","sub-ada"]',
-  name: 'ada',
-  roles: new Set<string>(),
-  via: 'bearer' as const,
-};
+const caller = (name: string, roles: string[] = []): Caller => ({
+  principal: `["https://issuer.test","sub-${name}"]`,
+  name,
+  roles: new Set(roles),
+  via: 'bearer',
+});
+const STARTER = caller('ada');
+/** Another principal, who may read every run. */
+const ADMIN = caller('root', ['admin']);
 
-function world() {
+function world(polls?: WaitingPolls) {
   const run = {
     correlation_id: 'c'.repeat(36),
     template_id: 't',
@@ -30,15 +37,33 @@ function world() {
     expires_at: 0,
   } as RunItem;
   const written: CrewEvent[] = [];
-  let reads = 0;
-  const runs = {
-    get: async () => run,
-    events: async (_id: string, from: number) => {
-      reads++;
-      return written.filter((e) => e.index >= from);
-    },
-  } as unknown as RunStore;
+  const counts = { gets: 0, reads: 0 };
+  let failing = false;
+  /** What happens while the n-th read is under way (after it has read). */
+  const reading = new Map<number, () => Promise<unknown>>();
   const signals = new InProcessRunSignals();
+  // As the composition wires it: the store's appends notify the signals.
+  const runs = notifyingAppends(
+    {
+      get: async () => {
+        counts.gets++;
+        return run;
+      },
+      events: async (_id: string, from: number) => {
+        counts.reads++;
+        if (failing) throw new Error('the store does not answer');
+        const seen = written.filter((e) => e.index >= from);
+        const during = reading.get(counts.reads);
+        if (during) await during();
+        return seen;
+      },
+      append: async (_run: { correlation_id: string }, events: CrewEvent | readonly CrewEvent[]) => {
+        written.push(...[events].flat());
+        return true;
+      },
+    },
+    signals,
+  ) as unknown as RunStore;
   const service = new CrewService(
     {} as TemplateStore,
     runs,
@@ -46,53 +71,186 @@ function world() {
     { eventsTtlDays: 1 },
     undefined,
     signals,
+    polls,
   );
-  const write = (index: number) =>
-    written.push({
-      index,
-      correlation_id: run.correlation_id,
-      type: 'step.started',
-      timestamp: new Date().toISOString(),
-      message: 'm',
-    });
-  return { service, signals, write, reads: () => reads, id: run.correlation_id };
+  const event = (index: number): CrewEvent => ({
+    index,
+    correlation_id: run.correlation_id,
+    type: 'step.started',
+    timestamp: new Date().toISOString(),
+    message: 'm',
+  });
+  /** An event written elsewhere (another process): nothing notifies. */
+  const writeElsewhere = (index: number) => written.push(event(index));
+  /** An event appended through this process's store: its long polls are notified. */
+  const append = (index: number) => runs.append(run, event(index));
+  return {
+    service,
+    signals,
+    writeElsewhere,
+    append,
+    counts,
+    fail: () => (failing = true),
+    duringRead: (n: number, happen: () => Promise<unknown>) => reading.set(n, happen),
+    id: run.correlation_id,
+  };
 }
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe('E13 long poll', () => {
-  it('reads the store a few times a second while nothing happens, then answers []', async () => {
+  it('reads the store at most once a second while it waits, whatever else happens to the run', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const w = world();
-    const started = Date.now();
-    expect(await w.service.events(w.id, 2, STARTER, 1)).toEqual([]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(990);
-    // one read at first, then one per interval
-    expect(w.reads()).toBeLessThanOrEqual(1 + Math.ceil(1000 / LONG_POLL_INTERVAL_MS) + 1);
+    const answer = w.service.events(w.id, 5, STARTER, 20);
+    // Changes of the run that are no event at or after `start`: a runner's own wake-ups,
+    // and events before the poll's start (the client asked past the end).
+    const noise = setInterval(() => {
+      w.signals.notify(w.id);
+      w.signals.notify(w.id, 3);
+    }, 10);
+    await vi.advanceTimersByTimeAsync(20_000);
+    clearInterval(noise);
+    expect(await answer).toEqual([]);
+    // the read before waiting, then one a second over 20 s
+    expect(w.counts.reads).toBeLessThanOrEqual(1 + 20);
+    expect(w.counts.reads).toBeGreaterThanOrEqual(20);
+    // ownership is read once per poll, not per read
+    expect(w.counts.gets).toBe(1);
   });
 
-  it('answers as soon as this process writes an event of the run (signalled), before the next interval', async () => {
+  it('answers as soon as this process writes an event at or after `start`, before the next read is due', async () => {
     const w = world();
     const started = Date.now();
     const answer = w.service.events(w.id, 2, STARTER, 10);
     await new Promise((r) => setTimeout(r, 30));
-    w.write(2);
-    w.signals.notify(w.id);
+    await w.append(2);
     expect((await answer).map((e) => e.index)).toEqual([2]);
     expect(Date.now() - started).toBeLessThan(LONG_POLL_INTERVAL_MS);
+    expect(w.counts.reads).toBe(2);
   });
 
-  it('finds an event written elsewhere (no signal) within an interval', async () => {
+  it('finds an event written elsewhere (no signal) at its next read, a second later at most', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const w = world();
     const answer = w.service.events(w.id, 2, STARTER, 10);
-    await new Promise((r) => setTimeout(r, 30));
-    const written = Date.now();
-    w.write(2);
+    await vi.advanceTimersByTimeAsync(300);
+    w.writeElsewhere(2);
+    await vi.advanceTimersByTimeAsync(LONG_POLL_INTERVAL_MS - 300);
     expect((await answer).map((e) => e.index)).toEqual([2]);
-    expect(Date.now() - written).toBeLessThanOrEqual(LONG_POLL_INTERVAL_MS + 50);
+    expect(w.counts.reads).toBe(2);
   });
 
-  it('forgets its waiters', async () => {
+  it.each([
+    ['its first read', 1, 0],
+    ['a read while it waits', 2, LONG_POLL_INTERVAL_MS],
+  ])('does not miss an event this process writes during %s', async (_, read, readAt) => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const w = world();
+    // The write commits (and notifies) while the read is under way, too late for it to see.
+    w.duringRead(read, () => w.append(2));
+    let answered: CrewEvent[] | undefined;
+    void w.service.events(w.id, 2, STARTER, 10).then((events) => (answered = events));
+    await vi.advanceTimersByTimeAsync(readAt);
+    // read again at once, not a second later
+    expect(answered?.map((e) => e.index)).toEqual([2]);
+    expect(w.counts.reads).toBe(read + 1);
+  });
+
+  it('forgets its waiters, also aborted ones', async () => {
     const signals = new InProcessRunSignals();
-    await Promise.all([signals.next('a', 10), signals.next('a', 20), signals.next('b', 5)]);
+    const abort = new AbortController();
+    const watch = signals.watch('c', 0);
+    const aborted = watch.next(60_000, abort.signal);
+    abort.abort();
+    await aborted;
+    watch.close();
+    const polled = signals.watch('a', 3);
+    await Promise.all([signals.next('a', 10), polled.next(20), signals.next('b', 5)]);
+    polled.close();
     expect((signals as unknown as { waiters: Map<string, unknown> }).waiters.size).toBe(0);
+  });
+});
+
+describe('E13 long polls waiting at once (API.md §1 "Fair use")', () => {
+  /** Lets every started poll reach its wait. */
+  const settle = () => vi.advanceTimersByTimeAsync(0);
+
+  it('lets 10 of one caller wait; the 11th is TooManyRequests (retry after 1 s), another caller still waits', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const polls = new WaitingPolls();
+    const w = world(polls);
+    const ten = Array.from({ length: 10 }, () => w.service.events(w.id, 2, STARTER, 20));
+    await settle();
+    expect(polls.waiting).toBe(10);
+    const refused = await w.service.events(w.id, 2, STARTER, 20).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(TooManyRequests);
+    expect((refused as TooManyRequests).retryAfterSeconds).toBe(1);
+    // Polls that do not wait take no place: no wait, or something to answer at once.
+    expect(await w.service.events(w.id, 2, STARTER, 0)).toEqual([]);
+    w.writeElsewhere(2);
+    expect((await w.service.events(w.id, 2, STARTER, 20)).map((e) => e.index)).toEqual([2]);
+    const other = w.service.events(w.id, 3, ADMIN, 20);
+    await settle();
+    expect(polls.waiting).toBe(11);
+    await vi.advanceTimersByTimeAsync(1000);
+    // the ten found event 2 at their next read and answered: their places are free again
+    for (const answer of ten) expect((await answer).map((e) => e.index)).toEqual([2]);
+    expect(polls.waiting).toBe(1);
+    const again = Array.from({ length: 10 }, () => w.service.events(w.id, 3, STARTER, 2));
+    await settle();
+    expect(polls.waiting).toBe(11);
+    await vi.advanceTimersByTimeAsync(20_000);
+    for (const answer of [...again, other]) expect(await answer).toEqual([]);
+    expect(polls.waiting).toBe(0);
+  });
+
+  it('gives the place back when the client goes away or the store fails', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const polls = new WaitingPolls();
+    const w = world(polls);
+    const clients = Array.from({ length: 10 }, () => new AbortController());
+    const gone = clients.map((client) => w.service.events(w.id, 2, STARTER, 20, client.signal));
+    await settle();
+    expect(polls.waiting).toBe(10);
+    for (const client of clients) client.abort();
+    for (const answer of gone) expect(await answer).toEqual([]);
+    expect(polls.waiting).toBe(0);
+
+    const failing = Array.from({ length: 10 }, () => w.service.events(w.id, 2, STARTER, 20).catch((e: Error) => e));
+    await settle();
+    expect(polls.waiting).toBe(10);
+    w.fail();
+    await vi.advanceTimersByTimeAsync(LONG_POLL_INTERVAL_MS);
+    for (const answer of failing) expect(await answer).toEqual(new Error('the store does not answer'));
+    expect(polls.waiting).toBe(0);
+  });
+
+  it('lets at most 500 wait in one process', () => {
+    const polls = new WaitingPolls();
+    const releases = Array.from({ length: 50 }, (_, i) =>
+      Array.from({ length: 10 }, () => polls.take(`principal-${i}`)),
+    ).flat();
+    expect(polls.waiting).toBe(500);
+    expect(() => polls.take('one-more')).toThrow(TooManyRequests);
+    releases[0]!();
+    releases[0]!();
+    expect(polls.waiting).toBe(499);
+    const release = polls.take('one-more');
+    expect(() => polls.take('yet-another')).toThrow(TooManyRequests);
+    release();
+    releases.forEach((r) => r());
+    expect(polls.waiting).toBe(0);
+  });
+
+  it('is answered 429 with Retry-After and the ErrorResponse body', () => {
+    expect(errorAnswer(new TooManyRequests('At most 10 long polls of one caller may wait at once'))).toEqual({
+      status: 429,
+      headers: { 'Retry-After': '1' },
+      body: { error: 'At most 10 long polls of one caller may wait at once', code: 429 },
+    });
   });
 });
 
