@@ -106,12 +106,17 @@ export const TABLES = {
     stream: true,
     partitionKey: S('correlation_id'),
     indexes: [
-      // Sparse: only unfinished runs carry `open`, so they can be found and queued again.
+      // Sparse: only unfinished runs carry `open`, so they can be found and queued again; an
+      // admin's GET /api/crew-runs?status= of an unfinished status reads only these.
       { name: 'open_runs', partitionKey: S('open'), sortKey: S('created_at') },
-      // GET /api/crew-runs, newest first. CloudFormation adds one index to a table per
-      // update: the owner index (own runs without reading others') comes in a later release;
-      // until then own runs are this index filtered by principal.
+      // GET /api/crew-runs, newest first (an admin's, and a finished status filtered in it).
       BY_CREATED,
+      // A caller's own runs, newest first, without reading anyone else's. The one index this
+      // table gains in this release (CloudFormation adds one per update). Every run stored
+      // since principals were carries `created_by_principal` and `created_key`, so DynamoDB
+      // fills it from the runs already there; older runs have no principal and were in no
+      // one's own list before either.
+      { name: 'by_creator_principal', partitionKey: S('created_by_principal'), sortKey: S('created_key') },
     ],
     ttlAttribute: 'expires_at',
   },
@@ -223,7 +228,9 @@ export const TABLES = {
    *   often the dispatcher is handed the event;
    * - while it is open, its place in line, `O#<endpoint>#<subject>` / `<sequence>#<delivery id>`:
    *   a delivery goes out only when none of the same endpoint and subject is before it (read
-   *   consistently, which an index cannot be).
+   *   consistently, which an index cannot be);
+   * - the endpoint's in-flight slots, `S#<endpoint>` / `slot#<n>`: an attempt holds one (a
+   *   conditional write with an expiry), so at most that many go to one endpoint at once.
    */
   webhookDeliveries: {
     id: 'webhook-deliveries',
@@ -240,7 +247,9 @@ export const TABLES = {
    * Domain events (API.md §13): one item per event, gap-free `sequence` per subject. The
    * publisher writes the events it derives from the domain tables' streams; a deletion
    * writes its event here in the transaction that deletes. `by_time` is the feed, oldest
-   * first; `by_id` finds one event. This table's own stream feeds the dispatcher
+   * first; `by_type` is each type's part of it, so a `type` filter reads only events of
+   * that type (every item has always carried `type` and `feed_key`: the index covers the
+   * old ones); `by_id` finds one event. This table's own stream feeds the dispatcher
    * (EventBridge, webhooks).
    */
   domainEvents: {
@@ -251,6 +260,8 @@ export const TABLES = {
     indexes: [
       { name: 'by_time', partitionKey: S('feed'), sortKey: S('feed_key') },
       { name: 'by_id', partitionKey: S('id') },
+      // The one index this table gains in this release (CloudFormation adds one per update).
+      { name: 'by_type', partitionKey: S('type'), sortKey: S('feed_key') },
     ],
     ttlAttribute: 'expires_at',
   },
@@ -276,11 +287,24 @@ export const QUEUES = {
   /**
    * Webhook deliveries (API.md §14): one message per attempt (or wait) of a delivery, sent
    * by the events dispatcher, the webhooks API (test, redeliver) and the delivery worker,
-   * whose timeout stays below the visibility timeout.
+   * whose timeout stays below the visibility timeout. The API's endpoints only: crew runs'
+   * own have the next queue.
    */
   webhookDeliveries: {
     id: 'webhook-deliveries',
     // Six times the webhook worker's timeout (30 s).
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    deadLetterRetentionDays: 14,
+    oldestMessageAlarmSeconds: 1800,
+  },
+  /**
+   * The deliveries to crew runs' own webhooks (E2 `webhook_url`), a lane of their own with
+   * its own consumers (API.md §1 "Fair use"): any user's receiver that hangs holds only these.
+   */
+  runWebhookDeliveries: {
+    id: 'run-webhook-deliveries',
+    // Six times the run webhook worker's timeout (30 s).
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
     deadLetterRetentionDays: 14,

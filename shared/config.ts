@@ -53,6 +53,7 @@ const EnvSchema = z.object({
   S3_ENDPOINT: optionalUrl,
   CREW_RUN_QUEUE_URL: optionalUrl,
   WEBHOOK_QUEUE_URL: optionalUrl,
+  RUN_WEBHOOK_QUEUE_URL: optionalUrl,
   ARTIFACTS_BUCKET: optionalText,
   KMS_KEY_ID: optionalText,
   TRINO_URL: optionalUrl,
@@ -103,6 +104,7 @@ export interface LocalUser {
   readonly roles: readonly string[];
 }
 
+/** A local user's name, which is their subject: never a `:`, so never a client's (`client:<id>`). */
 const LOCAL_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const ROLE = /^[A-Za-z][A-Za-z0-9_:.-]{0,63}$/;
 
@@ -158,8 +160,10 @@ export interface Config {
     readonly s3: string | undefined;
   };
   readonly crewRunQueueUrl: string | undefined;
-  /** The webhook delivery queue (API.md §14): the dispatcher, the API's test and redeliver, and the worker send to it. */
+  /** The API endpoints' webhook delivery queue (API.md §14): the dispatcher, the API's test and redeliver, and the worker send to it. */
   readonly webhookQueueUrl: string | undefined;
+  /** The per-run webhooks' delivery queue (their own lane, API.md §1 "Fair use"). */
+  readonly runWebhookQueueUrl: string | undefined;
   readonly artifactsBucket: string | undefined;
   /** Wraps the data keys of encrypted secrets on AWS; locally a key file under dataDir does. */
   readonly kmsKeyId: string | undefined;
@@ -309,6 +313,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     endpoints: { dynamodb: e.DYNAMODB_ENDPOINT, sqs: e.SQS_ENDPOINT, s3: e.S3_ENDPOINT },
     crewRunQueueUrl: e.CREW_RUN_QUEUE_URL,
     webhookQueueUrl: e.WEBHOOK_QUEUE_URL,
+    runWebhookQueueUrl: e.RUN_WEBHOOK_QUEUE_URL,
     artifactsBucket: e.ARTIFACTS_BUCKET,
     kmsKeyId: e.KMS_KEY_ID,
     keycloak,

@@ -34,7 +34,7 @@ export interface StageSettings {
    * another origin may call the API.
    */
   readonly corsOrigins?: readonly string[];
-  /** The other SQS event sources' `maxConcurrency` (the crew dead-letter handler, the webhook worker). */
+  /** The other SQS event sources' `maxConcurrency` (the crew dead-letter handler, the two webhook workers). */
   readonly queueWorkerMaxConcurrency: number;
   /** The HTTP API stage's throttle, for every route: steady requests per second and burst. */
   readonly apiThrottle: Throttle;
@@ -42,8 +42,10 @@ export interface StageSettings {
   readonly expensiveRouteThrottle: Throttle;
   /**
    * Concurrency reserved for the functions the API must not starve: the crew worker, the
-   * events publisher and the webhook worker (each is also capped at it). None on dev: a new
-   * account's concurrency limit (10) leaves nothing to reserve (AWS keeps 100 unreserved).
+   * events publisher and the webhook worker (each is also capped at it); and for the crews
+   * API, whose cap keeps a flood of E13 long polls (each holds an instance up to 20 s) from
+   * taking the account's concurrency. None on dev: a new account's concurrency limit (10)
+   * leaves nothing to reserve (AWS keeps 100 unreserved).
    */
   readonly reservedConcurrency?: Readonly<Record<ReservedFunction, number>>;
   readonly authIssuer?: string;
@@ -111,6 +113,7 @@ export interface StageSettings {
 export const REQUIRED_SETTINGS = {
   alarmTopicArn: 'the SNS topic its alarms notify',
   authIssuer: 'the OpenID issuer whose Bearer tokens it accepts',
+  authAudience: "the audience its Bearer tokens must carry (aud, or a Cognito app client's client_id)",
   adminPsk: 'the bootstrap admin pre-shared key in Secrets Manager',
 } as const;
 export type RequiredSetting = keyof typeof REQUIRED_SETTINGS;
@@ -135,7 +138,7 @@ export interface Throttle {
 }
 
 /** The functions with reserved concurrency (when the stage reserves any). */
-export const RESERVED_FUNCTIONS = ['crews-worker', 'events-publisher', 'webhooks-worker'] as const;
+export const RESERVED_FUNCTIONS = ['crews', 'crews-worker', 'events-publisher', 'webhooks-worker'] as const;
 export type ReservedFunction = (typeof RESERVED_FUNCTIONS)[number];
 
 export interface MigrationVpc {
@@ -177,7 +180,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     queueWorkerMaxConcurrency: 10,
     apiThrottle: { rateLimit: 200, burstLimit: 400 },
     expensiveRouteThrottle: { rateLimit: 20, burstLimit: 40 },
-    reservedConcurrency: { 'crews-worker': 20, 'events-publisher': 5, 'webhooks-worker': 10 },
+    reservedConcurrency: { crews: 25, 'crews-worker': 20, 'events-publisher': 5, 'webhooks-worker': 10 },
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 5,
@@ -195,13 +198,13 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     queueWorkerMaxConcurrency: 20,
     apiThrottle: { rateLimit: 500, burstLimit: 1000 },
     expensiveRouteThrottle: { rateLimit: 50, burstLimit: 100 },
-    reservedConcurrency: { 'crews-worker': 50, 'events-publisher': 10, 'webhooks-worker': 20 },
+    reservedConcurrency: { crews: 100, 'crews-worker': 50, 'events-publisher': 10, 'webhooks-worker': 20 },
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 1,
     adminPsk: true,
-    // alarmTopicArn and authIssuer are the account's: set them here or with -c at synth.
-    required: ['alarmTopicArn', 'authIssuer', 'adminPsk'],
+    // alarmTopicArn, authIssuer and authAudience are the account's: set them here or with -c at synth.
+    required: ['alarmTopicArn', 'authIssuer', 'authAudience', 'adminPsk'],
   },
 };
 
@@ -235,31 +238,32 @@ export function stageFromContext(name: string, context: (key: string) => unknown
 const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/;
 
 /**
- * Refuses, with one line naming the setting, a stage missing one it requires (or giving one
- * that cannot work): called first by both stacks, so nothing half-built is ever synthesized.
+ * Refuses, in one line naming every setting it lacks, a stage missing settings it requires
+ * (an issuer without its audience included: every function would refuse to load), or giving
+ * one that cannot work: called first by both stacks, so nothing half-built is ever
+ * synthesized, and an operator fixes all of it in one round.
  */
 export function assertDeployable(stage: Stage): void {
-  for (const setting of stage.required ?? []) {
-    if (!stage[setting]) {
-      const where =
-        setting === 'adminPsk'
-          ? 'set it in infra/aws/stages.ts'
-          : `set it in infra/aws/stages.ts or pass -c ${setting}=…`;
-      throw new Error(
-        `stage "${stage.name}" cannot be synthesized without ${setting} (${REQUIRED_SETTINGS[setting]}): ${where}`,
-      );
-    }
+  const missing = new Set((stage.required ?? []).filter((setting) => !stage[setting]));
+  if (stage.authIssuer && !stage.authAudience) missing.add('authAudience');
+  const problems: string[] = [];
+  if (missing.size > 0) {
+    const each = [...missing].map((setting) => `${setting} (${REQUIRED_SETTINGS[setting]})`);
+    const byContext = [...missing].filter((setting) => (CONTEXT_SETTINGS as readonly string[]).includes(setting));
+    const where = byContext.length
+      ? `set ${missing.size === 1 ? 'it' : 'them'} in infra/aws/stages.ts or pass ${byContext.map((s) => `-c ${s}=…`).join(' ')}`
+      : `set ${missing.size === 1 ? 'it' : 'them'} in infra/aws/stages.ts`;
+    problems.push(`cannot be synthesized without ${each.join(', ')}: ${where}`);
   }
   if (stage.alarmTopicArn !== undefined && !SNS_TOPIC_ARN.test(stage.alarmTopicArn)) {
-    throw new Error(`stage "${stage.name}" alarmTopicArn "${stage.alarmTopicArn}" is not an SNS topic ARN`);
+    problems.push(`alarmTopicArn "${stage.alarmTopicArn}" is not an SNS topic ARN`);
   }
   const badOrigin = (stage.corsOrigins ?? []).find((o) => !ORIGIN.test(o));
-  if (badOrigin !== undefined) {
-    throw new Error(`stage ${stage.name}: corsOrigins '${badOrigin}' is not an origin (scheme://host[:port])`);
-  }
+  if (badOrigin !== undefined) problems.push(`corsOrigins '${badOrigin}' is not an origin (scheme://host[:port])`);
   if (stage.authIssuer !== undefined && !/^https:\/\/[^\s/?#]+[^\s?#]*$/.test(stage.authIssuer)) {
-    throw new Error(`stage "${stage.name}" authIssuer "${stage.authIssuer}" is not an https URL`);
+    problems.push(`authIssuer "${stage.authIssuer}" is not an https URL`);
   }
+  if (problems.length > 0) throw new Error(`stage "${stage.name}" ${problems.join('; ')}`);
 }
 
 /** Where a Keycloak stage keeps its admin client's secret (set the value after the first deploy). */

@@ -97,6 +97,7 @@ export interface StatelessStackProps extends StackProps {
 const QUEUE_URL_VARIABLE: Record<QueueKey, string> = {
   crewRuns: 'CREW_RUN_QUEUE_URL',
   webhookDeliveries: 'WEBHOOK_QUEUE_URL',
+  runWebhookDeliveries: 'RUN_WEBHOOK_QUEUE_URL',
 };
 
 /** The variable through which a group learns each bucket's (CDK-generated) name. */
@@ -214,6 +215,7 @@ export class StatelessStack extends Stack {
         name: group.name,
         entry: group.entry,
         projectRoot: props.projectRoot,
+        reservedConcurrency: reservedFor(stage, group.name),
         ...('bundledFiles' in group && { bundledFiles: group.bundledFiles }),
         ...('timeoutSeconds' in group && { timeoutSeconds: group.timeoutSeconds }),
         ...(vpc && VPC_GROUPS.includes(group.name as GroupName) && { vpc }),

@@ -284,6 +284,23 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(p.KeySchema).toEqual([{ AttributeName: partitionKey, KeyType: 'HASH' }]);
         expect(indexNames(def), def.id).toEqual(indexes);
       }
+      // Crew runs: a caller's own runs from their own index, newest first by created_key;
+      // an admin's unfinished statuses from the sparse open_runs (API.md §4, GET /api/crew-runs).
+      const runs = tableNamed(TABLES.crewRuns)[1].Properties;
+      expect(indexNames(TABLES.crewRuns)).toEqual(['open_runs', 'by_created', 'by_creator_principal']);
+      expect(ownerIndex(TABLES.crewRuns, 'by_creator_principal')).toEqual({
+        IndexName: 'by_creator_principal',
+        KeySchema: [
+          { AttributeName: 'created_by_principal', KeyType: 'HASH' },
+          { AttributeName: 'created_key', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      });
+      expect(ownerIndex(TABLES.crewRuns, 'open_runs').KeySchema).toEqual([
+        { AttributeName: 'open', KeyType: 'HASH' },
+        { AttributeName: 'created_at', KeyType: 'RANGE' },
+      ]);
+      expect(runs.AttributeDefinitions).toContainEqual({ AttributeName: 'created_by_principal', AttributeType: 'S' });
       const byCreated = tableNamed(TABLES.mcpServers)[1].Properties.GlobalSecondaryIndexes[0];
       expect(byCreated.KeySchema).toEqual([
         { AttributeName: 'list_pk', KeyType: 'HASH' },
@@ -811,7 +828,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(api.Properties.CorsConfiguration).toBeUndefined();
     });
 
-    it('reserves concurrency for the crew worker, the events publisher and the webhook worker (none on dev)', () => {
+    it('reserves concurrency for the crews API, the crew worker, the events publisher and the webhook worker (none on dev)', () => {
       for (const { name: fn } of functionDefs) {
         const reserved = functionOf(fn)[1].Properties.ReservedConcurrentExecutions;
         const expected = (stage.reservedConcurrency as Record<string, number> | undefined)?.[fn];
@@ -819,6 +836,10 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         if ((RESERVED_FUNCTIONS as readonly string[]).includes(fn) && name !== 'dev')
           expect(reserved, fn).toBeGreaterThan(0);
       }
+      // A flood of E13 long polls takes at most the crews API's own reservation (API.md §1).
+      expect(functionOf('crews')[1].Properties.ReservedConcurrentExecutions).toEqual(
+        name === 'dev' ? undefined : expect.any(Number),
+      );
       if (name === 'dev') expect(stage.reservedConcurrency).toBeUndefined();
     });
 
@@ -838,7 +859,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
     it('refuses a stage whose worker may carry more than its reservation (throttles burn receive counts)', () => {
       const tooMany = stage.reservedConcurrency
         ? { crewWorkerMaxConcurrency: stage.reservedConcurrency['crews-worker'] + 1 }
-        : { reservedConcurrency: { 'crews-worker': 1, 'events-publisher': 1, 'webhooks-worker': 1 } };
+        : { reservedConcurrency: { crews: 1, 'crews-worker': 1, 'events-publisher': 1, 'webhooks-worker': 1 } };
       expect(() => synthesize(name, { stage: tooMany })).toThrow(
         new RegExp(
           `^stage "${name}": worker "crews-worker" maxConcurrency \\(\\d+\\) must not exceed its reserved concurrency \\(\\d+\\)$`,
@@ -1300,7 +1321,7 @@ describe('workers', () => {
       MaxAge: CORS.maxAgeSeconds,
     });
     expect(() => synthesize('dev', { stage: { corsOrigins: ['*'] } })).toThrow(
-      /^stage dev: corsOrigins '\*' is not an origin/,
+      /^stage "dev" corsOrigins '\*' is not an origin/,
     );
   });
 
@@ -1642,7 +1663,8 @@ describe('the platform function serves /docs without a CDN', () => {
       external: [...RUNTIME_SDK_CLIENTS],
     });
     const entries = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
-    expect(entries).toHaveLength(GROUPS.length + WORKERS.length + STREAM_CONSUMERS.length);
+    // One bundle per entry (the two webhook workers, one per lane, share theirs).
+    expect(entries).toHaveLength(new Set(functionDefs.map((d) => d.entry)).size);
     const unwanted =
       /zod\/v4\/classic\/|zod\/v4\/locales\/|to-json-schema|json-schema-processors|zod-to-openapi|zod-openapi|shared\/http\/openapi\.ts|shared\/http\/asyncapi\.ts|functions\/events\/catalog\.ts/;
     const runtimeClients = RUNTIME_SDK_CLIENTS as readonly string[];

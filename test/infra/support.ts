@@ -31,9 +31,13 @@ export const functionDefs: readonly { name: string; entry: string; tables: Worke
   ...streamConsumers,
 ];
 
-/** What a stage requires besides its record (prod: an alarm topic and an issuer), as an operator gives it. */
+/** What a stage requires besides its record (prod: an alarm topic, an issuer and its audience), as an operator gives it. */
 export const REQUIRED_FIXTURE: Readonly<Partial<Record<StageName, Partial<Stage>>>> = {
-  prod: { alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:dpm-prod-alarms', authIssuer: 'https://id.example.com' },
+  prod: {
+    alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:dpm-prod-alarms',
+    authIssuer: 'https://id.example.com',
+    authAudience: 'dpm-api',
+  },
 };
 
 /** The stage the tests synthesize: its record with REQUIRED_FIXTURE. */
