@@ -4,7 +4,8 @@
 import { Agent, request } from 'node:http';
 
 process.once('message', async (load) => {
-  const { url, method, headers, body, concurrency, total, firstIndex = 1, expectStatus } = load;
+  const { url, method, headers, body, concurrency, total, firstIndex = 1, expectStatus, maxSeconds } = load;
+  const deadline = maxSeconds === undefined ? Infinity : Date.now() + maxSeconds * 1000;
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const call = (target) =>
     new Promise((resolve, reject) => {
@@ -21,7 +22,7 @@ process.once('message', async (load) => {
   let next = 0;
   const started = performance.now();
   const loop = async () => {
-    while (next < total) {
+    while (next < total && Date.now() < deadline) {
       const i = next++;
       const t0 = performance.now();
       const status = await call(url.replace('{i}', String(firstIndex + i))).catch(() => 0);

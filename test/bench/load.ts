@@ -63,6 +63,8 @@ export interface HttpLoad {
   concurrency: number;
   total: number;
   firstIndex?: number;
+  /** No request is started after this many seconds (a slow endpoint's load stays bounded in time). */
+  maxSeconds?: number;
 }
 
 /**

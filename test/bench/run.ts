@@ -1,16 +1,54 @@
 /**
  * `npm run bench`: measures on this machine, in one run, what the service adds over its
  * bare DynamoDB calls, and the Lambda bundles; prints one table and writes RESULTS.md.
+ *
+ * `BENCH_ONLY=<phase>,<phase>` runs only those phases (names in PHASES below; each sets up
+ * what it needs) and prints their rows without writing RESULTS.md, which holds whole runs only.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'ERROR';
+
+/** The bench's phases, in the order they run. */
+const PHASES = [
+  'warm-up',
+  'get',
+  'crews',
+  'long-poll',
+  'cancel',
+  'feed',
+  'webhooks',
+  'webhooks-hanging',
+  'events-cost',
+  'e1',
+  'bare-server',
+  'mcps',
+  'e10-e12',
+  'groups',
+  'e13-waiting',
+  'e13',
+  'own-runs',
+  'bundles',
+] as const;
+type PhaseName = (typeof PHASES)[number];
+const only = process.env.BENCH_ONLY
+  ? new Set(
+      process.env.BENCH_ONLY.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+  : undefined;
+const unknownPhases = [...(only ?? [])].filter((name) => !(PHASES as readonly string[]).includes(name));
+if (unknownPhases.length > 0) {
+  console.error(`BENCH_ONLY names no phase ${unknownPhases.join(', ')}; the phases: ${PHASES.join(', ')}`);
+  process.exit(2);
+}
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONCURRENCY = 16;
@@ -19,6 +57,7 @@ const E1_REQUESTS = 1_000;
 const SERIAL_REQUESTS = 500;
 
 const { startPlatform } = await import('../../infra/local/platform.js');
+const { TABLES } = await import('../../infra/tables.js');
 const { loadConfig } = await import('../../shared/config.js');
 const { startTestIssuer } = await import('../support/identity-provider.js');
 const { mintToken } = await import('../support/tokens.js');
@@ -28,7 +67,9 @@ const { GetCommand, BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, Tra
   await import('@aws-sdk/lib-dynamodb');
 const { CreateTableCommand, DeleteTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
 const { emulatorOptions } = await import('../../shared/aws/client-options.js');
-const { DynamoRunStore } = await import('../../functions/crews/store.js');
+const { DynamoRunStore, FINISHED_STATUSES } = await import('../../functions/crews/store.js');
+type RunItem = import('../../functions/crews/store.js').RunItem;
+const { runChange } = await import('../../functions/crews/events.js');
 const { randomUUID } = await import('node:crypto');
 const { runLoad, runHttpLoad } = await import('./load.js');
 type HttpLoad = import('./load.js').HttpLoad;
@@ -41,6 +82,25 @@ const benchStarted = performance.now();
 /** Progress on stderr (the report goes to stdout): what is being measured, since when. */
 const phase = (what: string) =>
   console.error(`[bench +${((performance.now() - benchStarted) / 1000).toFixed(0)} s] ${what}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Phases that threw: their rows are left out, the report says why, and the bench exits 1. */
+const failedPhases: string[] = [];
+/**
+ * Runs a phase unless BENCH_ONLY leaves it out (then its rows are left out too). A phase
+ * that throws is reported and the others go on: a late failure does not lose a long run.
+ */
+async function inPhase<T>(name: PhaseName, what: string, body: () => Promise<T>): Promise<T | undefined> {
+  if (only && !only.has(name)) return undefined;
+  phase(`${name}: ${what}`);
+  try {
+    return await body();
+  } catch (err) {
+    phase(`${name} failed: ${(err as Error).stack ?? String(err)}`);
+    failedPhases.push(`${name} (${(err as Error).message})`);
+    return undefined;
+  }
+}
 
 const idp = await startTestIssuer();
 const platform = await startPlatform(
@@ -50,17 +110,31 @@ const platform = await startPlatform(
     AUTH_ISSUER: idp.issuer,
     AUTH_AUDIENCE: 'dpm-api',
     DPM_ADMIN_PSK: 'bench-admin-key-0123456789',
-    // the bench's webhook receiver listens on loopback over plain http
+    // the bench's webhook receivers (an admin endpoint's and runs' own) listen on loopback over plain http
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
   }),
   { inMemory: true },
 );
 const db = platform.runtime.db;
 let dynamoCalls = 0;
+/**
+ * The service's calls of one table and the items they read (calls naming a single table:
+ * GetItem, Query, UpdateItem...): what one endpoint reads, apart from other tables' traffic.
+ */
+const tableCalls = new Map<string, number>();
+const tableItems = new Map<string, number>();
+/** Items a call read: what a Query or Scan evaluated, or a GetItem's item. */
+const itemsIn = (output: Record<string, unknown>): number =>
+  typeof output.ScannedCount === 'number' ? output.ScannedCount : output.Item ? 1 : 0;
 db.middlewareStack.add(
-  (next) => (args) => {
+  (next) => async (args) => {
     dynamoCalls++;
-    return next(args);
+    const tableName = (args.input as { TableName?: unknown }).TableName;
+    if (typeof tableName !== 'string') return next(args);
+    tableCalls.set(tableName, (tableCalls.get(tableName) ?? 0) + 1);
+    const result = await next(args);
+    tableItems.set(tableName, (tableItems.get(tableName) ?? 0) + itemsIn(result.output as Record<string, unknown>));
+    return result;
   },
   { step: 'initialize', name: 'benchCallCounter' },
 );
@@ -74,6 +148,7 @@ const userToken = await tokenFor('bench-user');
 const approverToken = await tokenFor('bench-approver', ['approver']);
 const adminToken = await tokenFor('bench-admin', ['admin']);
 const json = { 'content-type': 'application/json' };
+const adminHeaders = { 'authorization-psk': 'bench-admin-key-0123456789', 'content-type': 'application/json' };
 const author = {
   principal: '["https://bench.test","bench-author"]',
   name: 'bench-author',
@@ -92,12 +167,28 @@ async function seedSubmitted(key: string, count: number) {
   );
 }
 
+const eventsTable = platform.runtime.tableName('domainEvents');
+/** Whether the feed holds the subject's event of `sequence` (one GetItem of the events table). */
+const feedHas = async (subject: string, sequence = 1) =>
+  Boolean(
+    (
+      await db.send(
+        new GetCommand({
+          TableName: eventsTable,
+          Key: { subject, sequence },
+          ConsistentRead: true,
+          ProjectionExpression: 'id',
+        }),
+      )
+    ).Item,
+  );
+
 /** Until the feed holds the created and submitted events of the last versions seeded under `key`. */
 async function drained(key: string, count: number) {
   for (let v = count; v > Math.max(0, count - 10); v--) {
     for (let i = 0; !(await feedHas(`decisions/bench/${key}/versions/${v}`, 2)); i++) {
       if (i > 1200) throw new Error(`the event pipeline never caught up with ${key}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
   }
 }
@@ -125,6 +216,15 @@ async function counted(load: () => Promise<LoadResult>, counter: () => number): 
 }
 const endpointCalls = () => dynamoCalls;
 const bareCallCount = () => bareCalls;
+/** An endpoint's load with its DynamoDB calls of one table and the items they read, per request. */
+async function countedOnTable(
+  load: () => Promise<LoadResult>,
+  tableName: string,
+): Promise<Measured & { itemsPerOp: number }> {
+  const items = tableItems.get(tableName) ?? 0;
+  const result = await counted(load, () => tableCalls.get(tableName) ?? 0);
+  return { ...result, itemsPerOp: ((tableItems.get(tableName) ?? 0) - items) / result.requests };
+}
 
 const auth = (t: string) => ({ authorization: `Bearer ${t}` });
 const httpLoad =
@@ -135,402 +235,6 @@ const bareLoad =
   (op: (i: number) => Promise<boolean>, total: number, concurrency = CONCURRENCY) =>
   () =>
     runLoad(op, { concurrency, total, maxSeconds: 300 });
-
-/** CPU seconds (user + system) DynamoDB Local's JVM has used so far, where /proc tells (Linux). */
-function emulatorCpuSeconds(): number | undefined {
-  try {
-    const pid = execFileSync('pgrep', ['-f', 'DynamoDBLocal']).toString().trim().split('\n')[0];
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-const percentile = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
-
-phase('DynamoDB Local: warm-up and write ceiling');
-// DynamoDB Local is a JVM: for its first tens of seconds it runs unoptimized code and writes
-// several times slower than later (a few hundred writes a second instead of a couple of
-// thousand). It is warmed up first, on a scratch table of its own (no stream, nothing of the
-// service's), so that no row measures the emulator's JIT; then its own write ceiling is
-// measured there: the floor under every write-heavy row below.
-const scratch = `bench-scratch-${randomUUID()}`;
-await db.send(
-  new CreateTableCommand({
-    TableName: scratch,
-    AttributeDefinitions: [
-      { AttributeName: 'pk', AttributeType: 'S' },
-      { AttributeName: 'sk', AttributeType: 'N' },
-    ],
-    KeySchema: [
-      { AttributeName: 'pk', KeyType: 'HASH' },
-      { AttributeName: 'sk', KeyType: 'RANGE' },
-    ],
-    BillingMode: 'PAY_PER_REQUEST',
-  }),
-);
-let scratchRound = 0;
-const scratchUpdate = (round: string) => async (i: number) =>
-  Boolean(
-    await db.send(
-      new UpdateCommand({
-        TableName: scratch,
-        Key: { pk: `${round}-${i}`, sk: 0 },
-        UpdateExpression: 'SET n = :n, d = :d',
-        ExpressionAttributeValues: { ':n': i, ':d': 'x'.repeat(200) },
-      }),
-    ),
-  );
-const scratchTransaction = (round: string) => async (i: number) =>
-  Boolean(
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [0, 1, 2, 3, 4].map((sk) => ({
-          Put: {
-            TableName: scratch,
-            Item: { pk: `${round}-${i}`, sk, d: 'x'.repeat(200) },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        })),
-      }),
-    ),
-  );
-const scratchQuery = (round: string) => async (i: number) =>
-  Boolean(
-    await db.send(
-      new QueryCommand({
-        TableName: scratch,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': `${round}-${i % 100}` },
-      }),
-    ),
-  );
-/** Each load its own keys (a transaction's conditional puts never meet an earlier item). */
-const onScratch = (op: (round: string) => (i: number) => Promise<boolean>, total: number, concurrency: number) =>
-  runLoad(op(`r${scratchRound++}`), { concurrency, total, maxSeconds: 120 });
-for (let i = 0; i < 3; i++) {
-  await onScratch(scratchUpdate, 3_000, CONCURRENCY);
-  await onScratch(scratchTransaction, 1_000, CONCURRENCY);
-  await onScratch(scratchQuery, 3_000, CONCURRENCY);
-  await onScratch(scratchUpdate, 500, 1);
-}
-const ceiling: [string, LoadResult][] = [
-  ['UpdateItem, concurrency 1', await onScratch(scratchUpdate, 1_500, 1)],
-  [`UpdateItem, concurrency ${CONCURRENCY}`, await onScratch(scratchUpdate, 3_000, CONCURRENCY)],
-  [
-    `TransactWriteItems of 5 new items, concurrency ${CONCURRENCY}`,
-    await onScratch(scratchTransaction, 1_500, CONCURRENCY),
-  ],
-];
-await db.send(new DeleteTableCommand({ TableName: scratch }));
-
-phase('GET of a decision version');
-// GET /api/decisions/{workspace}/{key}/versions/{version} against a GetItem.
-await service.createVersion('bench', 'get', { content: { limit: 100, tiers: [1, 2, 3] } }, author);
-const getKey = { pk: 'D#bench#get', sk: `V#${'1'.padStart(10, '0')}` };
-const getViaHttp = (total: number, concurrency = CONCURRENCY) =>
-  httpLoad(
-    {
-      url: `${platform.baseUrl}/api/decisions/bench/get/versions/1`,
-      method: 'GET',
-      headers: auth(userToken),
-      expectStatus: 200,
-      total,
-    },
-    concurrency,
-  );
-const getBareCall = async () => Boolean((await bareDb.send(new GetCommand({ TableName: table, Key: getKey }))).Item);
-await getViaHttp(1_000)();
-await bareLoad(getBareCall, 1_000)();
-const getEndpoint = await counted(getViaHttp(GET_REQUESTS), endpointCalls);
-const getBare = await counted(bareLoad(getBareCall, GET_REQUESTS), bareCallCount);
-// One at a time: what the service adds to a request, without queueing for the CPU.
-const getEndpointSerial = await counted(getViaHttp(SERIAL_REQUESTS, 1), endpointCalls);
-const getBareSerial = await counted(bareLoad(getBareCall, SERIAL_REQUESTS, 1), bareCallCount);
-
-// Crew runs first, on a small database (the event pipeline running): DynamoDB Local's crew
-// transactions were seen to slow several-fold after bulk writes to other streamed tables.
-phase('crew runs');
-// Crew runs: E2's answer to run.completed (seen by polling E13), and events written per second.
-const templateRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
-  method: 'POST',
-  headers: { ...auth(adminToken), ...json },
-  body: JSON.stringify({
-    name: 'bench-3-steps',
-    variables: [{ name: 'who', required: true }],
-    steps: [
-      { id: 'a', kind: 'render', template: 'Hello {{who}}' },
-      { id: 'b', kind: 'render', template: '{{steps.a.output}}!' },
-      { id: 'c', kind: 'render', template: '{{steps.b.output}}?' },
-    ],
-  }),
-});
-const templateId = ((await templateRes.json()) as { id: string }).id;
-let eventsSeen = 0;
-// E2's answer → run.completed seen by the client, which long-polls E13 (wait=20: answered
-// as soon as an event is written), at concurrency 1 and 20.
-const crewLoad = (concurrency: number, total: number) =>
-  runLoad(
-    async () => {
-      const res = await fetch(`${platform.baseUrl}/api/crew-templates/${templateId}/run`, {
-        method: 'POST',
-        headers: { ...auth(userToken), ...json },
-        body: JSON.stringify({ values: { who: 'bench' } }),
-      });
-      if (res.status !== 202) return false;
-      const { correlation_id } = (await res.json()) as { correlation_id: string };
-      let start = 0;
-      for (let i = 0; i < 100; i++) {
-        const poll = await fetch(`${platform.baseUrl}/api/events/${correlation_id}?start=${start}&wait=20`, {
-          headers: auth(userToken),
-        });
-        const events = (await poll.json()) as { type: string }[];
-        start += events.length;
-        if (events.some((e) => e.type === 'run.completed')) {
-          eventsSeen += start;
-          return true;
-        }
-        if (events.some((e) => e.type === 'run.failed')) return false;
-      }
-      return false;
-    },
-    { concurrency, total, maxSeconds: 300 },
-  );
-const crewRunsSerial = await crewLoad(1, 50);
-eventsSeen = 0;
-const crewStarted = performance.now();
-const emulatorCpuBefore = emulatorCpuSeconds();
-const serviceCpuBefore = process.cpuUsage();
-const crewRuns = await counted(() => crewLoad(20, 200), endpointCalls);
-const crewSeconds = (performance.now() - crewStarted) / 1000;
-const eventsPerSecond = eventsSeen / crewSeconds;
-const emulatorCpuAfter = emulatorCpuSeconds();
-/** Cores DynamoDB Local's JVM used over the concurrency-20 runs (Linux), and the service process's. */
-const crewCores = {
-  emulator:
-    emulatorCpuBefore === undefined || emulatorCpuAfter === undefined
-      ? undefined
-      : (emulatorCpuAfter - emulatorCpuBefore) / crewSeconds,
-  // the bench's own E2 and E13 calls run in this process too
-  service: (() => {
-    const used = process.cpuUsage(serviceCpuBefore);
-    return (used.user + used.system) / 1e6 / crewSeconds;
-  })(),
-};
-
-phase('E13 long polls: 50 clients waiting');
-// One run of 5 one-second waits (12 events); 50 clients each long-poll it from the last
-// index they have (wait=20): from an event's timestamp to the client having it.
-const LONG_POLLERS = 50;
-const pacedRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
-  method: 'POST',
-  headers: { ...auth(adminToken), ...json },
-  body: JSON.stringify({
-    name: 'bench-paced',
-    steps: Array.from({ length: 5 }, (_, i) => ({ id: `w${i}`, kind: 'wait', seconds: 1 })),
-  }),
-});
-const pacedTemplate = ((await pacedRes.json()) as { id: string }).id;
-const pacedRun = (
-  (await (
-    await fetch(`${platform.baseUrl}/api/crew-templates/${pacedTemplate}/run`, {
-      method: 'POST',
-      headers: { ...auth(userToken), ...json },
-      body: '{"values":{}}',
-    })
-  ).json()) as { correlation_id: string }
-).correlation_id;
-const longPollLatency: number[] = [];
-let longPollRequests = 0;
-await Promise.all(
-  Array.from({ length: LONG_POLLERS }, async () => {
-    let start = 0;
-    for (;;) {
-      longPollRequests++;
-      const res = await fetch(`${platform.baseUrl}/api/events/${pacedRun}?start=${start}&wait=20`, {
-        headers: auth(userToken),
-      });
-      const received = Date.now();
-      const events = (await res.json()) as { type: string; timestamp: string }[];
-      // the first answer holds what was written before the client asked: not a wait
-      if (start > 0) for (const e of events) longPollLatency.push(received - Date.parse(e.timestamp));
-      start += events.length;
-      if (events.some((e) => e.type === 'run.completed' || e.type === 'run.failed') || events.length === 0) return;
-    }
-  }),
-);
-const longPoll = {
-  n: longPollLatency.length,
-  p50: percentile(longPollLatency, 0.5),
-  p99: percentile(longPollLatency, 0.99),
-};
-
-phase('cancel: runs inside a 60 s wait');
-// Each run sits in a 60 s wait; the cancel's answer is when run.cancelled is written (it
-// is written by the answer's own conditional write); then how long until the worker is
-// free again (a quick run started after the cancel completes).
-const waitingRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
-  method: 'POST',
-  headers: { ...auth(adminToken), ...json },
-  body: JSON.stringify({ name: 'bench-waiting', steps: [{ id: 'long', kind: 'wait', seconds: 60 }] }),
-});
-const waitingTemplate = ((await waitingRes.json()) as { id: string }).id;
-const cancelTimes: number[] = [];
-const abandonTimes: number[] = [];
-for (let i = 0; i < 10; i++) {
-  const { correlation_id: id } = (await (
-    await fetch(`${platform.baseUrl}/api/crew-templates/${waitingTemplate}/run`, {
-      method: 'POST',
-      headers: { ...auth(userToken), ...json },
-      body: '{"values":{}}',
-    })
-  ).json()) as { correlation_id: string };
-  // until the wait has started
-  for (let seen = 0; seen < 3;) {
-    const res = await fetch(`${platform.baseUrl}/api/events/${id}?start=${seen}&wait=20`, { headers: auth(userToken) });
-    seen += ((await res.json()) as unknown[]).length;
-  }
-  const sent = performance.now();
-  const cancelled = await fetch(`${platform.baseUrl}/api/crew-runs/${id}/cancel`, {
-    method: 'POST',
-    headers: { ...auth(userToken), ...json },
-    body: '{"reason":"bench"}',
-  });
-  if (cancelled.status !== 200) continue;
-  cancelTimes.push(performance.now() - sent);
-  // a quick run after it completes once the worker has given the wait up
-  await crewLoad(1, 1);
-  abandonTimes.push(performance.now() - sent);
-}
-const cancelLatency = {
-  n: cancelTimes.length,
-  p50: percentile(cancelTimes, 0.5),
-  p99: percentile(cancelTimes, 0.99),
-  abandonP50: percentile(abandonTimes, 0.5),
-};
-
-phase('domain events: commit → feed');
-// Domain events (API.md §13), measured first, while the pipeline has no backlog: commit →
-// the event in the feed at concurrency 1 and 16, and events recorded per second.
-const eventsTable = platform.runtime.tableName('domainEvents');
-/** Whether the feed holds the subject's event of `sequence` (one GetItem of the events table). */
-const feedHas = async (subject: string, sequence = 1) =>
-  Boolean(
-    (
-      await db.send(
-        new GetCommand({
-          TableName: eventsTable,
-          Key: { subject, sequence },
-          ConsistentRead: true,
-          ProjectionExpression: 'id',
-        }),
-      )
-    ).Item,
-  );
-const commitToFeed: number[] = [];
-const feedLatency = (concurrency: number, total: number, tag: string) =>
-  runLoad(
-    async (i) => {
-      const key = `${tag}-${i}`;
-      const res = await fetch(`${platform.baseUrl}/api/decisions/bench/${key}/versions`, {
-        method: 'POST',
-        headers: { ...auth(userToken), 'content-type': 'application/json' },
-        body: JSON.stringify({ content: { n: i } }),
-      });
-      if (res.status !== 201) return false;
-      const committed = performance.now();
-      const subject = `decisions/bench/${key}/versions/1`;
-      for (let tries = 0; tries < 5000; tries++) {
-        if (await feedHas(subject)) {
-          commitToFeed.push(performance.now() - committed);
-          return true;
-        }
-        await new Promise((r) => setTimeout(r, 2));
-      }
-      return false;
-    },
-    { concurrency, total, maxSeconds: 300 },
-  );
-await feedLatency(1, 20, 'ev-warm');
-commitToFeed.length = 0;
-await feedLatency(1, 200, 'ev-c1');
-const feedC1 = { p50: percentile(commitToFeed, 0.5), p99: percentile(commitToFeed, 0.99), n: commitToFeed.length };
-commitToFeed.length = 0;
-const feedStarted = performance.now();
-await feedLatency(CONCURRENCY, 800, 'ev-c16');
-const feedSeconds = (performance.now() - feedStarted) / 1000;
-const feedC16 = { p50: percentile(commitToFeed, 0.5), p99: percentile(commitToFeed, 0.99), n: commitToFeed.length };
-const recordedPerSecond = feedC16.n / feedSeconds;
-
-// Commit → webhook delivery (API.md §14): an endpoint for the versions created, a receiver
-// on loopback here answering 204; the time from the 201 to the signed POST's arrival.
-phase('webhooks: commit → delivery');
-const arrivals = new Map<string, (at: number) => void>();
-const hookReceiver = createServer((req, res) => {
-  let body = '';
-  req.setEncoding('utf8');
-  req.on('data', (chunk: string) => (body += chunk));
-  req.on('end', () => {
-    const at = performance.now();
-    res.writeHead(204).end();
-    try {
-      arrivals.get((JSON.parse(body) as { subject: string }).subject)?.(at);
-    } catch {
-      // not an envelope: nothing waits for it
-    }
-  });
-});
-await new Promise<void>((resolve) => hookReceiver.listen(0, '127.0.0.1', resolve));
-const hookUrl = `http://127.0.0.1:${(hookReceiver.address() as AddressInfo).port}/bench`;
-const adminHeaders = { 'authorization-psk': 'bench-admin-key-0123456789', 'content-type': 'application/json' };
-const hookEndpoint = (await (
-  await fetch(`${platform.baseUrl}/api/webhooks`, {
-    method: 'POST',
-    headers: adminHeaders,
-    body: JSON.stringify({ url: hookUrl, event_types: ['decision.version.created'] }),
-  })
-).json()) as { id: string };
-const commitToDelivery: number[] = [];
-const deliveryLatency = (concurrency: number, total: number, tag: string) =>
-  runLoad(
-    async (i) => {
-      const key = `${tag}-${i}`;
-      const arrived = new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no delivery for ${key}`)), 30_000);
-        arrivals.set(`decisions/bench/${key}/versions/1`, (at) => {
-          clearTimeout(timer);
-          resolve(at);
-        });
-      });
-      const res = await fetch(`${platform.baseUrl}/api/decisions/bench/${key}/versions`, {
-        method: 'POST',
-        headers: { ...auth(userToken), 'content-type': 'application/json' },
-        body: JSON.stringify({ content: { n: i } }),
-      });
-      if (res.status !== 201) return false;
-      const committed = performance.now();
-      try {
-        commitToDelivery.push((await arrived) - committed);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { concurrency, total, maxSeconds: 300 },
-  );
-await deliveryLatency(1, 20, 'hook-warm');
-commitToDelivery.length = 0;
-const hookC1Run = await deliveryLatency(1, 200, 'hook-c1');
-const hookC1 = { ...hookC1Run, p50: percentile(commitToDelivery, 0.5), p99: percentile(commitToDelivery, 0.99) };
-commitToDelivery.length = 0;
-const hookC16Run = await deliveryLatency(CONCURRENCY, 800, 'hook-c16');
-const hookC16 = { ...hookC16Run, p50: percentile(commitToDelivery, 0.5), p99: percentile(commitToDelivery, 0.99) };
-// The rest of the bench writes thousands of versions: no deliveries of those.
-await fetch(`${platform.baseUrl}/api/webhooks/${hookEndpoint.id}`, { method: 'DELETE', headers: adminHeaders });
-await new Promise<void>((resolve) => hookReceiver.close(() => resolve()));
 
 // An endpoint measured: 200 warm-up requests, then GROUP_REQUESTS.
 const GROUP_REQUESTS = 1_000;
@@ -548,322 +252,126 @@ const postJson = async <T>(path: string, body: unknown, token = adminToken, meth
   return (await res.json()) as T;
 };
 
-phase('write endpoints with and without the event pipeline');
-/** A measurement with DynamoDB Local's CPU time per request over it (what the emulator did for each). */
-async function withEmulatorCpu(load: () => Promise<Measured>): Promise<Measured> {
-  const before = emulatorCpuSeconds();
-  const result = await load();
-  const after = emulatorCpuSeconds();
-  return before === undefined || after === undefined
-    ? result
-    : { ...result, emulatorMsPerRequest: ((after - before) * 1000) / result.requests };
+/** CPU seconds (user + system) DynamoDB Local's JVM has used so far, where /proc tells (Linux). */
+function emulatorCpuSeconds(): number | undefined {
+  try {
+    const pid = execFileSync('pgrep', ['-f', 'DynamoDBLocal']).toString().trim().split('\n')[0];
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
 }
-// What the events cost a write: write endpoints with the event pipeline running (publishing
-// their events as they come) and, in the same run, without it. The pipeline stays stopped
-// for the rest of the bench: on AWS it runs in Lambdas of its own, never in the API's
-// process, and DynamoDB Local's GetRecords grows slower with all the bench writes.
-await seedSubmitted('e1-events-on', E1_REQUESTS / 2);
-await seedSubmitted('e1-events-off', E1_REQUESTS / 2);
-// The seeding's own events (two per version) are published before anything is measured:
-// a backlog would be counted as the cost of the writes measured next.
-await drained('e1-events-on', E1_REQUESTS / 2);
-await drained('e1-events-off', E1_REQUESTS / 2);
-const e1Load = (key: string) =>
-  httpLoad({
-    url: `${platform.baseUrl}/api/decisions/bench/${key}/versions/{i}/approve`,
-    method: 'POST',
-    headers: { ...auth(approverToken), 'content-type': 'application/json' },
-    body: '{"notes":"bench"}',
-    expectStatus: 200,
-    total: E1_REQUESTS / 2,
-  });
-const benchKey = await postJson<{ psk: string }>('/api/dataproduct/bench-e7/psk', { description: 'e7' }, userToken);
-const e7Load = {
-  url: `${platform.baseUrl}/api/dataproduct/psk/${benchKey.psk}/extend`,
+
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+
+/**
+ * Until the service has made (almost) no DynamoDB call for a second, at most `maxSeconds`:
+ * what a phase left running in the background (deliveries, retries) is not counted in the next.
+ */
+async function quiesce(maxSeconds: number): Promise<boolean> {
+  const deadline = Date.now() + maxSeconds * 1000;
+  while (Date.now() < deadline) {
+    const before = dynamoCalls;
+    await sleep(1000);
+    if (dynamoCalls - before <= 2) return true;
+  }
+  return false;
+}
+
+// What several phases use: a decision version to GET, a 3-step crew template and runs of
+// it (E2 → run.completed, seen through E13 long polls), a PSK to extend, the bare server.
+await service.createVersion('bench', 'get', { content: { limit: 100, tiers: [1, 2, 3] } }, author);
+const getKey = { pk: 'D#bench#get', sk: `V#${'1'.padStart(10, '0')}` };
+const BENCH_TEMPLATE_STEPS = [
+  { id: 'a', kind: 'render', template: 'Hello {{who}}' },
+  { id: 'b', kind: 'render', template: '{{steps.a.output}}!' },
+  { id: 'c', kind: 'render', template: '{{steps.b.output}}?' },
+] as const;
+const templateRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
   method: 'POST',
-  headers: { ...auth(userToken), ...json },
-  body: JSON.stringify({ validity_days: 1 }),
-  expectStatus: 200,
-};
-const e3Load = {
-  url: `${platform.baseUrl}/api/migration/infrastructure-config`,
-  method: 'PUT',
   headers: { ...auth(adminToken), ...json },
-  body: JSON.stringify({ fs_user: 'svc-migration', tracking_database: 'tracking_v2' }),
-  expectStatus: 200,
-};
-const createLoad = (tag: string) => ({
-  url: `${platform.baseUrl}/api/decisions/bench/${tag}-{i}/versions`,
-  method: 'POST',
-  headers: { ...auth(userToken), ...json },
-  body: '{"content":{"rule":"bench"}}',
-  expectStatus: 201,
-});
-const e1EventsOn = await withEmulatorCpu(() => counted(e1Load('e1-events-on'), endpointCalls));
-const e7EventsOn = await withEmulatorCpu(() => measured(e7Load));
-const e3EventsOn = await withEmulatorCpu(() => measured(e3Load));
-const createEventsOn = await withEmulatorCpu(() => measured(createLoad('create-events-on')));
-// The changes are still stamped (the same write): what stops is the pipeline reading the streams.
-await platform.stopEventPipeline();
-const e1EventsOff = await withEmulatorCpu(() => counted(e1Load('e1-events-off'), endpointCalls));
-const e7EventsOff = await withEmulatorCpu(() => measured(e7Load));
-const e3EventsOff = await withEmulatorCpu(() => measured(e3Load));
-const createEventsOff = await withEmulatorCpu(() => measured(createLoad('create-events-off')));
-
-phase('E1 (seeding submitted versions)');
-// E1: approve distinct submitted versions, against the one conditional UpdateItem.
-await seedSubmitted('e1-http', E1_REQUESTS);
-await seedSubmitted('e1-bare', E1_REQUESTS);
-const bareStore = new DynamoDecisionStore(bareDb, table);
-const e1Endpoint = await counted(
-  httpLoad({
-    url: `${platform.baseUrl}/api/decisions/bench/e1-http/versions/{i}/approve`,
-    method: 'POST',
-    headers: { ...auth(approverToken), 'content-type': 'application/json' },
-    body: '{"notes":"bench"}',
-    expectStatus: 200,
-    total: E1_REQUESTS,
+  body: JSON.stringify({
+    name: 'bench-3-steps',
+    variables: [{ name: 'who', required: true }],
+    steps: BENCH_TEMPLATE_STEPS,
   }),
-  endpointCalls,
-);
-const approverPrincipal = '["https://bench.test","bench-approver"]';
-const e1Bare = await counted(
-  bareLoad(async (i) => {
-    const at = new Date().toISOString();
-    const result = await bareStore.transition('bench', 'e1-bare', i + 1, {
-      from: 'submitted',
-      to: 'approved',
-      set: { approved_by: 'bench-approver', approved_by_principal: approverPrincipal, approved_at: at, notes: 'bench' },
-      remove: [],
-      history: { from: 'submitted', to: 'approved', action: 'approve', by: 'bench-approver', at, notes: 'bench' },
-      differentFrom: { created_by_principal: approverPrincipal, submitted_by_principal: approverPrincipal },
-      published: true,
-      change: { type: 'decision.version.approved', actor: 'bench-approver', at },
-    });
-    return result.ok;
-  }, E1_REQUESTS),
-  bareCallCount,
-);
-
-phase('the bare node:http server');
-// The same GET and E1 served by a bare node:http server (test/bench/bare-server.ts) making
-// the same DynamoDB calls through its own document client: what the framework, auth,
-// validation and logging cost, in CPU time and requests/s.
+});
+const templateId = ((await templateRes.json()) as { id: string }).id;
+let eventsSeen = 0;
+// E2's answer → run.completed seen by the client, which long-polls E13 (wait=20: answered
+// as soon as an event is written).
+// Each request as one of CREW_USERS users: a principal may hold at most 10 waiting long polls
+// (API.md §1 "Fair use"), and 20 concurrent clients of one user would be refused.
+const CREW_USERS = 20;
+const crewUserTokens = await Promise.all(Array.from({ length: CREW_USERS }, (_, i) => tokenFor(`bench-crew-${i}`)));
+const crewLoad = (concurrency: number, total: number, as?: string) =>
+  runLoad(
+    async (i) => {
+      const token = as ?? crewUserTokens[i % CREW_USERS]!;
+      const res = await fetch(`${platform.baseUrl}/api/crew-templates/${templateId}/run`, {
+        method: 'POST',
+        headers: { ...auth(token), ...json },
+        body: JSON.stringify({ values: { who: 'bench' } }),
+      });
+      if (res.status !== 202) return false;
+      const { correlation_id } = (await res.json()) as { correlation_id: string };
+      let start = 0;
+      for (let i = 0; i < 100; i++) {
+        const poll = await fetch(`${platform.baseUrl}/api/events/${correlation_id}?start=${start}&wait=20`, {
+          headers: auth(token),
+        });
+        const events = (await poll.json()) as { type: string }[];
+        start += events.length;
+        if (events.some((e) => e.type === 'run.completed')) {
+          eventsSeen += start;
+          return true;
+        }
+        if (events.some((e) => e.type === 'run.failed')) return false;
+      }
+      return false;
+    },
+    { concurrency, total, maxSeconds: 300 },
+  );
+const benchKey = await postJson<{ psk: string }>('/api/dataproduct/bench-e7/psk', { description: 'e7' }, userToken);
 const bareServer = await startBareServer(bareDb, {
   decisions: table,
   mcpServers: platform.runtime.tableName('mcpServers'),
 });
-const bareGetLoad = (total: number) =>
-  httpLoad({
-    url: `${bareServer.baseUrl}/decisions/bench/get/versions/1`,
-    method: 'GET',
-    headers: {},
-    expectStatus: 200,
-    total,
-  });
-await bareGetLoad(1_000)();
-const getBareServer = await counted(bareGetLoad(GET_REQUESTS), bareCallCount);
-await seedSubmitted('e1-bare-server', E1_REQUESTS);
-const e1BareServer = await counted(
-  httpLoad({
-    url: `${bareServer.baseUrl}/decisions/bench/e1-bare-server/versions/{i}/approve`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{"notes":"bench"}',
-    expectStatus: 200,
-    total: E1_REQUESTS,
-  }),
-  bareCallCount,
-);
 
-phase('GET MCP server: PSK, lineage, Bearer');
-// GET /api/mcps/{id} with a pre-shared key vs. a Bearer token vs. the bare GetItem:
-// key lookups are cached, so steady state should cost about one DynamoDB call.
-const mcpRes = await fetch(`${platform.baseUrl}/api/mcps`, {
-  method: 'POST',
-  headers: { ...auth(adminToken), ...json },
-  body: JSON.stringify({ name: 'bench server', command: 'npx', args: ['-y', 'bench-mcp'], env: { MODE: 'bench' } }),
-});
-const mcpId = ((await mcpRes.json()) as { id: string }).id;
-const pskRes = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
-  method: 'POST',
-  headers: { ...auth(userToken), ...json },
-  body: JSON.stringify({ description: 'bench key' }),
-});
-const benchPsk = ((await pskRes.json()) as { key: string }).key;
-// A key made through that key, and one through it (key lineage, depth 2): each request
-// also checks both ancestors are live, from the same 3 s cache.
-const childKey = async (parent: string) => {
-  const res = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
-    method: 'POST',
-    headers: { 'authorization-psk': parent, ...json },
-    body: JSON.stringify({ description: 'bench child key' }),
-  });
-  return ((await res.json()) as { key: string }).key;
-};
-const grandchildPsk = await childKey(await childKey(benchPsk));
-const mcpViaHttp = (headers: Record<string, string>, total: number) =>
-  httpLoad({ url: `${platform.baseUrl}/api/mcps/${mcpId}`, method: 'GET', headers, expectStatus: 200, total });
-const mcpTable = platform.runtime.tableName('mcpServers');
-const mcpBareCall = async () =>
-  Boolean((await bareDb.send(new GetCommand({ TableName: mcpTable, Key: { id: mcpId } }))).Item);
-await mcpViaHttp({ 'authorization-psk': benchPsk }, 500)();
-await mcpViaHttp(auth(userToken), 500)();
-const mcpPsk = await counted(mcpViaHttp({ 'authorization-psk': benchPsk }, GET_REQUESTS), endpointCalls);
-await mcpViaHttp({ 'authorization-psk': grandchildPsk }, 500)();
-const mcpLineage = await counted(mcpViaHttp({ 'authorization-psk': grandchildPsk }, GET_REQUESTS), endpointCalls);
-const mcpBearer = await counted(mcpViaHttp(auth(userToken), GET_REQUESTS), endpointCalls);
-const mcpBare = await counted(bareLoad(mcpBareCall, GET_REQUESTS), bareCallCount);
-const mcpBareServerLoad = (total: number) =>
-  httpLoad({ url: `${bareServer.baseUrl}/mcps/${mcpId}`, method: 'GET', headers: {}, expectStatus: 200, total });
-await mcpBareServerLoad(500)();
-const mcpBareServer = await counted(mcpBareServerLoad(GET_REQUESTS), bareCallCount);
-
-phase('E10 and E12 (registering tables)');
-// E10 and E12: 1,000 tables in one schema, 200 of them in one domain (as the registration
-// endpoint files them: the metastore item and the catalog entity with the domain).
+// Tables of the metastore (E10, E12 and E5), as the registration endpoint files them.
 const { metastore: configuredMetastore, metadataCatalog } = await import('../../functions/composition.js');
-const { mapLimit } = await import('../../shared/concurrency.js');
 const benchMetastore = configuredMetastore(platform.runtime);
 const benchCatalog = metadataCatalog(platform.runtime);
 const BENCH_TABLES = 1_000;
 const DOMAIN_TABLES = 200;
-await benchCatalog.createDomain('bench-domain');
-await mapLimit(
-  Array.from({ length: BENCH_TABLES }, (_, i) => i),
-  8,
-  async (i) => {
-    const name = `table_${String(i).padStart(4, '0')}`;
-    await benchMetastore.registerTable({
-      catalog: 'lake',
-      schema: 'sales',
-      table: name,
-      description: null,
-      columns: [
-        { name: 'id', type: 'bigint', description: null },
-        { name: 'customer_id', type: 'bigint', description: null },
-        { name: 'status', type: 'varchar', description: null },
-        { name: 'amount', type: 'decimal(12,2)', description: null },
-        { name: 'created_at', type: 'timestamp(3)', description: null },
-      ],
-    });
-    if (i % (BENCH_TABLES / DOMAIN_TABLES) === 0)
-      await benchCatalog.annotate(benchCatalog.datasetUrn('lake', 'sales', name), { domain: 'bench-domain' });
-  },
-);
-const e10ViaHttp = (total: number) =>
-  httpLoad({
-    url: `${platform.baseUrl}/api/metastore/catalogs/lake/schemas/sales/tables`,
-    method: 'GET',
-    headers: auth(userToken),
-    expectStatus: 200,
-    total,
+const benchTableName = (i: number) => `table_${String(i).padStart(4, '0')}`;
+const registerBenchTable = (i: number) =>
+  benchMetastore.registerTable({
+    catalog: 'lake',
+    schema: 'sales',
+    table: benchTableName(i),
+    description: null,
+    columns: [
+      { name: 'id', type: 'bigint', description: null },
+      { name: 'customer_id', type: 'bigint', description: null },
+      { name: 'status', type: 'varchar', description: null },
+      { name: 'amount', type: 'decimal(12,2)', description: null },
+      { name: 'created_at', type: 'timestamp(3)', description: null },
+    ],
   });
-const e12ViaHttp = (total: number) =>
-  httpLoad(
-    {
-      url: `${platform.baseUrl}/api/query/suggest/bench-domain`,
-      method: 'GET',
-      headers: auth(userToken),
-      expectStatus: 200,
-      total,
-    },
-    4,
-  );
-await e10ViaHttp(200)();
-await e12ViaHttp(20)();
-const e10 = await counted(e10ViaHttp(2_000), endpointCalls);
-const e12 = await counted(e12ViaHttp(200), endpointCalls);
-const e12Size = (
-  await (await fetch(`${platform.baseUrl}/api/query/suggest/bench-domain`, { headers: auth(userToken) })).text()
-).length;
 
-// The bare store calls E10 and E12 make, through the bare client (their DynamoDB calls count apart).
-const { BuiltinMetastore } = await import('../../shared/adapters/builtin-metastore.js');
-const { BuiltinCatalog } = await import('../../shared/adapters/builtin-catalog.js');
-const { QueryService } = await import('../../functions/query/service.js');
-const bareMetastore = new BuiltinMetastore(bareDb, platform.runtime.tableName('metastore'));
-const bareCatalog = new BuiltinCatalog(bareDb, platform.runtime.tableName('catalog'));
-const bareQuery = new QueryService(bareMetastore, bareCatalog);
-const e10Bare = await counted(
-  bareLoad(async () => ((await bareMetastore.listTables('lake', 'sales')) ?? []).length === BENCH_TABLES, 2_000),
-  bareCallCount,
-);
-const e12Bare = await counted(
-  bareLoad(
-    async () =>
-      Boolean(await bareCatalog.getDomain('bench-domain')) &&
-      (await bareQuery.domainContents('bench-domain')).tables.length === DOMAIN_TABLES,
-    200,
-    4,
-  ),
-  bareCallCount,
-);
-
-phase('one endpoint of each remaining group');
-// One representative endpoint of each remaining group, 200 warm-up requests then GROUP_REQUESTS.
-const ping = await measured({
-  url: `${platform.baseUrl}/api/health/ping`,
-  method: 'GET',
-  headers: {},
-  expectStatus: 200,
-});
-const e7 = await measured({
-  url: `${platform.baseUrl}/api/dataproduct/psk/${benchKey.psk}/extend`,
-  method: 'POST',
-  headers: { ...auth(userToken), ...json },
-  body: JSON.stringify({ validity_days: 1 }),
-  expectStatus: 200,
-});
-await postJson('/api/data_shares', { name: 'bench-share', description: 'bench' }, userToken);
-const shareGet = await measured({
-  url: `${platform.baseUrl}/api/data_shares/bench-share`,
-  method: 'GET',
-  headers: auth(userToken),
-  expectStatus: 200,
-});
-const job = await postJson<{ id: string }>('/api/finetune/datasets', { name: 'bench dataset' }, userToken);
-const finetuneGet = await measured({
-  url: `${platform.baseUrl}/api/finetune/datasets/${job.id}`,
-  method: 'GET',
-  headers: auth(userToken),
-  expectStatus: 200,
-});
-const e3 = await measured({
-  url: `${platform.baseUrl}/api/migration/infrastructure-config`,
-  method: 'PUT',
-  headers: { ...auth(adminToken), ...json },
-  body: JSON.stringify({ fs_user: 'svc-migration', tracking_database: 'tracking_v2' }),
-  expectStatus: 200,
-});
-const doc = await postJson<{ id: string }>(
-  '/api/documents',
-  { filename: 'bench.pdf', mime_type: 'application/pdf', size_bytes: 1024 },
-  userToken,
-);
-const documentGet = await measured({
-  url: `${platform.baseUrl}/api/documents/${doc.id}`,
-  method: 'GET',
-  headers: auth(userToken),
-  expectStatus: 200,
-});
-await benchCatalog.createTag('bench-pii');
-const e5 = await measured({
-  url: `${platform.baseUrl}/api/metastore/classify/lake/sales/table_0000/accept`,
-  method: 'POST',
-  headers: { ...auth(userToken), ...json },
-  body: JSON.stringify({
-    table: { accepted_tags: ['bench-pii'], description: 'bench table' },
-    columns: [{ column_name: 'status', accepted_tags: ['bench-pii'] }],
-  }),
-  expectStatus: 200,
-});
-
-// Last: its 10,000 seeded events slowed every later DynamoDB Local call several-fold.
-phase('E13 long and short runs');
-// E13 from near the end of a 10,000-event run vs. from the start of a 10-event run.
-const runs = new DynamoRunStore(db, platform.runtime.tableName('crewRuns'), platform.runtime.tableName('events'));
-async function seedRun(events: number): Promise<string> {
+// Crew runs written through the store: a run of `events` events (E13) and none to come.
+const crewRunsTable = platform.runtime.tableName('crewRuns');
+const crewEventsTable = platform.runtime.tableName('events');
+const runs = new DynamoRunStore(db, crewRunsTable, crewEventsTable);
+async function seedRun(
+  events: number,
+  // The principal of userToken (the test issuer names subjects `sub-<name>`).
+  owner = { name: 'bench-user', principal: tokenPrincipal(idp.issuer, 'sub-bench-user') },
+): Promise<string> {
   const id = randomUUID();
   const now = new Date().toISOString();
   const expires = Math.floor(Date.now() / 1000) + 86_400;
@@ -883,9 +391,8 @@ async function seedRun(events: number): Promise<string> {
       template_id: templateId,
       status: 'running',
       values: {},
-      created_by: 'bench-user',
-      // The principal of userToken (the test issuer names subjects `sub-<name>`).
-      created_by_principal: tokenPrincipal(idp.issuer, 'sub-bench-user'),
+      created_by: owner.name,
+      created_by_principal: owner.principal,
       created_at: now,
       started_at: now,
       finished_at: null,
@@ -895,7 +402,7 @@ async function seedRun(events: number): Promise<string> {
       expires_at: expires,
     },
     event(0) as never,
-    { type: 'crew.run.queued', actor: 'bench-user', at: now },
+    { type: 'crew.run.queued', actor: owner.name, at: now },
   );
   const batches: number[][] = [];
   for (let i = 1; i < events; i += 25) batches.push(Array.from({ length: Math.min(25, events - i) }, (_, j) => i + j));
@@ -904,7 +411,7 @@ async function seedRun(events: number): Promise<string> {
       await db.send(
         new BatchWriteCommand({
           RequestItems: {
-            [platform.runtime.tableName('events')]: batches[b]!.map((i) => ({ PutRequest: { Item: event(i) } })),
+            [crewEventsTable]: batches[b]!.map((i) => ({ PutRequest: { Item: event(i) } })),
           },
         }),
       );
@@ -914,55 +421,1093 @@ async function seedRun(events: number): Promise<string> {
   );
   return id;
 }
-const longRun = await seedRun(10_000);
-const shortRun = await seedRun(10);
-const pollFrom = (id: string, start: number, total: number) =>
-  httpLoad({
-    url: `${platform.baseUrl}/api/events/${id}?start=${start}`,
+
+/** Items written 25 a BatchWriteItem, 8 at once (what DynamoDB hands back unprocessed is sent again). */
+async function batchWrite(tableName: string, items: Record<string, unknown>[]) {
+  const batches: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  const written = await runLoad(
+    async (b) => {
+      let requests = batches[b]!.map((Item) => ({ PutRequest: { Item } }));
+      for (let attempt = 0; requests.length > 0; attempt++) {
+        if (attempt === 10) return false;
+        const out = await db.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests } }));
+        requests = (out.UnprocessedItems?.[tableName] ?? []) as typeof requests;
+        if (requests.length > 0) await sleep(50 * (attempt + 1));
+      }
+      return true;
+    },
+    { concurrency: 8, total: batches.length, maxSeconds: 300 },
+  );
+  if (written.errors > 0 || written.requests < batches.length)
+    throw new Error(`seeding ${tableName}: ${written.errors} of ${batches.length} batches not written`);
+}
+
+const warmUp = await inPhase('warm-up', 'DynamoDB Local: warm-up and write ceiling', async () => {
+  // DynamoDB Local is a JVM: for its first tens of seconds it runs unoptimized code and writes
+  // several times slower than later (a few hundred writes a second instead of a couple of
+  // thousand). It is warmed up first, on a scratch table of its own (no stream, nothing of the
+  // service's), so that no row measures the emulator's JIT; then its own write ceiling is
+  // measured there: the floor under every write-heavy row below.
+  const scratch = `bench-scratch-${randomUUID()}`;
+  await db.send(
+    new CreateTableCommand({
+      TableName: scratch,
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'N' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  let scratchRound = 0;
+  const scratchUpdate = (round: string) => async (i: number) =>
+    Boolean(
+      await db.send(
+        new UpdateCommand({
+          TableName: scratch,
+          Key: { pk: `${round}-${i}`, sk: 0 },
+          UpdateExpression: 'SET n = :n, d = :d',
+          ExpressionAttributeValues: { ':n': i, ':d': 'x'.repeat(200) },
+        }),
+      ),
+    );
+  const scratchTransaction = (round: string) => async (i: number) =>
+    Boolean(
+      await db.send(
+        new TransactWriteCommand({
+          TransactItems: [0, 1, 2, 3, 4].map((sk) => ({
+            Put: {
+              TableName: scratch,
+              Item: { pk: `${round}-${i}`, sk, d: 'x'.repeat(200) },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          })),
+        }),
+      ),
+    );
+  const scratchQuery = (round: string) => async (i: number) =>
+    Boolean(
+      await db.send(
+        new QueryCommand({
+          TableName: scratch,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `${round}-${i % 100}` },
+        }),
+      ),
+    );
+  /** Each load its own keys (a transaction's conditional puts never meet an earlier item). */
+  const onScratch = (op: (round: string) => (i: number) => Promise<boolean>, total: number, concurrency: number) =>
+    runLoad(op(`r${scratchRound++}`), { concurrency, total, maxSeconds: 120 });
+  for (let i = 0; i < 3; i++) {
+    await onScratch(scratchUpdate, 3_000, CONCURRENCY);
+    await onScratch(scratchTransaction, 1_000, CONCURRENCY);
+    await onScratch(scratchQuery, 3_000, CONCURRENCY);
+    await onScratch(scratchUpdate, 500, 1);
+  }
+  const ceiling: [string, LoadResult][] = [
+    ['UpdateItem, concurrency 1', await onScratch(scratchUpdate, 1_500, 1)],
+    [`UpdateItem, concurrency ${CONCURRENCY}`, await onScratch(scratchUpdate, 3_000, CONCURRENCY)],
+    [
+      `TransactWriteItems of 5 new items, concurrency ${CONCURRENCY}`,
+      await onScratch(scratchTransaction, 1_500, CONCURRENCY),
+    ],
+  ];
+  await db.send(new DeleteTableCommand({ TableName: scratch }));
+  return { ceiling };
+});
+
+const getVersion = await inPhase('get', 'GET of a decision version', async () => {
+  // GET /api/decisions/{workspace}/{key}/versions/{version} against a GetItem.
+  const getViaHttp = (total: number, concurrency = CONCURRENCY) =>
+    httpLoad(
+      {
+        url: `${platform.baseUrl}/api/decisions/bench/get/versions/1`,
+        method: 'GET',
+        headers: auth(userToken),
+        expectStatus: 200,
+        total,
+      },
+      concurrency,
+    );
+  const getBareCall = async () => Boolean((await bareDb.send(new GetCommand({ TableName: table, Key: getKey }))).Item);
+  await getViaHttp(1_000)();
+  await bareLoad(getBareCall, 1_000)();
+  const getEndpoint = await counted(getViaHttp(GET_REQUESTS), endpointCalls);
+  const getBare = await counted(bareLoad(getBareCall, GET_REQUESTS), bareCallCount);
+  // One at a time: what the service adds to a request, without queueing for the CPU.
+  const getEndpointSerial = await counted(getViaHttp(SERIAL_REQUESTS, 1), endpointCalls);
+  const getBareSerial = await counted(bareLoad(getBareCall, SERIAL_REQUESTS, 1), bareCallCount);
+  return { getEndpoint, getBare, getEndpointSerial, getBareSerial };
+});
+
+// Crew runs first, on a small database (the event pipeline running): DynamoDB Local's crew
+// transactions were seen to slow several-fold after bulk writes to other streamed tables.
+const crews = await inPhase('crews', 'crew runs', async () => {
+  // Crew runs: E2's answer to run.completed (seen by polling E13), and events written per
+  // second, at concurrency 1 and 20.
+  const crewRunsSerial = await crewLoad(1, 50);
+  eventsSeen = 0;
+  const crewStarted = performance.now();
+  const emulatorCpuBefore = emulatorCpuSeconds();
+  const serviceCpuBefore = process.cpuUsage();
+  const crewRuns = await counted(() => crewLoad(20, 200), endpointCalls);
+  const crewSeconds = (performance.now() - crewStarted) / 1000;
+  const eventsPerSecond = eventsSeen / crewSeconds;
+  const emulatorCpuAfter = emulatorCpuSeconds();
+  /** Cores DynamoDB Local's JVM used over the concurrency-20 runs (Linux), and the service process's. */
+  const crewCores = {
+    emulator:
+      emulatorCpuBefore === undefined || emulatorCpuAfter === undefined
+        ? undefined
+        : (emulatorCpuAfter - emulatorCpuBefore) / crewSeconds,
+    // the bench's own E2 and E13 calls run in this process too
+    service: (() => {
+      const used = process.cpuUsage(serviceCpuBefore);
+      return (used.user + used.system) / 1e6 / crewSeconds;
+    })(),
+  };
+  return { crewRunsSerial, crewRuns, crewSeconds, eventsPerSecond, crewCores };
+});
+
+const LONG_POLLERS = 50;
+const longPolls = await inPhase('long-poll', `E13 long polls: ${LONG_POLLERS} clients waiting`, async () => {
+  // One run of 5 one-second waits (12 events); 50 clients each long-poll it from the last
+  // index they have (wait=20): from an event's timestamp to the client having it.
+  const pacedRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
+    method: 'POST',
+    headers: { ...auth(adminToken), ...json },
+    body: JSON.stringify({
+      name: 'bench-paced',
+      steps: Array.from({ length: 5 }, (_, i) => ({ id: `w${i}`, kind: 'wait', seconds: 1 })),
+    }),
+  });
+  const pacedTemplate = ((await pacedRes.json()) as { id: string }).id;
+  const pacedRun = (
+    (await (
+      await fetch(`${platform.baseUrl}/api/crew-templates/${pacedTemplate}/run`, {
+        method: 'POST',
+        headers: { ...auth(userToken), ...json },
+        body: '{"values":{}}',
+      })
+    ).json()) as { correlation_id: string }
+  ).correlation_id;
+  const longPollLatency: number[] = [];
+  let longPollRequests = 0;
+  // Each client an admin of its own (a principal may hold 10 waiting polls; admins read any run).
+  const pollerTokens = await Promise.all(
+    Array.from({ length: LONG_POLLERS }, (_, i) => tokenFor(`bench-poller-${i}`, ['admin'])),
+  );
+  await Promise.all(
+    pollerTokens.map(async (pollerToken) => {
+      let start = 0;
+      for (;;) {
+        longPollRequests++;
+        const res = await fetch(`${platform.baseUrl}/api/events/${pacedRun}?start=${start}&wait=20`, {
+          headers: auth(pollerToken),
+        });
+        if (!res.ok) throw new Error(`E13 long poll: ${res.status}`);
+        const received = Date.now();
+        const events = (await res.json()) as { type: string; timestamp: string }[];
+        // the first answer holds what was written before the client asked: not a wait
+        if (start > 0) for (const e of events) longPollLatency.push(received - Date.parse(e.timestamp));
+        start += events.length;
+        if (events.some((e) => e.type === 'run.completed' || e.type === 'run.failed') || events.length === 0) return;
+      }
+    }),
+  );
+  const longPoll = {
+    n: longPollLatency.length,
+    p50: percentile(longPollLatency, 0.5),
+    p99: percentile(longPollLatency, 0.99),
+  };
+  return { longPoll, longPollRequests };
+});
+
+const cancel = await inPhase('cancel', 'runs inside a 60 s wait', async () => {
+  // Each run sits in a 60 s wait; the cancel's answer is when run.cancelled is written (it
+  // is written by the answer's own conditional write); then how long until the worker is
+  // free again (a quick run started after the cancel completes).
+  const waitingRes = await fetch(`${platform.baseUrl}/api/crew-templates`, {
+    method: 'POST',
+    headers: { ...auth(adminToken), ...json },
+    body: JSON.stringify({ name: 'bench-waiting', steps: [{ id: 'long', kind: 'wait', seconds: 60 }] }),
+  });
+  const waitingTemplate = ((await waitingRes.json()) as { id: string }).id;
+  const cancelTimes: number[] = [];
+  const abandonTimes: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const { correlation_id: id } = (await (
+      await fetch(`${platform.baseUrl}/api/crew-templates/${waitingTemplate}/run`, {
+        method: 'POST',
+        headers: { ...auth(userToken), ...json },
+        body: '{"values":{}}',
+      })
+    ).json()) as { correlation_id: string };
+    // until the wait has started
+    for (let seen = 0; seen < 3;) {
+      const res = await fetch(`${platform.baseUrl}/api/events/${id}?start=${seen}&wait=20`, {
+        headers: auth(userToken),
+      });
+      seen += ((await res.json()) as unknown[]).length;
+    }
+    const sent = performance.now();
+    const cancelled = await fetch(`${platform.baseUrl}/api/crew-runs/${id}/cancel`, {
+      method: 'POST',
+      headers: { ...auth(userToken), ...json },
+      body: '{"reason":"bench"}',
+    });
+    if (cancelled.status !== 200) continue;
+    cancelTimes.push(performance.now() - sent);
+    // a quick run after it completes once the worker has given the wait up
+    await crewLoad(1, 1);
+    abandonTimes.push(performance.now() - sent);
+  }
+  const cancelLatency = {
+    n: cancelTimes.length,
+    p50: percentile(cancelTimes, 0.5),
+    p99: percentile(cancelTimes, 0.99),
+    abandonP50: percentile(abandonTimes, 0.5),
+  };
+  return { cancelLatency };
+});
+
+const feed = await inPhase('feed', 'domain events: commit → feed', async () => {
+  // Domain events (API.md §13), measured first, while the pipeline has no backlog: commit →
+  // the event in the feed at concurrency 1 and 16, and events recorded per second.
+  const commitToFeed: number[] = [];
+  const feedLatency = (concurrency: number, total: number, tag: string) =>
+    runLoad(
+      async (i) => {
+        const key = `${tag}-${i}`;
+        const res = await fetch(`${platform.baseUrl}/api/decisions/bench/${key}/versions`, {
+          method: 'POST',
+          headers: { ...auth(userToken), 'content-type': 'application/json' },
+          body: JSON.stringify({ content: { n: i } }),
+        });
+        if (res.status !== 201) return false;
+        const committed = performance.now();
+        const subject = `decisions/bench/${key}/versions/1`;
+        for (let tries = 0; tries < 5000; tries++) {
+          if (await feedHas(subject)) {
+            commitToFeed.push(performance.now() - committed);
+            return true;
+          }
+          await sleep(2);
+        }
+        return false;
+      },
+      { concurrency, total, maxSeconds: 300 },
+    );
+  await feedLatency(1, 20, 'ev-warm');
+  commitToFeed.length = 0;
+  await feedLatency(1, 200, 'ev-c1');
+  const feedC1 = { p50: percentile(commitToFeed, 0.5), p99: percentile(commitToFeed, 0.99), n: commitToFeed.length };
+  commitToFeed.length = 0;
+  const feedStarted = performance.now();
+  await feedLatency(CONCURRENCY, 800, 'ev-c16');
+  const feedSeconds = (performance.now() - feedStarted) / 1000;
+  const feedC16 = { p50: percentile(commitToFeed, 0.5), p99: percentile(commitToFeed, 0.99), n: commitToFeed.length };
+  const recordedPerSecond = feedC16.n / feedSeconds;
+  return { feedC1, feedC16, recordedPerSecond };
+});
+
+/**
+ * Commit → webhook delivery (API.md §14): an admin endpoint for the versions created, and a
+ * receiver on loopback here answering 204; the time from the 201 to the signed POST's arrival.
+ */
+async function startAdminHook() {
+  const arrivals = new Map<string, (at: number) => void>();
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      const at = performance.now();
+      res.writeHead(204).end();
+      try {
+        arrivals.get((JSON.parse(body) as { subject: string }).subject)?.(at);
+      } catch {
+        // not an envelope: nothing waits for it
+      }
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/bench`;
+  const endpoint = (await (
+    await fetch(`${platform.baseUrl}/api/webhooks`, {
+      method: 'POST',
+      headers: adminHeaders,
+      body: JSON.stringify({ url: hookUrl, event_types: ['decision.version.created'] }),
+    })
+  ).json()) as { id: string };
+  /** Commit → delivery of a new version under `key`, in ms; undefined when it did not arrive within `timeoutMs`. */
+  const deliverOne = async (key: string, n: number, timeoutMs: number): Promise<number | undefined> => {
+    const subject = `decisions/bench/${key}/versions/1`;
+    let timer: NodeJS.Timeout | undefined;
+    const arrived = new Promise<number | undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), timeoutMs);
+      arrivals.set(subject, resolve);
+    });
+    const res = await fetch(`${platform.baseUrl}/api/decisions/bench/${key}/versions`, {
+      method: 'POST',
+      headers: { ...auth(userToken), 'content-type': 'application/json' },
+      body: JSON.stringify({ content: { n } }),
+    });
+    const committed = performance.now();
+    const at = res.status === 201 ? await arrived : undefined;
+    clearTimeout(timer);
+    arrivals.delete(subject);
+    return at === undefined ? undefined : at - committed;
+  };
+  return {
+    /** Closed loop: `concurrency` clients, each creating a version and waiting for its delivery (at most 30 s). */
+    deliveryLatency: async (concurrency: number, total: number, tag: string) => {
+      const commitToDelivery: number[] = [];
+      const run = await runLoad(
+        async (i) => {
+          const ms = await deliverOne(`${tag}-${i}`, i, 30_000);
+          if (ms !== undefined) commitToDelivery.push(ms);
+          return ms !== undefined;
+        },
+        { concurrency, total, maxSeconds: 300 },
+      );
+      return { ...run, p50: percentile(commitToDelivery, 0.5), p99: percentile(commitToDelivery, 0.99) };
+    },
+    /**
+     * Open loop: `count` versions, one every `everyMs`, however slow the deliveries are; one
+     * not delivered within `capMs` counts as an error and as infinitely late in the percentiles.
+     */
+    paced: async (tag: string, count: number, everyMs: number, capMs: number) => {
+      const latencies = await Promise.all(
+        Array.from({ length: count }, async (_, i) => {
+          await sleep(i * everyMs);
+          return (await deliverOne(`${tag}-${i}`, i, capMs)) ?? Infinity;
+        }),
+      );
+      return {
+        requests: count,
+        errors: latencies.filter((ms) => ms === Infinity).length,
+        p50: percentile(latencies, 0.5),
+        p99: percentile(latencies, 0.99),
+      };
+    },
+    stop: async () => {
+      await fetch(`${platform.baseUrl}/api/webhooks/${endpoint.id}`, { method: 'DELETE', headers: adminHeaders });
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    },
+  };
+}
+
+const hooks = await inPhase('webhooks', 'commit → delivery', async () => {
+  const hook = await startAdminHook();
+  await hook.deliveryLatency(1, 20, 'hook-warm');
+  const hookC1 = await hook.deliveryLatency(1, 200, 'hook-c1');
+  const hookC16 = await hook.deliveryLatency(CONCURRENCY, 800, 'hook-c16');
+  // The rest of the bench writes thousands of versions: no deliveries of those.
+  await hook.stop();
+  return { hookC1, hookC16 };
+});
+
+/** A loopback receiver that accepts connections and requests and never answers (a per-run webhook that hangs). */
+async function startHangingReceiver() {
+  let received = 0;
+  const held = new Set<ServerResponse>();
+  const server = createServer((req, res) => {
+    received++;
+    held.add(res);
+    res.on('close', () => held.delete(res));
+    req.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hang`,
+    received: () => received,
+    held: () => held.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** An admin deletes runs' own webhook endpoints (`run-<id>`): how many were there to delete. */
+async function deleteRunEndpoints(correlationIds: readonly string[]): Promise<number> {
+  let deleted = 0;
+  for (const id of correlationIds) {
+    const res = await fetch(`${platform.baseUrl}/api/webhooks/run-${id}`, { method: 'DELETE', headers: adminHeaders });
+    if (res.status === 204) deleted++;
+  }
+  return deleted;
+}
+
+const HANGING_RECEIVERS = 40;
+const PACED_DELIVERIES = 40;
+const PACE_MS = 250;
+const DELIVERY_CAP_MS = 60_000;
+const hanging = await inPhase(
+  'webhooks-hanging',
+  `admin endpoint delivery beside ${HANGING_RECEIVERS} per-run receivers that never answer`,
+  async () => {
+    // API.md §1 Fair use: per-run receivers that hang delay nothing but their own runs'
+    // deliveries. An admin endpoint's commit → delivery, 40 versions 250 ms apart (an open
+    // loop: a stalled delivery does not slow the next commit), without per-run receivers and
+    // then while 40 runs' own webhook_url receivers (here, on loopback) accept and never
+    // answer; each delivery waits at most 60 s. What an earlier phase left in the delivery
+    // queue settles first.
+    await quiesce(60);
+    const hook = await startAdminHook();
+    await hook.deliveryLatency(1, 40, 'hang-warm');
+    const none = await hook.paced('hang-none', PACED_DELIVERIES, PACE_MS, DELIVERY_CAP_MS);
+    phase(`webhooks-hanging: ${HANGING_RECEIVERS} runs with a webhook_url that never answers`);
+    const receivers = await Promise.all(Array.from({ length: HANGING_RECEIVERS }, () => startHangingReceiver()));
+    const hangingRuns: string[] = [];
+    const measureWithHanging = async () => {
+      for (const receiver of receivers) {
+        const res = await fetch(`${platform.baseUrl}/api/crew-templates/${templateId}/run`, {
+          method: 'POST',
+          headers: { ...auth(userToken), ...json },
+          body: JSON.stringify({ values: { who: 'bench' }, webhook_url: receiver.url }),
+        });
+        if (res.status !== 202)
+          throw new Error(`E2 with a loopback webhook_url answered ${res.status}: ${await res.text()}`);
+        hangingRuns.push(((await res.json()) as { correlation_id: string }).correlation_id);
+      }
+      const held = () => receivers.reduce((n, r) => n + r.held(), 0);
+      // until the runs' deliveries hang (at most 30 s)
+      for (let i = 0; i < 300 && held() === 0; i++) await sleep(100);
+      let maxHeld = held();
+      const sampler = setInterval(() => (maxHeld = Math.max(maxHeld, held())), 100);
+      const withHanging = await hook.paced('hang-40', PACED_DELIVERIES, PACE_MS, DELIVERY_CAP_MS);
+      clearInterval(sampler);
+      return { withHanging, maxHeld, received: receivers.reduce((n, r) => n + r.received(), 0) };
+    };
+    let measuredWith: Awaited<ReturnType<typeof measureWithHanging>>;
+    let deleted = 0;
+    try {
+      measuredWith = await measureWithHanging();
+    } finally {
+      // An admin deletes the runs' endpoints (their undelivered deliveries stop), the
+      // receivers close (what is still sent is refused at once), and the deliveries settle
+      // before the next phase.
+      deleted = await deleteRunEndpoints(hangingRuns);
+      await Promise.all(receivers.map((r) => r.close()));
+      await hook.stop();
+      phase('webhooks-hanging: until the per-run deliveries have settled');
+      if (!(await quiesce(120))) phase('webhooks-hanging: the per-run deliveries were still going after 120 s');
+    }
+    return { none, ...measuredWith, deleted };
+  },
+);
+
+const eventsCost = await inPhase('events-cost', 'write endpoints with and without the event pipeline', async () => {
+  /** A measurement with DynamoDB Local's CPU time per request over it (what the emulator did for each). */
+  async function withEmulatorCpu(load: () => Promise<Measured>): Promise<Measured> {
+    const before = emulatorCpuSeconds();
+    const result = await load();
+    const after = emulatorCpuSeconds();
+    return before === undefined || after === undefined
+      ? result
+      : { ...result, emulatorMsPerRequest: ((after - before) * 1000) / result.requests };
+  }
+  // What the events cost a write: write endpoints with the event pipeline running (publishing
+  // their events as they come) and, in the same run, without it. The pipeline stays stopped
+  // for the rest of the bench: on AWS it runs in Lambdas of its own, never in the API's
+  // process, and DynamoDB Local's GetRecords grows slower with all the bench writes.
+  await seedSubmitted('e1-events-on', E1_REQUESTS / 2);
+  await seedSubmitted('e1-events-off', E1_REQUESTS / 2);
+  // The seeding's own events (two per version) are published before anything is measured:
+  // a backlog would be counted as the cost of the writes measured next.
+  await drained('e1-events-on', E1_REQUESTS / 2);
+  await drained('e1-events-off', E1_REQUESTS / 2);
+  const e1Load = (key: string) =>
+    httpLoad({
+      url: `${platform.baseUrl}/api/decisions/bench/${key}/versions/{i}/approve`,
+      method: 'POST',
+      headers: { ...auth(approverToken), 'content-type': 'application/json' },
+      body: '{"notes":"bench"}',
+      expectStatus: 200,
+      total: E1_REQUESTS / 2,
+    });
+  const e7Load = {
+    url: `${platform.baseUrl}/api/dataproduct/psk/${benchKey.psk}/extend`,
+    method: 'POST',
+    headers: { ...auth(userToken), ...json },
+    body: JSON.stringify({ validity_days: 1 }),
+    expectStatus: 200,
+  };
+  const e3Load = {
+    url: `${platform.baseUrl}/api/migration/infrastructure-config`,
+    method: 'PUT',
+    headers: { ...auth(adminToken), ...json },
+    body: JSON.stringify({ fs_user: 'svc-migration', tracking_database: 'tracking_v2' }),
+    expectStatus: 200,
+  };
+  const createLoad = (tag: string) => ({
+    url: `${platform.baseUrl}/api/decisions/bench/${tag}-{i}/versions`,
+    method: 'POST',
+    headers: { ...auth(userToken), ...json },
+    body: '{"content":{"rule":"bench"}}',
+    expectStatus: 201,
+  });
+  const e1EventsOn = await withEmulatorCpu(() => counted(e1Load('e1-events-on'), endpointCalls));
+  const e7EventsOn = await withEmulatorCpu(() => measured(e7Load));
+  const e3EventsOn = await withEmulatorCpu(() => measured(e3Load));
+  const createEventsOn = await withEmulatorCpu(() => measured(createLoad('create-events-on')));
+  // The changes are still stamped (the same write): what stops is the pipeline reading the streams.
+  await platform.stopEventPipeline();
+  const e1EventsOff = await withEmulatorCpu(() => counted(e1Load('e1-events-off'), endpointCalls));
+  const e7EventsOff = await withEmulatorCpu(() => measured(e7Load));
+  const e3EventsOff = await withEmulatorCpu(() => measured(e3Load));
+  const createEventsOff = await withEmulatorCpu(() => measured(createLoad('create-events-off')));
+  return {
+    e1EventsOn,
+    e7EventsOn,
+    e3EventsOn,
+    createEventsOn,
+    e1EventsOff,
+    e7EventsOff,
+    e3EventsOff,
+    createEventsOff,
+  };
+});
+// Every phase from here on runs without the event pipeline (as the events-cost phase leaves it).
+if (!eventsCost) await platform.stopEventPipeline();
+
+const e1 = await inPhase('e1', 'E1 (seeding submitted versions)', async () => {
+  // E1: approve distinct submitted versions, against the one conditional UpdateItem.
+  await seedSubmitted('e1-http', E1_REQUESTS);
+  await seedSubmitted('e1-bare', E1_REQUESTS);
+  const bareStore = new DynamoDecisionStore(bareDb, table);
+  const e1Endpoint = await counted(
+    httpLoad({
+      url: `${platform.baseUrl}/api/decisions/bench/e1-http/versions/{i}/approve`,
+      method: 'POST',
+      headers: { ...auth(approverToken), 'content-type': 'application/json' },
+      body: '{"notes":"bench"}',
+      expectStatus: 200,
+      total: E1_REQUESTS,
+    }),
+    endpointCalls,
+  );
+  const approverPrincipal = '["https://bench.test","bench-approver"]';
+  const e1Bare = await counted(
+    bareLoad(async (i) => {
+      const at = new Date().toISOString();
+      const result = await bareStore.transition('bench', 'e1-bare', i + 1, {
+        from: 'submitted',
+        to: 'approved',
+        set: {
+          approved_by: 'bench-approver',
+          approved_by_principal: approverPrincipal,
+          approved_at: at,
+          notes: 'bench',
+        },
+        remove: [],
+        history: { from: 'submitted', to: 'approved', action: 'approve', by: 'bench-approver', at, notes: 'bench' },
+        differentFrom: { created_by_principal: approverPrincipal, submitted_by_principal: approverPrincipal },
+        published: true,
+        change: { type: 'decision.version.approved', actor: 'bench-approver', at },
+      });
+      return result.ok;
+    }, E1_REQUESTS),
+    bareCallCount,
+  );
+  return { e1Endpoint, e1Bare };
+});
+
+const bare = await inPhase('bare-server', 'the bare node:http server', async () => {
+  // The same GET and E1 served by a bare node:http server (test/bench/bare-server.ts) making
+  // the same DynamoDB calls through its own document client: what the framework, auth,
+  // validation and logging cost, in CPU time and requests/s.
+  const bareGetLoad = (total: number) =>
+    httpLoad({
+      url: `${bareServer.baseUrl}/decisions/bench/get/versions/1`,
+      method: 'GET',
+      headers: {},
+      expectStatus: 200,
+      total,
+    });
+  await bareGetLoad(1_000)();
+  const getBareServer = await counted(bareGetLoad(GET_REQUESTS), bareCallCount);
+  await seedSubmitted('e1-bare-server', E1_REQUESTS);
+  const e1BareServer = await counted(
+    httpLoad({
+      url: `${bareServer.baseUrl}/decisions/bench/e1-bare-server/versions/{i}/approve`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"notes":"bench"}',
+      expectStatus: 200,
+      total: E1_REQUESTS,
+    }),
+    bareCallCount,
+  );
+  return { getBareServer, e1BareServer };
+});
+
+const mcps = await inPhase('mcps', 'GET MCP server: PSK, lineage, Bearer', async () => {
+  // GET /api/mcps/{id} with a pre-shared key vs. a Bearer token vs. the bare GetItem:
+  // key lookups are cached, so steady state should cost about one DynamoDB call.
+  const mcpRes = await fetch(`${platform.baseUrl}/api/mcps`, {
+    method: 'POST',
+    headers: { ...auth(adminToken), ...json },
+    body: JSON.stringify({ name: 'bench server', command: 'npx', args: ['-y', 'bench-mcp'], env: { MODE: 'bench' } }),
+  });
+  const mcpId = ((await mcpRes.json()) as { id: string }).id;
+  const pskRes = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
+    method: 'POST',
+    headers: { ...auth(userToken), ...json },
+    body: JSON.stringify({ description: 'bench key' }),
+  });
+  const benchPsk = ((await pskRes.json()) as { key: string }).key;
+  // A key made through that key, and one through it (key lineage, depth 2): each request
+  // also checks both ancestors are live, from the same 3 s cache.
+  const childKey = async (parent: string) => {
+    const res = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
+      method: 'POST',
+      headers: { 'authorization-psk': parent, ...json },
+      body: JSON.stringify({ description: 'bench child key' }),
+    });
+    return ((await res.json()) as { key: string }).key;
+  };
+  const grandchildPsk = await childKey(await childKey(benchPsk));
+  const mcpViaHttp = (headers: Record<string, string>, total: number) =>
+    httpLoad({ url: `${platform.baseUrl}/api/mcps/${mcpId}`, method: 'GET', headers, expectStatus: 200, total });
+  const mcpTable = platform.runtime.tableName('mcpServers');
+  const mcpBareCall = async () =>
+    Boolean((await bareDb.send(new GetCommand({ TableName: mcpTable, Key: { id: mcpId } }))).Item);
+  await mcpViaHttp({ 'authorization-psk': benchPsk }, 500)();
+  await mcpViaHttp(auth(userToken), 500)();
+  const mcpPsk = await counted(mcpViaHttp({ 'authorization-psk': benchPsk }, GET_REQUESTS), endpointCalls);
+  await mcpViaHttp({ 'authorization-psk': grandchildPsk }, 500)();
+  const mcpLineage = await counted(mcpViaHttp({ 'authorization-psk': grandchildPsk }, GET_REQUESTS), endpointCalls);
+  const mcpBearer = await counted(mcpViaHttp(auth(userToken), GET_REQUESTS), endpointCalls);
+  const mcpBare = await counted(bareLoad(mcpBareCall, GET_REQUESTS), bareCallCount);
+  const mcpBareServerLoad = (total: number) =>
+    httpLoad({ url: `${bareServer.baseUrl}/mcps/${mcpId}`, method: 'GET', headers: {}, expectStatus: 200, total });
+  await mcpBareServerLoad(500)();
+  const mcpBareServer = await counted(mcpBareServerLoad(GET_REQUESTS), bareCallCount);
+  return { mcpPsk, mcpLineage, mcpBearer, mcpBare, mcpBareServer };
+});
+
+const metastoreReads = await inPhase('e10-e12', 'E10 and E12 (registering tables)', async () => {
+  // E10 and E12: 1,000 tables in one schema, 200 of them in one domain (as the registration
+  // endpoint files them: the metastore item and the catalog entity with the domain).
+  const { mapLimit } = await import('../../shared/concurrency.js');
+  await benchCatalog.createDomain('bench-domain');
+  await mapLimit(
+    Array.from({ length: BENCH_TABLES }, (_, i) => i),
+    8,
+    async (i) => {
+      await registerBenchTable(i);
+      if (i % (BENCH_TABLES / DOMAIN_TABLES) === 0)
+        await benchCatalog.annotate(benchCatalog.datasetUrn('lake', 'sales', benchTableName(i)), {
+          domain: 'bench-domain',
+        });
+    },
+  );
+  const e10ViaHttp = (total: number) =>
+    httpLoad({
+      url: `${platform.baseUrl}/api/metastore/catalogs/lake/schemas/sales/tables`,
+      method: 'GET',
+      headers: auth(userToken),
+      expectStatus: 200,
+      total,
+    });
+  const e12ViaHttp = (total: number) =>
+    httpLoad(
+      {
+        url: `${platform.baseUrl}/api/query/suggest/bench-domain`,
+        method: 'GET',
+        headers: auth(userToken),
+        expectStatus: 200,
+        total,
+      },
+      4,
+    );
+  await e10ViaHttp(200)();
+  await e12ViaHttp(20)();
+  const e10 = await counted(e10ViaHttp(2_000), endpointCalls);
+  const e12 = await counted(e12ViaHttp(200), endpointCalls);
+  const e12Size = (
+    await (await fetch(`${platform.baseUrl}/api/query/suggest/bench-domain`, { headers: auth(userToken) })).text()
+  ).length;
+
+  // The bare store calls E10 and E12 make, through the bare client (their DynamoDB calls count apart).
+  const { BuiltinMetastore } = await import('../../shared/adapters/builtin-metastore.js');
+  const { BuiltinCatalog } = await import('../../shared/adapters/builtin-catalog.js');
+  const { QueryService } = await import('../../functions/query/service.js');
+  const bareMetastore = new BuiltinMetastore(bareDb, platform.runtime.tableName('metastore'));
+  const bareCatalog = new BuiltinCatalog(bareDb, platform.runtime.tableName('catalog'));
+  const bareQuery = new QueryService(bareMetastore, bareCatalog);
+  const e10Bare = await counted(
+    bareLoad(async () => ((await bareMetastore.listTables('lake', 'sales')) ?? []).length === BENCH_TABLES, 2_000),
+    bareCallCount,
+  );
+  const e12Bare = await counted(
+    bareLoad(
+      async () =>
+        Boolean(await bareCatalog.getDomain('bench-domain')) &&
+        (await bareQuery.domainContents('bench-domain')).tables.length === DOMAIN_TABLES,
+      200,
+      4,
+    ),
+    bareCallCount,
+  );
+  return { e10, e12, e12Size, e10Bare, e12Bare };
+});
+
+const groups = await inPhase('groups', 'one endpoint of each remaining group', async () => {
+  // One representative endpoint of each remaining group, 200 warm-up requests then GROUP_REQUESTS.
+  const ping = await measured({
+    url: `${platform.baseUrl}/api/health/ping`,
+    method: 'GET',
+    headers: {},
+    expectStatus: 200,
+  });
+  const e7 = await measured({
+    url: `${platform.baseUrl}/api/dataproduct/psk/${benchKey.psk}/extend`,
+    method: 'POST',
+    headers: { ...auth(userToken), ...json },
+    body: JSON.stringify({ validity_days: 1 }),
+    expectStatus: 200,
+  });
+  await postJson('/api/data_shares', { name: 'bench-share', description: 'bench' }, userToken);
+  const shareGet = await measured({
+    url: `${platform.baseUrl}/api/data_shares/bench-share`,
     method: 'GET',
     headers: auth(userToken),
     expectStatus: 200,
-    total,
   });
-await pollFrom(shortRun, 0, 500)();
-await pollFrom(longRun, 9_990, 500)();
-const e13Long = await counted(pollFrom(longRun, 9_990, GET_REQUESTS / 2), endpointCalls);
-const e13Short = await counted(pollFrom(shortRun, 0, GET_REQUESTS / 2), endpointCalls);
+  const job = await postJson<{ id: string }>('/api/finetune/datasets', { name: 'bench dataset' }, userToken);
+  const finetuneGet = await measured({
+    url: `${platform.baseUrl}/api/finetune/datasets/${job.id}`,
+    method: 'GET',
+    headers: auth(userToken),
+    expectStatus: 200,
+  });
+  const e3 = await measured({
+    url: `${platform.baseUrl}/api/migration/infrastructure-config`,
+    method: 'PUT',
+    headers: { ...auth(adminToken), ...json },
+    body: JSON.stringify({ fs_user: 'svc-migration', tracking_database: 'tracking_v2' }),
+    expectStatus: 200,
+  });
+  const doc = await postJson<{ id: string }>(
+    '/api/documents',
+    { filename: 'bench.pdf', mime_type: 'application/pdf', size_bytes: 1024 },
+    userToken,
+  );
+  const documentGet = await measured({
+    url: `${platform.baseUrl}/api/documents/${doc.id}`,
+    method: 'GET',
+    headers: auth(userToken),
+    expectStatus: 200,
+  });
+  // E5 classifies table_0000 (registered by the e10-e12 phase, or here when it did not run).
+  if (!metastoreReads) await registerBenchTable(0);
+  await benchCatalog.createTag('bench-pii');
+  const e5 = await measured({
+    url: `${platform.baseUrl}/api/metastore/classify/lake/sales/${benchTableName(0)}/accept`,
+    method: 'POST',
+    headers: { ...auth(userToken), ...json },
+    body: JSON.stringify({
+      table: { accepted_tags: ['bench-pii'], description: 'bench table' },
+      columns: [{ column_name: 'status', accepted_tags: ['bench-pii'] }],
+    }),
+    expectStatus: 200,
+  });
+  return { ping, e7, shareGet, finetuneGet, e3, documentGet, e5 };
+});
+
+const POLL_PRINCIPALS = 10;
+const POLLS_PER_PRINCIPAL = 5;
+const POLL_WAIT_SECONDS = 8;
+const POLL_WINDOW_SECONDS = 5;
+const waitingPolls = await inPhase(
+  'e13-waiting',
+  `E13: ${POLL_PRINCIPALS * POLLS_PER_PRINCIPAL} long polls waiting on runs without events`,
+  async () => {
+    // API.md §1 Fair use: a waiting poll costs at most one store read a second. Each of 10
+    // users long-polls (wait=8) 5 times past the end of a run of theirs that writes no
+    // event (seeded through the store, with no worker on it), under the 10-per-principal
+    // limit; the reads of the runs' tables (crew runs and their events) are counted over
+    // 5 s in which every poll waits.
+    const pollers = await Promise.all(
+      Array.from({ length: POLL_PRINCIPALS }, async (_, p) => {
+        const name = `bench-poller-${p}`;
+        const token = await tokenFor(name);
+        const id = await seedRun(1, { name, principal: tokenPrincipal(idp.issuer, `sub-${name}`) });
+        return { token, id };
+      }),
+    );
+    const runReads = () => (tableCalls.get(crewRunsTable) ?? 0) + (tableCalls.get(crewEventsTable) ?? 0);
+    const answers: { status: number; events: number; ms: number; at: number }[] = [];
+    const before = { reads: runReads(), calls: dynamoCalls };
+    const polling = Promise.all(
+      pollers.flatMap(({ token, id }) =>
+        Array.from({ length: POLLS_PER_PRINCIPAL }, async () => {
+          const sent = performance.now();
+          const res = await fetch(`${platform.baseUrl}/api/events/${id}?start=1&wait=${POLL_WAIT_SECONDS}`, {
+            headers: auth(token),
+          });
+          const body = (await res.json()) as unknown;
+          const at = performance.now();
+          answers.push({ status: res.status, events: Array.isArray(body) ? body.length : -1, ms: at - sent, at });
+        }),
+      ),
+    );
+    // past each poll's first reads; then the window in which they all wait
+    await sleep(1_500);
+    const from = { reads: runReads(), calls: dynamoCalls, at: performance.now() };
+    await sleep(POLL_WINDOW_SECONDS * 1000);
+    const to = { reads: runReads(), calls: dynamoCalls, at: performance.now() };
+    await polling;
+    const after = { reads: runReads(), calls: dynamoCalls };
+    const seconds = (to.at - from.at) / 1000;
+    // the polls still waiting at the window's end (a refused or answered one is not waiting)
+    const waiting = POLL_PRINCIPALS * POLLS_PER_PRINCIPAL - answers.filter((a) => a.at <= to.at).length;
+    const times = answers.map((a) => a.ms);
+    return {
+      requests: answers.length,
+      errors: answers.filter((a) => a.status !== 200 || a.events !== 0).length,
+      p50: percentile(times, 0.5),
+      p99: percentile(times, 0.99),
+      waiting,
+      readsPerPollSecond: (to.reads - from.reads) / Math.max(1, waiting) / seconds,
+      callsPerPollSecond: (to.calls - from.calls) / Math.max(1, waiting) / seconds,
+      readsPerPoll: (after.reads - before.reads) / answers.length,
+    };
+  },
+);
+
+// Late: its 10,000 seeded events slowed every later DynamoDB Local call several-fold.
+const e13 = await inPhase('e13', 'E13 long and short runs', async () => {
+  // E13 from near the end of a 10,000-event run vs. from the start of a 10-event run.
+  const longRun = await seedRun(10_000);
+  const shortRun = await seedRun(10);
+  const pollFrom = (id: string, start: number, total: number) =>
+    httpLoad({
+      url: `${platform.baseUrl}/api/events/${id}?start=${start}`,
+      method: 'GET',
+      headers: auth(userToken),
+      expectStatus: 200,
+      total,
+    });
+  await pollFrom(shortRun, 0, 500)();
+  await pollFrom(longRun, 9_990, 500)();
+  const e13Long = await counted(pollFrom(longRun, 9_990, GET_REQUESTS / 2), endpointCalls);
+  const e13Short = await counted(pollFrom(shortRun, 0, GET_REQUESTS / 2), endpointCalls);
+  return { e13Long, e13Short };
+});
+
+const OWN_RUNS = 20;
+const FEW_OTHER_RUNS = 10;
+const MANY_OTHER_RUNS = 10_000;
+/** Of the other users' runs, these wait (the rest have finished): what an admin's `status=waiting` finds. */
+const WAITING_RUNS = 5;
+const LIST_REQUESTS = 500;
+/** A list load starts no request after this long (a list that walks every run stays bounded). */
+const LIST_SECONDS = 60;
+// Last: it writes 10,000 runs.
+const ownRuns = await inPhase('own-runs', `crew-run lists beside ${MANY_OTHER_RUNS} other users' runs`, async () => {
+  // A user's own runs (20, started through E2 and run by the worker) listed with 10 and
+  // with 10,000 other users' runs in the table; and an admin's `status=waiting`, which finds
+  // 5 of them, beside the same. The other users' runs are written directly, 25 a
+  // BatchWriteItem, as the items the store writes.
+  const listerToken = await tokenFor('bench-lister');
+  const started = await crewLoad(4, OWN_RUNS, listerToken);
+  if (started.errors > 0 || started.requests < OWN_RUNS)
+    throw new Error(`own-runs: ${started.errors} of the lister's ${OWN_RUNS} runs did not complete`);
+  const listOf = async (token: string, query: string) => {
+    const res = await fetch(`${platform.baseUrl}/api/crew-runs${query}`, { headers: auth(token) });
+    if (res.status !== 200) throw new Error(`GET /api/crew-runs${query}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as { correlation_id: string; status: string }[];
+  };
+  const ownIds = (await listOf(listerToken, '')).map((r) => r.correlation_id);
+  if (ownIds.length !== OWN_RUNS) throw new Error(`own-runs: the lister sees ${ownIds.length} runs, not ${OWN_RUNS}`);
+
+  // The item the store's `create` writes (its transaction is kept, not sent), less what its
+  // `append` removes when a run finishes: so the seeded runs are in exactly the indexes a
+  // run of that status is in, whatever the store makes of it.
+  type KeptWrite = {
+    TableName?: string;
+    Item?: Record<string, unknown>;
+    UpdateExpression?: string;
+    ExpressionAttributeNames?: Record<string, string>;
+  };
+  /** What the keeping store was given to send. */
+  const kept: { TransactItems?: { Put?: KeptWrite; Update?: KeptWrite }[] }[] = [];
+  const keeping = new DynamoRunStore(
+    {
+      send: async (command: { input: (typeof kept)[number] }) => {
+        kept.push(command.input);
+        return {};
+      },
+    } as unknown as typeof db,
+    crewRunsTable,
+    crewEventsTable,
+  );
+  const expires = Math.floor(Date.now() / 1000) + 86_400;
+  const finishedRemoves = await (async () => {
+    await keeping.append(
+      { correlation_id: 'x', expires_at: expires },
+      {
+        index: 1,
+        correlation_id: 'x',
+        type: 'run.completed',
+        timestamp: new Date().toISOString(),
+        message: 'bench',
+      } as never,
+      { status: 'succeeded' },
+    );
+    const update = kept
+      .pop()
+      ?.TransactItems?.map((t) => t.Update)
+      .find((u) => u?.TableName === crewRunsTable);
+    const clause = /\bREMOVE\s+(.+?)(?=\s+(?:SET|ADD|DELETE)\b|$)/.exec(update?.UpdateExpression ?? '')?.[1] ?? '';
+    return clause
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean)
+      .map((name) => update?.ExpressionAttributeNames?.[name] ?? name);
+  })();
+  const startedAt = Date.now() - 3_600_000;
+  const asStored = async (i: number, status: 'succeeded' | 'waiting'): Promise<Record<string, unknown>> => {
+    const at = new Date(startedAt + i * 300).toISOString();
+    const name = `bench-other-${i % 100}`;
+    const finished = FINISHED_STATUSES.has(status);
+    const run: RunItem = {
+      correlation_id: randomUUID(),
+      template_id: templateId,
+      status,
+      values: { who: 'bench' },
+      created_by: name,
+      created_by_principal: tokenPrincipal(idp.issuer, `sub-${name}`),
+      created_at: at,
+      started_at: at,
+      finished_at: finished ? at : null,
+      event_count: finished ? 9 : 4,
+      error: null,
+      steps: BENCH_TEMPLATE_STEPS.map((s) => ({ ...s })),
+      expires_at: expires,
+      completed_steps: finished ? 3 : 1,
+      current_step: finished ? null : 'b',
+    };
+    kept.length = 0;
+    await keeping.create(
+      run,
+      { index: 0, correlation_id: run.correlation_id, type: 'run.queued', timestamp: at, message: 'bench' },
+      runChange(status, at, name),
+    );
+    const item = kept
+      .pop()
+      ?.TransactItems?.map((t) => t.Put)
+      .find((p) => p?.TableName === crewRunsTable)?.Item;
+    if (!item) throw new Error("own-runs: the store's create wrote no run item");
+    const copy = { ...item };
+    if (finished) for (const name of finishedRemoves) delete copy[name];
+    return copy;
+  };
+  const others = async (from: number, to: number) => {
+    const items: Record<string, unknown>[] = [];
+    for (let i = from; i < to; i++) items.push(await asStored(i, i < WAITING_RUNS ? 'waiting' : 'succeeded'));
+    await batchWrite(crewRunsTable, items);
+    return items;
+  };
+  const seeded = await others(0, FEW_OTHER_RUNS);
+  // A seeded finished run is in the indexes a finished run of the service is in.
+  const indexAttributes = TABLES.crewRuns.indexes.flatMap((i) => [
+    i.partitionKey.name,
+    ...(i.sortKey ? [i.sortKey.name] : []),
+  ]);
+  const real = (await db.send(new GetCommand({ TableName: crewRunsTable, Key: { correlation_id: ownIds[0] } }))).Item!;
+  const sample = seeded.find((item) => item.status === 'succeeded')!;
+  const differ = [...new Set(indexAttributes)].filter((a) => a in real !== a in sample);
+  if (differ.length > 0)
+    throw new Error(`own-runs: the seeded runs differ from a finished run in index attributes ${differ.join(', ')}`);
+
+  const waitingIds = seeded.filter((item) => item.status === 'waiting').map((item) => String(item.correlation_id));
+  const check = async () => {
+    const own = await listOf(listerToken, '');
+    if (own.length !== OWN_RUNS || own.some((r) => !ownIds.includes(r.correlation_id)))
+      throw new Error(`own-runs: the lister's list holds ${own.length} runs, not its ${OWN_RUNS}`);
+    const waiting = (await listOf(adminToken, '?status=waiting')).map((r) => r.correlation_id);
+    if (waitingIds.some((id) => !waiting.includes(id)))
+      throw new Error(`own-runs: an admin's status=waiting misses some of the ${WAITING_RUNS} waiting runs`);
+  };
+  const listLoad = (token: string, query: string, total: number, maxSeconds: number) =>
+    httpLoad({
+      url: `${platform.baseUrl}/api/crew-runs${query}`,
+      method: 'GET',
+      headers: auth(token),
+      expectStatus: 200,
+      total,
+      maxSeconds,
+    });
+  const measureLists = async () => {
+    await check();
+    await listLoad(listerToken, '', 100, 20)();
+    const own = await countedOnTable(listLoad(listerToken, '', LIST_REQUESTS, LIST_SECONDS), crewRunsTable);
+    await listLoad(adminToken, '?status=waiting', 100, 20)();
+    const waiting = await countedOnTable(
+      listLoad(adminToken, '?status=waiting', LIST_REQUESTS, LIST_SECONDS),
+      crewRunsTable,
+    );
+    return { own, waiting };
+  };
+  const few = await measureLists();
+  phase(`own-runs: writing ${MANY_OTHER_RUNS - FEW_OTHER_RUNS} more runs of other users`);
+  for (let from = FEW_OTHER_RUNS; from < MANY_OTHER_RUNS; from += 1_000)
+    await others(from, Math.min(MANY_OTHER_RUNS, from + 1_000));
+  const many = await measureLists();
+  return { few, many };
+});
 
 await bareServer.stop();
 await platform.stop();
 await idp.stop();
 
-phase('Lambda bundles');
-const bundles = await measureBundles(ROOT);
+const bundles = await inPhase('bundles', 'Lambda bundles', () => measureBundles(ROOT));
 
 const ms = (n: number) => n.toFixed(2);
+/** A percentile that may be of deliveries that never came (Infinity). */
+const msOrMore = (n: number, capMs: number) => (Number.isFinite(n) ? ms(n) : `> ${capMs}`);
 const ratio = (a: number, b: number) => (a / b).toFixed(2);
 const kb = (b: number) => `${(b / 1024).toFixed(0)} KB`;
 const verdict = (value: number, target: number) => (value <= target ? 'met' : '**not met**');
+/** A phase's rows, when it ran. */
+const when = <T>(result: T | undefined, rows: (r: T) => string[]): string[] =>
+  result === undefined ? [] : rows(result);
 
 /** One row of the table: an endpoint under load, with its bare store calls when it has them. */
 const cpuOf = (r: Measured) => (r.cpuMsPerRequest === undefined ? '' : ms(r.cpuMsPerRequest));
 const endpointRow = (group: string, what: string, r: Measured, note = '') =>
   `| ${group} | ${what} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${cpuOf(r)} | ${r.callsPerOp.toFixed(2)} | ${note} |`;
-/** The endpoint beside the bare node:http server making the same calls (issue 14's targets). */
-const againstBareServer = (endpoint: Measured, bare: Measured) => {
+/** The endpoint beside the bare node:http server making the same calls (issue 14's targets); nothing when that phase did not run. */
+const againstBareServer = (endpoint: Measured, bare: Measured | undefined) => {
+  if (!bare) return '';
   const cpu = endpoint.cpuMsPerRequest! / bare.cpuMsPerRequest!;
   const rps = endpoint.rps / bare.rps;
   return (
     `bare node:http server: ${bare.rps.toFixed(0)} req/s, CPU ${ms(bare.cpuMsPerRequest!)} ms/request; ` +
-    `CPU ×${cpu.toFixed(2)} (target ≤ 1.3: ${verdict(cpu, 1.3)}), req/s ×${rps.toFixed(2)} (target ≥ 0.8: ${rps >= 0.8 ? 'met' : '**not met**'})`
+    `CPU ×${cpu.toFixed(2)} (target ≤ 1.3: ${verdict(cpu, 1.3)}), req/s ×${rps.toFixed(2)} (target ≥ 0.8: ${rps >= 0.8 ? 'met' : '**not met**'}); `
   );
 };
 const compared = (endpoint: Measured, bare: Measured, target?: number) =>
   `bare store calls p50 ${ms(bare.p50)} ms (${bare.callsPerOp.toFixed(2)} calls): ratio ${ratio(endpoint.p50, bare.p50)}` +
   (target ? ` (target ≤ ${target}: ${verdict(endpoint.p50 / bare.p50, target)})` : '');
+type Bundles = Awaited<ReturnType<typeof measureBundles>>;
 /** Cold start (fresh process: init + first request), and what the first request answered. */
-const coldStartOf = (b: (typeof bundles)['baseline']) =>
+const coldStartOf = (b: Bundles['baseline']) =>
   b.coldStart ? `, cold start ${ms(b.coldStart.ms)} ms (first request answered ${b.coldStart.status})` : '';
-const bundleOf = (name: string) => bundles.groups.find((b) => b.name === name);
-const bundleRow = (name: string) => {
-  const b = bundleOf(name);
+const bundleRow = (bundles: Bundles, name: string) => {
+  const b = bundles.groups.find((g) => g.name === name);
   if (!b) return [];
   const size = b.bytes / bundles.baseline.bytes;
   const init = b.initMs / bundles.baseline.initMs;
@@ -989,10 +1534,28 @@ const eventCostRows = (what: string, on: Measured, off: Measured) => {
   ];
 };
 
+/** A list's two rows: with few and with many other runs in the table, and the p50 ratio against ≤ 1.5. */
+const listRows = (what: string, few: Measured & { itemsPerOp: number }, many: Measured & { itemsPerOp: number }) => [
+  endpointRow(
+    'crews',
+    `${what}, ${FEW_OTHER_RUNS} other users' runs in the table`,
+    few,
+    `calls of the crew-runs table; ${few.itemsPerOp.toFixed(1)} items read / request`,
+  ),
+  endpointRow(
+    'crews',
+    `${what}, ${MANY_OTHER_RUNS.toLocaleString('en')} other users' runs in the table`,
+    many,
+    `calls of the crew-runs table; ${many.itemsPerOp.toFixed(1)} items read / request; p50 ×${ratio(many.p50, few.p50)} of the ${FEW_OTHER_RUNS}-run table (target ≤ 1.5: ${verdict(many.p50 / few.p50, 1.5)})`,
+  ),
+];
+
 const lines = [
   '# Benchmark results',
   '',
   `Measured ${new Date().toISOString()} by \`npm run bench\` on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`,
+  ...(only ? [`Only the phases ${[...only].join(', ')} (BENCH_ONLY).`] : []),
+  ...(failedPhases.length > 0 ? [`**Failed phases, their rows left out:** ${failedPhases.join('; ')}.`] : []),
   'Local platform in one process: DynamoDB Local (in memory), fauxqs, Bearer JWT auth (RS256, cached JWKS), keep-alive HTTP. ' +
     'The event pipeline (stream pollers, publisher, dispatcher, webhook worker) runs for the events and webhooks rows, which are measured first, and is stopped for the rows after them (on AWS it runs in Lambdas of its own, not in the API process).',
   `HTTP load comes from a child process (off the server's event loop and CPU time), at concurrency ${CONCURRENCY} unless the row says otherwise; ` +
@@ -1002,97 +1565,154 @@ const lines = [
   '',
   '| group | measurement | requests | errors | req/s | p50 ms | p99 ms | CPU ms / request | DynamoDB calls / request | compared with |',
   '|---|---|---|---|---|---|---|---|---|---|',
-  endpointRow('platform', 'GET /api/health/ping', ping, 'no DynamoDB call'),
-  endpointRow(
-    'decisions',
-    'GET .../versions/{v}',
-    getEndpoint,
-    `${againstBareServer(getEndpoint, getBareServer)}; ${compared(getEndpoint, getBare)}`,
+  ...when(groups, ({ ping }) => [endpointRow('platform', 'GET /api/health/ping', ping, 'no DynamoDB call')]),
+  ...when(getVersion, ({ getEndpoint, getBare }) => [
+    endpointRow(
+      'decisions',
+      'GET .../versions/{v}',
+      getEndpoint,
+      `${againstBareServer(getEndpoint, bare?.getBareServer)}${compared(getEndpoint, getBare)}`,
+    ),
+  ]),
+  ...when(bare, ({ getBareServer }) => [
+    endpointRow('(bare server)', 'GET /decisions/.../versions/{v}: node:http + document client', getBareServer),
+  ]),
+  ...when(e1, ({ e1Endpoint, e1Bare }) => [
+    endpointRow(
+      'decisions',
+      'POST .../versions/{v}/approve (E1)',
+      e1Endpoint,
+      `${againstBareServer(e1Endpoint, bare?.e1BareServer)}${compared(e1Endpoint, e1Bare)}`,
+    ),
+  ]),
+  ...when(bare, ({ e1BareServer }) => [
+    endpointRow('(bare server)', 'POST /decisions/.../approve: node:http + document client', e1BareServer),
+  ]),
+  ...when(getVersion, ({ getEndpointSerial, getBareSerial }) => [
+    endpointRow(
+      'decisions',
+      'GET .../versions/{v}, concurrency 1',
+      getEndpointSerial,
+      `${compared(getEndpointSerial, getBareSerial)}; +${ms(getEndpointSerial.p50 - getBareSerial.p50)} ms a request`,
+    ),
+  ]),
+  ...when(warmUp, ({ ceiling }) =>
+    ceiling.map(
+      ([what, r]) =>
+        `| dynamodb-local | ${what} (a scratch table, no service code, after the warm-up) | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | | 1.00 | the emulator's own write ceiling on this machine, shared with the service process: every write-heavy row shares it |`,
+    ),
   ),
-  endpointRow('(bare server)', 'GET /decisions/.../versions/{v}: node:http + document client', getBareServer),
-  endpointRow(
-    'decisions',
-    'POST .../versions/{v}/approve (E1)',
-    e1Endpoint,
-    `${againstBareServer(e1Endpoint, e1BareServer)}; ${compared(e1Endpoint, e1Bare)}`,
-  ),
-  endpointRow('(bare server)', 'POST /decisions/.../approve: node:http + document client', e1BareServer),
-  endpointRow(
-    'decisions',
-    'GET .../versions/{v}, concurrency 1',
-    getEndpointSerial,
-    `${compared(getEndpointSerial, getBareSerial)}; +${ms(getEndpointSerial.p50 - getBareSerial.p50)} ms a request`,
-  ),
-  ...ceiling.map(
-    ([what, r]) =>
-      `| dynamodb-local | ${what} (a scratch table, no service code, after the warm-up) | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | | 1.00 | the emulator's own write ceiling on this machine, shared with the service process: every write-heavy row shares it |`,
-  ),
-  `| crews | E2 answer → run.completed (3 render steps, concurrency 1, E13 long poll) | ${crewRunsSerial.requests} | ${crewRunsSerial.errors} | | ${ms(crewRunsSerial.p50)} | ${ms(crewRunsSerial.p99)} | | | target p50 ≤ 100 ms (issue 16): ${verdict(crewRunsSerial.p50, 100)} |`,
-  `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | ${(crewRuns.requests / crewSeconds).toFixed(0)} runs/s | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | ${crewRuns.callsPerOp.toFixed(2)} a run | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}); CPU over these runs: DynamoDB Local ${crewCores.emulator === undefined ? '?' : crewCores.emulator.toFixed(2)} cores, the service process (with the bench's client) ${crewCores.service.toFixed(2)} cores (of ${cpus().length}) |`,
-  `| crews | cancel answer → run.cancelled written, run inside a 60 s wait (one at a time) | ${cancelLatency.n} | | | ${ms(cancelLatency.p50)} | ${ms(cancelLatency.p99)} | | | a run started right after the cancel completes ${ms(cancelLatency.abandonP50)} ms after it (p50): the worker gave the wait up (a cancel is seen once a second, at once within one process) |`,
-  `| crews | E13 long poll (wait=20): event written → client has it, ${LONG_POLLERS} clients waiting on one run | ${longPollRequests} | | | ${ms(longPoll.p50)} | ${ms(longPoll.p99)} | | | ${longPoll.n} deliveries of events to waiting clients |`,
-  endpointRow('crews', 'E13 start=9990 of a 10,000-event run', e13Long),
-  endpointRow(
-    'crews',
-    'E13 start=0 of a 10-event run',
-    e13Short,
-    `long / short p50 ${ratio(e13Long.p50, e13Short.p50)} (target ≤ 1.2: ${verdict(e13Long.p50 / e13Short.p50, 1.2)})`,
-  ),
-  endpointRow(
-    'mcps',
-    'GET /api/mcps/{id} with Authorization-PSK',
-    mcpPsk,
-    `steady state ≤ 1.1 calls (keys cached 3 s): ${verdict(mcpPsk.callsPerOp, 1.1)}; ${compared(mcpPsk, mcpBare)}`,
-  ),
-  endpointRow(
-    'mcps',
-    'GET /api/mcps/{id} with a key made through two keys (lineage depth 2)',
-    mcpLineage,
-    `steady state ≤ 1.1 calls (key and ancestors cached 3 s): ${verdict(mcpLineage.callsPerOp, 1.1)}; ${compared(mcpLineage, mcpBare)}`,
-  ),
-  endpointRow(
-    'mcps',
-    'GET /api/mcps/{id} with a Bearer token',
-    mcpBearer,
-    `${againstBareServer(mcpBearer, mcpBareServer)}; ${compared(mcpBearer, mcpBare)}`,
-  ),
-  endpointRow('(bare server)', 'GET /mcps/{id}: node:http + document client', mcpBareServer),
-  endpointRow('dataproduct', 'POST /api/dataproduct/psk/{id}/extend (E7)', e7, 'one atomic UpdateItem after the read'),
-  endpointRow('data-shares', 'GET /api/data_shares/{name}', shareGet),
-  endpointRow('finetune', 'GET /api/finetune/datasets/{id}', finetuneGet),
-  endpointRow('migration', 'PUT /api/migration/infrastructure-config (E3)', e3, 'one conditional UpdateItem'),
-  endpointRow('documents', 'GET /api/documents/{id}', documentGet),
-  endpointRow('metastore', 'POST /api/metastore/classify/.../accept (E5), idempotent repeat', e5),
-  endpointRow(
-    'metastore',
-    `E10 GET .../schemas/sales/tables (${BENCH_TABLES} tables)`,
-    e10,
-    `one paginated Query, no Scan; ${compared(e10, e10Bare)}`,
-  ),
-  endpointRow(
-    'query',
-    `E12 GET /api/query/suggest/{domain} (${DOMAIN_TABLES} tables, concurrency 4, ${kb(e12Size)} answer)`,
-    e12,
-    `GetItem + by_domain Query + BatchGetItems, no Scan; ${compared(e12, e12Bare)}`,
-  ),
-  `| events | commit → event in the feed (POST a version, concurrency 1) | ${feedC1.n} | | | ${ms(feedC1.p50)} | ${ms(feedC1.p99)} | | | publisher over the decisions table's stream |`,
-  `| events | commit → event in the feed (concurrency ${CONCURRENCY}) | ${feedC16.n} | | ${recordedPerSecond.toFixed(0)} | ${ms(feedC16.p50)} | ${ms(feedC16.p99)} | | | events recorded per second: ${recordedPerSecond.toFixed(0)} |`,
-  `| webhooks | commit → signed delivery at a loopback receiver (POST a version, concurrency 1) | ${hookC1.requests} | ${hookC1.errors} | | ${ms(hookC1.p50)} | ${ms(hookC1.p99)} | | | target p50 ≤ 100 ms: ${verdict(hookC1.p50, 100)} |`,
-  `| webhooks | commit → signed delivery (concurrency ${CONCURRENCY}) | ${hookC16.requests} | ${hookC16.errors} | ${hookC16.rps.toFixed(0)} | ${ms(hookC16.p50)} | ${ms(hookC16.p99)} | | | target p50 ≤ 100 ms: ${verdict(hookC16.p50, 100)} |`,
-  ...eventCostRows('E1 POST .../versions/{v}/approve', e1EventsOn, e1EventsOff),
-  ...eventCostRows('E7 POST /api/dataproduct/psk/{id}/extend', e7EventsOn, e7EventsOff),
-  ...eventCostRows('E3 PUT /api/migration/infrastructure-config', e3EventsOn, e3EventsOff),
-  ...eventCostRows('POST /api/decisions/{ws}/{key}/versions', createEventsOn, createEventsOff),
-  `| (baseline) | Lambda bundle: ${bundles.baseline.name}, ${kb(bundles.baseline.bytes)}, module init ${ms(bundles.baseline.initMs)} ms${coldStartOf(bundles.baseline)} | | | | | | | | |`,
-  ...bundles.groups.flatMap((b) => bundleRow(b.name)),
+  ...when(crews, ({ crewRunsSerial, crewRuns, crewSeconds, eventsPerSecond, crewCores }) => [
+    `| crews | E2 answer → run.completed (3 render steps, concurrency 1, E13 long poll) | ${crewRunsSerial.requests} | ${crewRunsSerial.errors} | | ${ms(crewRunsSerial.p50)} | ${ms(crewRunsSerial.p99)} | | | target p50 ≤ 100 ms (issue 16): ${verdict(crewRunsSerial.p50, 100)} |`,
+    `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | ${(crewRuns.requests / crewSeconds).toFixed(0)} runs/s | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | ${crewRuns.callsPerOp.toFixed(2)} a run | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}); CPU over these runs: DynamoDB Local ${crewCores.emulator === undefined ? '?' : crewCores.emulator.toFixed(2)} cores, the service process (with the bench's client) ${crewCores.service.toFixed(2)} cores (of ${cpus().length}) |`,
+  ]),
+  ...when(cancel, ({ cancelLatency }) => [
+    `| crews | cancel answer → run.cancelled written, run inside a 60 s wait (one at a time) | ${cancelLatency.n} | | | ${ms(cancelLatency.p50)} | ${ms(cancelLatency.p99)} | | | a run started right after the cancel completes ${ms(cancelLatency.abandonP50)} ms after it (p50): the worker gave the wait up (a cancel is seen once a second, at once within one process) |`,
+  ]),
+  ...when(longPolls, ({ longPoll, longPollRequests }) => [
+    `| crews | E13 long poll (wait=20): event written → client has it, ${LONG_POLLERS} clients waiting on one run | ${longPollRequests} | | | ${ms(longPoll.p50)} | ${ms(longPoll.p99)} | | | ${longPoll.n} deliveries of events to waiting clients |`,
+  ]),
+  ...when(waitingPolls, (w) => [
+    `| crews | E13 long polls (wait=${POLL_WAIT_SECONDS}) waiting on runs that write no event: ${POLL_PRINCIPALS * POLLS_PER_PRINCIPAL} polls from ${POLL_PRINCIPALS} users, counted over ${POLL_WINDOW_SECONDS} s | ${w.requests} | ${w.errors} | | ${ms(w.p50)} | ${ms(w.p99)} | | ${w.readsPerPoll.toFixed(2)} a poll (the runs' tables) | ${w.readsPerPollSecond.toFixed(2)} store reads per waiting poll per second (target ≤ 1, API.md §1 Fair use: ${verdict(w.readsPerPollSecond, 1)}); all the service's DynamoDB calls meanwhile: ${w.callsPerPollSecond.toFixed(2)} per waiting poll per second; ${w.waiting} polls waiting through the window |`,
+  ]),
+  ...when(e13, ({ e13Long, e13Short }) => [
+    endpointRow('crews', 'E13 start=9990 of a 10,000-event run', e13Long),
+    endpointRow(
+      'crews',
+      'E13 start=0 of a 10-event run',
+      e13Short,
+      `long / short p50 ${ratio(e13Long.p50, e13Short.p50)} (target ≤ 1.2: ${verdict(e13Long.p50 / e13Short.p50, 1.2)})`,
+    ),
+  ]),
+  ...when(ownRuns, ({ few, many }) => [
+    ...listRows(`GET /api/crew-runs as a user (${OWN_RUNS} own runs)`, few.own, many.own),
+    ...listRows(
+      `GET /api/crew-runs?status=waiting as an admin (${WAITING_RUNS} of the other users' runs waiting, the rest finished)`,
+      few.waiting,
+      many.waiting,
+    ),
+  ]),
+  ...when(mcps, ({ mcpPsk, mcpLineage, mcpBearer, mcpBare, mcpBareServer }) => [
+    endpointRow(
+      'mcps',
+      'GET /api/mcps/{id} with Authorization-PSK',
+      mcpPsk,
+      `steady state ≤ 1.1 calls (keys cached 3 s): ${verdict(mcpPsk.callsPerOp, 1.1)}; ${compared(mcpPsk, mcpBare)}`,
+    ),
+    endpointRow(
+      'mcps',
+      'GET /api/mcps/{id} with a key made through two keys (lineage depth 2)',
+      mcpLineage,
+      `steady state ≤ 1.1 calls (key and ancestors cached 3 s): ${verdict(mcpLineage.callsPerOp, 1.1)}; ${compared(mcpLineage, mcpBare)}`,
+    ),
+    endpointRow(
+      'mcps',
+      'GET /api/mcps/{id} with a Bearer token',
+      mcpBearer,
+      `${againstBareServer(mcpBearer, mcpBareServer)}${compared(mcpBearer, mcpBare)}`,
+    ),
+    endpointRow('(bare server)', 'GET /mcps/{id}: node:http + document client', mcpBareServer),
+  ]),
+  ...when(groups, ({ e7, shareGet, finetuneGet, e3, documentGet, e5 }) => [
+    endpointRow(
+      'dataproduct',
+      'POST /api/dataproduct/psk/{id}/extend (E7)',
+      e7,
+      'one atomic UpdateItem after the read',
+    ),
+    endpointRow('data-shares', 'GET /api/data_shares/{name}', shareGet),
+    endpointRow('finetune', 'GET /api/finetune/datasets/{id}', finetuneGet),
+    endpointRow('migration', 'PUT /api/migration/infrastructure-config (E3)', e3, 'one conditional UpdateItem'),
+    endpointRow('documents', 'GET /api/documents/{id}', documentGet),
+    endpointRow('metastore', 'POST /api/metastore/classify/.../accept (E5), idempotent repeat', e5),
+  ]),
+  ...when(metastoreReads, ({ e10, e12, e12Size, e10Bare, e12Bare }) => [
+    endpointRow(
+      'metastore',
+      `E10 GET .../schemas/sales/tables (${BENCH_TABLES} tables)`,
+      e10,
+      `one paginated Query, no Scan; ${compared(e10, e10Bare)}`,
+    ),
+    endpointRow(
+      'query',
+      `E12 GET /api/query/suggest/{domain} (${DOMAIN_TABLES} tables, concurrency 4, ${kb(e12Size)} answer)`,
+      e12,
+      `GetItem + by_domain Query + BatchGetItems, no Scan; ${compared(e12, e12Bare)}`,
+    ),
+  ]),
+  ...when(feed, ({ feedC1, feedC16, recordedPerSecond }) => [
+    `| events | commit → event in the feed (POST a version, concurrency 1) | ${feedC1.n} | | | ${ms(feedC1.p50)} | ${ms(feedC1.p99)} | | | publisher over the decisions table's stream |`,
+    `| events | commit → event in the feed (concurrency ${CONCURRENCY}) | ${feedC16.n} | | ${recordedPerSecond.toFixed(0)} | ${ms(feedC16.p50)} | ${ms(feedC16.p99)} | | | events recorded per second: ${recordedPerSecond.toFixed(0)} |`,
+  ]),
+  ...when(hooks, ({ hookC1, hookC16 }) => [
+    `| webhooks | commit → signed delivery at a loopback receiver (POST a version, concurrency 1) | ${hookC1.requests} | ${hookC1.errors} | | ${ms(hookC1.p50)} | ${ms(hookC1.p99)} | | | target p50 ≤ 100 ms: ${verdict(hookC1.p50, 100)} |`,
+    `| webhooks | commit → signed delivery (concurrency ${CONCURRENCY}) | ${hookC16.requests} | ${hookC16.errors} | ${hookC16.rps.toFixed(0)} | ${ms(hookC16.p50)} | ${ms(hookC16.p99)} | | | target p50 ≤ 100 ms: ${verdict(hookC16.p50, 100)} |`,
+  ]),
+  ...when(hanging, ({ none, withHanging, maxHeld, received, deleted }) => [
+    `| webhooks | admin endpoint: commit → signed delivery, ${PACED_DELIVERIES} versions ${PACE_MS} ms apart, no per-run receivers | ${none.requests} | ${none.errors} | | ${msOrMore(none.p50, DELIVERY_CAP_MS)} | ${msOrMore(none.p99, DELIVERY_CAP_MS)} | | | errors: not delivered within ${DELIVERY_CAP_MS / 1000} s |`,
+    `| webhooks | the same while ${HANGING_RECEIVERS} runs' own webhook_url receivers accept and never answer | ${withHanging.requests} | ${withHanging.errors} | | ${msOrMore(withHanging.p50, DELIVERY_CAP_MS)} | ${msOrMore(withHanging.p99, DELIVERY_CAP_MS)} | | | target p50 ≤ 1 s (API.md §1 Fair use): ${verdict(withHanging.p50, 1000)}; the hanging receivers held up to ${maxHeld} deliveries at once (${received} received); ${deleted} of ${HANGING_RECEIVERS} run endpoints deleted by an admin afterwards |`,
+  ]),
+  ...when(eventsCost, (c) => [
+    ...eventCostRows('E1 POST .../versions/{v}/approve', c.e1EventsOn, c.e1EventsOff),
+    ...eventCostRows('E7 POST /api/dataproduct/psk/{id}/extend', c.e7EventsOn, c.e7EventsOff),
+    ...eventCostRows('E3 PUT /api/migration/infrastructure-config', c.e3EventsOn, c.e3EventsOff),
+    ...eventCostRows('POST /api/decisions/{ws}/{key}/versions', c.createEventsOn, c.createEventsOff),
+  ]),
+  ...when(bundles, (b) => [
+    `| (baseline) | Lambda bundle: ${b.baseline.name}, ${kb(b.baseline.bytes)}, module init ${ms(b.baseline.initMs)} ms${coldStartOf(b.baseline)} | | | | | | | | |`,
+    ...b.groups.flatMap((g) => bundleRow(b, g.name)),
+  ]),
   '',
-  'Bundles: esbuild, minified, AWS SDK bundled, ESM, node24; module init is the median of 7 fresh processes, measured in rounds over every bundle (so a slow spell of the machine weighs on all alike).',
-  'Cold start (HTTP bundles and the baseline): the median of 7 fresh processes that import the bundle and answer one ' +
-    'API Gateway HTTP API (payload 2.0) event, the same for all: GET /api/health/ping without credentials, which needs no AWS call ' +
-    '(the platform answers 200; the other groups and the baseline route it to their not-found answer, 404). Queue workers have none.',
-  '',
+  ...when(bundles, () => [
+    'Bundles: esbuild, minified, AWS SDK bundled, ESM, node24; module init is the median of 7 fresh processes, measured in rounds over every bundle (so a slow spell of the machine weighs on all alike).',
+    'Cold start (HTTP bundles and the baseline): the median of 7 fresh processes that import the bundle and answer one ' +
+      'API Gateway HTTP API (payload 2.0) event, the same for all: GET /api/health/ping without credentials, which needs no AWS call ' +
+      '(the platform answers 200; the other groups and the baseline route it to their not-found answer, 404). Queue workers have none.',
+    '',
+  ]),
 ];
 const report = lines.join('\n');
 console.log(report);
-writeFileSync(`${ROOT}test/bench/RESULTS.md`, report);
-process.exit(0);
+// RESULTS.md is the record of whole runs: a BENCH_ONLY run only prints its rows.
+if (!only) writeFileSync(`${ROOT}test/bench/RESULTS.md`, report);
+process.exit(failedPhases.length > 0 ? 1 : 0);
