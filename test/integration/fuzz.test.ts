@@ -315,6 +315,16 @@ async function sendAndCheck(batch: readonly FuzzRequest[]): Promise<void> {
         return problems.length ? `${describeRequest(r)}\n  ${describeAnswer(answer)}\n  ${problems.join('; ')}` : '';
       } catch (err) {
         const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+        // Over the limit the service answers and closes the connection without reading the
+        // rest (shared/http/app.ts drainBody): a client still writing may see its write fail
+        // (EPIPE) before it reads the answer. Only there is that an answer; the exact 413
+        // and the close are checked by "answers every upload over the limit with 413" below.
+        if (
+          r.expectation.kind === 'status' &&
+          r.expectation.status === 413 &&
+          (cause?.code === 'EPIPE' || cause?.code === 'ECONNRESET')
+        )
+          return '';
         const detail = cause ? ` (${cause.code ?? ''} ${cause.message ?? ''})` : '';
         return `${describeRequest(r)}\n  → request failed: ${(err as Error).message}${detail}`;
       }
@@ -1296,7 +1306,7 @@ describe('fuzzing every endpoint of /openapi.json', () => {
   });
 
   it('answers schema-derived and mutated requests on every route without a 5xx', { timeout: 90_000 }, async () => {
-    await check(batchOf(bulkRequest()), 330, sendAndCheck);
+    await check(batchOf(bulkRequest()), 420, sendAndCheck);
   });
 
   it('answers missing and garbage credentials with 401 on every protected route', { timeout: 60_000 }, async () => {
