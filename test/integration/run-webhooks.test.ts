@@ -388,10 +388,11 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
   });
 
   /**
-   * Loopback, private, carrier-grade NAT, link-local, multicast and unspecified addresses in
-   * the spellings a URL may carry (§14: refused for a per-run webhook unless listed). None is
-   * 127.0.0.1 or localhost as the URL parser reads it: those are the test platform's
-   * WEBHOOK_ALLOWED_HOSTS.
+   * Loopback addresses in the spellings a URL may carry (§14: refused for a per-run webhook
+   * unless listed). None is 127.0.0.1 or localhost as the URL parser reads it: those are the
+   * test platform's WEBHOOK_ALLOWED_HOSTS. Only loopback here, so that even a refusal that
+   * regressed could connect nowhere else; the other ranges (private, carrier-grade NAT,
+   * link-local, multicast, unspecified) are checked host by host in test/unit/address-guard.test.ts.
    */
   const REFUSED = [
     'https://127.0.0.2/x',
@@ -402,6 +403,7 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
     'https://0x7f.0.0.2/x',
     'https://0X7F.0.0.2/x',
     'https://127.0.0.2./x',
+    'https://127.255.255.254/x',
     'https://[::1]/x',
     'https://[0:0:0:0:0:0:0:1]/x',
     'https://[::ffff:127.0.0.1]/x',
@@ -411,32 +413,7 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
     'https://localhost./x',
     'https://LOCALHOST./x',
     'https://hooks.localhost/x',
-    'https://10.0.0.1/x',
-    'https://012.0.0.1/x',
-    'https://0xa.0.0.1/x',
-    'https://167772161/x',
-    'https://10.1/x',
-    'https://172.16.0.1/x',
-    'https://172.31.255.254/x',
-    'https://192.168.1.1/x',
-    'https://0xc0.0xa8.1.1/x',
-    'https://[::ffff:192.168.1.1]/x',
-    'https://[::ffff:a00:1]/x',
-    'https://[fc00::1]/x',
-    'https://[FD12:3456::1]/x',
-    'https://100.64.0.1/x',
-    'https://100.127.255.254/x',
-    'https://[::ffff:100.64.0.1]/x',
-    'https://169.254.1.1/x',
-    'https://0xa9fea9fe/x',
-    'https://[fe80::1]/x',
-    'https://224.0.0.1/x',
-    'https://239.255.255.250/x',
-    'https://[ff02::1]/x',
-    'https://0.0.0.0/x',
-    'https://0/x',
-    'https://[::]/x',
-    'http://10.0.0.1/x',
+    'http://127.0.0.2/x',
   ];
 
   it.each(REFUSED)('refuses %s at body.webhook_url (listed with the other errors)', async (url) => {
