@@ -17,15 +17,18 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
 
 /**
  * Waits until every one of `promises` has settled, or `ms` has passed (undefined: no
- * limit); true when all settled. What is still under way after `ms` is left running.
+ * limit). What is still under way after `ms` is left running.
  */
-export async function settledWithin(promises: readonly Promise<unknown>[], ms?: number): Promise<boolean> {
-  const all = Promise.allSettled(promises).then(() => true);
-  if (ms === undefined) return all;
+export async function settledWithin(promises: readonly Promise<unknown>[], ms?: number): Promise<void> {
+  const all = Promise.allSettled(promises);
+  if (ms === undefined) {
+    await all;
+    return;
+  }
   let timer: NodeJS.Timeout | undefined;
-  const out = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const out = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
   try {
-    return await Promise.race([all, out]);
+    await Promise.race([all, out]);
   } finally {
     clearTimeout(timer);
   }

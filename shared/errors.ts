@@ -33,16 +33,11 @@ export class NotFound extends DomainError {
 /** The resource is not in a state that allows the action (taken name, wrong status...). */
 export class Conflict extends DomainError {}
 
-/** The caller has as many requests of a kind under way as it may (API.md §1 "Fair use"). */
-export class TooManyRequests extends DomainError {
-  constructor(
-    message: string,
-    /** When the caller may try again. */
-    readonly retryAfterSeconds = 1,
-  ) {
-    super(message);
-  }
-}
+/**
+ * The caller has as many requests of a kind under way as it may (API.md §1 "Fair use"); it
+ * may try again in a second.
+ */
+export class TooManyRequests extends DomainError {}
 
 /** A dependency (DynamoDB, SQS, identity provider, ...) did not answer. */
 export class Unavailable extends DomainError {

@@ -1,6 +1,5 @@
 import type { Lazy } from '../../shared/aws/lazy.js';
-import type { Sqs } from '../../shared/aws/sqs.js';
-import { mapLimit } from '../../shared/concurrency.js';
+import { sendBatches, type Sqs } from '../../shared/aws/sqs.js';
 import type { RunTimer, StepTimer } from './runner.js';
 import type { RunQueue } from './service.js';
 
@@ -26,38 +25,26 @@ export class SqsRunQueue implements RunQueue, RunTimer {
   /** Ten runs a SendMessageBatch, a few batches at once (the local platform's requeue at start). */
   async sendAll(correlationIds: readonly string[]): Promise<void> {
     if (correlationIds.length === 0) return;
-    const queueUrl = this.queueUrl;
-    if (!queueUrl) throw Object.assign(new Error('crew-run queue is not configured'), { name: 'QueueDoesNotExist' });
-    const { sdk, client } = await this.sqs();
-    const batches: (readonly string[])[] = [];
-    for (let start = 0; start < correlationIds.length; start += 10)
-      batches.push(correlationIds.slice(start, start + 10));
-    await mapLimit(batches, SEND_BATCHES_AT_ONCE, async (batch) => {
-      const out = await client.send(
-        new sdk.SendMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: batch.map((id, i) => ({ Id: String(i), MessageBody: JSON.stringify({ correlation_id: id }) })),
-        }),
-      );
-      if (out.Failed && out.Failed.length > 0) {
-        const first = out.Failed[0]!;
-        throw Object.assign(new Error(`crew-run messages not queued: ${first.Code ?? 'unknown'}`), {
-          name: first.SenderFault ? 'InvalidParameterValue' : 'ServiceUnavailable',
-        });
-      }
-    });
+    const messages = correlationIds.map((id) => ({ body: JSON.stringify({ correlation_id: id }) }));
+    await sendBatches(this.sqs, this.url(), messages, 'crew-run messages', SEND_BATCHES_AT_ONCE);
   }
 
   async after(correlationId: string, delaySeconds: number, timer?: StepTimer): Promise<void> {
-    if (!this.queueUrl)
-      throw Object.assign(new Error('crew-run queue is not configured'), { name: 'QueueDoesNotExist' });
+    const queueUrl = this.url();
     const { sdk, client } = await this.sqs();
     await client.send(
       new sdk.SendMessageCommand({
-        QueueUrl: this.queueUrl,
+        QueueUrl: queueUrl,
         MessageBody: JSON.stringify({ correlation_id: correlationId, ...(timer ? { timer } : {}) }),
         ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
       }),
     );
+  }
+
+  /** The queue's URL; a deployment without one is missing a dependency (503). */
+  private url(): string {
+    if (!this.queueUrl)
+      throw Object.assign(new Error('crew-run queue is not configured'), { name: 'QueueDoesNotExist' });
+    return this.queueUrl;
   }
 }

@@ -178,7 +178,7 @@ export function storedRun(item: Record<string, unknown>): RunItem {
 }
 
 function runItem(run: RunItem): Record<string, unknown> {
-  const { values, lease: _lease, ...rest } = run;
+  const { values, ...rest } = run;
   return { ...rest, values_json: json(values) };
 }
 
@@ -469,20 +469,11 @@ export class DynamoRunStore {
    */
   async takeLease(correlationId: string, lease: LeaseWrite & { until: number }, eventCount: number): Promise<boolean> {
     return conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.runsTable,
-          Key: { correlation_id: correlationId },
-          UpdateExpression: 'SET #lease_owner = :lease_owner, #lease_until = :lease_until',
-          ConditionExpression: `event_count = :count AND ${LEASE_FREE}`,
-          ExpressionAttributeNames: LEASE_NAMES,
-          ExpressionAttributeValues: {
-            ':count': eventCount,
-            ':lease_owner': lease.owner,
-            ':lease_now': lease.now,
-            ':lease_until': lease.until,
-          },
-        }),
+      this.leaseUpdate(
+        correlationId,
+        'SET #lease_owner = :lease_owner, #lease_until = :lease_until',
+        `event_count = :count AND ${LEASE_FREE}`,
+        { ':count': eventCount, ':lease_owner': lease.owner, ':lease_now': lease.now, ':lease_until': lease.until },
       ),
     );
   }
@@ -490,16 +481,12 @@ export class DynamoRunStore {
   /** Extends `owner`'s lease to `until`; answers the run, or undefined when the lease is no longer theirs. */
   async renewLease(correlationId: string, owner: string, until: number): Promise<RunItem | undefined> {
     try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.runsTable,
-          Key: { correlation_id: correlationId },
-          UpdateExpression: 'SET #lease_until = :lease_until',
-          ConditionExpression: '#lease_owner = :lease_owner',
-          ExpressionAttributeNames: LEASE_NAMES,
-          ExpressionAttributeValues: { ':lease_owner': owner, ':lease_until': until },
-          ReturnValues: 'ALL_NEW',
-        }),
+      const out = await this.leaseUpdate(
+        correlationId,
+        'SET #lease_until = :lease_until',
+        '#lease_owner = :lease_owner',
+        { ':lease_owner': owner, ':lease_until': until },
+        true,
       );
       return out.Attributes ? storedRun(out.Attributes) : undefined;
     } catch (err) {
@@ -511,16 +498,30 @@ export class DynamoRunStore {
   /** Lets `owner`'s lease go (nothing when it is not theirs). */
   async releaseLease(correlationId: string, owner: string): Promise<void> {
     await conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.runsTable,
-          Key: { correlation_id: correlationId },
-          UpdateExpression: 'REMOVE #lease_owner, #lease_until',
-          ConditionExpression: '#lease_owner = :lease_owner',
-          ExpressionAttributeNames: LEASE_NAMES,
-          ExpressionAttributeValues: { ':lease_owner': owner },
-        }),
-      ),
+      this.leaseUpdate(correlationId, 'REMOVE #lease_owner, #lease_until', '#lease_owner = :lease_owner', {
+        ':lease_owner': owner,
+      }),
+    );
+  }
+
+  /** One conditional update of the run's lease attributes; with `returnRun`, the run as written. */
+  private leaseUpdate(
+    correlationId: string,
+    update: string,
+    condition: string,
+    values: Record<string, unknown>,
+    returnRun = false,
+  ) {
+    return this.db.send(
+      new UpdateCommand({
+        TableName: this.runsTable,
+        Key: { correlation_id: correlationId },
+        UpdateExpression: update,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: LEASE_NAMES,
+        ExpressionAttributeValues: values,
+        ...(returnRun ? { ReturnValues: 'ALL_NEW' as const } : {}),
+      }),
     );
   }
 

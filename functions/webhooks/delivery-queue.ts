@@ -43,17 +43,19 @@ export interface DeliveryQueue {
 export const delayUntil = (due: number, nowMs: number): number =>
   Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((due - nowMs) / 1000)));
 
+type Current = Pick<DeliveryRecord, 'endpoint_id' | 'id' | 'series' | 'attempts' | 'next_attempt_at'>;
+
 /** The message that makes a delivery's current attempt, when it is due. */
-export function currentMessage(
-  d: Pick<DeliveryRecord, 'endpoint_id' | 'id' | 'series' | 'attempts' | 'next_attempt_at'>,
-  nowMs: number,
-): { message: DeliveryMessage; delaySeconds: number } {
+export function currentMessage(d: Current, nowMs: number): { message: DeliveryMessage; delaySeconds: number } {
   const due = d.next_attempt_at ? Date.parse(d.next_attempt_at) : nowMs;
   return {
     message: { endpoint_id: d.endpoint_id, delivery_id: d.id, series: d.series, attempt: d.attempts, due },
     delaySeconds: delayUntil(due, nowMs),
   };
 }
+
+/** The same message due now, whenever its attempt was due: one that will not be sent is settled at once. */
+export const dueNowMessage = (d: Current, nowMs: number) => currentMessage({ ...d, next_attempt_at: null }, nowMs);
 
 /**
  * The webhook delivery queues on SQS: QUEUES.webhookDeliveries for the API's endpoints,

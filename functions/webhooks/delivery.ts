@@ -8,9 +8,10 @@ import {
   type DeliveryMessage,
   type DeliveryQueue,
   delayUntil,
+  dueNowMessage,
   MAX_DELAY_SECONDS,
 } from './delivery-queue.js';
-import { RUN_EVENT_TYPE, secretContext } from './run-endpoint.js';
+import { secretContext, stoppedByCancel } from './run-endpoint.js';
 import { signedHeaders } from './signing.js';
 import {
   type DeliveryRecord,
@@ -181,10 +182,8 @@ export class WebhookDeliverer {
    */
   private async followUp(d: DeliveryRecord): Promise<void> {
     if (!isOpen(d.status)) return this.wakeNext(d);
-    const now = this.now();
-    const retry = currentMessage(d, now);
     const stopped = notSent(await this.deps.endpoints.get(d.endpoint_id), d) !== undefined;
-    await this.deps.queue.send([stopped ? { message: { ...retry.message, due: now }, delaySeconds: 0 } : retry]);
+    await this.deps.queue.send([(stopped ? dueNowMessage : currentMessage)(d, this.now())]);
   }
 
   private async wakeNext(d: DeliveryRecord): Promise<void> {
@@ -269,9 +268,7 @@ const NOT_SENT_DELETED = 'not sent: the endpoint was deleted';
 function notSent(stored: StoredEndpoint | undefined, d: DeliveryRecord): string | undefined {
   if (!stored) return NOT_SENT_DELETED;
   if (!stored.endpoint.enabled) return 'not sent: the endpoint is disabled';
-  // Events of a run from before its cancellation that have not gone out (fanout.ts marks it).
-  if (stored.stoppedBefore !== undefined && d.event_type === RUN_EVENT_TYPE && d.sequence < stored.stoppedBefore)
-    return 'not sent: the run was cancelled';
+  if (stoppedByCancel(d, stored.stoppedBefore)) return 'not sent: the run was cancelled';
   return undefined;
 }
 

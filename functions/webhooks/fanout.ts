@@ -1,7 +1,7 @@
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
-import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
-import { RUN_EVENT_TYPE, runEndpointId } from './run-endpoint.js';
+import { currentMessage, type DeliveryQueue, dueNowMessage } from './delivery-queue.js';
+import { runEndpointId, stoppedByCancel } from './run-endpoint.js';
 import { type DeliveryStore, newDelivery, type WebhookStore } from './store.js';
 
 /** Whether an endpoint taking `eventTypes` (types, `prefix.*`, `*`; `dpm.` may lead) takes events of `type`. */
@@ -118,12 +118,11 @@ export class WebhookFanout {
   private async stopBefore(endpointId: string, sequence: number): Promise<void> {
     await this.deps.endpoints.stopBefore(endpointId, sequence);
     const first = (await this.deps.deliveries.openOf(endpointId))
-      .filter((d) => d.event_type === RUN_EVENT_TYPE && d.sequence < sequence)
+      .filter((d) => stoppedByCancel(d, sequence))
       .sort((a, b) => a.sequence - b.sequence)[0];
     if (!first) return;
     // Due now: the worker settles it (or, when an attempt of it is under way, leaves it to that one).
-    const now = this.now();
-    await this.deps.queue.send([{ message: { ...currentMessage(first, now).message, due: now }, delaySeconds: 0 }]);
+    await this.deps.queue.send([dueNowMessage(first, this.now())]);
   }
 
   private async deliver(event: DomainEvent, endpointIds: readonly string[]): Promise<void> {

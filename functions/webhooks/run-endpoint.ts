@@ -34,6 +34,16 @@ export const RUN_ENDPOINT_LIST_PK = 'webhook-run';
 /** The envelope type of a run's E13 events. */
 export const RUN_EVENT_TYPE = 'dpm.crew.run.event';
 
+/**
+ * Whether a delivery is of a run's event from before the run was cancelled: `stoppedBefore`
+ * is the sequence of its `run.cancelled` (fanout.ts marks the endpoint); such a delivery is
+ * not sent.
+ */
+export const stoppedByCancel = (
+  d: { readonly event_type: string; readonly sequence: number },
+  stoppedBefore: number | undefined,
+): boolean => stoppedBefore !== undefined && d.event_type === RUN_EVENT_TYPE && d.sequence < stoppedBefore;
+
 export interface RunEndpoint {
   readonly correlationId: string;
   readonly url: string;

@@ -257,7 +257,7 @@ export async function startLocalIdentityProvider(options: {
 }
 
 /** The subject of a client acting as itself (client credentials): never a local user's name. */
-export const clientSubject = (clientId: string) => `client:${clientId}`;
+const clientSubject = (clientId: string) => `client:${clientId}`;
 
 /** oidc-provider's memory adapter, chosen on purpose (its default would warn that it is in use). */
 class KeptInMemory extends MemoryAdapter {}

@@ -71,7 +71,7 @@ export interface PlatformOptions {
 }
 
 /** How long a stop waits for the work under way (messages, stream batches, requests) before it stops the emulators. */
-export const DRAIN_MS = 5_000;
+const DRAIN_MS = 5_000;
 
 /**
  * The whole service in one process: emulators (unless endpoints are configured), every
@@ -83,7 +83,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
   // platforms (tests) keep nothing there that two of them could not share.
   const lock = options.inMemory ? undefined : lockDataDir(config.dataDir);
   const emulators: RunningEmulator[] = [];
-  /** The process-wide stop: the consumers take no more work, the crew worker abandons its steps. */
+  /** Aborted when the platform stops: the crew worker abandons the steps it runs. */
   const stopping = new AbortController();
   let server: Server | undefined;
   let consumers: { stop(drainMs: number): Promise<void> } | undefined;
@@ -212,8 +212,7 @@ const CREW_WORKER_CONCURRENCY = 64;
 
 /**
  * The crew worker, its dead-letter handler and the webhook worker, fed by polling the queues
- * as Lambda would. `stop` (the process is stopping) ends every poller's receiving and
- * abandons the crew steps under way.
+ * as Lambda would. `stop` (the process is stopping) abandons the crew steps under way.
  */
 function startWorkers(
   runtime: Runtime,
@@ -233,7 +232,6 @@ function startWorkers(
       handler: createWorkerHandler(runner),
       concurrency: CREW_WORKER_CONCURRENCY,
       retryDelaySeconds,
-      signal: stop,
     }),
     startQueuePoller({
       sqs,
@@ -242,7 +240,6 @@ function startWorkers(
       handler: createDeadLetterHandler(runner),
       concurrency: 4,
       retryDelaySeconds,
-      signal: stop,
     }),
     // The two webhook lanes, each with consumers of its own (API.md §1 "Fair use"): the
     // API's endpoints, and crew runs' own, whose receivers any user chooses.
@@ -254,7 +251,6 @@ function startWorkers(
         handler: createWebhookWorkerHandler(webhookDeliverer(runtime)),
         concurrency: 16,
         retryDelaySeconds,
-        signal: stop,
       }),
     ),
   ];

@@ -22,14 +22,13 @@ export interface PollerOptions {
   readonly concurrency: number;
   /** A failed message is visible again after this long (SQS would wait the visibility timeout). */
   readonly retryDelaySeconds: number;
-  /** The process is stopping: no message is received from then on (a receive under way is cut short). */
-  readonly signal?: AbortSignal;
 }
 
 export interface QueuePoller {
   /**
-   * Stops receiving and waits for the messages under way, at most `drainMs` (default: until
-   * they are done). One left unfinished is not deleted: SQS hands it again.
+   * Stops receiving (a receive under way is cut short) and waits for the messages under way,
+   * at most `drainMs` (default: until they are done). One left unfinished is not deleted:
+   * SQS hands it again.
    */
   stop(drainMs?: number): Promise<void>;
 }
@@ -63,17 +62,11 @@ function toRecord(m: Message, queueArn: string): SQSRecord {
  */
 export function startQueuePoller(options: PollerOptions): QueuePoller {
   const { sqs, queueUrl, queueArn, handler, concurrency } = options;
-  let running = !options.signal?.aborted;
+  let running = true;
   let inFlight = 0;
   const handling = new Set<Promise<void>>();
   let slotFreed: (() => void) | undefined;
   const receiving = new AbortController();
-  const stopReceiving = () => {
-    running = false;
-    receiving.abort();
-    slotFreed?.();
-  };
-  options.signal?.addEventListener('abort', stopReceiving, { once: true });
 
   const settle = async (m: Message, ok: boolean) => {
     try {
@@ -146,8 +139,9 @@ export function startQueuePoller(options: PollerOptions): QueuePoller {
   })();
   return {
     stop: async (drainMs) => {
-      stopReceiving();
-      options.signal?.removeEventListener('abort', stopReceiving);
+      running = false;
+      receiving.abort();
+      slotFreed?.();
       await loop;
       await settledWithin([...handling], drainMs);
     },

@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { guardedLookup, lookupGuard, refusedHost } from './address-guard.js';
+import { type AddressPolicy, canonicalHost, guardedLookup, lookupGuard, refusedHost } from './address-guard.js';
 import { redactUrl } from '../redact.js';
 
 /** What an http step needs: one request (tests hand the executor a fake). */
@@ -42,8 +42,11 @@ export const WEBHOOK_RULES: OutboundRules = {
 /** Per-run webhooks (API.md §14): any user gives the URL, so nothing internal unless listed. */
 export const RUN_WEBHOOK_RULES: OutboundRules = { ...WEBHOOK_RULES, internalUnlessListed: true };
 
-/** What a name's resolution is checked against when the internal addresses are refused. */
-const internalGuardedLookup = lookupGuard('internal');
+/** What a name's resolution is checked against, when connecting, under each policy. */
+const LOOKUPS: Readonly<Record<AddressPolicy, LookupFunction>> = {
+  metadata: guardedLookup,
+  internal: lookupGuard('internal'),
+};
 
 /**
  * Outbound HTTP to URLs a caller chose (crew `http` steps, webhook endpoints): only where
@@ -81,8 +84,7 @@ export class OutboundHttp {
     const refused = this.refusalOf(url);
     if (refused) throw new Error(refused);
     const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body;
-    const lookup = this.rules.internalUnlessListed && !this.listed(url) ? internalGuardedLookup : guardedLookup;
-    const res = await send(url, req.method, req.headers ?? {}, body, signal, lookup);
+    const res = await send(url, req.method, req.headers ?? {}, body, signal, LOOKUPS[this.policyOf(this.listed(url))]);
     const text = await readCapped(res, this.rules.maxResponseBytes);
     let parsed: unknown = text;
     if ((res.headers['content-type'] ?? '').includes('json')) {
@@ -104,17 +106,26 @@ export class OutboundHttp {
         ? `plain http to ${url.host} is not allowed: use https, or list the host in ${this.rules.hostsVariable}`
         : `host ${url.host} is not in ${this.rules.hostsVariable}`;
     }
-    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const host = canonicalHost(url.hostname);
     if (refusedHost(host)) return `host ${url.host} is a link-local or metadata address`;
-    if (this.rules.internalUnlessListed && !listed && refusedHost(host, 'internal'))
+    if (this.policyOf(listed) === 'internal' && refusedHost(host, 'internal'))
       return `host ${url.host} is a loopback, private, carrier-grade NAT or multicast address: not allowed unless listed in ${this.rules.hostsVariable}`;
     return undefined;
   }
 
+  /**
+   * The addresses refused for a URL, at creation and again when connecting: also the
+   * internal ones under rules that say so, unless its host is listed.
+   */
+  private policyOf(listed: boolean): AddressPolicy {
+    return this.rules.internalUnlessListed && !listed ? 'internal' : 'metadata';
+  }
+
   /** Whether the URL's host (as the URL parser normalized it) or host:port is listed. */
   private listed(url: URL): boolean {
-    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    return this.allowedHosts.includes(host) || this.allowedHosts.includes(url.host.toLowerCase());
+    return (
+      this.allowedHosts.includes(canonicalHost(url.hostname)) || this.allowedHosts.includes(url.host.toLowerCase())
+    );
   }
 }
 

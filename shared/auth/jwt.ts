@@ -12,10 +12,10 @@ export interface JwtSettings {
   readonly jwksUrl: string | undefined;
 }
 
-/** `typ` header values of access tokens (RFC 9068 `at+jwt`, and the usual `JWT`). */
-const ACCESS_TOKEN_TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt']);
 /** The `typ` header values that declare an access token (RFC 9068 §2.1). */
 const DECLARED_ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt']);
+/** `typ` header values of access tokens: those, and the usual `JWT`. */
+const ACCESS_TOKEN_TYPES = new Set(['jwt', ...DECLARED_ACCESS_TOKEN_TYPES]);
 /** Hashes only an ID token carries (OpenID Connect Core §3.1.3.6, §3.3.2.11; FAPI's `s_hash`). */
 const ID_TOKEN_HASHES = ['at_hash', 'c_hash', 's_hash'];
 

@@ -74,6 +74,17 @@ export async function queryPage(
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start && items.length <= page.limit);
+  return pageOf(items, page);
+}
+
+/**
+ * The page of `items` read one past `limit` when more remain: at most `limit` of them, and
+ * a cursor (the last one's `keyAttributes`) only when one more was read.
+ */
+function pageOf(
+  items: Record<string, unknown>[],
+  page: { limit: number; keyAttributes: readonly string[] },
+): Page<Record<string, unknown>> {
   if (items.length <= page.limit) return { items, nextCursor: undefined };
   const last = items[page.limit - 1]!;
   const key = Object.fromEntries(page.keyAttributes.map((name) => [name, last[name]]));

@@ -131,9 +131,6 @@ export class ServiceApp extends Hono<AppEnv> {
         : access.anyRole === 'resource'
           ? 'the role the resource names'
           : `role ${access.anyRole.map((r) => `'${r}'`).join(' or ')}`;
-    const hasRole = (caller: Caller) =>
-      access === 'user' ||
-      (access.anyRole === 'resource' ? caller.roles.size > 0 : access.anyRole.some((r) => caller.roles.has(r)));
     return async (c) => {
       if (!this.authenticator) throw new Unavailable('Authentication is not configured');
       const caller = await this.authenticator.authenticate({
@@ -146,7 +143,9 @@ export class ServiceApp extends Hono<AppEnv> {
             `Requires an identity-provider session (Authorization: Bearer <token>) with ${roles}; a pre-shared key is never a session: sign in (locally: /docs, or npm run -s token -- <user>)`,
           );
         }
-        if (!hasRole(caller)) throw new Forbidden(`Requires ${roles}`);
+        const held =
+          access.anyRole === 'resource' ? caller.roles.size > 0 : access.anyRole.some((r) => caller.roles.has(r));
+        if (!held) throw new Forbidden(`Requires ${roles}`);
       }
       c.set('caller', caller);
       return caller;

@@ -58,6 +58,7 @@ const DOMAIN_ANSWERS: readonly [new (...args: never[]) => DomainError, ErrorStat
   [Forbidden, 403, {}],
   [NotFound, 404, {}],
   [Conflict, 409, {}],
+  [TooManyRequests, 429, { 'Retry-After': '1' }],
   [Unavailable, 503, { 'Retry-After': '1' }],
 ];
 
@@ -74,10 +75,6 @@ export function sdkFailure(err: unknown): Unavailable | Invalid | undefined {
 /** The answer to an error this service means; undefined for anything else (a 500, or the SDK's). */
 export function errorAnswer(err: unknown): ErrorAnswer | undefined {
   if (err instanceof Invalid) return { status: 422, headers: {}, body: { detail: err.issues } };
-  if (err instanceof TooManyRequests) {
-    const body = { error: err.message, code: 429 };
-    return { status: 429, headers: { 'Retry-After': String(err.retryAfterSeconds) }, body };
-  }
   if (err instanceof HttpError) {
     return { status: err.status, headers: err.headers, body: { error: err.message, code: err.status } };
   }

@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,7 @@ const { runLoad, runHttpLoad } = await import('./load.js');
 type HttpLoad = import('./load.js').HttpLoad;
 const { measureBundles } = await import('./bundles.js');
 const { startBareServer } = await import('./bare-server.js');
+const { HangingReceiver } = await import('../support/webhook-receiver.js');
 const { tokenPrincipal } = await import('../../shared/auth/caller.js');
 type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
@@ -404,20 +405,9 @@ async function seedRun(
     event(0) as never,
     { type: 'crew.run.queued', actor: owner.name, at: now },
   );
-  const batches: number[][] = [];
-  for (let i = 1; i < events; i += 25) batches.push(Array.from({ length: Math.min(25, events - i) }, (_, j) => i + j));
-  await runLoad(
-    async (b) => {
-      await db.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [crewEventsTable]: batches[b]!.map((i) => ({ PutRequest: { Item: event(i) } })),
-          },
-        }),
-      );
-      return true;
-    },
-    { concurrency: 8, total: batches.length, maxSeconds: 300 },
+  await batchWrite(
+    crewEventsTable,
+    Array.from({ length: events - 1 }, (_, i) => event(i + 1)),
   );
   return id;
 }
@@ -813,29 +803,6 @@ const hooks = await inPhase('webhooks', 'commit → delivery', async () => {
   return { hookC1, hookC16 };
 });
 
-/** A loopback receiver that accepts connections and requests and never answers (a per-run webhook that hangs). */
-async function startHangingReceiver() {
-  let received = 0;
-  const held = new Set<ServerResponse>();
-  const server = createServer((req, res) => {
-    received++;
-    held.add(res);
-    res.on('close', () => held.delete(res));
-    req.resume();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hang`,
-    received: () => received,
-    held: () => held.size,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
 /** An admin deletes runs' own webhook endpoints (`run-<id>`): how many were there to delete. */
 async function deleteRunEndpoints(correlationIds: readonly string[]): Promise<number> {
   let deleted = 0;
@@ -865,27 +832,27 @@ const hanging = await inPhase(
     await hook.deliveryLatency(1, 40, 'hang-warm');
     const none = await hook.paced('hang-none', PACED_DELIVERIES, PACE_MS, DELIVERY_CAP_MS);
     phase(`webhooks-hanging: ${HANGING_RECEIVERS} runs with a webhook_url that never answers`);
-    const receivers = await Promise.all(Array.from({ length: HANGING_RECEIVERS }, () => startHangingReceiver()));
+    const receivers = await Promise.all(Array.from({ length: HANGING_RECEIVERS }, () => new HangingReceiver().start()));
     const hangingRuns: string[] = [];
     const measureWithHanging = async () => {
       for (const receiver of receivers) {
         const res = await fetch(`${platform.baseUrl}/api/crew-templates/${templateId}/run`, {
           method: 'POST',
           headers: { ...auth(userToken), ...json },
-          body: JSON.stringify({ values: { who: 'bench' }, webhook_url: receiver.url }),
+          body: JSON.stringify({ values: { who: 'bench' }, webhook_url: receiver.url('/hang') }),
         });
         if (res.status !== 202)
           throw new Error(`E2 with a loopback webhook_url answered ${res.status}: ${await res.text()}`);
         hangingRuns.push(((await res.json()) as { correlation_id: string }).correlation_id);
       }
-      const held = () => receivers.reduce((n, r) => n + r.held(), 0);
+      const held = () => receivers.reduce((n, r) => n + r.openAt(), 0);
       // until the runs' deliveries hang (at most 30 s)
       for (let i = 0; i < 300 && held() === 0; i++) await sleep(100);
       let maxHeld = held();
       const sampler = setInterval(() => (maxHeld = Math.max(maxHeld, held())), 100);
       const withHanging = await hook.paced('hang-40', PACED_DELIVERIES, PACE_MS, DELIVERY_CAP_MS);
       clearInterval(sampler);
-      return { withHanging, maxHeld, received: receivers.reduce((n, r) => n + r.received(), 0) };
+      return { withHanging, maxHeld, received: receivers.reduce((n, r) => n + r.received.length, 0) };
     };
     let measuredWith: Awaited<ReturnType<typeof measureWithHanging>>;
     let deleted = 0;
@@ -896,7 +863,7 @@ const hanging = await inPhase(
       // receivers close (what is still sent is refused at once), and the deliveries settle
       // before the next phase.
       deleted = await deleteRunEndpoints(hangingRuns);
-      await Promise.all(receivers.map((r) => r.close()));
+      await Promise.all(receivers.map((r) => r.stop()));
       await hook.stop();
       phase('webhooks-hanging: until the per-run deliveries have settled');
       if (!(await quiesce(120))) phase('webhooks-hanging: the per-run deliveries were still going after 120 s');

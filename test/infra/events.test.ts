@@ -72,6 +72,16 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
   /** Whether a policy resource (or any of them) names a stateful resource's attribute, imported. */
   const names = (resource: unknown, logicalId: string, attribute: 'Arn' | 'StreamArn') =>
     JSON.stringify(resource).includes(`FnGetAtt${logicalId}${attribute}`);
+  /** The functions allowed to send to a queue of the stateful stack, by name. */
+  const sendersTo = (queueId: string) =>
+    functionDefs
+      .filter((fn) =>
+        statementsIn(stateless, name, fn.name).some(
+          (s) => actions(s).includes('sqs:SendMessage') && names(s.Resource, queueId, 'Arn'),
+        ),
+      )
+      .map((fn) => fn.name)
+      .sort();
 
   describe('stateful stack', () => {
     it('streams new and old images of exactly the tables that declare a stream', () => {
@@ -388,15 +398,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
         EventSourceArn: importOf(name, queueId, 'Arn'),
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
-      const senders = functionDefs
-        .filter((fn) =>
-          statementsIn(stateless, name, fn.name).some(
-            (s) => actions(s).includes('sqs:SendMessage') && names(s.Resource, queueId, 'Arn'),
-          ),
-        )
-        .map((fn) => fn.name)
-        .sort();
-      expect(senders).toEqual(['events-dispatcher', 'webhooks', 'webhooks-worker']);
+      expect(sendersTo(queueId)).toEqual(['events-dispatcher', 'webhooks', 'webhooks-worker']);
       // Nothing consumes the dead-letter queue: its depth alarm calls an operator.
       expect(JSON.stringify(stateless.toJSON()).includes(dlqId)).toBe(false);
     });
@@ -422,15 +424,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
       expect(functionIn(stateless, name, 'run-webhooks-worker')[0]).not.toBe(
         functionIn(stateless, name, 'webhooks-worker')[0],
       );
-      const senders = functionDefs
-        .filter((fn) =>
-          statementsIn(stateless, name, fn.name).some(
-            (s) => actions(s).includes('sqs:SendMessage') && names(s.Resource, queueId, 'Arn'),
-          ),
-        )
-        .map((fn) => fn.name)
-        .sort();
-      expect(senders).toEqual(['events-dispatcher', 'run-webhooks-worker', 'webhooks']);
+      expect(sendersTo(queueId)).toEqual(['events-dispatcher', 'run-webhooks-worker', 'webhooks']);
       // Alarmed as the other queues: a message dead-lettered, or a consumer that stopped taking them.
       expect(alarmNamed(stateful, `dpm-${name}-run-webhook-deliveries-dlq-depth`).Properties.Dimensions).toEqual([
         { Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } },

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/emulators.js';
 import { localUserToken } from '../../infra/local/local-sign-in.js';
-import { LocalProcess, localProcessScratch } from '../support/local-process.js';
+import {
+  callPlatform,
+  type LocalProcess,
+  localProcessScratch,
+  type PlatformAnswer,
+  type PlatformCall,
+} from '../support/local-process.js';
 import { kindsOf as kinds } from './crew-support.js';
 
 /**
@@ -18,7 +24,7 @@ import { kindsOf as kinds } from './crew-support.js';
 
 const ADMIN_PSK = 'crew-durability-admin-key-0123456789abcdef';
 
-const { dataDir, logFile, started, printLogOnFailure } = localProcessScratch('dpm-crew-durability-');
+const { spawn, printLogOnFailure } = localProcessScratch('dpm-crew-durability-');
 
 /**
  * One port for both starts: the local sign-in's issuer is the service's URL, and a user's
@@ -28,9 +34,7 @@ let port: number | undefined;
 
 async function start(): Promise<LocalProcess> {
   port ??= await freePort();
-  const p = LocalProcess.spawn({
-    dataDir,
-    logFile,
+  const p = spawn({
     env: {
       STAGE: 'crewdurable',
       PORT: String(port),
@@ -38,32 +42,19 @@ async function start(): Promise<LocalProcess> {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },
   });
-  started.push(p);
   await p.waitUntilReady(60_000);
   return p;
 }
 
 type Event = { index: number; type: string; step_id?: string; data?: Record<string, unknown> };
 
-async function call<T = any>(
+/** A call as `auth.token`, else with the admin key. */
+const call = <T = any>(
   base: string,
   path: string,
   auth: { token?: string },
-  init: { method?: string; body?: unknown } = {},
-): Promise<{ status: number; body: T; text: string }> {
-  const headers: Record<string, string> = auth.token
-    ? { authorization: `Bearer ${auth.token}` }
-    : { 'authorization-psk': ADMIN_PSK };
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method: init.method ?? 'GET',
-    headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, text };
-}
+  init: Pick<PlatformCall, 'method' | 'body'> = {},
+): Promise<PlatformAnswer<T>> => callPlatform<T>(base, path, { psk: ADMIN_PSK, ...auth, ...init });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,6 +9,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../functions/crews/runner.js';
 import type { CrewEvent, Step } from '../../functions/crews/schemas.js';
+import { runChange } from '../../functions/crews/events.js';
 import { MAX_EVENT_DATA_BYTES } from '../../functions/crews/limits.js';
 import { jsonBytes } from '../../shared/json.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
@@ -423,6 +424,52 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
     expect(terminal.data).toEqual({ outputs: mixedOutputs });
     expect(counts).toEqual({ a: 1, w: 1, b: 1 });
     expect(run.lease).toBeUndefined();
+  });
+
+  it("the store's lease: taken when free or lapsed, renewed and let go only by its holder, and another's event write refused while it runs", async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const run = (await store.get(id))!;
+    const now = Date.now();
+    const until = now + LEASE_MS;
+    const started: CrewEvent = {
+      index: 1,
+      correlation_id: id,
+      type: 'run.started',
+      timestamp: new Date(now).toISOString(),
+      message: 'Run started',
+    };
+    const startedUpdate = { status: 'running' as const, started_at: started.timestamp };
+    const change = runChange('running', started.timestamp);
+
+    expect(await store.takeLease(id, { owner: 'one', now, until }, 1)).toBe(true);
+    expect((await store.get(id))!.lease).toEqual({ owner: 'one', until });
+    // Another delivery while it runs: no take, renewal, release or event write of its own.
+    expect(await store.takeLease(id, { owner: 'two', now, until }, 1)).toBe(false);
+    expect(await store.renewLease(id, 'two', until + 1)).toBeUndefined();
+    await store.releaseLease(id, 'two');
+    expect(await store.append(run, started, startedUpdate, change, { owner: 'two', now, until })).toBe(false);
+    expect(await store.allEvents(id)).toHaveLength(1);
+    // Its holder renews it and reads the run in the same call; a take at a count that moved is refused.
+    expect(await store.renewLease(id, 'one', until + 5_000)).toMatchObject({
+      correlation_id: id,
+      status: 'pending',
+      lease: { owner: 'one', until: until + 5_000 },
+    });
+    expect(await store.takeLease(id, { owner: 'one', now, until }, 2)).toBe(false);
+
+    // Lapsed by the writer's clock: another delivery's event write takes it over; its holder lost it.
+    const later = until + 5_001;
+    expect(
+      await store.append(run, started, startedUpdate, change, { owner: 'two', now: later, until: later + LEASE_MS }),
+    ).toBe(true);
+    expect((await store.get(id))!.lease).toEqual({ owner: 'two', until: later + LEASE_MS });
+    expect(await store.renewLease(id, 'one', later + LEASE_MS)).toBeUndefined();
+    // Its holder lets it go: a run without a lease, which a delivery then finishes.
+    await store.releaseLease(id, 'two');
+    expect((await store.get(id))!.lease).toBeUndefined();
+    expect(await deliver(workerFor(store, executor()), [runMessage(id)])).toEqual([]);
+    const { terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(terminal.data).toEqual({ outputs: chainOutputs });
   });
 
   it('one delivery of three render steps costs three DynamoDB calls: the run read, and two writes that take and let go of the lease', async () => {

@@ -5,13 +5,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../infra/local/data-lock.js';
 import {
+  callPlatform,
   dynamoDbPid,
-  LocalProcess,
+  listAllOf,
+  type LocalProcess,
   localProcessScratch,
+  type PlatformCall,
   processAlive,
   waitForDeath,
 } from '../support/local-process.js';
-import type { ApiResponse, CallOptions } from './helpers.js';
 
 /**
  * Durability of the local platform (`npm start`, file-backed DynamoDB Local under
@@ -30,7 +32,14 @@ const WORKSPACE = 'durability';
 const DECISION_KEYS = ['alpha', 'beta', 'gamma'];
 const PRODUCT = 'durability-product';
 
-const { tmp, dataDir, logFile, started, decoys, printLogOnFailure, lockPid } = localProcessScratch('dpm-durability-');
+const {
+  tmp,
+  dataDir,
+  spawn: spawnPlatform,
+  decoys,
+  printLogOnFailure,
+  lockPid,
+} = localProcessScratch('dpm-durability-');
 
 const PLATFORM_ENV = {
   STAGE: 'durable',
@@ -39,49 +48,17 @@ const PLATFORM_ENV = {
 };
 
 async function start(): Promise<LocalProcess> {
-  const p = LocalProcess.spawn({ dataDir, logFile, env: PLATFORM_ENV });
-  started.push(p);
+  const p = spawnPlatform({ env: PLATFORM_ENV });
   await p.waitUntilReady(60_000);
   return p;
 }
 
-/** One HTTP call to a platform started here (helpers.ts `api` talks to the shared one). */
-async function call<T = any>(base: string, path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { 'authorization-psk': options.psk ?? ADMIN_PSK, ...options.headers };
-  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method: options.method ?? 'GET',
-    headers,
-    body,
-    signal: AbortSignal.timeout(20_000),
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed as T, text };
-}
+/** A call with the admin key unless `options` give another key (given up after 20 s). */
+const call = <T = any>(base: string, path: string, options: PlatformCall = {}) =>
+  callPlatform<T>(base, path, { ...options, psk: options.psk ?? ADMIN_PSK, timeoutMs: 20_000 });
 
-/** Every item of a list endpoint, following `X-Next-Cursor`. */
-async function listAll<T>(base: string, path: string): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const sep = path.includes('?') ? '&' : '?';
-    const res: ApiResponse<T[]> = await call<T[]>(
-      base,
-      `${path}${sep}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    );
-    expect(res.status, `GET ${path}: ${res.text}`).toBe(200);
-    items.push(...res.body);
-    cursor = res.headers.get('x-next-cursor');
-  } while (cursor);
-  return items;
-}
+/** Every item of a list endpoint, read with the admin key. */
+const listAll = <T>(base: string, path: string) => listAllOf<T>(base, path, { psk: ADMIN_PSK, timeoutMs: 20_000 });
 
 type Json = Record<string, any>;
 
@@ -132,7 +109,7 @@ function startWriters(base: string, ledger: Ledger, round: string) {
   let inFlight = 0;
 
   /** One request; undefined when it got no answer. */
-  const send = async (what: string, path: string, options: CallOptions, expected: number) => {
+  const send = async (what: string, path: string, options: PlatformCall, expected: number) => {
     inFlight++;
     try {
       const res = await call(base, path, options);
@@ -433,8 +410,7 @@ describe('durability of the local platform (npm start) across SIGKILL', () => {
     // As left by a kill -9 before a reboot (in the file's older form, the bare pid, whose
     // owner is unknown): the pid now belongs to someone else.
     writeFileSync(join(dir, 'dynamodb.pid'), String(decoy.pid));
-    const p = LocalProcess.spawn({ dataDir: dir, logFile, env: PLATFORM_ENV });
-    started.push(p);
+    const p = spawnPlatform({ dataDir: dir, env: PLATFORM_ENV });
     // The orphan check runs before DynamoDB Local starts, whose pid then replaces the stale one.
     const deadline = Date.now() + 45_000;
     while (javaPid(dir) === decoy.pid && p.running && Date.now() < deadline) {

@@ -7,15 +7,17 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import {
+  callPlatform,
   commandLineOf,
   dynamoDbPid,
-  LocalProcess,
+  listAllOf,
+  type LocalProcess,
   localProcessScratch,
+  type PlatformCall,
   processAlive,
   waitForDeath,
 } from '../support/local-process.js';
 import type { Envelope } from './event-feed.js';
-import type { ApiResponse, CallOptions } from './helpers.js';
 
 /**
  * Durability of the domain events and their webhook deliveries (API.md §13, §14) on the
@@ -52,7 +54,7 @@ const SUBMITTED = 'dpm.decision.version.submitted';
 const MCP_CREATED = 'dpm.mcp.server.created';
 const MCP_UPDATED = 'dpm.mcp.server.updated';
 
-const { dataDir, logFile, started, printLogOnFailure, lockPid } = localProcessScratch('dpm-events-durability-');
+const { dataDir, logFile, started, spawn, printLogOnFailure, lockPid } = localProcessScratch('dpm-events-durability-');
 
 const PLATFORM_ENV = {
   STAGE: 'evdurable',
@@ -63,49 +65,17 @@ const PLATFORM_ENV = {
 };
 
 async function start(): Promise<LocalProcess> {
-  const p = LocalProcess.spawn({ dataDir, logFile, env: PLATFORM_ENV });
-  started.push(p);
+  const p = spawn({ env: PLATFORM_ENV });
   await p.waitUntilReady(60_000);
   return p;
 }
 
-/** One HTTP call to a platform started here (helpers.ts `api` talks to the shared one). */
-async function call<T = any>(base: string, path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { 'authorization-psk': options.psk ?? ADMIN_PSK, ...options.headers };
-  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method: options.method ?? 'GET',
-    headers,
-    body,
-    signal: AbortSignal.timeout(20_000),
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed as T, text };
-}
+/** A call with the admin key unless `options` give another key (given up after 20 s). */
+const call = <T = any>(base: string, path: string, options: PlatformCall = {}) =>
+  callPlatform<T>(base, path, { ...options, psk: options.psk ?? ADMIN_PSK, timeoutMs: 20_000 });
 
-/** Every item of a list endpoint, following `X-Next-Cursor`. */
-async function listAll<T>(base: string, path: string): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const sep = path.includes('?') ? '&' : '?';
-    const res: ApiResponse<T[]> = await call<T[]>(
-      base,
-      `${path}${sep}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-    );
-    expect(res.status, `GET ${path}: ${res.text}`).toBe(200);
-    items.push(...res.body);
-    cursor = res.headers.get('x-next-cursor');
-  } while (cursor);
-  return items;
-}
+/** Every item of a list endpoint, read with the admin key. */
+const listAll = <T>(base: string, path: string) => listAllOf<T>(base, path, { psk: ADMIN_PSK, timeoutMs: 20_000 });
 
 /** Runs `fn` over `items`, `limit` at a time. */
 async function inParallel<T>(items: Iterable<T>, fn: (item: T) => Promise<void>, limit = WRITERS): Promise<void> {
@@ -278,7 +248,7 @@ function startWriters(base: string, ledger: Ledger, round: string) {
   let inFlight = 0;
 
   /** One request; null when it got no answer, undefined when the answer was not `expected`. */
-  const send = async (what: string, path: string, options: CallOptions, expected: number) => {
+  const send = async (what: string, path: string, options: PlatformCall, expected: number) => {
     inFlight++;
     try {
       const res = await call(base, path, options);

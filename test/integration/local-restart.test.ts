@@ -4,9 +4,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startSqs, type RunningEmulator } from '../../infra/local/emulators.js';
 import { localUserToken } from '../../infra/local/local-sign-in.js';
 import {
+  callPlatform,
   dynamoDbPid,
-  LocalProcess,
+  listAllOf,
+  type LocalProcess,
   localProcessScratch,
+  type PlatformAnswer,
+  type PlatformCall,
   processAlive,
   processTree,
   waitForDeath,
@@ -27,7 +31,7 @@ const DELIVERIES = 200;
 const RUNS = 24;
 const WRITERS = 8;
 
-const { dataDir, logFile, started, printLogOnFailure } = localProcessScratch('dpm-local-restart-');
+const { dataDir, spawn, printLogOnFailure } = localProcessScratch('dpm-local-restart-');
 
 /** Answers 503 to every delivery: each stays open (pending, or retrying minutes later: the default schedule). */
 const receiver = new WebhookReceiver();
@@ -37,80 +41,33 @@ afterAll(() => receiver.stop());
 /** One port for every start: the local sign-in's issuer names it, so alice stays alice. */
 let port: number | undefined;
 
-async function start(env: Record<string, string> = {}): Promise<LocalProcess> {
+async function start(): Promise<LocalProcess> {
   port ??= await freePort();
-  const p = LocalProcess.spawn({
-    dataDir,
-    logFile,
+  return spawn({
     env: {
       STAGE: 'restart',
       PORT: String(port),
       DPM_ADMIN_PSK: ADMIN_PSK,
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      ...env,
     },
   });
-  started.push(p);
-  return p;
 }
 
-async function call<T = any>(
-  base: string,
-  path: string,
-  init: { method?: string; body?: unknown; token?: string } = {},
-): Promise<{ status: number; body: T; text: string }> {
-  const headers: Record<string, string> = init.token
-    ? { authorization: `Bearer ${init.token}` }
-    : { 'authorization-psk': ADMIN_PSK };
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method: init.method ?? 'GET',
-    headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, body: body as T, text };
-}
+/** A call as `token`, else with the admin key. */
+const call = <T = any>(base: string, path: string, init: PlatformCall = {}) =>
+  callPlatform<T>(base, path, { psk: ADMIN_PSK, ...init });
 
 /**
  * A setup call (not what is tested): a 503 of a platform that a loaded machine keeps busy
  * (a dependency did not answer in time) is tried again, a few times.
  */
-async function setup<T = any>(
-  base: string,
-  path: string,
-  init: { method?: string; body?: unknown; token?: string },
-): Promise<{ status: number; body: T; text: string }> {
+async function setup<T = any>(base: string, path: string, init: PlatformCall): Promise<PlatformAnswer<T>> {
   for (let attempt = 1; ; attempt++) {
     const res = await call<T>(base, path, init);
     if (res.status !== 503 || attempt === 5) return res;
     await sleep(1_000);
   }
-}
-
-/** Every item of a list endpoint, following `X-Next-Cursor`; none when a page is not 200 and `lenient`. */
-async function listAll<T>(base: string, path: string, lenient?: 'lenient'): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await fetch(`${base}${path}?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
-      headers: { 'authorization-psk': ADMIN_PSK },
-      signal: AbortSignal.timeout(30_000),
-    });
-    if (lenient && res.status !== 200) return [];
-    expect(res.status).toBe(200);
-    items.push(...((await res.json()) as T[]));
-    cursor = res.headers.get('x-next-cursor');
-  } while (cursor);
-  return items;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -161,11 +118,14 @@ describe('restart of the local platform (npm start) after a kill -9 under load',
     );
     expect(acked.size).toBeGreaterThanOrEqual(DELIVERIES);
     /** The endpoint's open deliveries (none counted while the platform, busy, answers 503: `lenient`). */
-    const open = async (base: string, lenient?: 'lenient') =>
-      (await listAll<{ status: string }>(base, `/api/webhooks/${hook.body.id}/deliveries`, lenient)).filter((d) =>
-        ['pending', 'retrying'].includes(d.status),
-      ).length;
-    await until(`${DELIVERIES} deliveries open`, async () => (await open(base, 'lenient')) >= DELIVERIES, 180_000);
+    const open = async (base: string, lenient = false) =>
+      (
+        await listAllOf<{ status: string }>(base, `/api/webhooks/${hook.body.id}/deliveries`, {
+          psk: ADMIN_PSK,
+          lenient,
+        })
+      ).filter((d) => ['pending', 'retrying'].includes(d.status)).length;
+    await until(`${DELIVERIES} deliveries open`, async () => (await open(base, true)) >= DELIVERIES, 180_000);
 
     // Runs parked in waits (ten minutes of them), each holding a worker.
     const template = await setup(base, '/api/crew-templates', {
@@ -236,7 +196,9 @@ describe('restart of the local platform (npm start) after a kill -9 under load',
     expect(resumedDeliveries, output).toBeGreaterThanOrEqual(DELIVERIES);
 
     // Nothing acknowledged is lost, and each open run is resumed: its wait runs again.
-    const listed = new Set((await listAll<{ id: string }>(second.baseUrl, '/api/mcps')).map((s) => s.id));
+    const listed = new Set(
+      (await listAllOf<{ id: string }>(second.baseUrl, '/api/mcps', { psk: ADMIN_PSK })).map((s) => s.id),
+    );
     expect([...acked].filter((id) => !listed.has(id))).toEqual([]);
     for (const id of runs) {
       const run = await call(second.baseUrl, `/api/crew-runs/${id}`);
@@ -301,12 +263,10 @@ describe('a start of the local platform (npm start) that cannot finish', () => {
     printLogOnFailure();
     const dir = `${dataDir}-requeue`;
     // An unfinished run in the data directory, so that the start has something to queue again.
-    const first = LocalProcess.spawn({
+    const first = spawn({
       dataDir: dir,
-      logFile,
       env: { STAGE: 'restartfail', DPM_ADMIN_PSK: ADMIN_PSK, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     });
-    started.push(first);
     await first.waitUntilReady(180_000);
     const template = await call(first.baseUrl, '/api/crew-templates', {
       method: 'POST',
@@ -324,9 +284,8 @@ describe('a start of the local platform (npm start) that cannot finish', () => {
 
     const sqs = await sqsThatHangsOnSend();
     try {
-      const second = LocalProcess.spawn({
+      const second = spawn({
         dataDir: dir,
-        logFile,
         env: {
           STAGE: 'restartfail',
           DPM_ADMIN_PSK: ADMIN_PSK,
@@ -335,7 +294,6 @@ describe('a start of the local platform (npm start) that cannot finish', () => {
           AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         },
       });
-      started.push(second);
       // Its DynamoDB Local, and everything else it started, as long as it runs.
       let seen: number[] = [];
       let java = 0;

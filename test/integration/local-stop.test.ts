@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/emulators.js';
 import { localUserToken } from '../../infra/local/local-sign-in.js';
 import {
+  callPlatform,
   commandLineOf,
   dynamoDbPid,
-  LocalProcess,
+  type LocalProcess,
   localProcessScratch,
+  type PlatformCall,
   processTree,
   waitForDeath,
 } from '../support/local-process.js';
@@ -17,21 +19,22 @@ import { kindsOf } from './crew-support.js';
  * `kill <the PID npm start gave>` stops npm, Node and DynamoDB Local's JVM and closes every
  * port; Ctrl-C (SIGINT to the terminal's whole process group) with a crew step running
  * abandons the step, drains and stops the emulators last, without a warning; an idle stop
- * prints none either; after a restart the abandoned run resumes.
+ * prints none either; after a restart the abandoned run resumes. A long poll still waiting
+ * after the drain is cut; a second Ctrl-C a second later exits at once; and should npm be
+ * killed (-9), the service stops all the same.
  */
 
 const ADMIN_PSK = 'local-stop-admin-key-0123456789abcdef';
 
-const { dataDir, logFile, started, printLogOnFailure } = localProcessScratch('dpm-local-stop-');
+const { dataDir, spawn, printLogOnFailure } = localProcessScratch('dpm-local-stop-');
 
 /**
  * `npm start` on a data directory of its own for each test (`dir`) and `port` (the same for
  * a restart: the local sign-in's issuer names it, so alice stays alice).
  */
 async function npmStart(dir: string, port: number): Promise<LocalProcess> {
-  const p = LocalProcess.spawn({
+  const p = spawn({
     dataDir: dir,
-    logFile,
     npm: true,
     env: {
       STAGE: 'stopping',
@@ -40,29 +43,13 @@ async function npmStart(dir: string, port: number): Promise<LocalProcess> {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },
   });
-  started.push(p);
   await p.waitUntilReady(180_000);
   return p;
 }
 
-async function call<T = any>(
-  base: string,
-  path: string,
-  init: { method?: string; body?: unknown; token?: string } = {},
-): Promise<{ status: number; body: T; text: string }> {
-  const headers: Record<string, string> = init.token
-    ? { authorization: `Bearer ${init.token}` }
-    : { 'authorization-psk': ADMIN_PSK };
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method: init.method ?? 'GET',
-    headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T, text };
-}
+/** A call as `token`, else with the admin key. */
+const call = <T = any>(base: string, path: string, init: PlatformCall = {}) =>
+  callPlatform<T>(base, path, { psk: ADMIN_PSK, ...init });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -110,6 +97,33 @@ async function lastIs(base: string, id: string, types: string[], ms = 60_000) {
     if (Date.now() > deadline) throw new Error(`run ${id}: last event ${res.body.at(-1)?.type}, not ${types}`);
     await sleep(250);
   }
+}
+
+/**
+ * An E13 long poll (wait=20) by alice on a run of hers parked at an approval step, which no
+ * event ends: what became of it, once it waits ('cut' when its connection closed unanswered).
+ */
+async function waitingPoll(p: LocalProcess): Promise<{ outcome: Promise<string> }> {
+  const template = await call(p.baseUrl, '/api/crew-templates', {
+    method: 'POST',
+    body: { name: 'gated', steps: [{ id: 'gate', kind: 'approval', prompt: 'go?', timeout_seconds: 3600 }] },
+  });
+  expect(template.status, template.text).toBe(201);
+  const alice = await localUserToken(p.baseUrl, 'alice');
+  const run = await call(p.baseUrl, `/api/crew-templates/${template.body.id}/run`, {
+    method: 'POST',
+    body: { values: {} },
+    token: alice,
+  });
+  expect(run.status, run.text).toBe(202);
+  const id = run.body.correlation_id as string;
+  const events = await lastIs(p.baseUrl, id, ['step.waiting']);
+  const outcome = call(p.baseUrl, `/api/events/${id}?start=${events.length}&wait=20`, { token: alice }).then(
+    (res) => `answered ${res.status} ${res.text}`,
+    () => 'cut',
+  );
+  await sleep(1_000);
+  return { outcome };
 }
 
 describe('stopping the local platform started with npm start', () => {
@@ -220,4 +234,49 @@ describe('stopping the local platform started with npm start', () => {
     expect(await second.exited).toEqual({ code: 0, signal: null });
     expect(complaints(second.output())).toEqual([]);
   }, 500_000);
+
+  it('Ctrl-C with an E13 long poll waiting: the poll is cut once the drain is over, everything stops without a warning', async () => {
+    printLogOnFailure();
+    const dir = `${dataDir}-poll`;
+    const p = await npmStart(dir, await freePort());
+    const poll = await waitingPoll(p);
+    const tree = processTree(p.pid);
+    const ports = portsOf(p, dir);
+    p.killGroup('SIGINT');
+    expect(await survivors(tree, 30_000)).toEqual([]);
+    // Not answered at the end of its 20 s: the stop waited for it no longer than the drain,
+    // then closed its connection before the emulators stopped.
+    expect(await poll.outcome).toBe('cut');
+    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+    expect(complaints(p.output())).toEqual([]);
+  }, 300_000);
+
+  it('a second Ctrl-C more than a second after the first exits at once, DynamoDB Local with it', async () => {
+    printLogOnFailure();
+    const dir = `${dataDir}-twice`;
+    const p = await npmStart(dir, await freePort());
+    // The waiting poll holds the stop in its drain (5 s).
+    await waitingPoll(p);
+    const tree = processTree(p.pid);
+    const ports = portsOf(p, dir);
+    p.killGroup('SIGINT');
+    await sleep(1_500);
+    p.killGroup('SIGINT');
+    expect(await survivors(tree, 30_000)).toEqual([]);
+    expect(p.output()).toContain('dpm: SIGINT again: exiting without waiting for the stop');
+    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+  }, 300_000);
+
+  it('kill -9 of npm: the service notices and stops the same way, leaving no process and no open port', async () => {
+    printLogOnFailure();
+    const dir = `${dataDir}-npm-killed`;
+    const p = await npmStart(dir, await freePort());
+    const tree = processTree(p.pid);
+    const ports = portsOf(p, dir);
+    process.kill(p.pid, 'SIGKILL');
+    expect(await survivors(tree, 30_000)).toEqual([]);
+    expect(p.output()).toMatch(/^npm is gone: stopping\.\.\.$/m);
+    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+    expect(complaints(p.output())).toEqual([]);
+  }, 300_000);
 });

@@ -60,15 +60,19 @@ afterAll(async () => {
   await dynamodb?.stop();
 });
 
+/** A stage of its own (`prefix` and a number) on the DynamoDB Local above, with a client and a document client of it. */
+function freshStage(prefix: string) {
+  const endpoint = dynamodb.endpoint;
+  return {
+    stage: `${prefix}${Date.now() % 100000}`,
+    client: new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint })),
+    db: documentClient({ region: 'us-east-1', endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined } }),
+  };
+}
+
 describe('local provisioning', () => {
   it('adds the indexes a kept table lacks (data of an earlier version), keeping its items', async () => {
-    const stage = `upgrade${Date.now() % 100000}`;
-    const endpoint = dynamodb.endpoint;
-    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
-    const db = documentClient({
-      region: 'us-east-1',
-      endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined },
-    });
+    const { stage, client, db } = freshStage('upgrade');
     const name = physicalTableName(stage, TABLES.catalog);
     try {
       // The catalog table as an earlier version created it: no by_domain index.
@@ -121,13 +125,7 @@ describe('local provisioning', () => {
   }, 120_000);
 
   it('gives a kept domain events table its type index: events recorded before it are found by type', async () => {
-    const stage = `feedidx${Date.now() % 100000}`;
-    const endpoint = dynamodb.endpoint;
-    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
-    const db = documentClient({
-      region: 'us-east-1',
-      endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined },
-    });
+    const { stage, client, db } = freshStage('feedidx');
     const table = { tableName: physicalTableName(stage, TABLES.domainEvents), ttlDays: 30, source: 'dpm/test' };
     try {
       // The table as the release before created it: no by_type.
@@ -165,13 +163,7 @@ describe('local provisioning', () => {
   }, 120_000);
 
   it("adds the crew runs' owner index to a kept table: runs stored before it are in their starters' lists", async () => {
-    const stage = `runs${Date.now() % 100000}`;
-    const endpoint = dynamodb.endpoint;
-    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
-    const db = documentClient({
-      region: 'us-east-1',
-      endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined },
-    });
+    const { stage, client, db } = freshStage('runs');
     const name = physicalTableName(stage, TABLES.crewRuns);
     try {
       // The crew-runs table as the previous version created it: no by_creator_principal.
@@ -232,13 +224,7 @@ describe('local provisioning', () => {
   }, 120_000);
 
   it('a second start of a fresh stage keeps every table, index, TTL and item as the first made them', async () => {
-    const stage = `again${Date.now() % 100000}`;
-    const endpoint = dynamodb.endpoint;
-    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
-    const db = documentClient({
-      region: 'us-east-1',
-      endpoints: { dynamodb: endpoint, sqs: undefined, s3: undefined },
-    });
+    const { stage, client, db } = freshStage('again');
     const names = Object.values(TABLES).map((def) => physicalTableName(stage, def));
     const ours = async () =>
       ((await client.send(new ListTablesCommand({}))).TableNames ?? []).filter((n) => names.includes(n)).sort();

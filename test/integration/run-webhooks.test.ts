@@ -72,6 +72,24 @@ const finishedEvents = (correlationId: string) =>
     `run ${correlationId} finished`,
   );
 
+/** The first delivery of a run's webhook with an attempt made, read where the deliveries are kept. */
+const firstAttempted = (correlationId: string) =>
+  eventually(
+    async () => {
+      const out = await db().send(
+        new QueryCommand({
+          TableName: table('webhookDeliveries'),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `D#run-${correlationId}` },
+          ConsistentRead: true,
+        }),
+      );
+      return (out.Items ?? []).find((d) => Number(d.attempts) >= 1);
+    },
+    20_000,
+    `an attempt of run ${correlationId}'s webhook`,
+  );
+
 /** What reached `path`, each event once (receivers deduplicate on webhook-id), in arrival order. */
 const distinctAt = (path: string): ReceivedHook[] => {
   const seen = new Set<string>();
@@ -470,18 +488,7 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
       const res = await run(id, { values: { who: 'x' }, webhook_url: `https://hooks${LOOPBACK_SUFFIX}:${port}/run` });
       expect(res.status, res.text).toBe(202);
       await finishedEvents(res.body.correlation_id);
-      const tried = await eventually(async () => {
-        const out = await db().send(
-          new QueryCommand({
-            TableName: table('webhookDeliveries'),
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': `D#run-${res.body.correlation_id}` },
-            ConsistentRead: true,
-          }),
-        );
-        return (out.Items ?? []).find((d) => Number(d.attempts) >= 1);
-      }, 20_000);
-      expect(accepted).toBe(0);
+      const tried = await firstAttempted(res.body.correlation_id);
       expect(tried.last_error).toMatch(
         /resolves to 127\.0\.0\.1, a loopback, private, carrier-grade NAT, link-local, multicast or unspecified address/,
       );
@@ -519,18 +526,7 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
     const res = await run(id, { values: { who: 'x' }, webhook_url: `https://hooks${REBINDING_SUFFIX}/run` });
     expect(res.status, res.text).toBe(202);
     await finishedEvents(res.body.correlation_id);
-    // The run's deliveries are no endpoint's of the API: read where they are kept.
-    const refused = await eventually(async () => {
-      const out = await db().send(
-        new QueryCommand({
-          TableName: table('webhookDeliveries'),
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': `D#run-${res.body.correlation_id}` },
-          ConsistentRead: true,
-        }),
-      );
-      return (out.Items ?? []).find((d) => Number(d.attempts) >= 1);
-    }, 20_000);
+    const refused = await firstAttempted(res.body.correlation_id);
     expect(refused.last_response_status).toBeNull();
     expect(refused.last_error).toMatch(/169\.254\.169\.254.*link-local, metadata or unspecified/);
   });

@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_IN_FLIGHT } from '../../functions/webhooks/delivery.js';
+import { DynamoDeliveryStore } from '../../functions/webhooks/store.js';
 import { eventually, HangingReceiver, WebhookReceiver } from '../support/webhook-receiver.js';
-import { api, recordDelivery, slug, token } from './helpers.js';
+import { api, db, recordDelivery, slug, table, token } from './helpers.js';
 
 /**
  * Webhook deliveries under load (API.md §1 "Fair use", §14): per-run receivers that accept and
@@ -127,6 +130,35 @@ describe('one endpoint', () => {
       await api(`/api/webhooks/${id}`, { method: 'DELETE', token: admin });
       hanging.release();
     }
+  });
+});
+
+describe("an endpoint's in-flight slots, as stored", () => {
+  it('admit MAX_IN_FLIGHT holders at once; only its holder frees one; a dead holder’s lapses with its lease', async () => {
+    const store = new DynamoDeliveryStore(db(), table('webhookDeliveries'), 1);
+    // an endpoint no worker delivers to: only this test takes its slots
+    const endpointId = randomUUID();
+    const LEASE = 1_000;
+    const take = (holder: string, at: number) => store.takeSlot(endpointId, holder, at, LEASE, MAX_IN_FLIGHT);
+    const t0 = Date.now();
+    expect(MAX_IN_FLIGHT).toBe(2);
+    expect([await take('a', t0), await take('b', t0), await take('c', t0)]).toEqual([0, 1, undefined]);
+    // a message handed again to its holder keeps the slot it holds
+    expect(await take('b', t0)).toBe(1);
+    // freed by its holder, and by no other
+    await store.releaseSlot(endpointId, 0, 'c');
+    expect(await take('c', t0)).toBeUndefined();
+    await store.releaseSlot(endpointId, 0, 'a');
+    expect(await take('c', t0)).toBe(0);
+    // holders that died: their slots are taken over once their leases are out...
+    const later = t0 + LEASE + 1;
+    expect([await take('d', later), await take('e', later), await take('f', later)]).toEqual([0, 1, undefined]);
+    // ...and a late release by the one before frees nothing of the new holder's
+    await store.releaseSlot(endpointId, 1, 'b');
+    expect(await take('f', later)).toBeUndefined();
+    // a restart lets every slot go (the local platform, before it queues the open deliveries again)
+    await store.releaseSlots(endpointId, MAX_IN_FLIGHT);
+    expect(await take('f', later)).toBe(0);
   });
 });
 

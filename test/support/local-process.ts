@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, onTestFailed } from 'vitest';
+import { afterAll, expect, onTestFailed } from 'vitest';
 import { LOCK_FILE } from '../../infra/local/data-lock.js';
 import { readPidFile } from '../../infra/local/emulators.js';
 
@@ -172,6 +172,79 @@ export class LocalProcess {
   }
 }
 
+/** A call to a platform a test started (helpers.ts `api` calls the suite's shared one, and records what it sends). */
+export interface PlatformCall {
+  readonly method?: string;
+  /** Sent as JSON. */
+  readonly body?: unknown;
+  /** A Bearer token: sent instead of `psk`. */
+  readonly token?: string;
+  /** A pre-shared key (`Authorization-PSK`), sent when there is no `token`. */
+  readonly psk?: string;
+  /** Given up after this long (default 30 s). */
+  readonly timeoutMs?: number;
+}
+
+/** What the platform answered; `body` is the JSON it sent (undefined when it sent none). */
+export interface PlatformAnswer<T = any> {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: T;
+  readonly text: string;
+}
+
+/** One HTTP call to a platform a test started (it rejects when no answer comes: the platform was killed). */
+export async function callPlatform<T = any>(
+  base: string,
+  path: string,
+  call: PlatformCall = {},
+): Promise<PlatformAnswer<T>> {
+  const headers: Record<string, string> = call.token
+    ? { authorization: `Bearer ${call.token}` }
+    : call.psk
+      ? { 'authorization-psk': call.psk }
+      : {};
+  if (call.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method: call.method ?? 'GET',
+    headers,
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+    signal: AbortSignal.timeout(call.timeoutMs ?? 30_000),
+  });
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: body as T, text };
+}
+
+/**
+ * Every item of a list endpoint of a platform a test started, following `X-Next-Cursor`
+ * (1,000 a page). Each page must answer 200; with `lenient`, a page that does not makes the
+ * answer empty (a platform kept busy may answer 503).
+ */
+export async function listAllOf<T>(
+  base: string,
+  path: string,
+  call: PlatformCall & { readonly lenient?: boolean } = {},
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const page = `${path}${sep}limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const res: PlatformAnswer<T[]> = await callPlatform<T[]>(base, page, call);
+    if (call.lenient && res.status !== 200) return [];
+    expect(res.status, `GET ${path}: ${res.text}`).toBe(200);
+    items.push(...res.body);
+    cursor = res.headers.get('x-next-cursor');
+  } while (cursor);
+  return items;
+}
+
 /** Whether a process is alive: it exists and is not a zombie waiting to be reaped. */
 export function processAlive(pid: number): boolean {
   try {
@@ -303,6 +376,11 @@ export function localProcessScratch(prefix: string): {
   readonly logFile: string;
   /** Every process started, so that afterAll can kill what is left of each group. */
   readonly started: LocalProcess[];
+  /**
+   * Starts the platform (LocalProcess.spawn) on this scratch's data directory and log file
+   * unless `options` name others, without waiting for it; it is among `started`.
+   */
+  spawn(options?: Partial<LocalProcessOptions>): LocalProcess;
   /** Processes the tests spawned besides the platform (decoys). */
   readonly decoys: number[];
   /** Prints the end of each run the current test starts (stdout and stderr), if the test fails. */
@@ -317,6 +395,11 @@ export function localProcessScratch(prefix: string): {
     logFile: join(tmp, 'platform.log'),
     started: [] as LocalProcess[],
     decoys: [] as number[],
+    spawn(options: Partial<LocalProcessOptions> = {}) {
+      const p = LocalProcess.spawn({ dataDir: scratch.dataDir, logFile: scratch.logFile, ...options });
+      scratch.started.push(p);
+      return p;
+    },
     printLogOnFailure() {
       const from = scratch.started.length;
       onTestFailed(() => {

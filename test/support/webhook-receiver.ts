@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One POST a receiver got: its headers and its body exactly as sent. */
@@ -17,6 +23,22 @@ export interface ReceivedHook {
   readonly at: number;
 }
 
+/** Reads a request whole and hands it on as a ReceivedHook (its body parsed, when it is JSON). */
+function receive(req: IncomingMessage, then: (hook: ReceivedHook) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks).toString('utf8');
+    let event: ReceivedHook['event'];
+    try {
+      event = JSON.parse(body) as ReceivedHook['event'];
+    } catch {
+      event = {} as ReceivedHook['event'];
+    }
+    then({ path: req.url ?? '/', headers: req.headers, body, event, at: Date.now() });
+  });
+}
+
 /**
  * A webhook receiver on loopback (node:http): records every request and answers what
  * `answer` says for its path (204 by default). It can go down and come back on the same port.
@@ -32,21 +54,10 @@ export class WebhookReceiver {
 
   async start(): Promise<this> {
     const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const path = req.url ?? '/';
-        let event: ReceivedHook['event'];
-        try {
-          event = JSON.parse(body) as ReceivedHook['event'];
-        } catch {
-          event = {} as ReceivedHook['event'];
-        }
-        const hook = { path, headers: req.headers, body, event, at: Date.now() };
+      receive(req, (hook) => {
         this.received.push(hook);
         this.onReceive?.(hook);
-        res.writeHead(this.answer(path)).end();
+        res.writeHead(this.answer(hook.path)).end();
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -113,17 +124,7 @@ export class HangingReceiver {
       mine.add(res);
       this.most.set(path, Math.max(this.most.get(path) ?? 0, mine.size));
       res.on('close', () => mine.delete(res));
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        let event: ReceivedHook['event'];
-        try {
-          event = JSON.parse(body) as ReceivedHook['event'];
-        } catch {
-          event = {} as ReceivedHook['event'];
-        }
-        const hook = { path, headers: req.headers, body, event, at: Date.now() };
+      receive(req, (hook) => {
         this.received.push(hook);
         if (!this.hangs(hook)) res.writeHead(204).end();
       });

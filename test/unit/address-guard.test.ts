@@ -297,6 +297,31 @@ describe('the per-run webhook URL rules', () => {
     });
     expect(connections.count).toBe(0);
   });
+
+  it('connects to a listed name whatever it resolves to, and refuses the same name unlisted', async () => {
+    const hits: string[] = [];
+    const server = createHttpServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end();
+    });
+    servers.push(server as unknown as Server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    RESOLVES.set('listed.guard.test', ['127.0.0.1']);
+    const post = (http: InstanceType<typeof OutboundHttp>, scheme: string) =>
+      http.request(
+        { method: 'POST', url: `${scheme}://listed.guard.test:${port}/hook`, body: '{}' },
+        AbortSignal.timeout(5000),
+      );
+    const listing = new OutboundHttp(['listed.guard.test'], RUN_WEBHOOK_RULES);
+    expect(await post(listing, 'http')).toMatchObject({ status: 200 });
+    expect(hits).toEqual(['/hook']);
+    await expect(post(runs, 'https')).rejects.toMatchObject({
+      code: 'EREFUSEDADDRESS',
+      message: expect.stringMatching(/^listed\.guard\.test resolves to 127\.0\.0\.1, a loopback, private/),
+    });
+    expect(hits).toEqual(['/hook']);
+  });
 });
 
 const internalLookupOf = (hostname: string) =>

@@ -159,6 +159,8 @@ const until = async (probe: () => boolean, ms = 5_000) => {
 };
 
 const call: Step = { id: 'call', kind: 'http', method: 'POST', url: 'http://127.0.0.1:9/' };
+/** The log of a run of `call` alone that executed it once. */
+const CALLED_ONCE = ['run.queued', 'run.started', 'step.started:call', 'step.completed:call', 'run.completed'];
 const gate: Step = { id: 'gate', kind: 'approval', prompt: 'go?', role: 'approver', timeout_seconds: 60 };
 
 afterEach(() => {
@@ -183,13 +185,7 @@ describe('CrewRunner: one executor at a time', () => {
 
     steps.finish();
     expect(await first).toBe('done');
-    expect(store.kinds()).toEqual([
-      'run.queued',
-      'run.started',
-      'step.started:call',
-      'step.completed:call',
-      'run.completed',
-    ]);
+    expect(store.kinds()).toEqual(CALLED_ONCE);
     expect(steps.counts).toEqual({ call: 1 });
     // the last write let the lease go
     expect(store.run.lease_owner).toBeUndefined();
@@ -222,13 +218,7 @@ describe('CrewRunner: one executor at a time', () => {
     expect(store.run.lease_owner).not.toBe('dead-worker');
     steps.finish();
     expect(await resumed).toBe('done');
-    expect(store.kinds()).toEqual([
-      'run.queued',
-      'run.started',
-      'step.started:call',
-      'step.completed:call',
-      'run.completed',
-    ]);
+    expect(store.kinds()).toEqual(CALLED_ONCE);
     expect(store.run.lease_owner).toBeUndefined();
   }, 10_000);
 
@@ -273,6 +263,18 @@ describe('CrewRunner: approval timers', () => {
     Object.assign(store.run, { status: 'running', current_step: null });
     return store;
   };
+  /** The run went on after the decision: `call` started (and runs elsewhere). */
+  const callStarted = (store: MemoryRuns) => {
+    store.events.push({
+      index: store.events.length,
+      correlation_id: ID,
+      timestamp: new Date().toISOString(),
+      type: 'step.started',
+      step_id: 'call',
+      message: 'started',
+    });
+    store.run.event_count = store.events.length;
+  };
   const timerOf = (store: MemoryRuns): StepTimer => ({
     step_id: 'gate',
     expires_at: String(store.events.find((e) => e.type === 'step.waiting')!.data!.expires_at),
@@ -293,15 +295,8 @@ describe('CrewRunner: approval timers', () => {
   it('a timer that finds its step decided and a later step started does nothing (no second execution)', async () => {
     const store = decided();
     const timer = timerOf(store);
-    store.events.push({
-      index: store.events.length,
-      correlation_id: ID,
-      timestamp: new Date().toISOString(),
-      type: 'step.started',
-      step_id: 'call',
-      message: 'started',
-    });
-    Object.assign(store.run, { event_count: store.events.length, current_step: 'call' });
+    callStarted(store);
+    store.run.current_step = 'call';
     const steps = heldSteps();
     const { timers, armed } = recordingTimers();
     const runner = new CrewRunner(store, steps.runner, undefined, timers);
@@ -311,6 +306,21 @@ describe('CrewRunner: approval timers', () => {
     expect(await runner.process(ID, undefined, timer)).toBe('done');
     store.holdFor('holder', Date.now() - 1);
     expect(await runner.process(ID, undefined, timer)).toBe('done');
+    expect(steps.counts).toEqual({});
+    expect(armed).toEqual([]);
+    expect(store.calls.append ?? 0).toBe(0);
+    expect(store.calls.takeLease ?? 0).toBe(0);
+  }, 10_000);
+
+  it('a timer that finds in the log its step decided and the run gone on does nothing, also where the run names no current step', async () => {
+    // A run item that names no current step (stored before it was kept): the log decides.
+    const store = decided();
+    const timer = timerOf(store);
+    callStarted(store);
+    delete store.run.current_step;
+    const steps = heldSteps();
+    const { timers, armed } = recordingTimers();
+    expect(await new CrewRunner(store, steps.runner, undefined, timers).process(ID, undefined, timer)).toBe('done');
     expect(steps.counts).toEqual({});
     expect(armed).toEqual([]);
     expect(store.calls.append ?? 0).toBe(0);

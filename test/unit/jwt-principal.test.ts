@@ -27,14 +27,17 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const sign = (issuer: string, claims: Record<string, unknown>) =>
+/** A token with exactly these claims besides iss, iat and exp (no `aud` unless given). */
+const signed = (issuer: string, claims: Record<string, unknown>, typ = 'JWT') =>
   new SignJWT(claims)
-    .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: 'k1' })
+    .setProtectedHeader({ alg: 'RS256', typ, kid: 'k1' })
     .setIssuer(issuer)
-    .setAudience(AUDIENCE)
     .setIssuedAt()
     .setExpirationTime('5m')
     .sign(privateKey);
+
+/** A token for the API's audience. */
+const sign = (issuer: string, claims: Record<string, unknown>) => signed(issuer, { aud: AUDIENCE, ...claims });
 
 const verifier = (issuer: string) => new JwtVerifier({ issuer, audience: AUDIENCE, jwksUrl });
 
@@ -137,14 +140,7 @@ describe('a verified token remembered for the next requests', () => {
 
 describe('only access tokens pass (ID tokens of the same issuer do not)', () => {
   const iss = 'https://idp.test';
-  /** A token with exactly these claims besides iss, iat and exp (no `aud` unless given). */
-  const bare = (claims: Record<string, unknown>, typ = 'JWT') =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', typ, kid: 'k1' })
-      .setIssuer(iss)
-      .setIssuedAt()
-      .setExpirationTime('5m')
-      .sign(privateKey);
+  const bare = (claims: Record<string, unknown>, typ?: string) => signed(iss, claims, typ);
   const refused = async (claims: Record<string, unknown>, message: string, typ?: string) =>
     expect(verifier(iss).verify(await bare(claims, typ)), JSON.stringify(claims)).rejects.toThrow(
       new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),

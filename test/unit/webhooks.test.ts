@@ -37,10 +37,12 @@ function world(
     forRun?: { stoppedBefore?: number };
     /** In-flight slots of the endpoint held by other messages. */
     slotsHeld?: number;
+    /** What happens elsewhere while a POST is under way. */
+    meanwhile?: () => void;
   } = {},
 ) {
   let now = T0;
-  const endpoint: StoredEndpoint = {
+  let endpoint: StoredEndpoint = {
     endpoint: {
       id: 'ep',
       url: 'https://hooks.example.com/x',
@@ -90,6 +92,7 @@ function world(
     async (url: string, headers: Record<string, string>): Promise<number> => {
       posts.push({ url, headers, run });
       slotsDuringPosts.push(slots.size);
+      options.meanwhile?.();
       now += 20;
       return options.status ?? 204;
     };
@@ -158,6 +161,8 @@ function world(
     slotsDuringPosts,
     message,
     at: (ms: number) => (now = ms),
+    /** The run of a crew run's own endpoint is cancelled at event `sequence` (fanout.ts marks it). */
+    cancelRunAt: (sequence: number) => (endpoint = { ...endpoint, stoppedBefore: sequence }),
   };
 }
 
@@ -295,30 +300,39 @@ describe('the webhook delivery worker', () => {
     expect(api.posts.map((p) => p.run)).toEqual([false]);
   });
 
-  it("fails, without attempting it, a run's delivery of an event from before the run was cancelled", async () => {
-    const w = world({ forRun: { stoppedBefore: 2 } });
+  it.each([
+    [
+      "a run's delivery of an event from before the run was cancelled",
+      { forRun: { stoppedBefore: 2 } },
+      'the run was cancelled',
+    ],
+    ['a delivery to a disabled endpoint', { enabled: false }, 'the endpoint is disabled'],
+  ] as const)('fails, without attempting it, %s', async (_what, options, why) => {
+    const w = world(options);
     await w.deliverer.handle(w.message(0), 'm1');
     expect(w.posts).toEqual([]);
-    expect(w.delivery()).toMatchObject({
-      status: 'failed',
-      attempts: 0,
-      last_error: 'not sent: the run was cancelled',
-    });
-    // run.cancelled itself (sequence 2) and what follows go out.
-    const after = world({ forRun: { stoppedBefore: 1 } });
-    await after.deliverer.handle(after.message(0), 'm1');
-    expect(after.posts).toHaveLength(1);
+    expect(w.delivery()).toMatchObject({ status: 'failed', attempts: 0, last_error: `not sent: ${why}` });
   });
 
-  it('fails a delivery to a disabled endpoint without attempting it', async () => {
-    const w = world({ enabled: false });
+  it('settles at once, rather than at its retry, a failed attempt whose run was cancelled meanwhile', async () => {
+    const w = world({ forRun: {}, status: 503, meanwhile: () => w.cancelRunAt(2) });
     await w.deliverer.handle(w.message(0), 'm1');
-    expect(w.posts).toEqual([]);
+    expect(w.delivery()).toMatchObject({ status: 'retrying', attempts: 1 });
+    // The retry is due now, not in 5 s: the worker settles it without an attempt.
+    expect(w.sent).toEqual([{ message: { ...w.message(1), due: T0 + 20 }, delaySeconds: 0 }]);
+    await w.deliverer.handle(w.sent[0]!.message, 'm2');
+    expect(w.posts).toHaveLength(1);
     expect(w.delivery()).toMatchObject({
       status: 'failed',
-      attempts: 0,
-      last_error: 'not sent: the endpoint is disabled',
+      attempts: 1,
+      last_error: 'not sent: the run was cancelled',
     });
+  });
+
+  it("sends a run's delivery of run.cancelled itself and of what follows", async () => {
+    const w = world({ forRun: { stoppedBefore: 1 } });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toHaveLength(1);
   });
 });
 
