@@ -3,6 +3,8 @@ import pkg from '../package.json' with { type: 'json' };
 import type { ServiceApp } from '../shared/http/app.js';
 import { openApiDocument as documentOf } from '../shared/http/openapi.js';
 import type { Runtime } from './composition.js';
+import { createApprovalsApp } from './approvals/app.js';
+import { approvalsDeps } from './approvals/compose.js';
 import { createCrewsApp } from './crews/app.js';
 import { crewsDeps } from './crews/compose.js';
 import { createDataSharesApp } from './data-shares/app.js';
@@ -56,6 +58,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
     events: () => createEventsApp(eventsDeps(runtime)),
     query: () => createQueryApp(queryDeps(runtime)),
     webhooks: () => createWebhooksApp(webhooksDeps(runtime)),
+    approvals: () => createApprovalsApp(approvalsDeps(runtime)),
   };
   for (const group of GROUPS) apps[group.name] = factories[group.name]();
   return apps;

@@ -145,6 +145,14 @@ export const GROUPS = [
     usesKms: true,
   },
   {
+    // People in the loop (API.md §16): who the caller is, and the approvers' inbox read
+    // from the sparse indexes of submitted versions and waiting approval steps.
+    name: 'approvals',
+    entry: 'functions/approvals/handler.ts',
+    prefixes: ['/api/me', '/api/approvals'],
+    tables: { decisions: 'read', crewRuns: 'read', keys: 'read' },
+  },
+  {
     name: 'query',
     entry: 'functions/query/handler.ts',
     prefixes: ['/api/query'],

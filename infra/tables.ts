@@ -77,8 +77,15 @@ export const TABLES = {
     stream: true,
     partitionKey: S('pk'),
     sortKey: S('sk'),
-    // Sparse: only approved versions carry pub_pk, so the newest approved is one Query.
-    indexes: [{ name: 'published', partitionKey: S('pub_pk'), sortKey: N('pub_sk') }],
+    indexes: [
+      // Sparse: only approved versions carry pub_pk, so the newest approved is one Query.
+      { name: 'published', partitionKey: S('pub_pk'), sortKey: N('pub_sk') },
+      // Sparse: only submitted versions carry sub_pk, so the approvers' inbox (GET
+      // /api/approvals) reads them alone, oldest first, however many other versions there
+      // are. The one index this table gains in this release; versions submitted before it
+      // have no sub_pk and are listed once rejected and submitted again.
+      { name: 'submitted', partitionKey: S('sub_pk'), sortKey: S('sub_sk') },
+    ],
   },
   /** Pre-shared keys, addressed by the SHA-256 hash of their secret. */
   keys: {
@@ -111,12 +118,17 @@ export const TABLES = {
       { name: 'open_runs', partitionKey: S('open'), sortKey: S('created_at') },
       // GET /api/crew-runs, newest first (an admin's, and a finished status filtered in it).
       BY_CREATED,
-      // A caller's own runs, newest first, without reading anyone else's. The one index this
-      // table gains in this release (CloudFormation adds one per update). Every run stored
+      // A caller's own runs, newest first, without reading anyone else's (added in the
+      // previous release: CloudFormation adds one index per update). Every run stored
       // since principals were carries `created_by_principal` and `created_key`, so DynamoDB
       // fills it from the runs already there; older runs have no principal and were in no
       // one's own list before either.
       { name: 'by_creator_principal', partitionKey: S('created_by_principal'), sortKey: S('created_key') },
+      // Sparse: only a run waiting on an approval step carries `waiting_role` (the step's
+      // role) and `waiting_key` (`<waiting since>#c#<id>`): the approvers' inbox reads each
+      // of the caller's roles' waiting steps alone, oldest first. This release's one index of
+      // this table (by_creator_principal came in the previous one).
+      { name: 'waiting_steps', partitionKey: S('waiting_role'), sortKey: S('waiting_key') },
     ],
     ttlAttribute: 'expires_at',
   },

@@ -446,18 +446,23 @@ export class CrewRunner {
   ): Promise<string | undefined> {
     let expiresMs: number;
     if (!waiting) {
-      expiresMs = Date.now() + step.timeout_seconds * 1000;
+      const since = Date.now();
+      expiresMs = since + step.timeout_seconds * 1000;
       const role = step.role ?? 'approver';
+      const prompt = capText(render(step.prompt, ctx), MAX_PROMPT_BYTES);
+      const expiresAt = new Date(expiresMs).toISOString();
       await add(
         'step.waiting',
         `Step ${step.id} waits for a decision by a person with the role '${role}'`,
         step.id,
+        { prompt, role, expires_at: expiresAt },
         {
-          prompt: capText(render(step.prompt, ctx), MAX_PROMPT_BYTES),
-          role,
-          expires_at: new Date(expiresMs).toISOString(),
+          status: 'waiting',
+          current_step: step.id,
+          // The approvers' inbox lists the step, and its role's holders may read the run.
+          waiting: { step_id: step.id, role, prompt, since: new Date(since).toISOString(), expires_at: expiresAt },
+          approval_roles: [...new Set([...(run.approval_roles ?? []), role])],
         },
-        { status: 'waiting', current_step: step.id },
       );
       await flush(true);
     } else {

@@ -343,6 +343,7 @@ export class CrewService {
       error: null,
       steps: template.steps,
       expires_at: expiresAt,
+      template_name: template.name,
     };
     await this.runs.create(
       run,
@@ -379,7 +380,7 @@ export class CrewService {
   }
 
   async getRun(correlationId: string, caller: Caller): Promise<CrewRun> {
-    return toRun(await this.ownRun(correlationId, caller));
+    return toRun(await this.readableRun(correlationId, caller));
   }
 
   /**
@@ -619,7 +620,7 @@ export class CrewService {
     const watch = waitSeconds > 0 ? this.signals.watch(correlationId, start) : undefined;
     try {
       const [run, events] = await Promise.all([
-        this.ownRun(correlationId, caller),
+        this.readableRun(correlationId, caller),
         this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL),
       ]);
       if (!watch || events.length > 0 || FINISHED_STATUSES.has(run.status)) return fittingPage(events);
@@ -645,6 +646,23 @@ export class CrewService {
     } finally {
       watch?.close();
     }
+  }
+
+  /**
+   * A run the caller may read (API.md §16): its starter's, an admin's, and a holder of the
+   * role of one of its approval steps that has waited (an eligible approver, who keeps the
+   * right after deciding). Nobody else; changing it stays the starter's or an admin's.
+   */
+  private async readableRun(correlationId: string, caller: Caller): Promise<RunItem> {
+    const run = await this.runs.get(correlationId);
+    if (!run) throw new NotFound(`No crew run ${correlationId}`);
+    if (
+      !isPrincipal(run.created_by_principal, caller) &&
+      !isAdmin(caller) &&
+      !(run.approval_roles ?? []).some((role) => caller.roles.has(role))
+    )
+      throw new Forbidden("Only the run's starter, an admin or an approver of one of its approval steps may read it");
+    return run;
   }
 
   private async ownRun(correlationId: string, caller: Caller): Promise<RunItem> {

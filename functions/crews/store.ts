@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../shared/aws/listing.js';
-import { decodeCursor, encodeCursor, type Page } from '../../shared/aws/pagination.js';
+import { decodeCursor, encodeCursor, type Page, type Positioned } from '../../shared/aws/pagination.js';
 import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
@@ -205,6 +205,30 @@ export interface RunItem extends Omit<CrewRun, 'progress'> {
   current_step?: string | null;
   /** The delivery executing the run, when one holds it (`lease_owner`, `lease_until`; runner.ts). */
   lease?: { readonly owner: string; readonly until: number };
+  /** The template's name when the run started; absent on runs stored before it was kept. */
+  template_name?: string;
+  /**
+   * While an `approval` step waits: what the approvers' inbox shows of it, and the keys of
+   * the sparse `waiting_steps` index (its role, and `<since>#c#<correlation_id>`), written
+   * with it. Every write that moves the run out of `waiting` removes the three.
+   */
+  waiting?: WaitingStep;
+  waiting_role?: string;
+  waiting_key?: string;
+  /**
+   * The roles of the approval steps that have waited in this run: their holders may read it
+   * (API.md §16), from the moment a step waits and after it is decided.
+   */
+  approval_roles?: string[];
+}
+
+/** The approval step a run waits on, as the approvers' inbox lists it. */
+export interface WaitingStep {
+  readonly step_id: string;
+  readonly role: string;
+  readonly prompt: string;
+  readonly since: string;
+  readonly expires_at: string;
 }
 
 /**
@@ -248,9 +272,25 @@ const RUNS_BY_OWNER = {
 /** A run in one of these has no more events to come (and leaves the `open_runs` index). */
 export const FINISHED_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
+/** Index `waiting_steps` (infra/tables.ts): only runs waiting on an approval step, by its role. */
+const WAITING_STEPS = { name: 'waiting_steps', partitionKey: 'waiting_role', sortKey: 'waiting_key' } as const;
+
+/** What a run leaving `waiting` loses: it leaves the `waiting_steps` index. */
+const WAITING_ATTRIBUTES = ['waiting_role', 'waiting_key', 'waiting'] as const;
+
 /** Fields of the run written together with an event. */
 export type RunUpdate = Partial<
-  Pick<RunItem, 'status' | 'started_at' | 'finished_at' | 'error' | 'completed_steps' | 'current_step'>
+  Pick<
+    RunItem,
+    | 'status'
+    | 'started_at'
+    | 'finished_at'
+    | 'error'
+    | 'completed_steps'
+    | 'current_step'
+    | 'waiting'
+    | 'approval_roles'
+  >
 >;
 
 /** Runs and their events as the service and the runner see them (its public methods; DynamoRunStore below implements them). */
@@ -342,6 +382,25 @@ export class DynamoRunStore {
     return { items: found.items.map(storedRun), nextCursor: found.nextCursor };
   }
 
+  /** Runs waiting on an approval step of `role`, placed after `after` (a position), oldest first. */
+  async waitingAfter(role: string, after: string, limit: number): Promise<Positioned<RunItem>[]> {
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.runsTable,
+        IndexName: WAITING_STEPS.name,
+        // DynamoDB takes no empty string in a key condition: from the start, the partition alone.
+        KeyConditionExpression: after ? '#pk = :role AND #sk > :after' : '#pk = :role',
+        ExpressionAttributeNames: {
+          '#pk': WAITING_STEPS.partitionKey,
+          ...(after ? { '#sk': WAITING_STEPS.sortKey } : {}),
+        },
+        ExpressionAttributeValues: after ? { ':role': role, ':after': after } : { ':role': role },
+        Limit: limit,
+      }),
+    );
+    return (out.Items ?? []).map((item) => ({ position: String(item.waiting_key), item: storedRun(item) }));
+  }
+
   /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */
   async openRuns(limit: number, cursor: string | undefined): Promise<Page<string>> {
     const out = await this.db.send(
@@ -412,6 +471,19 @@ export class DynamoRunStore {
       else {
         values[':open'] = OPEN;
         sets.push('#open = :open');
+      }
+      // A run that stops waiting (decided, expired, cancelled, timed out) leaves the inbox.
+      if (update.status === 'waiting' && update.waiting) {
+        names['#wr'] = 'waiting_role';
+        names['#wk'] = 'waiting_key';
+        values[':wr'] = update.waiting.role;
+        values[':wk'] = `${update.waiting.since}#c#${run.correlation_id}`;
+        sets.push('#wr = :wr', '#wk = :wk');
+      } else if (update.status !== 'waiting') {
+        WAITING_ATTRIBUTES.forEach((attr, i) => {
+          names[`#w${i}`] = attr;
+          removes.push(`#w${i}`);
+        });
       }
     }
     let condition = 'event_count = :index';

@@ -4,10 +4,12 @@ import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/a
 import { PageQuery } from '../../shared/http/params.js';
 import {
   CreateVersionRequest,
+  DiffQuery,
   HistoryEntry,
   KeyParams,
   LifecycleBody,
   VersionDetail,
+  VersionDiff,
   VersionParams,
   VersionSummary,
 } from './schemas.js';
@@ -112,6 +114,25 @@ export function createDecisionsApp({ authenticator, service }: DecisionsDeps): S
         errors: [404],
       },
       async (c, { params }) => c.json(await service.history(params.workspace, params.key, params.version), 200),
+    )
+    .endpoint(
+      {
+        name: 'get_version_diff',
+        method: 'get',
+        path: `${BASE}/versions/{version}/diff`,
+        summary: "What changed in a version's content against the published version (default) or another version",
+        tags: TAGS,
+        access: 'user',
+        request: { params: VersionParams, query: DiffQuery },
+        success: {
+          status: 200,
+          description: 'The changes, as JSON Pointer paths with old and new values',
+          schema: VersionDiff,
+        },
+        errors: [404],
+      },
+      async (c, { params, query }) =>
+        c.json(await service.diff(params.workspace, params.key, params.version, query.against ?? 'published'), 200),
     );
 
   const lifecycle: [Action, string, Parameters<typeof lifecycleRoute>[2]][] = [

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { laxInt } from '../../shared/lax.js';
 import { integer, intParam } from '../../shared/http/params.js';
 import { optionalText, slug } from '../../shared/http/schemas.js';
 import { pydanticIssue } from '../../shared/http/validation.js';
@@ -103,3 +104,58 @@ export const LifecycleBody = component(
     }),
   ),
 );
+
+const AGAINST_ERROR = 'must be `published` or a version number (an integer ≥ 1)';
+
+export const DiffQuery = z.object({
+  against: doc(
+    z.optional(
+      z.pipe(
+        z.string().check(
+          z.refine((s) => s === 'published' || ((n) => typeof n === 'number' && n >= 1)(laxInt(s)), {
+            params: pydanticIssue('value_error', `Value error, ${AGAINST_ERROR}`, { error: AGAINST_ERROR }),
+            abort: true,
+          }),
+        ),
+        z.transform((s): 'published' | number => (s === 'published' ? 'published' : (laxInt(s) as number))),
+      ),
+    ),
+    'what to compare with: `published` (the default: the newest approved version) or a version number',
+    { type: 'string', default: 'published', example: '3' },
+  ),
+});
+export type DiffQuery = z.infer<typeof DiffQuery>;
+
+export const VersionRef = component(
+  'VersionRef',
+  z.object({
+    version: doc(z.int(), 'version number'),
+    content_sha: doc(z.string(), 'lowercase hex SHA-256 of its canonical JSON content'),
+  }),
+);
+
+export const ContentChange = component(
+  'ContentChange',
+  z.object({
+    op: doc(z.enum(['add', 'remove', 'replace']), 'what happened at `path`'),
+    path: doc(z.string(), 'where, as a JSON Pointer (RFC 6901) into the content; `""` is the whole content', {
+      example: '/limits/0/amount',
+    }),
+    old: doc(z.optional(z.unknown()), 'the value before (remove, replace)'),
+    new: doc(z.optional(z.unknown()), 'the value after (add, replace)'),
+  }),
+);
+export type ContentChange = z.infer<typeof ContentChange>;
+
+export const VersionDiff = component(
+  'VersionDiff',
+  z.object({
+    from: doc(z.nullable(VersionRef), 'the version compared with; null when there is no published version'),
+    to: doc(VersionRef, 'the version whose changes these are'),
+    changes: doc(
+      z.array(ContentChange),
+      'the changes that turn `from` into `to`, in an order that applies as a JSON Patch; none when equal',
+    ),
+  }),
+);
+export type VersionDiff = z.infer<typeof VersionDiff>;

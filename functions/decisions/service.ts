@@ -4,7 +4,15 @@ import type { Page } from '../../shared/aws/pagination.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
 import { Conflict, Forbidden, Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { nowIso } from '../../shared/time.js';
-import type { CreateVersionRequest, DecisionStatus, HistoryEntry, VersionDetail, VersionSummary } from './schemas.js';
+import { contentChanges } from './diff.js';
+import type {
+  CreateVersionRequest,
+  DecisionStatus,
+  HistoryEntry,
+  VersionDetail,
+  VersionDiff,
+  VersionSummary,
+} from './schemas.js';
 import type { DecisionStore, TransitionWrite, VersionItem } from './store.js';
 
 /**
@@ -24,6 +32,8 @@ interface TransitionRule {
   /** The caller must be neither the author nor the submitter (four-eyes rule). */
   readonly fourEyes?: boolean;
   readonly published?: boolean;
+  /** Whether the version is in (true) or leaves (false) the approvers' inbox. */
+  readonly submitted?: boolean;
 }
 
 /** The review lifecycle: draft → submitted → approved → retired, and submitted → draft. */
@@ -33,6 +43,7 @@ const RULES: Record<Action, TransitionRule> = {
     to: 'submitted',
     set: (by, at) => ({ submitted_by: by.name, submitted_by_principal: by.principal, submitted_at: at }),
     remove: [],
+    submitted: true,
   },
   approve: {
     from: 'submitted',
@@ -41,12 +52,14 @@ const RULES: Record<Action, TransitionRule> = {
     remove: [],
     fourEyes: true,
     published: true,
+    submitted: false,
   },
   reject: {
     from: 'submitted',
     to: 'draft',
     set: () => ({}),
     remove: ['submitted_by', 'submitted_by_principal', 'submitted_at'],
+    submitted: false,
   },
   retire: {
     from: 'approved',
@@ -154,6 +167,26 @@ export class DecisionService {
   }
 
   /**
+   * What changed between a version and the published one (`against` "published", the
+   * default) or another version: its content's changes as JSON Pointer paths with old and
+   * new values. With nothing published, `from` is null and the content is one `add` at "".
+   */
+  async diff(workspace: string, key: string, version: number, against: 'published' | number): Promise<VersionDiff> {
+    const [to, from] = await Promise.all([
+      this.load(workspace, key, version),
+      against === 'published' ? this.store.newestPublished(workspace, key) : this.load(workspace, key, against),
+    ]);
+    const ref = (item: VersionItem) => ({ version: item.version, content_sha: item.content_sha });
+    return {
+      from: from ? ref(from) : null,
+      to: ref(to),
+      changes: from
+        ? contentChanges(from.content ?? null, to.content ?? null)
+        : [{ op: 'add', path: '', new: to.content ?? null }],
+    };
+  }
+
+  /**
    * Moves a version through the lifecycle with one conditional write. When the write is
    * refused, the item returned with the refusal says why, in the contract's order:
    * missing (404), then wrong state (409), then the four-eyes rule (403).
@@ -181,6 +214,7 @@ export class DecisionService {
         : {}),
       maxHistory: MAX_HISTORY,
       ...(rule.published !== undefined ? { published: rule.published } : {}),
+      ...(rule.submitted !== undefined ? { submitted: rule.submitted } : {}),
       change: { type: EVENT_OF[action], actor: caller.name, at },
     };
     const result = await this.store.transition(workspace, key, version, write);

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
-import { decodeCursor, queryPage, type Page } from '../../shared/aws/pagination.js';
+import { decodeCursor, queryPage, type Page, type Positioned } from '../../shared/aws/pagination.js';
 import { STAMP_ATTRIBUTES, stampNew, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { DecisionStatus, HistoryEntry, VersionDetail } from './schemas.js';
@@ -32,6 +32,8 @@ export interface TransitionWrite {
   readonly differentFrom?: Record<string, string>;
   /** Add to (true) or remove from (false) the `published` index. */
   readonly published?: boolean;
+  /** Add to (true) or remove from (false) the sparse `submitted` index (the approvers' inbox). */
+  readonly submitted?: boolean;
   /** Refuse the write when the history already holds this many entries. */
   readonly maxHistory?: number;
   /** The change, stamped on the version for its domain event. */
@@ -61,7 +63,15 @@ const partitionKey = (workspace: string, key: string) => `D#${workspace}#${key}`
 const versionSortKey = (version: number) => `V#${String(version).padStart(10, '0')}`;
 const COUNTER_SK = '#COUNTER';
 
-const KEY_FIELDS = ['pk', 'sk', 'pub_pk', 'pub_sk', ...STAMP_ATTRIBUTES];
+/**
+ * Index `submitted` (infra/tables.ts): only submitted versions carry `sub_pk` (one value)
+ * and `sub_sk` (`<submitted_at>#d#<workspace>#<key>#<version>`), oldest first.
+ */
+const SUBMITTED_PK = 'submitted';
+const submittedSortKey = (workspace: string, key: string, version: number, at: string) =>
+  `${at}#d#${workspace}#${key}#${String(version).padStart(10, '0')}`;
+
+const KEY_FIELDS = ['pk', 'sk', 'pub_pk', 'pub_sk', 'sub_pk', 'sub_sk', ...STAMP_ATTRIBUTES];
 /**
  * Content is stored as JSON text: any JSON value (huge or precise numbers, empty keys,
  * deep nesting) round-trips, where DynamoDB's native types would refuse some.
@@ -92,6 +102,8 @@ export interface DecisionStore {
   list(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionItem>>;
   /** The newest published version (approved, not retired). */
   newestPublished(workspace: string, key: string): Promise<VersionItem | undefined>;
+  /** Submitted versions placed after `after` (a position), oldest first, without content and history. */
+  submittedAfter(after: string, limit: number): Promise<Positioned<VersionItem>[]>;
   /** One conditional write of a status change; on failure, the current item with the error. */
   transition(workspace: string, key: string, version: number, t: TransitionWrite): Promise<TransitionResult>;
 }
@@ -184,6 +196,25 @@ export class DynamoDecisionStore implements DecisionStore {
     return item ? strip(item) : undefined;
   }
 
+  async submittedAfter(after: string, limit: number): Promise<Positioned<VersionItem>[]> {
+    const names = Object.fromEntries(
+      [...SUMMARY_ATTRIBUTES, 'created_by_principal', 'submitted_by_principal', 'sub_sk'].map((a, i) => [`#a${i}`, a]),
+    );
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'submitted',
+        // DynamoDB takes no empty string in a key condition: from the start, the partition alone.
+        KeyConditionExpression: after ? 'sub_pk = :pk AND sub_sk > :after' : 'sub_pk = :pk',
+        ExpressionAttributeValues: after ? { ':pk': SUBMITTED_PK, ':after': after } : { ':pk': SUBMITTED_PK },
+        ProjectionExpression: Object.keys(names).join(', '),
+        ExpressionAttributeNames: names,
+        Limit: limit,
+      }),
+    );
+    return (out.Items ?? []).map((item) => ({ position: String(item.sub_sk), item: strip(item) }));
+  }
+
   /**
    * One conditional write: the status moves only if it is still `from` and the
    * `differentFrom` conditions hold. On failure the current item comes back with the error,
@@ -216,6 +247,14 @@ export class DynamoDecisionStore implements DecisionStore {
       sets.push('pub_pk = :pub_pk', 'pub_sk = :pub_sk');
     } else if (t.published === false) {
       removes.push('pub_pk', 'pub_sk');
+    }
+    if (t.submitted === true) {
+      const at = String(t.set.submitted_at);
+      values[':sub_pk'] = SUBMITTED_PK;
+      values[':sub_sk'] = submittedSortKey(workspace, key, version, at);
+      sets.push('sub_pk = :sub_pk', 'sub_sk = :sub_sk');
+    } else if (t.submitted === false) {
+      removes.push('sub_pk', 'sub_sk');
     }
     const conditions = ['#status = :from'];
     if (t.maxHistory !== undefined) {

@@ -152,10 +152,14 @@ export async function mergedQueryPage(
     items.push(first.read[first.taken++]!);
     if (items.length <= page.limit) await fill(first);
   }
-  if (items.length <= page.limit) return { items, nextCursor: undefined };
-  const last = items[page.limit - 1]!;
-  return {
-    items: items.slice(0, page.limit),
-    nextCursor: encodeCursor(Object.fromEntries(page.keyAttributes.map((name) => [name, last[name]]))),
-  };
+  return pageOf(items, page);
+}
+
+/**
+ * An item of a sparse index read oldest first, with its place in it (its sort key): a list
+ * merged from several such indexes continues after the last place it answered.
+ */
+export interface Positioned<T> {
+  readonly position: string;
+  readonly item: T;
 }

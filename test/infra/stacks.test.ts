@@ -240,6 +240,15 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           ],
           Projection: { ProjectionType: 'ALL' },
         },
+        {
+          // §16: the approvers' inbox reads submitted versions alone, oldest first
+          IndexName: 'submitted',
+          KeySchema: [
+            { AttributeName: 'sub_pk', KeyType: 'HASH' },
+            { AttributeName: 'sub_sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
       ]);
       expect(tableNamed(TABLES.events)[1].Properties.TimeToLiveSpecification).toEqual({
         AttributeName: 'expires_at',
@@ -287,7 +296,16 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       // Crew runs: a caller's own runs from their own index, newest first by created_key;
       // an admin's unfinished statuses from the sparse open_runs (API.md §4, GET /api/crew-runs).
       const runs = tableNamed(TABLES.crewRuns)[1].Properties;
-      expect(indexNames(TABLES.crewRuns)).toEqual(['open_runs', 'by_created', 'by_creator_principal']);
+      expect(indexNames(TABLES.crewRuns)).toEqual(['open_runs', 'by_created', 'by_creator_principal', 'waiting_steps']);
+      // §16: the approvers' inbox reads each role's waiting approval steps alone, oldest first
+      expect(ownerIndex(TABLES.crewRuns, 'waiting_steps')).toEqual({
+        IndexName: 'waiting_steps',
+        KeySchema: [
+          { AttributeName: 'waiting_role', KeyType: 'HASH' },
+          { AttributeName: 'waiting_key', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      });
       expect(ownerIndex(TABLES.crewRuns, 'by_creator_principal')).toEqual({
         IndexName: 'by_creator_principal',
         KeySchema: [

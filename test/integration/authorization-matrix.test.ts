@@ -359,6 +359,8 @@ const anyKey = async (psk: string) => ({
 const ANY_USER_200 = '401 401 401 200 200 200 200 200 200 200 200 200 200';
 const ANY_USER_201 = '401 401 401 201 201 201 201 201 201 201 201 201 201';
 const OWNER_OR_ADMIN_200 = '401 401 401 200 403 403 200 200 403 200 403 200 403';
+/** A run waiting at an approval step of role `approver`: its holders (and their keys) may read it too (§16). */
+const OWNER_APPROVER_OR_ADMIN_200 = '401 401 401 200 403 200 200 200 200 200 403 200 403';
 const OWNER_OR_ADMIN_202 = '401 401 401 202 403 403 202 202 403 202 403 202 403';
 const OWNER_OR_ADMIN_204 = '401 401 401 204 403 403 204 204 403 204 403 204 403';
 const ADMIN_200 = '401 401 401 403 403 403 200 403 403 200 403 403 403';
@@ -416,6 +418,13 @@ const ROWS: Row[] = [
     path: '/api/decisions/{workspace}/{key}/versions/{version}/history',
     setup: once(approved),
     request: (v: Version) => ({ path: `${v.base}/history` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/decisions/{workspace}/{key}/versions/{version}/diff',
+    setup: once(approved),
+    request: (v: Version) => ({ path: `${v.base}/diff` }),
     expect: ANY_USER_200,
   },
   {
@@ -597,6 +606,15 @@ const ROWS: Row[] = [
     expect: OWNER_OR_ADMIN_200,
   },
   {
+    // §16: a holder of the waiting approval step's role (not the starter) may read the run.
+    method: 'GET',
+    path: '/api/crew-runs/{correlation_id}',
+    variant: 'waiting at an approval step of role approver',
+    setup: once(waitingRunOfUser),
+    request: (id: string) => ({ path: `/api/crew-runs/${id}` }),
+    expect: OWNER_APPROVER_OR_ADMIN_200,
+  },
+  {
     method: 'POST',
     path: '/api/crew-runs/{correlation_id}/cancel',
     fresh: true,
@@ -658,6 +676,23 @@ const ROWS: Row[] = [
     setup: sharedRun,
     request: (id: string) => ({ path: `/api/events/${id}?start=0` }),
     expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/events/{correlation_id}',
+    variant: 'waiting at an approval step of role approver',
+    setup: once(waitingRunOfUser),
+    request: (id: string) => ({ path: `/api/events/${id}?start=0` }),
+    expect: OWNER_APPROVER_OR_ADMIN_200,
+  },
+
+  // §16 People in the loop: any authenticated caller (the answers differ per caller).
+  { method: 'GET', path: '/api/me', request: () => ({ path: '/api/me' }), expect: ANY_USER_200 },
+  {
+    method: 'GET',
+    path: '/api/approvals',
+    request: () => ({ path: '/api/approvals?limit=5' }),
+    expect: ANY_USER_200,
   },
 
   // §8 Pre-shared keys.

@@ -48,9 +48,10 @@ export async function storeWaitingRun(
   tables: { crewRuns: string; events: string },
   owner: { name: string; principal: string },
   stepId = 'gate',
+  role = 'approver',
 ): Promise<string> {
   const id = await storeUnqueuedRun(db, tables, owner, [
-    { id: stepId, kind: 'approval', prompt: 'go?', role: 'approver', timeout_seconds: 3600 },
+    { id: stepId, kind: 'approval', prompt: 'go?', role, timeout_seconds: 3600 },
   ]);
   const store = new DynamoRunStore(db, tables.crewRuns, tables.events);
   const now = new Date().toISOString();
@@ -67,10 +68,18 @@ export async function storeWaitingRun(
         step_id: stepId,
         timestamp: now,
         message: 'waiting',
-        data: { prompt: 'go?', role: 'approver', expires_at: expiresAt },
+        data: { prompt: 'go?', role, expires_at: expiresAt },
       },
     ],
-    { status: 'waiting', started_at: now, current_step: stepId, completed_steps: 0 },
+    {
+      status: 'waiting',
+      started_at: now,
+      current_step: stepId,
+      completed_steps: 0,
+      // as the runner writes it: the approvers' inbox lists it, the role's holders may read it
+      waiting: { step_id: stepId, role, prompt: 'go?', since: now, expires_at: expiresAt },
+      approval_roles: [role],
+    },
     { type: 'crew.run.waiting', actor: null, at: now },
   );
   if (!appended) throw new Error(`crew run ${id}: could not park it at its approval step`);

@@ -48,6 +48,7 @@ function fakeStore(result: TransitionResult) {
       return result;
     },
     nextVersion: async () => ++counter,
+    submittedAfter: unused,
     create: async (i) => {
       created.push(i);
     },

@@ -1,0 +1,13 @@
+import type { Runtime } from '../composition.js';
+import { DynamoRunStore } from '../crews/store.js';
+import { DynamoDecisionStore } from '../decisions/store.js';
+import type { ApprovalsDeps } from './app.js';
+import { ApprovalService } from './service.js';
+
+export function approvalsDeps(runtime: Runtime): ApprovalsDeps {
+  const sources = {
+    decisions: new DynamoDecisionStore(runtime.db, runtime.tableName('decisions')),
+    runs: new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events')),
+  };
+  return { authenticator: runtime.authenticator, service: new ApprovalService(sources) };
+}
