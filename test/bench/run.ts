@@ -34,6 +34,7 @@ const PHASES = [
   'e13-waiting',
   'e13',
   'own-runs',
+  'inbox',
   'bundles',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
@@ -1436,6 +1437,112 @@ const ownRuns = await inPhase('own-runs', `crew-run lists beside ${MANY_OTHER_RU
   return { few, many };
 });
 
+const INBOX_WAITING = 5;
+const INBOX_FEW = 10;
+const INBOX_MANY = 10_000;
+// The approvers' inbox (issue 26): GET /api/approvals with 10 and with 10,000 versions and
+// runs that are not waiting in the tables, beside the same 5 submitted versions and 5 runs
+// waiting on an approval step (and whatever earlier phases left waiting).
+const inbox = await inPhase(
+  'inbox',
+  `GET /api/approvals beside ${INBOX_MANY} versions and runs that do not wait`,
+  async () => {
+    const { storeWaitingRun } = await import('../support/pending-run.js');
+    const decisionsTable = platform.runtime.tableName('decisions');
+    const starter = { name: 'bench-starter', principal: tokenPrincipal(idp.issuer, 'sub-bench-starter') };
+    for (let i = 0; i < INBOX_WAITING; i++) {
+      const v = await service.createVersion('bench-inbox', `waiting-${i}`, { content: { rule: i } }, author);
+      await service.transition('submit', 'bench-inbox', `waiting-${i}`, v.version, null, author);
+      await storeWaitingRun(db, { crewRuns: crewRunsTable, events: crewEventsTable }, starter);
+    }
+    const expires = Math.floor(Date.now() / 1000) + 86_400;
+    const since = Date.now() - 7_200_000;
+    /** Approved versions and finished runs whose approval was decided: in no sparse index. */
+    const notWaiting = async (from: number, to: number) => {
+      const versions: Record<string, unknown>[] = [];
+      const runs: Record<string, unknown>[] = [];
+      for (let i = from; i < to; i++) {
+        const at = new Date(since + i * 100).toISOString();
+        versions.push({
+          pk: `D#bench-inbox#decided-${i}`,
+          sk: 'V#0000000001',
+          pub_pk: `D#bench-inbox#decided-${i}`,
+          pub_sk: 1,
+          workspace: 'bench-inbox',
+          key: `decided-${i}`,
+          version: 1,
+          content_sha: '0'.repeat(64),
+          content_json: '{"rule":1}',
+          status: 'approved',
+          notes: null,
+          created_by: author.name,
+          created_by_principal: author.principal,
+          created_at: at,
+          submitted_by: author.name,
+          submitted_by_principal: author.principal,
+          submitted_at: at,
+          approved_by: 'someone',
+          approved_by_principal: 'someone',
+          approved_at: at,
+          history: [],
+        });
+        const id = randomUUID();
+        runs.push({
+          correlation_id: id,
+          template_id: templateId,
+          template_name: 'bench',
+          status: 'succeeded',
+          values_json: '{}',
+          created_by: starter.name,
+          created_by_principal: starter.principal,
+          created_at: at,
+          started_at: at,
+          finished_at: at,
+          event_count: 6,
+          error: null,
+          steps: [],
+          completed_steps: 1,
+          current_step: null,
+          approval_roles: ['approver'],
+          expires_at: expires,
+          list_pk: 'run',
+          created_key: `${at}#${id}`,
+        });
+      }
+      await batchWrite(decisionsTable, versions);
+      await batchWrite(crewRunsTable, runs);
+    };
+    const inboxLoad = (total: number) =>
+      httpLoad({
+        url: `${platform.baseUrl}/api/approvals`,
+        method: 'GET',
+        headers: auth(approverToken),
+        expectStatus: 200,
+        total,
+        maxSeconds: LIST_SECONDS,
+      });
+    const measure = async () => {
+      const res = await fetch(`${platform.baseUrl}/api/approvals?limit=1000`, { headers: auth(approverToken) });
+      const listed = (await res.json()) as { kind: string; workspace?: string; template_name?: string }[];
+      const ours = listed.filter((i) => i.workspace === 'bench-inbox' || i.kind === 'crew_step').length;
+      if (res.status !== 200 || ours < 2 * INBOX_WAITING)
+        throw new Error(`inbox: the approver's inbox lists ${ours} of the ${2 * INBOX_WAITING} waiting items`);
+      await inboxLoad(100)();
+      const itemsBefore = (tableItems.get(decisionsTable) ?? 0) + (tableItems.get(crewRunsTable) ?? 0);
+      const result = await counted(inboxLoad(LIST_REQUESTS), endpointCalls);
+      const itemsRead = (tableItems.get(decisionsTable) ?? 0) + (tableItems.get(crewRunsTable) ?? 0) - itemsBefore;
+      return { ...result, itemsPerOp: itemsRead / result.requests, listed: listed.length };
+    };
+    await notWaiting(0, INBOX_FEW);
+    const few = await measure();
+    phase(`inbox: writing ${INBOX_MANY - INBOX_FEW} more versions and runs that do not wait`);
+    for (let from = INBOX_FEW; from < INBOX_MANY; from += 1_000)
+      await notWaiting(from, Math.min(INBOX_MANY, from + 1_000));
+    const many = await measure();
+    return { few, many };
+  },
+);
+
 await bareServer.stop();
 await platform.stop();
 await idp.stop();
@@ -1597,6 +1704,20 @@ const lines = [
       `GET /api/crew-runs?status=waiting as an admin (${WAITING_RUNS} of the other users' runs waiting, the rest finished)`,
       few.waiting,
       many.waiting,
+    ),
+  ]),
+  ...when(inbox, ({ few, many }) => [
+    endpointRow(
+      'approvals',
+      `GET /api/approvals as an approver (${few.listed} items waiting), ${INBOX_FEW} versions and ${INBOX_FEW} runs not waiting`,
+      few,
+      `${few.itemsPerOp.toFixed(1)} items read / request`,
+    ),
+    endpointRow(
+      'approvals',
+      `GET /api/approvals as an approver (${many.listed} items waiting), ${INBOX_MANY.toLocaleString('en')} versions and ${INBOX_MANY.toLocaleString('en')} runs not waiting`,
+      many,
+      `${many.itemsPerOp.toFixed(1)} items read / request; p50 ×${ratio(many.p50, few.p50)} of the ${INBOX_FEW}-item tables (target ≤ 1.5: ${verdict(many.p50 / few.p50, 1.5)})`,
     ),
   ]),
   ...when(mcps, ({ mcpPsk, mcpLineage, mcpBearer, mcpBare, mcpBareServer }) => [
