@@ -24,6 +24,8 @@ export interface GroupDefinition {
   readonly usesKms?: boolean;
   /** Files read at run time, copied beside the Lambda bundle: folder → paths from the project root. */
   readonly bundledFiles?: Readonly<Record<string, readonly string[]>>;
+  /** Files built at bundling time beside the Lambda bundle: folder → the build script (`<script> <outdir>`). */
+  readonly builtFiles?: Readonly<Record<string, string>>;
   /**
    * The group's Lambda timeout instead of the stage's API timeout; below API Gateway's
    * 30 s integration timeout (HTTP API), which ends a request anyway.
@@ -36,7 +38,7 @@ export const GROUPS = [
     name: 'platform',
     entry: 'functions/platform/handler.ts',
     prefixes: ['/api/health'],
-    exactPaths: ['/openapi.json', '/asyncapi.json', '/docs'],
+    exactPaths: ['/openapi.json', '/asyncapi.json', '/docs', '/console'],
     tables: {},
     // /docs serves Swagger UI itself (no CDN): functions/platform/docs.ts reads these.
     bundledFiles: {
@@ -48,6 +50,8 @@ export const GROUPS = [
         'node_modules/swagger-ui-dist/favicon-32x32.png',
       ],
     },
+    // /console's script and style sheet, built from console/ (functions/platform/console.ts reads them).
+    builtFiles: { console: 'infra/console-build.ts' },
   },
   {
     name: 'decisions',

@@ -48,6 +48,10 @@ const EnvSchema = z.object({
     z.string().check(z.trim(), z.minLength(1, { error: 'must not be empty' })),
     'dpm-docs',
   ),
+  AUTH_CONSOLE_CLIENT_ID: z._default(
+    z.string().check(z.trim(), z.minLength(1, { error: 'must not be empty' })),
+    'dpm-console',
+  ),
   DYNAMODB_ENDPOINT: optionalUrl,
   SQS_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
@@ -153,6 +157,8 @@ export interface Config {
     readonly jwksUrl: string | undefined;
     /** The issuer's public client that /docs signs in with (authorization code + PKCE). */
     readonly docsClientId: string;
+    /** The issuer's public client that the review console (/console) signs in with (authorization code + PKCE). */
+    readonly consoleClientId: string;
   };
   readonly endpoints: {
     readonly dynamodb: string | undefined;
@@ -309,6 +315,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       audience: e.AUTH_AUDIENCE,
       jwksUrl: e.AUTH_JWKS_URL,
       docsClientId: e.AUTH_DOCS_CLIENT_ID,
+      consoleClientId: e.AUTH_CONSOLE_CLIENT_ID,
     },
     endpoints: { dynamodb: e.DYNAMODB_ENDPOINT, sqs: e.SQS_ENDPOINT, s3: e.S3_ENDPOINT },
     crewRunQueueUrl: e.CREW_RUN_QUEUE_URL,

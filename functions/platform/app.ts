@@ -4,6 +4,7 @@ import { NotFound } from '../../shared/errors.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
 import { OAUTH2_SCHEME } from '../../shared/http/security-schemes.js';
 import { component, doc } from '../../shared/schema.js';
+import { CONSOLE_ASSETS, type ConsoleAssets, consoleCsp, consolePage } from './console.js';
 import { docsPage, SWAGGER_UI_ASSETS, swaggerUiAsset } from './docs.js';
 
 export const HealthResponse = component(
@@ -29,9 +30,16 @@ export interface PlatformDeps {
   readonly oauthEndpoints: () => Promise<OAuthEndpoints | undefined>;
   /** The public client /docs signs in with (authorization code + PKCE). */
   readonly docsClientId: string;
+  /** The issuer the review console signs in with (its discovery), when there is one. */
+  readonly issuer: string | undefined;
+  /** The public client /console signs in with (authorization code + PKCE). */
+  readonly consoleClientId: string;
+  /** The console's built script and style sheet, asked for on first use. */
+  readonly consoleAssets: () => Promise<ConsoleAssets>;
 }
 
 const TITLE = 'Data Platform Management Service';
+const CONSOLE_TITLE = 'DPM console';
 
 /**
  * The document with the issuer's authorization and token URLs in its OAuth 2.0 scheme
@@ -79,6 +87,43 @@ function withStage(document: unknown, stage: string, region: string): unknown {
   };
 }
 
+/** The OpenAPI operation of a page's own files (`GET <path>`: one of `assets`, by name, or 404). */
+function assetOperation(path: string, operationId: string, summary: string, assets: Readonly<Record<string, string>>) {
+  return {
+    path,
+    method: 'get' as const,
+    operation: {
+      operationId,
+      summary,
+      tags: ['platform'],
+      parameters: [
+        {
+          name: 'asset',
+          in: 'path',
+          required: true,
+          description: 'a file name',
+          schema: { type: 'string', enum: Object.keys(assets), description: 'a file name' },
+        },
+      ],
+      responses: {
+        200: {
+          description: 'The file',
+          content: Object.fromEntries(
+            [...new Set(Object.values(assets).map((type) => type.split(';')[0]!))].map((type) => [
+              type,
+              { schema: { type: 'string', description: 'the file' } },
+            ]),
+          ),
+        },
+        404: {
+          description: 'No such file',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
+        },
+      },
+    },
+  };
+}
+
 /** Health, the OpenAPI and AsyncAPI documents and the HTML reference: the only open endpoints. */
 export function createPlatformApp(deps: PlatformDeps): ServiceApp {
   const { version, buildNumber, document } = deps;
@@ -120,6 +165,7 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
       (c) => c.json(withStage(deps.asyncApiDocument(), deps.stage, deps.region) as object, 200),
     );
   app.otherOperations.push(
+    ...consoleOperations(),
     {
       path: '/docs',
       method: 'get',
@@ -131,41 +177,35 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
         responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     },
-    {
-      path: '/docs/{asset}',
-      method: 'get',
-      operation: {
-        operationId: 'docs_asset_docs__asset__get',
-        summary: "The API reference's own files (Swagger UI's script, style sheet, sign-in redirect page, icon)",
-        tags: ['platform'],
-        parameters: [
-          {
-            name: 'asset',
-            in: 'path',
-            required: true,
-            description: 'a file name',
-            schema: { type: 'string', enum: Object.keys(SWAGGER_UI_ASSETS), description: 'a file name' },
-          },
-        ],
-        responses: {
-          200: {
-            description: 'The file',
-            content: Object.fromEntries(
-              [...new Set(Object.values(SWAGGER_UI_ASSETS).map((type) => type.split(';')[0]!))].map((type) => [
-                type,
-                { schema: { type: 'string', description: 'the file' } },
-              ]),
-            ),
-          },
-          404: {
-            description: 'No such file',
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
-          },
-        },
-      },
-    },
+    assetOperation(
+      '/docs/{asset}',
+      'docs_asset_docs__asset__get',
+      "The API reference's own files (Swagger UI's script, style sheet, sign-in redirect page, icon)",
+      SWAGGER_UI_ASSETS,
+    ),
   );
   const page = docsPage({ title: TITLE, clientId: deps.docsClientId });
+  const consoleHtml = consolePage({
+    title: CONSOLE_TITLE,
+    settings: { issuer: deps.issuer, clientId: deps.consoleClientId },
+  });
+  app.get('/console', (c) => c.redirect('/console/', 301));
+  app.get('/console/', async (c) => {
+    const endpoints = await deps.oauthEndpoints();
+    const issuerOrigins = [deps.issuer, endpoints?.tokenUrl].flatMap((url) => (url ? [new URL(url).origin] : []));
+    return c.html(consoleHtml, 200, {
+      'content-security-policy': consoleCsp(issuerOrigins),
+      'cache-control': 'no-cache',
+    });
+  });
+  app.get('/console/:asset', async (c) => {
+    const name = c.req.param('asset');
+    const type = Object.hasOwn(CONSOLE_ASSETS, name) ? CONSOLE_ASSETS[name] : undefined;
+    const body = type && (await deps.consoleAssets()).get(name);
+    if (!type || !body) throw new NotFound();
+    // Fixed names: revalidated on each load, so a new build is never mixed with an old one.
+    return c.body(new Uint8Array(body), 200, { 'content-type': type, 'cache-control': 'no-cache' });
+  });
   app.get('/docs', (c) => c.html(page));
   app.get('/docs/:asset', (c) => {
     const asset = swaggerUiAsset(c.req.param('asset'));
@@ -176,4 +216,37 @@ export function createPlatformApp(deps: PlatformDeps): ServiceApp {
     });
   });
   return app;
+}
+
+/** /console in the OpenAPI document, as /docs is: a page and its files, outside the API. */
+function consoleOperations() {
+  return [
+    {
+      path: '/console',
+      method: 'get',
+      operation: {
+        operationId: 'console_redirect_console_get',
+        summary: 'Redirects to the review console at /console/',
+        tags: ['platform'],
+        responses: { 301: { description: 'Moved to /console/' } },
+      },
+    },
+    {
+      path: '/console/',
+      method: 'get',
+      operation: {
+        operationId: 'console_console__get',
+        summary:
+          'The review console (HTML, served by the service): the inbox of what waits for the signed-in person, decision versions with their diff, crew runs with their live run log',
+        tags: ['platform'],
+        responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+    assetOperation(
+      '/console/{asset}',
+      'console_asset_console__asset__get',
+      "The review console's own files (its script and style sheet)",
+      CONSOLE_ASSETS,
+    ),
+  ];
 }

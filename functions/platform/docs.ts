@@ -50,7 +50,10 @@ export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#$
 
 /**
  * The page: Swagger UI on /openapi.json, its OAuth client the given public client (PKCE),
- * under a link to the domain events' /asyncapi.json.
+ * under a link to the domain events' /asyncapi.json and a line saying who is signed in (the
+ * credential Swagger UI holds, asked of /api/me). Each sign-in asks who signs in
+ * (`prompt=login`): after Logout the issuer's session would otherwise sign the same person
+ * in again. An optional request body starts empty instead of with an invented sample.
  */
 export function docsPage(options: { title: string; clientId: string }): string {
   const settings = JSON.stringify({ clientId: options.clientId }).replaceAll('<', '\\u003c');
@@ -65,25 +68,70 @@ export function docsPage(options: { title: string; clientId: string }): string {
 <style>
 .dpm-links { box-sizing: border-box; max-width: 1460px; margin: 0 auto; padding: 12px 20px 0; font-family: sans-serif; font-size: 14px; color: #3b4151; }
 .dpm-links a { color: #4990e2; }
+.dpm-links #dpm-who { margin: 6px 0 0; font-weight: bold; }
 </style>
 </head>
 <body>
 <nav class="dpm-links" aria-label="Machine-readable documents">
 Domain events (EventBridge, webhooks): <a id="asyncapi-link" href="/asyncapi.json">AsyncAPI 3.0 document (/asyncapi.json)</a>
 &middot; HTTP API: <a href="/openapi.json">OpenAPI 3.1 document (/openapi.json)</a>
+&middot; People in the loop: <a href="/console/">review console (/console)</a>
+<p id="dpm-who" role="status">Not signed in: Authorize to try the endpoints.</p>
 </nav>
 <div id="swagger-ui"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
 <script>
 const settings = ${settings};
+const who = document.getElementById('dpm-who');
+async function showWho() {
+  const held = Object.values(window.ui.authSelectors.authorized().toJS());
+  const bearer = held.find((a) => a.token && a.token.access_token);
+  const key = held.find((a) => a.schema && a.schema.type === 'apiKey' && a.value);
+  const headers = bearer ? { authorization: 'Bearer ' + bearer.token.access_token } : key ? { [key.schema.name]: key.value } : undefined;
+  if (!headers) { who.textContent = 'Not signed in: Authorize to try the endpoints.'; return; }
+  const res = await fetch('/api/me', { headers }).catch(() => undefined);
+  if (!res || !res.ok) { who.textContent = 'Authorized, but /api/me answered ' + (res ? res.status : 'nothing') + ': the credential may have expired.'; return; }
+  const me = await res.json();
+  who.textContent = 'Signed in as ' + me.name + ' (' + (me.roles.length ? me.roles.join(', ') : 'no roles') + '; ' + (me.credential === 'psk' ? 'pre-shared key' : 'sign-in session') + ')';
+}
+// Each change of the credentials Swagger UI holds updates the line above.
+const SignedInPlugin = () => ({
+  statePlugins: {
+    auth: {
+      wrapActions: Object.fromEntries(
+        ['authorize', 'authorizeOauth2', 'logout', 'restoreAuthorization'].map((name) => [
+          name,
+          (action) => (...args) => { const result = action(...args); setTimeout(showWho); return result; },
+        ]),
+      ),
+    },
+  },
+});
+// An optional body (lifecycle notes) starts empty: no sample is invented for it.
+const EmptyOptionalBodyPlugin = () => ({
+  wrapComponents: {
+    RequestBody: (Original, system) => (props) =>
+      system.React.createElement(
+        Original,
+        props.requestBody && props.requestBody.get('required') ? props : { ...props, fn: { ...props.fn, getSampleSchema: () => '' } },
+      ),
+  },
+});
 window.ui = SwaggerUIBundle({
   url: '/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   persistAuthorization: true,
   oauth2RedirectUrl: window.location.origin + '/docs/oauth2-redirect.html',
+  plugins: [SignedInPlugin, EmptyOptionalBodyPlugin],
+  onComplete: showWho,
 });
-window.ui.initOAuth({ clientId: settings.clientId, usePkceWithAuthorizationCodeGrant: true, scopes: [] });
+window.ui.initOAuth({
+  clientId: settings.clientId,
+  usePkceWithAuthorizationCodeGrant: true,
+  scopes: [],
+  additionalQueryStringParams: { prompt: 'login' },
+});
 </script>
 </body>
 </html>

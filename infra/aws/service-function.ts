@@ -43,6 +43,8 @@ export interface ServiceFunctionProps {
   readonly vpc?: IVpc;
   /** Files the code reads at run time, copied beside the bundle: folder → paths from the project root. */
   readonly bundledFiles?: Readonly<Record<string, readonly string[]>>;
+  /** Files built beside the bundle: folder → the build script, run as `node --import tsx <script> <outdir>`. */
+  readonly builtFiles?: Readonly<Record<string, string>>;
 }
 
 /** The commands that copy `files` (folder → paths from the project root) beside a bundle. */
@@ -55,6 +57,25 @@ export function copyCommands(
     `mkdir -p "${join(outputDir, folder)}"`,
     ...paths.map((path) => `cp "${join(inputDir, path)}" "${join(outputDir, folder)}/"`),
   ]);
+}
+
+/** The commands that build files (folder → build script from the project root) beside a bundle. */
+export function buildCommands(builds: Readonly<Record<string, string>>, inputDir: string, outputDir: string): string[] {
+  return Object.entries(builds).map(
+    ([folder, script]) => `cd "${inputDir}" && node --import tsx "${script}" "${join(outputDir, folder)}"`,
+  );
+}
+
+/** What runs after esbuild bundled a function: its run-time files copied, its built files built. */
+export function afterBundlingCommands(
+  props: Pick<ServiceFunctionProps, 'bundledFiles' | 'builtFiles'>,
+  inputDir: string,
+  outputDir: string,
+): string[] {
+  return [
+    ...copyCommands(props.bundledFiles ?? {}, inputDir, outputDir),
+    ...buildCommands(props.builtFiles ?? {}, inputDir, outputDir),
+  ];
 }
 
 /** Every Lambda's defaults in one place: runtime, bundling, logging, environment. */
@@ -126,12 +147,11 @@ export class ServiceFunction extends Construct implements IGrantable {
         banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
         // Local esbuild from node_modules; Docker is not available everywhere.
         forceDockerBundling: false,
-        ...(props.bundledFiles && {
+        ...((props.bundledFiles || props.builtFiles) && {
           commandHooks: {
             beforeBundling: () => [],
             beforeInstall: () => [],
-            afterBundling: (inputDir: string, outputDir: string) =>
-              copyCommands(props.bundledFiles!, inputDir, outputDir),
+            afterBundling: (inputDir: string, outputDir: string) => afterBundlingCommands(props, inputDir, outputDir),
           },
         }),
       },

@@ -53,6 +53,8 @@ export interface StageSettings {
   readonly authJwksUrl?: string;
   /** The issuer's public client /docs signs in with (authorization code + PKCE); default `dpm-docs`. */
   readonly authDocsClientId?: string;
+  /** The issuer's public client /console signs in with (authorization code + PKCE); default `dpm-console`. */
+  readonly authConsoleClientId?: string;
   /** Hosts crew HTTP tools may call; empty means none. */
   readonly crewHttpAllowedHosts: readonly string[];
   /** Hosts webhook endpoints may name over plain http (any host over https); empty means none. */

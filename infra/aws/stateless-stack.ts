@@ -154,6 +154,7 @@ export class StatelessStack extends Stack {
       AUTH_AUDIENCE: stage.authAudience,
       AUTH_JWKS_URL: stage.authJwksUrl,
       AUTH_DOCS_CLIENT_ID: stage.authDocsClientId,
+      AUTH_CONSOLE_CLIENT_ID: stage.authConsoleClientId,
       EVENTS_TTL_DAYS: String(stage.eventsTtlDays),
       BUILD_NUMBER: props.buildNumber,
       CREW_HTTP_ALLOWED_HOSTS: stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
@@ -217,6 +218,7 @@ export class StatelessStack extends Stack {
         projectRoot: props.projectRoot,
         reservedConcurrency: reservedFor(stage, group.name),
         ...('bundledFiles' in group && { bundledFiles: group.bundledFiles }),
+        ...('builtFiles' in group && { builtFiles: group.builtFiles }),
         ...('timeoutSeconds' in group && { timeoutSeconds: group.timeoutSeconds }),
         ...(vpc && VPC_GROUPS.includes(group.name as GroupName) && { vpc }),
         environment: {

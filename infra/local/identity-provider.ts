@@ -5,12 +5,12 @@
  * `DPM_LOCAL_USERS`. The service verifies its tokens like any issuer's: discovery, JWKS,
  * signature, audience. It is never part of an AWS deployment (only infra/local imports it).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { errors, type Configuration, type InteractionResults } from 'oidc-provider';
+import Provider, { errors, type Configuration, type InteractionResults, type KoaContextWithOIDC } from 'oidc-provider';
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { escapeHtml } from '../../functions/platform/docs.js';
 import type { LocalUser } from '../../shared/config.js';
@@ -28,6 +28,8 @@ export const CLI_REDIRECT_URI = 'http://127.0.0.1/dpm-cli-callback';
 const SCRIPTS_CLIENT_ID = 'dpm-scripts';
 /** Swagger UI's page that receives the authorization code (served by the platform app). */
 const DOCS_REDIRECT_PATH = '/docs/oauth2-redirect.html';
+/** Where the review console receives the authorization code, and returns after signing out. */
+const CONSOLE_PATH = '/console/';
 const ACCESS_TOKEN_SECONDS = 3_600;
 
 /** What survives restarts: the signing key (tokens stay valid), cookie keys, the scripts client's secret. */
@@ -77,6 +79,8 @@ export async function startLocalIdentityProvider(options: {
   dataDir: string;
   /** The public client Swagger UI signs in with (authorization code + PKCE): AUTH_DOCS_CLIENT_ID. */
   docsClientId: string;
+  /** The public client the review console signs in with (authorization code + PKCE): AUTH_CONSOLE_CLIENT_ID. */
+  consoleClientId: string;
 }): Promise<LocalIdentityProvider> {
   const issuer = `${options.baseUrl}${OIDC_PATH}`;
   const secrets = await loadSecrets(options.dataDir);
@@ -95,6 +99,16 @@ export async function startLocalIdentityProvider(options: {
         grant_types: ['authorization_code'],
         response_types: ['code'],
         redirect_uris: origins.map((o) => `${o}${DOCS_REDIRECT_PATH}`),
+        post_logout_redirect_uris: origins.map((o) => `${o}/docs`),
+      },
+      {
+        client_id: options.consoleClientId,
+        client_name: 'Review console (/console)',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: origins.map((o) => `${o}${CONSOLE_PATH}`),
+        post_logout_redirect_uris: origins.map((o) => `${o}${CONSOLE_PATH}`),
       },
       {
         client_id: CLI_CLIENT_ID,
@@ -120,6 +134,8 @@ export async function startLocalIdentityProvider(options: {
     claims: { openid: ['sub'], profile: ['preferred_username', 'roles'] },
     features: {
       devInteractions: { enabled: false },
+      // RP-initiated logout ends the provider's session, so the next sign-in asks who signs in.
+      rpInitiatedLogout: { enabled: true, logoutSource, postLogoutSuccessSource },
       clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -138,7 +154,7 @@ export async function startLocalIdentityProvider(options: {
       },
     },
     pkce: { required: () => true },
-    // The browser's token request comes from /docs, on the service's own origin(s).
+    // The browser's token request comes from /docs or /console, on the service's own origin(s).
     clientBasedCORS: (_ctx, origin) => origins.includes(origin),
     findAccount: (_ctx, id) => {
       const user = users.get(id);
@@ -313,6 +329,39 @@ function page(title: string, body: string): string {
 button{display:block;width:100%;margin:.4rem 0;padding:.6rem;font-size:1rem;cursor:pointer}
 input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}.roles{color:#666;font-size:.85rem}
 .error{color:#b00}</style></head><body>${body}</body></html>`;
+}
+
+/**
+ * The sign-out page of RP-initiated logout. Asked by a client with the ID token it was given
+ * (`id_token_hint`, checked by the provider), it signs out at once; otherwise the person
+ * confirms, so that no other page can sign them out behind their back.
+ */
+function logoutSource(ctx: KoaContextWithOIDC, form: string): void {
+  const who = ctx.oidc.session?.accountId;
+  const button = '<button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>Sign out</button>';
+  const script = ctx.oidc.params?.id_token_hint ? "document.querySelector('button[name=logout]').click();" : '';
+  ctx.type = 'html';
+  ctx.set('cache-control', 'no-store');
+  ctx.set(
+    'content-security-policy',
+    `default-src 'none'; style-src 'unsafe-inline'${script ? `; script-src 'sha256-${createHash('sha256').update(script).digest('base64')}'` : ''}`,
+  );
+  ctx.body = page(
+    'Sign out (local identity provider)',
+    `<h1>Sign out</h1><p>${who ? `Sign out <strong>${escapeHtml(who)}</strong> from` : 'Sign out of'} the local identity provider: the next sign-in on this browser asks who signs in.</p>
+${form}${button}${script ? `<script>${script}</script>` : ''}`,
+  );
+}
+
+/** The page after a sign-out that names no page to return to. */
+function postLogoutSuccessSource(ctx: KoaContextWithOIDC): void {
+  ctx.type = 'html';
+  ctx.set('cache-control', 'no-store');
+  ctx.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'");
+  ctx.body = page(
+    'Signed out',
+    '<h1>Signed out</h1><p>You are signed out of the local identity provider.</p><p><a href="/console/">Review console</a> &middot; <a href="/docs">API reference</a></p>',
+  );
 }
 
 /** The sign-in page: one button per local user (each signs in with their name), or a name typed in. */

@@ -149,6 +149,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
           users: effective.localUsers,
           dataDir: effective.dataDir,
           docsClientId: effective.auth.docsClientId,
+          consoleClientId: effective.auth.consoleClientId,
         });
     if (identity) {
       effective = {
@@ -158,6 +159,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
           audience: identity.audience,
           jwksUrl: undefined,
           docsClientId: effective.auth.docsClientId,
+          consoleClientId: effective.auth.consoleClientId,
         },
       };
     }

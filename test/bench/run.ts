@@ -1624,6 +1624,19 @@ const listRows = (what: string, few: Measured & { itemsPerOp: number }, many: Me
   ),
 ];
 
+/** The console's first paint as its browser test (test/integration/console-browser.test.ts) last measured it. */
+const firstPaint = (() => {
+  try {
+    return JSON.parse(readFileSync(`${ROOT}test/artifacts/console/first-paint.json`, 'utf8')) as {
+      measured_at: string;
+      inbox_rendered_ms: number;
+      dom_content_loaded_ms: number;
+    };
+  } catch {
+    return undefined;
+  }
+})();
+
 const lines = [
   '# Benchmark results',
   '',
@@ -1719,6 +1732,9 @@ const lines = [
       many,
       `${many.itemsPerOp.toFixed(1)} items read / request; p50 ×${ratio(many.p50, few.p50)} of the ${INBOX_FEW}-item tables (target ≤ 1.5: ${verdict(many.p50 / few.p50, 1.5)})`,
     ),
+  ]),
+  ...when(firstPaint, (f) => [
+    `| console | first paint: navigation to the inbox rendered with its items, signed in (Chromium, local platform; measured by the browser test at ${f.measured_at}) | 1 | 0 | | ${ms(f.inbox_rendered_ms)} | | | | DOMContentLoaded at ${ms(f.dom_content_loaded_ms)} ms; run \`npx vitest run test/integration/console-browser.test.ts\` to measure again |`,
   ]),
   ...when(mcps, ({ mcpPsk, mcpLineage, mcpBearer, mcpBare, mcpBareServer }) => [
     endpointRow(

@@ -367,6 +367,7 @@ const ADMIN_200 = '401 401 401 403 403 403 200 403 403 200 403 403 403';
 const ADMIN_201 = '401 401 401 403 403 403 201 403 403 201 403 403 403';
 const ADMIN_204 = '401 401 401 403 403 403 204 403 403 204 403 403 403';
 const PUBLIC_200 = '200 200 200 200 200 200 200 200 200 200 200 200 200';
+const PUBLIC_301 = '301 301 301 301 301 301 301 301 301 301 301 301 301';
 /** Who finds the owner's resource in an own-items list (admins see everyone's). */
 const LISTS_OWNERS = '- - - y n n y y n y n y n';
 /** Who finds a resource made with the bootstrap key in an own-items list: admins only. */
@@ -382,6 +383,15 @@ const ROWS: Row[] = [
     method: 'GET',
     path: '/docs/{asset}',
     request: () => ({ path: '/docs/swagger-ui.css' }),
+    expect: PUBLIC_200,
+  },
+  // §16 The review console: open like /docs (its API calls carry the signed-in person's token).
+  { method: 'GET', path: '/console', request: () => ({ path: '/console' }), expect: PUBLIC_301 },
+  { method: 'GET', path: '/console/', request: () => ({ path: '/console/' }), expect: PUBLIC_200 },
+  {
+    method: 'GET',
+    path: '/console/{asset}',
+    request: () => ({ path: '/console/main.js' }),
     expect: PUBLIC_200,
   },
 

@@ -153,6 +153,10 @@ describe('/docs with the local identity provider', () => {
       await popup.waitForEvent('close', { timeout: 20_000 });
       await expect.poll(() => oauth.innerText(), { timeout: 10_000 }).toContain('Authorized');
       await page.click('.dialog-ux .close-modal');
+      // The page says who is signed in (the token Swagger UI holds, asked of /api/me).
+      await expect
+        .poll(() => page.locator('#dpm-who').textContent(), { timeout: 10_000 })
+        .toBe('Signed in as alice (approver; sign-in session)');
 
       // The approve operation (E1): try it out with carol's version, execute.
       const operation = page.locator(
@@ -174,5 +178,73 @@ describe('/docs with the local identity provider', () => {
 
     const after = await fetch(`${versions}/${version}`, { headers: { authorization: `Bearer ${carol}` } });
     expect(await after.json()).toMatchObject({ status: 'approved', created_by: 'carol', approved_by: 'alice' });
+  }, 90_000);
+
+  it('asks who signs in after Logout, shows the new name, and sends submit without an invented body', async () => {
+    const base = platform.baseUrl;
+    const carol = await localUserToken(base, 'carol');
+    const versions = `${base}/api/decisions/docs-walkthrough/second-person/versions`;
+    const created = await fetch(versions, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${carol}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: { limit: 5 } }),
+    });
+    expect(created.status).toBe(201);
+    const { version } = (await created.json()) as { version: number };
+
+    const { page, outside, errors, close } = await offlinePage(base);
+    try {
+      await page.goto(`${base}/docs`);
+      await page.waitForSelector('.opblock-tag-section', { timeout: 20_000 });
+      expect(await page.locator('#dpm-who').textContent()).toContain('Not signed in');
+
+      const oauth = page.locator('.auth-container', { hasText: 'OAuth2AuthorizationCodeBearer' });
+      /** Authorize as `user`: the provider's page must ask who signs in, every time. */
+      const authorizeAs = async (user: string) => {
+        await page.click('.auth-wrapper .authorize');
+        const [popup] = await Promise.all([page.waitForEvent('popup'), oauth.locator('button.authorize').click()]);
+        await popup.waitForSelector(`button[value="${user}"]`, { timeout: 20_000 });
+        await popup.click(`button[value="${user}"]`);
+        await popup.waitForEvent('close', { timeout: 20_000 });
+        await expect.poll(() => oauth.innerText(), { timeout: 10_000 }).toContain('Authorized');
+        await page.click('.dialog-ux .close-modal');
+      };
+      await authorizeAs('bob');
+      await expect.poll(() => page.locator('#dpm-who').textContent(), { timeout: 10_000 }).toContain('bob');
+
+      // Logout, then Authorize: the provider's session does not sign bob in again silently.
+      await page.click('.auth-wrapper .authorize');
+      await oauth.locator('button', { hasText: 'Logout' }).click();
+      await page.click('.dialog-ux .close-modal');
+      await expect.poll(() => page.locator('#dpm-who').textContent(), { timeout: 10_000 }).toContain('Not signed in');
+      await authorizeAs('dana');
+      await expect
+        .poll(() => page.locator('#dpm-who').textContent(), { timeout: 10_000 })
+        .toBe('Signed in as dana (admin; sign-in session)');
+
+      // submit: its optional body starts empty (no `{"notes": "string"}`), and is sent so.
+      const operation = page.locator(
+        '[id="operations-decisions-submit_version_api_decisions__workspace___key__versions__version__submit_post"]',
+      );
+      await operation.locator('.opblock-summary').click();
+      await operation.locator('.try-out__btn').click();
+      const body = operation.locator('textarea.body-param__text');
+      await body.waitFor({ timeout: 10_000 });
+      expect(await body.inputValue()).toBe('');
+      await operation.locator('tr[data-param-name="workspace"] input').fill('docs-walkthrough');
+      await operation.locator('tr[data-param-name="key"] input').fill('second-person');
+      await operation.locator('tr[data-param-name="version"] input').fill(String(version));
+      await operation.locator('.execute').click();
+      const status = operation.locator('.live-responses-table tbody .response-col_status').first();
+      await expect.poll(() => status.textContent(), { timeout: 20_000 }).toContain('200');
+      expect(outside).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await close();
+    }
+
+    const history = await fetch(`${versions}/${version}/history`, { headers: { authorization: `Bearer ${carol}` } });
+    const transitions = (await history.json()) as { action: string; by: string; notes: string | null }[];
+    expect(transitions.at(-1)).toMatchObject({ action: 'submit', by: 'dana', notes: null });
   }, 90_000);
 });

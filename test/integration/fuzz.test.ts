@@ -216,6 +216,14 @@ function answerProblems(r: FuzzRequest, a: Answer): string[] {
     }
     return problems;
   }
+  // A documented redirect (GET /console → /console/) has no body to judge: it needs its Location.
+  if (a.status >= 300 && a.status < 400) {
+    if (!a.headers.get('location')) problems.push(`${a.status} without Location`);
+    if (!(r.route && r.route.method === r.method && r.route.statuses.includes(a.status))) {
+      problems.push(`${a.status} is not a documented status of the operation`);
+    }
+    return problems;
+  }
   const documented = r.route?.successTypes ?? [];
   if (a.status >= 200 && a.status < 300 && documented.length > 0 && !documented.includes('application/json')) {
     if (!documented.some((type) => contentType.startsWith(type))) {

@@ -36,7 +36,13 @@ export async function api<T = any>(path: string, options: CallOptions = {}): Pro
   let body: string | undefined = options.rawBody;
   if (body === undefined && options.body !== undefined) body = JSON.stringify(options.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
-  const res = await fetch(`${baseUrl()}${path}`, { method: options.method ?? 'GET', headers, body });
+  // A redirect is an answer of its own (GET /console → /console/): never followed.
+  const res = await fetch(`${baseUrl()}${path}`, {
+    method: options.method ?? 'GET',
+    headers,
+    body,
+    redirect: 'manual',
+  });
   const text = await res.text();
   record({
     type: 'exchange',

@@ -93,7 +93,7 @@ async function send(base: string, call: Call): Promise<Answer> {
     headers['content-type'] = 'application/json';
   }
   const started = performance.now();
-  const res = await fetch(`${base}${call.path}`, { method: call.method, headers, body });
+  const res = await fetch(`${base}${call.path}`, { method: call.method, headers, body, redirect: 'manual' });
   const text = await res.text();
   const ms = performance.now() - started;
   let parsed: unknown;
@@ -237,6 +237,16 @@ const CASES: Record<string, EndpointCase> = {
     needs: [],
     prepare: () => Promise.resolve({ method: 'GET', path: '/docs/swagger-ui.css' }),
   },
+  // The review console: its page and its built files, served by the service (§16).
+  'GET /console': { needs: [], normal: 301, prepare: () => Promise.resolve({ method: 'GET', path: '/console' }) },
+  'GET /console/': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/console/' }) },
+  'GET /console/{asset}': {
+    needs: [],
+    prepare: () => Promise.resolve({ method: 'GET', path: '/console/main.css' }),
+  },
+  // Who the caller is: from the credential alone. The inbox reads the sparse indexes (§16).
+  'GET /api/me': { needs: [], prepare: call('GET', '/api/me') },
+  'GET /api/approvals': { needs: ['dynamodb'], prepare: call('GET', '/api/approvals') },
 
   // Domains carry the ids of the documents waiting for them (DynamoDB).
   'GET /api/catalog/domains': { needs: ['datahub', 'dynamodb'], prepare: call('GET', '/api/catalog/domains') },
@@ -340,6 +350,10 @@ const CASES: Record<string, EndpointCase> = {
   'GET /api/decisions/{workspace}/{key}/versions/{version}/history': {
     needs: ['dynamodb'],
     prepare: async () => asAdmin('GET', `${await decision('draft')}/1/history`),
+  },
+  'GET /api/decisions/{workspace}/{key}/versions/{version}/diff': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('GET', `${await decision('draft')}/1/diff`),
   },
   'POST /api/decisions/{workspace}/{key}/versions/{version}/submit': {
     needs: ['dynamodb'],
@@ -691,6 +705,9 @@ const PUBLIC = new Set([
   'GET /asyncapi.json',
   'GET /docs',
   'GET /docs/{asset}',
+  'GET /console',
+  'GET /console/',
+  'GET /console/{asset}',
 ]);
 const isPublic = (key: string) => PUBLIC.has(key);
 

@@ -10,7 +10,15 @@ import { api, type ApiResponse, baseUrl, slug, token } from './helpers.js';
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const E1_OPERATION_ID = 'approve_version_api_decisions__workspace___key__versions__version__approve_post';
-const PLATFORM_PATHS = ['/openapi.json', '/asyncapi.json', '/docs', '/docs/{asset}'];
+const PLATFORM_PATHS = [
+  '/openapi.json',
+  '/asyncapi.json',
+  '/docs',
+  '/docs/{asset}',
+  '/console',
+  '/console/',
+  '/console/{asset}',
+];
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const MIB = 1024 * 1024;
 

@@ -35,13 +35,17 @@ const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
 const deref = (schema: Json): Json =>
   schema?.$ref ? doc.components.schemas[String(schema.$ref).replace('#/components/schemas/', '')]! : schema;
 
-/** API.md §1: the only endpoints open to anyone (with /docs' own static assets). */
+/** API.md §1: the only endpoints open to anyone (with /docs' own static assets), and /console (§16). */
 const OPEN = new Set([
   'get /api/health/ping',
   'get /openapi.json',
   'get /asyncapi.json',
   'get /docs',
   'get /docs/{asset}',
+  // the review console's page and files (API.md §16): the page signs in by itself
+  'get /console',
+  'get /console/',
+  'get /console/{asset}',
 ]);
 const E1 = 'post /api/decisions/{workspace}/{key}/versions/{version}/approve';
 

@@ -1,0 +1,174 @@
+/** Calls to the service with the signed-in person's access token, and readable errors. */
+import { accessToken } from './auth.js';
+
+/** An answer that is not 2xx, with a sentence a person can read. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface ValidationIssue {
+  loc?: (string | number)[];
+  msg?: string;
+}
+
+/** The service's ErrorResponse or HTTPValidationError (API.md §1), as one sentence. */
+function describe(status: number, body: unknown): string {
+  const value = body as { error?: unknown; detail?: unknown } | null;
+  if (value && Array.isArray(value.detail)) {
+    const issues = (value.detail as ValidationIssue[]).map((d) => `${(d.loc ?? []).join('.')}: ${d.msg ?? 'invalid'}`);
+    return `The request was not accepted (${status}): ${issues.join('; ')}`;
+  }
+  if (value && typeof value.error === 'string') {
+    if (status === 401) return `Your sign-in is no longer valid (${value.error}): sign in again.`;
+    if (status === 403) return `Not allowed (403): ${value.error}`;
+    if (status === 409) return `Not possible now (409): ${value.error}`;
+    return `${value.error} (${status})`;
+  }
+  return `The service answered ${status}.`;
+}
+
+export interface Answer<T> {
+  readonly body: T;
+  readonly headers: Headers;
+}
+
+export async function call<T>(path: string, options: { method?: string; body?: unknown } = {}): Promise<Answer<T>> {
+  const headers: Record<string, string> = {};
+  const token = accessToken();
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method: options.method ?? 'GET',
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+  } catch {
+    throw new ApiError(0, 'The service did not answer: check the connection and try again.');
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = text;
+  }
+  if (!res.ok) throw new ApiError(res.status, describe(res.status, body));
+  return { body: body as T, headers: res.headers };
+}
+
+export const get = async <T>(path: string): Promise<T> => (await call<T>(path)).body;
+export const post = async <T>(path: string, body?: unknown): Promise<T> =>
+  (await call<T>(path, { method: 'POST', body })).body;
+
+/** A path segment, escaped. */
+export const seg = (value: string | number) => encodeURIComponent(String(value));
+
+export const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+// The contract's shapes (API.md §3, §4, §16), as far as the console reads them.
+export interface Me {
+  name: string;
+  principal: string;
+  roles: string[];
+  credential: 'bearer' | 'psk';
+  session: boolean;
+}
+
+export interface DecisionItem {
+  kind: 'decision_version';
+  workspace: string;
+  key: string;
+  version: number;
+  created_by: string;
+  submitted_by: string | null;
+  submitted_at: string | null;
+  content_sha: string;
+  notes: string | null;
+}
+
+export interface StepItem {
+  kind: 'crew_step';
+  correlation_id: string;
+  step_id: string;
+  template_id: string;
+  template_name: string;
+  prompt: string;
+  role: string;
+  started_by: string;
+  waiting_since: string;
+  expires_at: string;
+}
+
+export type ApprovalItem = DecisionItem | StepItem;
+
+export interface Version {
+  workspace: string;
+  key: string;
+  version: number;
+  status: string;
+  created_by: string;
+  created_at: string;
+  submitted_by?: string | null;
+  submitted_at?: string | null;
+  approved_by?: string | null;
+  approved_at?: string | null;
+  content_sha: string;
+  content: unknown;
+}
+
+export interface Transition {
+  from: string | null;
+  to: string;
+  action: string;
+  by: string;
+  at: string;
+  notes: string | null;
+}
+
+export interface Change {
+  op: 'add' | 'remove' | 'replace';
+  path: string;
+  old?: unknown;
+  new?: unknown;
+}
+
+export interface Diff {
+  from: { version: number; content_sha: string } | null;
+  to: { version: number; content_sha: string };
+  changes: Change[];
+}
+
+export interface Run {
+  correlation_id: string;
+  template_id: string;
+  status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+  created_by: string;
+  created_at: string;
+  finished_at: string | null;
+  error: string | null;
+  progress: { completed_steps: number; total_steps: number; current_step: string | null };
+}
+
+export interface RunEvent {
+  index: number;
+  type: string;
+  timestamp: string;
+  step_id?: string;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+export interface Template {
+  id: string;
+  name: string;
+  steps: { id: string; kind: string }[];
+}
+
+export const FINISHED: readonly Run['status'][] = ['succeeded', 'failed', 'cancelled'];
