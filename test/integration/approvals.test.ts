@@ -25,6 +25,8 @@ const WS = slug('inbox');
 const GATE = slug('gate'); // the crew approval role of this file
 const names = { alice: slug('alice'), bob: slug('bob'), carol: slug('carol'), dana: slug('dana'), eve: slug('eve') };
 let alice: string;
+/** Alice with the gate role only: other tests' steps waiting for `approver` stay out of her crew_step lists. */
+let aliceGate: string;
 let bob: string;
 let carol: string;
 let dana: string;
@@ -82,6 +84,7 @@ let run2: string; // started by bob: alice may decide, bob may not
 
 beforeAll(async () => {
   alice = await token(names.alice, { roles: ['approver', GATE] });
+  aliceGate = await token(names.alice, { roles: [GATE] });
   bob = await token(names.bob, { roles: ['approver', GATE] });
   carol = await token(names.carol);
   dana = await token(names.dana, { roles: ['admin'] });
@@ -195,19 +198,22 @@ describe('GET /api/approvals', () => {
 
   it('filters by kind', async () => {
     const steps = await inbox({ token: alice }, 'kind=crew_step');
-    expect(steps.map(idOf)).toEqual([`run:${run1}`, `run:${run2}`]);
+    expect(steps.every((i) => i.kind === 'crew_step')).toBe(true);
+    expect(steps.filter(ours).map(idOf)).toEqual([`run:${run1}`, `run:${run2}`]);
+    expect((await inbox({ token: aliceGate }, 'kind=crew_step')).map(idOf)).toEqual([`run:${run1}`, `run:${run2}`]);
     const versions = await inbox({ token: alice }, 'kind=decision_version');
     expect(versions.every((i) => i.kind === 'decision_version')).toBe(true);
     expect(versions.filter(ours).map(idOf)).toEqual(['k1/1', 'k3/1']);
   });
 
   it('pages with limit and X-Next-Cursor, without repeating or skipping, and sends no cursor after the last page', async () => {
-    const first = await api<Item[]>('/api/approvals?kind=crew_step&limit=1', { token: alice });
+    // with the gate role alone, the crew_step list is exactly this file's two waiting runs
+    const first = await api<Item[]>('/api/approvals?kind=crew_step&limit=1', { token: aliceGate });
     expect(first.status).toBe(200);
     expect(first.body.map(idOf)).toEqual([`run:${run1}`]);
     const cursor = first.headers.get('x-next-cursor');
     expect(cursor).toBeTruthy();
-    const second = await api<Item[]>(`/api/approvals?kind=crew_step&limit=1&cursor=${cursor}`, { token: alice });
+    const second = await api<Item[]>(`/api/approvals?kind=crew_step&limit=1&cursor=${cursor}`, { token: aliceGate });
     expect(second.body.map(idOf)).toEqual([`run:${run2}`]);
     expect(second.headers.get('x-next-cursor')).toBeNull();
     // page by page (2 at a time) across both kinds: the same order as one page

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/emulators.js';
@@ -63,6 +64,23 @@ function listening(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+/**
+ * Whether the stopped platform (`tree`, its processes as they were) still listens on `port`.
+ * Other tests start platforms on free ports meanwhile, so a listener found there must be one
+ * of the tree's to count (its owner from `ss`; without `ss`, any listener counts).
+ */
+async function stillListening(port: number, tree: readonly number[]): Promise<boolean> {
+  if (!(await listening(port))) return false;
+  let out: string;
+  try {
+    out = execFileSync('ss', ['-H', '-l', '-t', '-n', '-p', `sport = :${port}`], { encoding: 'utf8' });
+  } catch {
+    return true;
+  }
+  const owners = [...out.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
+  return owners.length === 0 || owners.some((pid) => tree.includes(pid));
 }
 
 /** The ports the platform on `dir` listens on: the API's, and DynamoDB Local's (from its command line). */
@@ -141,7 +159,7 @@ describe('stopping the local platform started with npm start', () => {
     // What `npm start & ... kill $!` does: SIGTERM to npm's PID alone.
     process.kill(p.pid, 'SIGTERM');
     expect(await survivors(tree, 30_000), 'every process of the tree stopped').toEqual([]);
-    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+    for (const port of ports) expect(await stillListening(port, tree), `port ${port} closed`).toBe(false);
     expect(await p.exited).toEqual({ code: 0, signal: null });
     expect(complaints(p.output())).toEqual([]);
   }, 300_000);
@@ -155,7 +173,7 @@ describe('stopping the local platform started with npm start', () => {
     // A terminal's Ctrl-C: SIGINT to its foreground process group, npm and all it started.
     p.killGroup('SIGINT');
     expect(await survivors(tree, 30_000)).toEqual([]);
-    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+    for (const port of ports) expect(await stillListening(port, tree), `port ${port} closed`).toBe(false);
     expect(complaints(p.output())).toEqual([]);
   }, 300_000);
 
@@ -199,7 +217,7 @@ describe('stopping the local platform started with npm start', () => {
     // Far less than the minute's wait: the step is abandoned, not waited for.
     expect(await survivors(tree, 30_000)).toEqual([]);
     const stopMs = Date.now() - since;
-    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+    for (const port of ports) expect(await stillListening(port, tree), `port ${port} closed`).toBe(false);
     expect(complaints(first.output()), `stopped in ${stopMs} ms`).toEqual([]);
 
     // After a restart both runs are taken up again: the short one's wait runs again and the
@@ -247,7 +265,7 @@ describe('stopping the local platform started with npm start', () => {
     // Not answered at the end of its 20 s: the stop waited for it no longer than the drain,
     // then closed its connection before the emulators stopped.
     expect(await poll.outcome).toBe('cut');
-    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+    for (const port of ports) expect(await stillListening(port, tree), `port ${port} closed`).toBe(false);
     expect(complaints(p.output())).toEqual([]);
   }, 300_000);
 
@@ -264,7 +282,7 @@ describe('stopping the local platform started with npm start', () => {
     p.killGroup('SIGINT');
     expect(await survivors(tree, 30_000)).toEqual([]);
     expect(p.output()).toContain('dpm: SIGINT again: exiting without waiting for the stop');
-    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+    for (const port of ports) expect(await stillListening(port, tree), `port ${port} closed`).toBe(false);
   }, 300_000);
 
   it('kill -9 of npm: the service notices and stops the same way, leaving no process and no open port', async () => {
@@ -276,7 +294,7 @@ describe('stopping the local platform started with npm start', () => {
     process.kill(p.pid, 'SIGKILL');
     expect(await survivors(tree, 30_000)).toEqual([]);
     expect(p.output()).toMatch(/^npm is gone: stopping\.\.\.$/m);
-    for (const port of ports) expect(await listening(port), `port ${port} closed`).toBe(false);
+    for (const port of ports) expect(await stillListening(port, tree), `port ${port} closed`).toBe(false);
     expect(complaints(p.output())).toEqual([]);
   }, 300_000);
 });
