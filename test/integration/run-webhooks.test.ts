@@ -410,7 +410,8 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
    * unless listed). None is 127.0.0.1 or localhost as the URL parser reads it: those are the
    * test platform's WEBHOOK_ALLOWED_HOSTS. Only loopback here, so that even a refusal that
    * regressed could connect nowhere else; the other ranges (private, carrier-grade NAT,
-   * link-local, multicast, unspecified) are checked host by host in test/unit/address-guard.test.ts.
+   * link-local, multicast, unspecified) are checked host by host in test/unit/address-guard.test.ts,
+   * and so is the IPv4-compatible `::127.0.0.1`, which is no loopback address.
    */
   const REFUSED = [
     'https://127.0.0.2/x',
@@ -427,7 +428,6 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
     'https://[::ffff:127.0.0.1]/x',
     'https://[::ffff:7f00:1]/x',
     'https://[::FFFF:7F00:2]/x',
-    'https://[::127.0.0.1]/x',
     'https://localhost./x',
     'https://LOCALHOST./x',
     'https://hooks.localhost/x',
