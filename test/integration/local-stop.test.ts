@@ -72,6 +72,17 @@ function listening(port: number): Promise<boolean> {
  * of the tree's to count (its owner from `ss`; without `ss`, any listener counts).
  */
 async function stillListening(port: number, tree: readonly number[]): Promise<boolean> {
+  // A JVM whose main thread has exited reads as a zombie in /proc (so `survivors` counts it
+  // gone) while its other threads are still closing its sockets: a few seconds for that.
+  const deadline = Date.now() + 5_000;
+  while (await listenedByTree(port, tree)) {
+    if (Date.now() > deadline) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+async function listenedByTree(port: number, tree: readonly number[]): Promise<boolean> {
   if (!(await listening(port))) return false;
   let out: string;
   try {
