@@ -200,11 +200,12 @@ function mayHaveBody(c: Context<AppEnv>): boolean {
  * Reads what is left of a request body nothing needed (an endpoint without a body, refused
  * credentials, no such route). Answered before its body arrived, a request would leave the
  * kept-alive connection to the Node adapter, which closes it half a second later, possibly
- * under the client's next request. Over the limit (413) the rest is not read: that answer
- * closes the connection instead.
+ * under the client's next request. Over the limit (413) the answer closes the connection,
+ * after a bounded rest of the upload was read and dropped (see `lingerOver`).
  */
 async function drainBody(c: Context<AppEnv>): Promise<void> {
-  if (c.get('bodyRead') || !mayHaveBody(c) || c.res.status === 413) return;
+  if (c.res.status === 413) return lingerOver(c);
+  if (c.get('bodyRead') || !mayHaveBody(c)) return;
   const raw = c.req.raw;
   // bodyUsed first: after the adapter read the body directly, asking for `body` would build a Request.
   if (raw.bodyUsed || !raw.body || raw.body.locked) return;
@@ -213,6 +214,44 @@ async function drainBody(c: Context<AppEnv>): Promise<void> {
   } catch {
     answerHeader(c, 'Connection', 'close');
   }
+}
+
+/** How much of a refused upload is read (and dropped) before its 413, at most: bytes, then time. */
+export const LINGER_BYTES = 8 * MAX_BODY_BYTES;
+const LINGER_MS = 5_000;
+
+/**
+ * Reads and drops the rest of an upload refused as too large, up to `LINGER_BYTES` or
+ * `LINGER_MS`, before its 413 is sent (a lingering close, as nginx does). Answered while the
+ * client still writes, the connection would be closed with unread data, which the kernel
+ * turns into a reset: the client would see EPIPE or ECONNRESET instead of the 413. Beyond
+ * the bounds the answer goes out anyway; nothing is kept.
+ */
+async function lingerOver(c: Context<AppEnv>): Promise<void> {
+  const incoming = c.env?.incoming;
+  if (!incoming || incoming.readableEnded || incoming.destroyed) return;
+  await new Promise<void>((resolve) => {
+    let read = 0;
+    const done = () => {
+      clearTimeout(timer);
+      incoming.off('data', count);
+      incoming.off('end', done);
+      incoming.off('error', done);
+      incoming.off('close', done);
+      incoming.pause();
+      resolve();
+    };
+    const count = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > LINGER_BYTES) done();
+    };
+    const timer = setTimeout(done, LINGER_MS);
+    incoming.on('data', count);
+    incoming.once('end', done);
+    incoming.once('error', done);
+    incoming.once('close', done);
+    incoming.resume();
+  });
 }
 
 /**

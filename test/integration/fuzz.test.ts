@@ -1,4 +1,5 @@
 import { request as httpRequest, Agent } from 'node:http';
+import { connect } from 'node:net';
 import fc from 'fast-check';
 import { exportJWK, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
@@ -1361,7 +1362,7 @@ function uploadInHalves(
   headers: Record<string, string>,
   body: string,
   pauseMs: number,
-): Promise<{ status: number; reusedSocket: boolean }> {
+): Promise<{ status: number; reusedSocket: boolean; connection?: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       `${baseUrl()}${path}`,
@@ -1372,7 +1373,9 @@ function uploadInHalves(
       },
       (res) => {
         res.resume();
-        res.on('end', () => resolve({ status: res.statusCode!, reusedSocket: req.reusedSocket }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, reusedSocket: req.reusedSocket, connection: res.headers.connection }),
+        );
         res.on('error', reject);
       },
     );
@@ -1458,6 +1461,53 @@ describe('what the fuzzer found (regressions)', () => {
     }
   });
 
+  it('reads the rest of an over-limit upload before its 413, so the client sees the answer, not a reset', async () => {
+    // A raw socket sends the head and 64 KiB of a 1.5 MiB upload, the rest 500 ms later, and
+    // reads what comes back. Answered and closed before the rest arrived, the connection would
+    // be reset under the client's write (EPIPE, ECONNRESET) and a client like fetch loses the 413.
+    const body = Buffer.from(JSON.stringify({ name: 'a'.repeat((MAX_BODY_BYTES / 2) * 3) }));
+    const url = new URL(baseUrl());
+    const answer = await new Promise<string>((resolve, reject) => {
+      // Half-open allowed: the service's end of the answer must not end the client's upload.
+      const socket = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
+      const received: Buffer[] = [];
+      socket.on('error', reject);
+      socket.on('data', (chunk: Buffer) => received.push(chunk));
+      socket.on('close', () => resolve(Buffer.concat(received).toString('latin1')));
+      socket.on('connect', () => {
+        const head =
+          `POST /api/mcps HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n`;
+        socket.write(Buffer.concat([Buffer.from(head), body.subarray(0, 65_536)]));
+        setTimeout(() => socket.end(body.subarray(65_536)), 500);
+      });
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+  });
+
+  it('answers an over-limit upload that never ends with 413 all the same (reading the rest is bounded)', async () => {
+    const url = new URL(baseUrl());
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
+      const received: Buffer[] = [];
+      socket.on('error', reject);
+      socket.on('data', (chunk: Buffer) => received.push(chunk));
+      socket.on('end', () => {
+        resolve(Buffer.concat(received).toString('latin1'));
+        socket.destroy();
+      });
+      socket.on('connect', () => {
+        // 100 MiB declared, 64 KiB sent, then nothing: the answer may not wait for the rest.
+        const head =
+          `POST /api/mcps HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${100 * MAX_BODY_BYTES}\r\n\r\n`;
+        socket.write(head + 'x'.repeat(65_536));
+      });
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
   it('reads a body nobody needed before answering, so the kept-alive connection survives', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
@@ -1471,7 +1521,7 @@ describe('what the fuzzer found (regressions)', () => {
       );
       expect(refused.status).toBe(401);
       const next = await uploadInHalves(agent, '/api/health/ping', {}, '', 0);
-      expect(next).toEqual({ status: 200, reusedSocket: true });
+      expect(next).toMatchObject({ status: 200, reusedSocket: true });
     } finally {
       agent.destroy();
     }
