@@ -72,6 +72,17 @@ function listening(port: number): Promise<boolean> {
  * of the tree's to count (its owner from `ss`; without `ss`, any listener counts).
  */
 async function stillListening(port: number, tree: readonly number[]): Promise<boolean> {
+  // A JVM whose main thread has exited reads as a zombie in /proc (so `survivors` counts it
+  // gone) while its other threads are still closing its sockets: a few seconds for that.
+  const deadline = Date.now() + 5_000;
+  while (await listenedByTree(port, tree)) {
+    if (Date.now() > deadline) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+async function listenedByTree(port: number, tree: readonly number[]): Promise<boolean> {
   if (!(await listening(port))) return false;
   let out: string;
   try {
@@ -83,12 +94,13 @@ async function stillListening(port: number, tree: readonly number[]): Promise<bo
   return owners.length === 0 || owners.some((pid) => tree.includes(pid));
 }
 
-/** The ports the platform on `dir` listens on: the API's, and DynamoDB Local's (from its command line). */
+/** The ports the platform on `dir` listens on: the API's (HTTP and HTTPS), and DynamoDB Local's (from its command line). */
 function portsOf(p: LocalProcess, dir: string): number[] {
   const api = Number(new URL(p.baseUrl).port);
+  const https = Number(new URL(p.httpsBaseUrl).port);
   const dynamodb = Number(/-port (\d+)/.exec(commandLineOf(dynamoDbPid(dir)))?.[1]);
   expect(dynamodb, 'DynamoDB Local runs').toBeGreaterThan(0);
-  return [api, dynamodb];
+  return [api, https, dynamodb];
 }
 
 /** Waits until every pid is gone; the ones still there after `ms`. */
