@@ -77,6 +77,9 @@ export function lambdaRuntimeFromEnv(): Runtime {
   return lambdaRuntime;
 }
 
+/** Whether `runtime` is this Lambda's (lambdaRuntimeFromEnv), not the local platform's or a test's. */
+export const onLambda = (runtime: Runtime): boolean => runtime === lambdaRuntime;
+
 /** Secrets at rest: KMS when KMS_KEY_ID is set (AWS), else the local key file. */
 export function secrets(runtime: Runtime): SecretBox {
   const { region, kmsKeyId, dataDir } = runtime.config;

@@ -63,7 +63,7 @@ export const GROUPS = [
   {
     name: 'crews',
     entry: 'functions/crews/handler.ts',
-    prefixes: ['/api/crew-templates', '/api/crew-runs', '/api/events'],
+    prefixes: ['/api/crew-templates', '/api/crew-runs', '/api/events', '/api/crews'],
     tables: {
       crewTemplates: 'readWrite',
       crewRuns: 'readWrite',
@@ -296,6 +296,7 @@ export const EXPENSIVE_ROUTES = [
   { method: 'GET', path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables' }, // E10
   { method: 'GET', path: '/api/query/suggest/{domain}' }, // E12
   { method: 'POST', path: '/api/query/suggest' }, // E12
+  { method: 'POST', path: '/api/query/ask' }, // §17: a model call
 ] as const;
 
 /** The group that serves a path, or undefined when no group does. */

@@ -105,7 +105,12 @@ export const TABLES = {
     id: 'crew-templates',
     stream: true,
     partitionKey: S('id'),
-    indexes: [BY_CREATED],
+    indexes: [
+      BY_CREATED,
+      // A crew type of the SDK is a template by name (POST /api/crews/run): one Query finds the
+      // templates of a name, and two of one name are told apart from one (API.md §17).
+      { name: 'by_name', partitionKey: S('name') },
+    ],
   },
   /** Crew runs, with the template's steps as they were when the run started. */
   crewRuns: {
@@ -149,7 +154,14 @@ export const TABLES = {
     id: 'data-shares',
     stream: true,
     partitionKey: S('name'),
-    indexes: [BY_OWNER_PRINCIPAL, RETIRED_BY_OWNER, BY_CREATED],
+    indexes: [
+      BY_OWNER_PRINCIPAL,
+      RETIRED_BY_OWNER,
+      BY_CREATED,
+      // A share by its identity-provider id (GET and DELETE /api/data_shares/{share_id}, API.md
+      // §17): sparse, only completed shares carry `idp_id`. This release's one index of this table.
+      { name: 'by_idp_id', partitionKey: S('idp_id') },
+    ],
   },
   /** The built-in identity provider's confidential clients (secrets encrypted). */
   idpClients: {

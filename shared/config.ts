@@ -34,6 +34,7 @@ const EnvSchema = z.object({
   ),
   AWS_REGION: z._default(nonEmpty(), 'us-east-1'),
   PORT: z._default(wholeNumber('must be a port number', 0, 65535), 3000),
+  HTTPS_PORT: optionalText,
   HOST: z._default(nonEmpty(), '127.0.0.1'),
   DPM_DATA_DIR: z._default(nonEmpty(), '.data'),
   DPM_ADMIN_PSK: z.pipe(
@@ -144,6 +145,8 @@ export interface Config {
   readonly stage: string;
   readonly region: string;
   readonly port: number;
+  /** The local platform's TLS port (API.md §17): HTTPS_PORT, by default PORT + 443 (0, any free port, when PORT is 0). */
+  readonly httpsPort: number;
   readonly host: string;
   readonly dataDir: string;
   readonly adminPsk: string | undefined;
@@ -240,6 +243,24 @@ function corsOrigins(text: string | undefined): string[] {
   return origins;
 }
 
+/** HTTPS_PORT (blank is unset), else PORT + 443 (3443 for 3000); a free port when PORT is one. */
+function httpsPort(port: number, text: string | undefined): number {
+  if (text !== undefined) {
+    const configured = Number(text);
+    if (!/^\d+$/.test(text) || configured > 65535)
+      throw new ConfigError('invalid configuration: HTTPS_PORT must be a port number');
+    if (configured !== 0 && configured === port)
+      throw new ConfigError('invalid configuration: HTTPS_PORT must differ from PORT');
+    return configured;
+  }
+  if (port === 0) return 0;
+  if (port + 443 > 65535)
+    throw new ConfigError(
+      'invalid configuration: HTTPS_PORT is required when PORT is above 65092 (PORT + 443 is no port)',
+    );
+  return port + 443;
+}
+
 /** Bad configuration: the message is one line naming the variable. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -305,6 +326,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     stage: e.STAGE,
     region: e.AWS_REGION,
     port: e.PORT,
+    httpsPort: httpsPort(e.PORT, e.HTTPS_PORT),
     host: e.HOST,
     dataDir: e.DPM_DATA_DIR,
     adminPsk: e.DPM_ADMIN_PSK,

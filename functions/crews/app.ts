@@ -5,6 +5,9 @@ import { PageQuery } from '../../shared/http/params.js';
 import {
   CancelRequest,
   CrewEvent,
+  CrewResult,
+  CrewType,
+  CrewTypeRunRequest,
   DecisionRequest,
   CrewRun,
   CrewTemplate,
@@ -26,6 +29,8 @@ export interface CrewsDeps {
 
 const TEMPLATES = ['crew templates'];
 const RUNS = ['crew runs'];
+/** The NX1 SDK's crews client (API.md §17). */
+const CREWS = ['crews (sdk)'];
 
 export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceApp {
   return createServiceApp(authenticator)
@@ -254,5 +259,58 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
           ),
           200,
         ),
+    )
+    .endpoint(
+      {
+        name: 'list_crew_types',
+        method: 'get',
+        path: '/api/crews/types',
+        summary: "List crew types (the SDK's `crews.list_crew_types`): every crew template, by name, oldest first",
+        tags: CREWS,
+        access: 'user',
+        request: { query: PageQuery },
+        success: { status: 200, description: 'Crew types; more in `X-Next-Cursor`', schema: z.array(CrewType) },
+      },
+      async (c, { query }) => pageJson(c, await service.crewTypes(query.limit, query.cursor)),
+    )
+    .endpoint(
+      {
+        name: 'run_crew',
+        method: 'post',
+        path: '/api/crews/run',
+        summary:
+          "Run a crew type (the SDK's `crews.run_crew`): E2 on the one crew template of that name, `task_input` as its values",
+        tags: CREWS,
+        access: 'user',
+        request: { body: CrewTypeRunRequest, bodyRequired: true },
+        success: { status: 202, description: 'The run is queued (the same handle as E2)', schema: RunHandle },
+        // 404: no template has that name; 409: several have it (names are not unique).
+        errors: [404, 409],
+      },
+      async (c, { body, caller }) => {
+        const { correlation_id } = await service.runCrew(body.crew_type, body.task_input, caller);
+        return c.json(
+          {
+            correlation_id,
+            status: 'pending' as const,
+            message: `Run queued; read its result at /api/crews/results/${correlation_id}`,
+          },
+          202,
+        );
+      },
+    )
+    .endpoint(
+      {
+        name: 'get_crew_result',
+        method: 'get',
+        path: '/api/crews/results/{correlation_id}',
+        summary: "The status and outputs of a crew run (the SDK's `crews.get_crew_result`)",
+        tags: CREWS,
+        access: 'user',
+        request: { params: RunParams },
+        success: { status: 200, description: "The run's status, outputs and result", schema: CrewResult },
+        errors: [403, 404],
+      },
+      async (c, { params, caller }) => c.json(await service.crewResult(params.correlation_id, caller), 200),
     );
 }

@@ -1,4 +1,4 @@
-import { secrets, type Runtime } from '../composition.js';
+import { onLambda, secrets, type Runtime } from '../composition.js';
 import { runWebhookHttp } from '../webhooks/compose-stores.js';
 import type { CrewsDeps } from './app.js';
 import { runQueue, runSignals, runStore } from './compose-worker.js';
@@ -11,7 +11,8 @@ export function crewService(runtime: Runtime): CrewService {
     new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
     runStore(runtime, runtime.tableName('webhooks')),
     runQueue(runtime),
-    { eventsTtlDays: runtime.config.eventsTtlDays },
+    // On AWS the crews Lambda makes the built-in templates itself (the local platform at its start).
+    { eventsTtlDays: runtime.config.eventsTtlDays, builtInsOnFirstUse: onLambda(runtime) },
     { urls: runWebhookHttp(runtime), box: secrets(runtime) },
     runSignals,
   );

@@ -20,12 +20,26 @@ import { nowIso } from '../../shared/time.js';
 import { newWebhookSecret, runEndpointId, runEndpointItem, secretContext } from '../webhooks/run-endpoint.js';
 import type { UrlRules } from '../webhooks/service.js';
 import { capText, fittingPage, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from './limits.js';
-import type { CrewEvent, CrewRun, CrewTemplate, Step, TemplateRequest, Variable, VariableType } from './schemas.js';
+import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from './built-in-templates.js';
+import type {
+  CrewEvent,
+  CrewResult,
+  CrewRun,
+  CrewTemplate,
+  CrewType,
+  Step,
+  TemplateRequest,
+  Variable,
+  VariableType,
+} from './schemas.js';
 import { FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
 import { runChange, runRetried } from './events.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
 import { references } from './templating.js';
 import { WaitingPolls } from './waiting-polls.js';
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Up to this many tries when the run moves on between read and write. */
 const CANCEL_ROUNDS = 10;
@@ -177,16 +191,18 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
 /**
  * E2's check of `values` against the declaration: missing required → `missing`, unknown
  * → `extra_forbidden`, wrong type → the pydantic type; returns the values with defaults.
+ * `field` is where the body holds them (`values`; the SDK's crews send `task_input`).
  */
 export function resolveValues(
   variables: readonly Variable[],
   values: Record<string, unknown>,
+  field = 'values',
 ): Record<string, unknown> {
   const issues: ValidationIssue[] = [];
   const declared = new Map(variables.map((v) => [v.name, v]));
   const resolved: Record<string, unknown> = Object.create(null);
   for (const v of variables) {
-    const loc = ['body', 'values', v.name];
+    const loc = ['body', field, v.name];
     if (Object.hasOwn(values, v.name)) {
       const checked = typed(v.type, values[v.name], loc);
       if (checked.issue) issues.push(checked.issue);
@@ -203,7 +219,7 @@ export function resolveValues(
     if (!declared.has(name)) {
       issues.push({
         type: 'extra_forbidden',
-        loc: ['body', 'values', name],
+        loc: ['body', field, name],
         msg: 'Extra inputs are not permitted',
         input: values[name],
       });
@@ -215,6 +231,11 @@ export function resolveValues(
 
 export interface CrewSettings {
   readonly eventsTtlDays: number;
+  /**
+   * Make the built-in templates before the first crew-type call of this process (a Lambda,
+   * which no start-up step runs); the local platform makes them when it starts instead.
+   */
+  readonly builtInsOnFirstUse?: boolean;
 }
 
 /** What a run's own webhook needs (E2 `webhook_url`, API.md §14): its URL rules and the secret box. */
@@ -225,6 +246,9 @@ export interface RunWebhooks {
 
 /** Crew templates, starting runs (E2), and reading their progress (E13). */
 export class CrewService {
+  /** Whether this process made the built-in templates yet (builtInsMade). */
+  private builtIns: Promise<void> | undefined;
+
   constructor(
     private readonly templates: TemplateStore,
     private readonly runs: RunStore,
@@ -296,11 +320,21 @@ export class CrewService {
     caller: Caller,
     webhookUrl?: string,
   ): Promise<{ correlation_id: string; webhook_secret?: string }> {
-    const template = await this.getTemplate(templateId);
+    return this.startRunOf(await this.getTemplate(templateId), values, caller, webhookUrl);
+  }
+
+  /** E2 on `template`; `valuesField` is where the request held the values (for 422 locations). */
+  private async startRunOf(
+    template: CrewTemplate,
+    values: Record<string, unknown>,
+    caller: Caller,
+    webhookUrl?: string,
+    valuesField = 'values',
+  ): Promise<{ correlation_id: string; webhook_secret?: string }> {
     const issues: ValidationIssue[] = [];
     let resolved: Record<string, unknown> = {};
     try {
-      resolved = resolveValues(template.variables, values);
+      resolved = resolveValues(template.variables, values, valuesField);
     } catch (err) {
       if (!(err instanceof Invalid)) throw err;
       issues.push(...err.issues);
@@ -360,6 +394,129 @@ export class CrewService {
     );
     await this.queueOrFail(run, 1);
     return { correlation_id: run.correlation_id, ...(secret !== undefined ? { webhook_secret: secret } : {}) };
+  }
+
+  /**
+   * The SDK's crew types (API.md §17): every template, oldest first, as a crew type of its
+   * name.
+   */
+  async crewTypes(limit: number, cursor: string | undefined): Promise<Page<CrewType>> {
+    await this.builtInsMade();
+    const page = await this.templates.list(limit, cursor);
+    return {
+      items: page.items.map((t) => ({
+        crew_type: t.name,
+        template_id: t.id,
+        description: t.description,
+        inputs: t.variables.map((v) => v.name),
+      })),
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  /**
+   * The template a crew type names. Template names are not unique (E2 runs by id): a name
+   * that several templates have is refused (409) rather than resolved by a guess, so a run
+   * never starts a template its caller did not mean.
+   */
+  async templateNamed(name: string): Promise<CrewTemplate> {
+    const found = await this.templates.named(name, 2);
+    const [template, another] = found;
+    if (!template) throw new NotFound(`No crew type '${name}': no crew template has that name`);
+    if (another)
+      throw new Conflict(
+        `Crew type '${name}' is ambiguous: several crew templates have that name (${template.id}, ${another.id}, ...); ` +
+          'rename or delete all but one, or run one by id (POST /api/crew-templates/{template_id}/run)',
+      );
+    return template;
+  }
+
+  /** The SDK's `run_crew`: E2 on the template named `crewType`, `taskInput` as its values. */
+  async runCrew(
+    crewType: string,
+    taskInput: Record<string, unknown>,
+    caller: Caller,
+  ): Promise<{ correlation_id: string }> {
+    await this.builtInsMade();
+    return this.startRunOf(await this.templateNamed(crewType), taskInput, caller, undefined, 'task_input');
+  }
+
+  /**
+   * The SDK's `get_crew_result`, readable as the run is (its starter, an admin, an eligible
+   * approver). A run that succeeded: its `run.completed` event, its last (one GetItem and one
+   * Query of one item). Otherwise the outputs so far from its `step.completed` events (one
+   * Query per 1000 events). `run.completed` holds every output whole: MAX_STEPS outputs of
+   * at most MAX_OUTPUT_BYTES fit in it (limits.ts), so none is ever replaced by a note.
+   */
+  async crewResult(correlationId: string, caller: Caller): Promise<CrewResult> {
+    const run = await this.readableRun(correlationId, caller);
+    let outputs: Record<string, unknown> | undefined;
+    if (run.status === 'succeeded') {
+      const [last] = await this.runs.events(correlationId, run.event_count - 1, 1);
+      const completed = last?.type === 'run.completed' ? last.data?.outputs : undefined;
+      if (isRecord(completed)) outputs = completed;
+    }
+    if (!outputs) {
+      outputs = Object.create(null) as Record<string, unknown>;
+      for (const event of await this.runs.allEvents(correlationId))
+        if (event.type === 'step.completed' && event.step_id !== undefined)
+          outputs[event.step_id] = event.data?.output ?? null;
+    }
+    const lastStep = run.steps.at(-1)?.id;
+    return {
+      correlation_id: run.correlation_id,
+      status: run.status,
+      result:
+        run.status === 'succeeded' && lastStep !== undefined && Object.hasOwn(outputs, lastStep)
+          ? outputs[lastStep]
+          : null,
+      outputs,
+      error: run.error ?? null,
+    };
+  }
+
+  /**
+   * Creates each built-in template (API.md §17) that is missing, and answers the names it
+   * created. Missing means that no template has its name: one an admin replaced (PUT keeps
+   * the id) or made instead under that name stays as it is. Each is one conditional put on
+   * its fixed id, so processes starting at once make one each.
+   */
+  async ensureBuiltInTemplates(): Promise<string[]> {
+    const created = await Promise.all(
+      BUILT_IN_TEMPLATES.map(async (builtIn) => {
+        if ((await this.templates.named(builtIn.name, 1)).length > 0) return undefined;
+        const at = nowIso();
+        const template: CrewTemplate = {
+          ...builtIn,
+          created_by: BUILT_IN_AUTHOR,
+          created_at: at,
+          updated_at: at,
+        };
+        const change = { type: 'crew.template.created', actor: null, at } as const;
+        return (await this.templates.createIfAbsent(template, change)) ? builtIn.name : undefined;
+      }),
+    );
+    return created.filter((name): name is string => name !== undefined);
+  }
+
+  /**
+   * With `builtInsOnFirstUse`, ensureBuiltInTemplates once per process before its first
+   * crew-type call: on AWS, where no start-up step runs the crews Lambda, once per cold start.
+   * Not at module init, which would make every cold start wait for DynamoDB. A failure is
+   * logged and tried again at the next call, which goes on.
+   */
+  private async builtInsMade(): Promise<void> {
+    if (!this.settings.builtInsOnFirstUse) return;
+    this.builtIns ??= this.ensureBuiltInTemplates().then(
+      (created) => {
+        if (created.length > 0) logger.info('created the built-in crew templates', { created });
+      },
+      (err: unknown) => {
+        this.builtIns = undefined;
+        logger.error('could not create the built-in crew templates', { error: err as Error });
+      },
+    );
+    return this.builtIns;
   }
 
   /**

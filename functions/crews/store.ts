@@ -17,6 +17,9 @@ import type { CrewEvent, CrewRun, CrewTemplate, Step } from './schemas.js';
 
 const LIST_PK = 'template';
 
+/** Index `by_name` (infra/tables.ts): templates by their name. */
+const BY_NAME = 'by_name';
+
 /** Crew templates as the service sees them (its public methods; DynamoTemplateStore below implements them). */
 export type TemplateStore = Pick<DynamoTemplateStore, keyof DynamoTemplateStore>;
 
@@ -38,9 +41,29 @@ export class DynamoTemplateStore {
     );
   }
 
+  /** Stores the template unless one with its id exists (then nothing, and false). */
+  async createIfAbsent(template: CrewTemplate, change: Change): Promise<boolean> {
+    return conditionally(this.create(template, change));
+  }
+
   async get(id: string): Promise<CrewTemplate | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id } }));
     return out.Item ? strip(out.Item) : undefined;
+  }
+
+  /** Up to `limit` templates named `name` (index `by_name`: one Query, eventually consistent). */
+  async named(name: string, limit: number): Promise<CrewTemplate[]> {
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: BY_NAME,
+        KeyConditionExpression: '#name = :name',
+        ExpressionAttributeNames: { '#name': 'name' },
+        ExpressionAttributeValues: { ':name': name },
+        Limit: limit,
+      }),
+    );
+    return (out.Items ?? []).map(strip);
   }
 
   /** Oldest first. */

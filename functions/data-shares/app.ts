@@ -52,21 +52,21 @@ export function createDataSharesApp({ authenticator, service }: DataSharesDeps):
       {
         name: 'get_data_share',
         method: 'get',
-        path: '/api/data_shares/{name}',
-        summary: 'Read one shared client, including its secret (E8); owner or admin',
+        path: '/api/data_shares/{share_id}',
+        summary: 'Read one shared client by name or id, including its secret (E8); owner or admin',
         tags: TAGS,
         access: 'user',
         request: { params: ShareParams },
         success: { status: 200, description: 'The shared client with its secret', schema: SharedClient },
         errors: [403, 404],
       },
-      async (c, { params, caller }) => c.json(await service.get(params.name, caller), 200),
+      async (c, { params, caller }) => c.json(await service.get(params.share_id, caller), 200),
     )
     .endpoint(
       {
         name: 'rotate_data_share_secret',
         method: 'post',
-        path: '/api/data_shares/{name}/rotate-secret',
+        path: '/api/data_shares/{share_id}/rotate-secret',
         summary: "Replace a shared client's secret; the old one stops working. Owner or admin",
         tags: TAGS,
         access: 'user',
@@ -74,14 +74,14 @@ export function createDataSharesApp({ authenticator, service }: DataSharesDeps):
         success: { status: 200, description: 'The shared client with its new secret', schema: SharedClient },
         errors: [403, 404, 409],
       },
-      async (c, { params, caller }) => c.json(await service.rotateSecret(params.name, caller), 200),
+      async (c, { params, caller }) => c.json(await service.rotateSecret(params.share_id, caller), 200),
     )
     .endpoint(
       {
         name: 'delete_data_share',
         method: 'delete',
-        path: '/api/data_shares/{name}',
-        summary: 'Delete a data share and its identity-provider client; owner or admin',
+        path: '/api/data_shares/{share_id}',
+        summary: 'Delete a data share (by name or id) and its identity-provider client; owner or admin',
         tags: TAGS,
         access: 'user',
         request: { params: ShareParams },
@@ -89,7 +89,7 @@ export function createDataSharesApp({ authenticator, service }: DataSharesDeps):
         errors: [403, 404],
       },
       async (c, { params, caller }) => {
-        await service.delete(params.name, caller);
+        await service.delete(params.share_id, caller);
         return c.body(null, 204);
       },
     );

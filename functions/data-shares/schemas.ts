@@ -1,14 +1,33 @@
 import * as z from 'zod/mini';
 import { optionalText, slug } from '../../shared/http/schemas.js';
+import { pydanticIssue } from '../../shared/http/validation.js';
 import { component, doc } from '../../shared/schema.js';
 
-/** A share's name: the slug that is also the identity provider's client id. */
-const shareName = () => doc(slug(), 'slug; also the client id', { example: 'sales-analytics' });
+/**
+ * A share's id as the identity provider writes it (a lowercase UUID). It also has the shape
+ * of a name, so a path key of this shape is read as an id (API.md §17), and new names of
+ * this shape are refused.
+ */
+export const SHARE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const UUID_NAME_ERROR = "must not have the shape of a UUID: that is how a share's id is written";
+
+/** A new share's name: the slug that is also the identity provider's client id, never shaped like an id. */
+const newShareName = () =>
+  doc(
+    slug().check(
+      z.refine((name) => !SHARE_ID.test(name), {
+        params: pydanticIssue('value_error', `Value error, ${UUID_NAME_ERROR}`, { error: UUID_NAME_ERROR }),
+      }),
+    ),
+    "slug; also the client id; not shaped like a UUID (a share's id)",
+    { example: 'sales-analytics' },
+  );
 
 export const CreateShareRequest = component(
   'CreateDataShareRequest',
   z.strictObject({
-    name: shareName(),
+    name: newShareName(),
     description: doc(optionalText(), 'what the share is for (at most 4000 characters)'),
     tables: doc(
       z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(512))).check(z.maxLength(1000))),
@@ -18,13 +37,19 @@ export const CreateShareRequest = component(
 );
 export type CreateShareRequest = z.infer<typeof CreateShareRequest>;
 
-export const ShareParams = z.object({ name: shareName() });
+/** A share named by its name or by its id (a UUID: see SHARE_ID). */
+export const ShareParams = z.object({
+  share_id: doc(slug(), "the share's name, or its `id` (a UUID)", { example: 'sales-analytics' }),
+});
 
 /** Spec 2.10 SharedClient, plus the share's registry fields. */
 export const SharedClient = component(
   'SharedClient',
   z.object({
-    id: doc(z.string(), 'internal identity-provider id (UUID) of the client'),
+    id: doc(
+      z.string(),
+      'internal identity-provider id (UUID) of the client; `/api/data_shares/{share_id}` takes it as well as the name',
+    ),
     client_id: doc(z.string(), 'the client id known to the identity provider'),
     name: doc(z.string(), 'display name'),
     enabled: doc(z.boolean(), 'whether the client is enabled in the identity provider'),

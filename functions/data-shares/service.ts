@@ -4,7 +4,7 @@ import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import type { IdentityProvider, IdpClient } from '../../shared/ports/idp.js';
-import type { CreateShareRequest, SharedClient } from './schemas.js';
+import { type CreateShareRequest, type SharedClient, SHARE_ID } from './schemas.js';
 import type { DataShareStore, ShareItem, StoredShare } from './store.js';
 
 /**
@@ -101,11 +101,14 @@ export class DataShareService {
     return { items: page.items.map((item) => toShared(item, undefined, null)), nextCursor: page.nextCursor };
   }
 
-  /** E8: the share with its client's secret (null when the identity provider will not reveal it). */
-  async get(name: string, caller: Caller): Promise<SharedClient> {
-    const item = await this.load(name, caller);
+  /**
+   * E8: the share (by name or id, see `find`) with its client's secret (null when the
+   * identity provider will not reveal it).
+   */
+  async get(key: string, caller: Caller): Promise<SharedClient> {
+    const item = await this.load(key, caller);
     const client = await this.idp.getClient(item.client_id);
-    if (!client) logger.warn('the client of a data share is missing in the identity provider', { share: name });
+    if (!client) logger.warn('the client of a data share is missing in the identity provider', { share: item.name });
     return toShared(item, client, client?.secret ?? null);
   }
 
@@ -113,8 +116,9 @@ export class DataShareService {
    * A new secret; the old one stops working. The identity provider rotates first, then the
    * share is stamped with the rotation (its event never carries the secret).
    */
-  async rotateSecret(name: string, caller: Caller): Promise<SharedClient> {
-    const item = await this.load(name, caller);
+  async rotateSecret(key: string, caller: Caller): Promise<SharedClient> {
+    const item = await this.load(key, caller);
+    const { name } = item;
     const client = await this.idp.regenerateSecret(item.client_id);
     if (!client) throw new Conflict(`The identity provider no longer has the client of data share '${name}'`);
     const rotated = await this.store.rotated(
@@ -133,8 +137,9 @@ export class DataShareService {
    * deleted again. The share goes with its `data_share.deleted` event; one changed meanwhile
    * is read again, one deleted (or created again under its name) meanwhile answers 404.
    */
-  async delete(name: string, caller: Caller): Promise<void> {
-    let item = await this.load(name, caller);
+  async delete(key: string, caller: Caller): Promise<void> {
+    let item = await this.load(key, caller);
+    const { name } = item;
     await this.idp.deleteClient(item.client_id);
     const change = { type: 'data_share.deleted', actor: caller.name, at: this.nowIso() } as const;
     for (let attempt = 1; ; attempt++) {
@@ -150,12 +155,29 @@ export class DataShareService {
   }
 
   /** 404 before 403: a share being created does not exist yet. */
-  private async load(name: string, caller: Caller): Promise<StoredShare> {
-    const item = await this.store.get(name);
-    if (!item || item.reservation !== undefined) throw new NotFound(`No data share '${name}'`);
+  private async load(key: string, caller: Caller): Promise<StoredShare> {
+    const item = await this.find(key);
+    if (!item) throw new NotFound(`No data share '${key}'`);
     if (!isPrincipal(item.owner_principal, caller) && !isAdmin(caller))
       throw new Forbidden("Only the data share's owner or an admin may do this");
     return item;
+  }
+
+  /**
+   * The share that `key` names (API.md §17). A key shaped like an id (SHARE_ID) is an id:
+   * new names of that shape are refused, so only a share named so before ids were accepted
+   * can have one, and it is still found by its name when no share has that id. An id is
+   * looked up in the `by_idp_id` index, then the share is read by name (consistently) and
+   * must still carry that id. Reservations are no shares.
+   */
+  private async find(key: string): Promise<StoredShare | undefined> {
+    if (SHARE_ID.test(key)) {
+      const name = await this.store.nameOfId(key);
+      const byId = name === undefined ? undefined : await this.store.get(name);
+      if (byId && byId.reservation === undefined && byId.idp_id === key) return byId;
+    }
+    const item = await this.store.get(key);
+    return item && item.reservation === undefined ? item : undefined;
   }
 
   private nowIso(): string {

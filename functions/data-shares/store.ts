@@ -2,6 +2,7 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
+  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
@@ -20,6 +21,8 @@ import { stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 
 const LIST_PK = 'share';
+/** Index `by_idp_id` (infra/tables.ts): completed shares by their identity provider's id. */
+const BY_IDP_ID = 'by_idp_id';
 
 /** A share in the registry (TABLES.dataShares). */
 export interface ShareItem {
@@ -205,6 +208,27 @@ export class DynamoDataShareStore {
     if (!out.Item) return undefined;
     const seq = out.Item.ev_seq;
     return { ...strip(out.Item), seq: typeof seq === 'number' ? seq : undefined };
+  }
+
+  /**
+   * The name of the share whose identity-provider id is `id`, from the sparse `by_idp_id`
+   * index (one Query, one item). The index is eventually consistent: the caller reads the
+   * share itself by name and checks that it still has this id.
+   */
+  async nameOfId(id: string): Promise<string | undefined> {
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: BY_IDP_ID,
+        KeyConditionExpression: '#idp_id = :id',
+        ExpressionAttributeNames: { '#idp_id': 'idp_id', '#name': 'name' },
+        ExpressionAttributeValues: { ':id': id },
+        ProjectionExpression: '#name',
+        Limit: 1,
+      }),
+    );
+    const name = out.Items?.[0]?.name;
+    return typeof name === 'string' ? name : undefined;
   }
 
   /** Every share, oldest first; reservations in flight are left out. */

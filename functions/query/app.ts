@@ -1,6 +1,6 @@
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
-import { DomainParams, SuggestionList, SuggestRequest } from './schemas.js';
+import { AskAnswer, AskRequest, DomainParams, SuggestionList, SuggestRequest } from './schemas.js';
 import type { QueryService } from './service.js';
 
 export interface QueryDeps {
@@ -39,5 +39,20 @@ export function createQueryApp({ authenticator, service }: QueryDeps): ServiceAp
         errors: [404],
       },
       async (c, { body }) => c.json(await service.suggest(body.domain), 200),
+    )
+    .endpoint(
+      {
+        name: 'ask_question',
+        method: 'post',
+        path: '/api/query/ask',
+        summary:
+          "SQL that answers a question over a domain's tables (sdk): written by the model when one is configured, else the suggestion (E12) it asks for",
+        tags: QUERY,
+        access: 'user',
+        request: { body: AskRequest, bodyRequired: true },
+        success: { status: 200, description: 'The SQL and the tables it reads', schema: AskAnswer },
+        errors: [404, 409],
+      },
+      async (c, { body }) => c.json(await service.ask(body.domain, body.prompt), 200),
     );
 }

@@ -1,4 +1,4 @@
-import { NotFound } from '../../shared/errors.js';
+import { Conflict, NotFound } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import { isDocumentUrn, parseDatasetUrn, type MetadataCatalog } from '../../shared/ports/catalog.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
@@ -11,12 +11,19 @@ import {
   REPHRASE_SYSTEM,
   suggestionsFor,
 } from './questions.js';
-import type { Suggestion } from './schemas.js';
+import { ASK_SYSTEM, askPrompt, parseModelSql, pickSuggestion } from './ask.js';
+import { checkReadOnlySql } from './read-only-sql.js';
+import type { AskAnswer, Suggestion } from './schemas.js';
 
 /** At most this many questions go to the model for rephrasing (the rest keep their wording). */
 export const MAX_REPHRASED = 100;
 /** A model slower than this is not waited for: the deterministic wording is answered. */
 export const REPHRASE_TIMEOUT_MS = 4_000;
+/**
+ * A model slower than this at writing the SQL of an ask is not waited for: the catalog's SQL
+ * is answered. Under the 10 s within which a dependency that does not answer must be told.
+ */
+export const ASK_TIMEOUT_MS = 8_000;
 
 const refKey = (r: TableRef): string => JSON.stringify([r.catalog, r.schema, r.table]);
 
@@ -24,13 +31,14 @@ const refKey = (r: TableRef): string => JSON.stringify([r.catalog, r.schema, r.t
 export type QueryCatalog = Pick<MetadataCatalog, 'getDomain' | 'listDomainEntities' | 'datasetUrn'>;
 export type QueryMetastore = Pick<Metastore, 'getTables'>;
 
-/** E12: suggested questions over a domain's tables (API.md §12). */
+/** E12: suggested questions over a domain's tables (API.md §12); the SDK's ask (§17). */
 export class QueryService {
   constructor(
     private readonly metastore: QueryMetastore,
     private readonly catalog: QueryCatalog,
-    /** With a model, questions are rephrased by it (their SQL and ids unchanged). */
+    /** With a model, questions are rephrased by it (their SQL and ids unchanged), and asks' SQL written by it. */
     private readonly model?: ChatModel,
+    private readonly askTimeoutMs: number = ASK_TIMEOUT_MS,
   ) {}
 
   async suggest(domain: string): Promise<Suggestion[]> {
@@ -38,6 +46,80 @@ export class QueryService {
     const { tables, documents } = await this.domainContents(domain);
     const suggestions = suggestionsFor(domain, tables, documents);
     return this.model ? this.rephrase(domain, suggestions, this.model) : suggestions;
+  }
+
+  /**
+   * SQL that answers `prompt` over the domain's tables (API.md §17). With a model, the model
+   * writes it from the tables and their columns; SQL that is not one read-only SELECT over
+   * those tables only, a failure or a timeout is not answered: the catalog's SQL is, as
+   * without a model. The catalog's SQL is E12's suggestion that the prompt asks for (see
+   * `pickSuggestion`), with its `suggestion_id`; the model's carries one only when it is
+   * exactly a suggestion's SQL. `answer` is null: the SQL is written, never run here.
+   */
+  async ask(domain: string, prompt: string): Promise<AskAnswer> {
+    if (!(await this.catalog.getDomain(domain))) throw new NotFound(`No domain ${domain}`);
+    const { tables, documents } = await this.domainContents(domain);
+    if (tables.length === 0) throw new Conflict(`Domain ${domain} has no tables to ask about`);
+    const suggestions = suggestionsFor(domain, tables, documents);
+    const written = this.model ? await this.modelSql(domain, prompt, tables, this.model) : undefined;
+    if (written) {
+      const same = suggestions.find((s) => s.sql === written.sql);
+      return {
+        domain,
+        prompt,
+        sql: written.sql,
+        tables: written.tables,
+        answer: null,
+        ...(same ? { suggestion_id: same.suggestion_id } : {}),
+      };
+    }
+    // Every table has at least its row-count suggestion.
+    const picked = pickSuggestion(prompt, suggestions, tables)!;
+    return {
+      domain,
+      prompt,
+      sql: picked.sql,
+      tables: picked.tables,
+      answer: null,
+      suggestion_id: picked.suggestion_id,
+    };
+  }
+
+  /** The model's SQL for `prompt`, once checked; undefined when it failed, was late or was refused. */
+  private async modelSql(
+    domain: string,
+    prompt: string,
+    tables: DomainTable[],
+    model: ChatModel,
+  ): Promise<{ sql: string; tables: string[] } | undefined> {
+    const started = performance.now();
+    try {
+      const reply = await model.complete(
+        { system: ASK_SYSTEM, prompt: askPrompt(domain, prompt, tables) },
+        AbortSignal.timeout(this.askTimeoutMs),
+      );
+      const sql = parseModelSql(reply);
+      const schemas = tables.map((t) => t.schema);
+      const checked = sql === undefined ? { error: 'the reply holds no SQL' } : checkReadOnlySql(sql, schemas);
+      const duration_ms = Math.round(performance.now() - started);
+      if ('error' in checked) {
+        // Neither the prompt nor the SQL is logged: either may quote data.
+        logger.warn("the model's SQL was refused; answering the catalog's", {
+          domain,
+          reason: checked.error,
+          duration_ms,
+        });
+        return undefined;
+      }
+      logger.info('the model wrote the SQL of an ask', { domain, tables: checked.tables.length, duration_ms });
+      return checked;
+    } catch (err) {
+      logger.warn("the model did not write the SQL of an ask; answering the catalog's", {
+        domain,
+        error: err as Error,
+      });
+      return undefined;
+    }
   }
 
   /**

@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { getRequestListener, type HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
@@ -34,9 +35,19 @@ import { type LocalIdentityProvider, startLocalIdentityProvider } from './identi
 import { startQueuePoller } from './queue-poller.js';
 import { startStreamPoller } from './stream-poller.js';
 import { StartupError } from './startup-error.js';
+import { ensureLocalCertificate } from './tls.js';
 
 export interface RunningPlatform {
   readonly baseUrl: string;
+  /** The same API over TLS (API.md §17): `https://<host>:<HTTPS_PORT>`. */
+  readonly httpsBaseUrl: string;
+  /** The self-signed certificate it serves, kept in DPM_DATA_DIR (infra/local/tls.ts). */
+  readonly tls: {
+    readonly certFile: string;
+    readonly fingerprint256: string;
+    /** Why this start made it; undefined when the kept one is served. */
+    readonly created: string | undefined;
+  };
   /** The configuration in effect, with the emulators' endpoints filled in. */
   readonly config: Config;
   readonly runtime: Runtime;
@@ -85,17 +96,18 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
   const emulators: RunningEmulator[] = [];
   /** Aborted when the platform stops: the crew worker abandons the steps it runs. */
   const stopping = new AbortController();
-  let server: Server | undefined;
+  /** The API's servers, HTTP and HTTPS (an https.Server is an http.Server): one app, stopped and drained together. */
+  const servers: Server[] = [];
   let consumers: { stop(drainMs: number): Promise<void> } | undefined;
   let stopped: Promise<void> | undefined;
   const stopAll = () =>
     (stopped ??= (async () => {
       stopping.abort();
-      const closed = server ? closeServer(server) : undefined;
-      await Promise.all([consumers?.stop(DRAIN_MS), closed && settledWithin([closed], DRAIN_MS)]);
+      const closed = servers.map(closeServer);
+      await Promise.all([consumers?.stop(DRAIN_MS), settledWithin(closed, DRAIN_MS)]);
       // Requests still open (long polls) are cut: nothing may use the emulators once they stop.
-      server?.closeAllConnections();
-      await closed;
+      for (const server of servers) server.closeAllConnections();
+      await Promise.all(closed);
       for (const e of emulators.reverse()) await e.stop().catch(() => undefined);
       lock?.release();
     })());
@@ -136,11 +148,24 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       artifactsBucket: config.artifactsBucket ?? buckets.artifacts,
     };
 
-    // The port first (PORT may be 0): the local identity provider's issuer is on it. Closed
+    // The ports first (PORT may be 0): the local identity provider's issuer is on it. Closed
     // before the emulators stop, also when what follows fails.
-    server = await bind(effective);
+    const server = await bind(createServer(), effective.host, effective.port, 'PORT');
+    servers.push(server);
     const { port } = server.address() as AddressInfo;
     const baseUrl = `http://${urlHost(effective.host)}:${port}`;
+    const certificate = await phase(`could not make the TLS certificate in ${effective.dataDir}`, () =>
+      ensureLocalCertificate(effective.dataDir),
+    );
+    const tlsServer = await bind(
+      createTlsServer({ cert: certificate.cert, key: certificate.key }),
+      effective.host,
+      effective.httpsPort,
+      'HTTPS_PORT',
+    );
+    servers.push(tlsServer);
+    const httpsBaseUrl = `https://${urlHost(effective.host)}:${(tlsServer.address() as AddressInfo).port}`;
+    throwIfStopped();
     const identity = effective.auth.issuer
       ? undefined
       : await startLocalIdentityProvider({
@@ -172,6 +197,10 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     });
     throwIfStopped();
 
+    // The built-in crew templates (API.md §17): created when missing, so at the first start.
+    await phase('could not create the built-in crew templates', () => crewService(runtime).ensureBuiltInTemplates());
+    throwIfStopped();
+
     // The emulated queues forget their messages on restart; the runs and deliveries are kept.
     // All are queued again first, in one batched pass, and only then do the consumers start:
     // started before, after a kill -9 under load they took DynamoDB Local's capacity from
@@ -186,9 +215,11 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     consumers = {
       stop: async (drainMs) => void (await Promise.all([workers.stop(drainMs), events.stop(drainMs)])),
     };
-    serveApps(server, runtime, identity);
+    serveApps(servers, runtime, identity);
     return {
       baseUrl,
+      httpsBaseUrl,
+      tls: { certFile: certificate.certFile, fingerprint256: certificate.fingerprint256, created: certificate.created },
       config: effective,
       runtime,
       generatedAdminKey,
@@ -385,11 +416,12 @@ function closeServer(server: Server): Promise<void> {
 }
 
 /**
- * Listens on HOST:PORT at once; requests are answered 503 until the apps are served (the
- * port comes first because the local identity provider's issuer URL names it).
+ * Listens on host:port at once; requests are answered 503 until the apps are served (the
+ * port comes first because the local identity provider's issuer URL names it). `variable`
+ * is the setting that chose the port, named when it is taken.
  */
-function bind(config: Config): Promise<Server> {
-  const server = createServer((_req, res) => {
+function bind(server: Server, host: string, port: number, variable: 'PORT' | 'HTTPS_PORT'): Promise<Server> {
+  server.on('request', (_req, res) => {
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
     res.end(JSON.stringify({ error: 'Service Unavailable: starting', code: 503 }));
   });
@@ -397,18 +429,19 @@ function bind(config: Config): Promise<Server> {
     server.once('error', (err: NodeJS.ErrnoException) => {
       reject(
         err.code === 'EADDRINUSE'
-          ? new StartupError(
-              `port ${config.port} on ${config.host} is already in use: stop the other process or set PORT`,
-            )
-          : new StartupError(`cannot listen on ${config.host}:${config.port}: ${err.message}`),
+          ? new StartupError(`port ${port} on ${host} is already in use: stop the other process or set ${variable}`)
+          : new StartupError(`cannot listen on ${host}:${port} (${variable}): ${err.message}`),
       );
     });
-    server.listen(config.port, config.host, () => resolve(server));
+    server.listen(port, host, () => resolve(server));
   });
 }
 
-/** Every group's app on the bound server, routed by path prefix; `/oidc` to the local identity provider. */
-function serveApps(server: Server, runtime: Runtime, identity: LocalIdentityProvider | undefined): void {
+/**
+ * Every group's app on the bound servers (HTTP and HTTPS alike), routed by path prefix; `/oidc`
+ * to the local identity provider.
+ */
+function serveApps(servers: readonly Server[], runtime: Runtime, identity: LocalIdentityProvider | undefined): void {
   const apps = serviceApps(runtime);
   // As API Gateway: preflights answered and CORS headers added here, for CORS_ORIGINS only.
   const root = new Hono<{ Bindings: HttpBindings }>();
@@ -434,9 +467,11 @@ function serveApps(server: Server, runtime: Runtime, identity: LocalIdentityProv
     return apps[(group?.name ?? 'platform') as GroupName].fetch(c.req.raw, c.env);
   });
   const listener = getRequestListener(root.fetch);
-  server.removeAllListeners('request');
-  server.on('request', (req, res) => {
-    if (identity?.handle(req, res)) return;
-    void listener(req, res);
-  });
+  for (const server of servers) {
+    server.removeAllListeners('request');
+    server.on('request', (req, res) => {
+      if (identity?.handle(req, res)) return;
+      void listener(req, res);
+    });
+  }
 }

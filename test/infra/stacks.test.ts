@@ -281,8 +281,12 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           KeyType: 'HASH',
         });
       }
+      // §17: a data share by its identity-provider id is one Query, never a scan.
+      expect(ownerIndex(TABLES.dataShares, 'by_idp_id').KeySchema).toEqual([
+        { AttributeName: 'idp_id', KeyType: 'HASH' },
+      ]);
       const expected: [TableDefinition, string, string[]][] = [
-        [TABLES.dataShares, 'name', ['by_owner_principal', 'by_owner', 'by_created']],
+        [TABLES.dataShares, 'name', ['by_owner_principal', 'by_owner', 'by_created', 'by_idp_id']],
         [TABLES.idpClients, 'client_id', []],
         [TABLES.mcpServers, 'id', ['by_created']],
         [TABLES.finetuneJobs, 'id', ['by_owner_principal', 'by_owner', 'by_created']],

@@ -160,6 +160,12 @@ const TEMPLATE = {
 };
 const template = async () => (await must(post('/api/crew-templates', setupAdmin, TEMPLATE), 201, 'template')).id;
 const sharedTemplate = once(template);
+/** The name of a template no other has (its crew type, §17). */
+const crewTypeName = once(
+  async () =>
+    (await must(post('/api/crew-templates', setupAdmin, { ...TEMPLATE, name: `authz-crew-${run}` }), 201, 'template'))
+      .name as string,
+);
 const sharedRun = once(
   async () =>
     (await must(post(`/api/crew-templates/${await sharedTemplate()}/run`, auth.user, { values: {} }), 202, 'crew run'))
@@ -200,6 +206,10 @@ const sharedKey = once(() => ownedKey());
 const share = async (owner: Auth = auth.user) =>
   (await must(post('/api/data_shares', owner, { name: slug('authz-share') }), 201, 'data share')).name as string;
 const sharedShare = once(() => share());
+/** A share of the owner's, by its id (API.md §17: GET and DELETE take the id as well as the name). */
+const shareById = async () =>
+  (await must(post('/api/data_shares', auth.user, { name: slug('authz-share') }), 201, 'data share')).id as string;
+const sharedShareById = once(shareById);
 
 /** A domain event (API.md §13): a new decision version's `created`, once the feed has it. */
 const sharedEvent = once(async () => {
@@ -273,6 +283,15 @@ const sharedDomain = once(
   async () =>
     (await must(post('/api/catalog/domains', setupAdmin, { name: slug('authz-domain') }), 201, 'domain')).name,
 );
+
+/** A domain with one table: an ask (§17) has something to answer. */
+const sharedAskDomain = once(async () => {
+  const name = (await must(post('/api/catalog/domains', setupAdmin, { name: slug('authz-ask') }), 201, 'domain'))
+    .name as string;
+  const path = `/api/metastore/catalogs/${slug('authzask')}/schemas/sales/tables/orders`;
+  await must(put(path, setupAdmin, { domain: name, columns: [{ name: 'id', type: 'bigint' }] }), 200, 'table');
+  return name;
+});
 
 const DOCUMENT = { filename: 'authz.pdf', mime_type: 'application/pdf', size_bytes: 42 };
 const SUGGESTIONS = { suggested_summary: 'a summary', suggested_tags: [], suggested_glossary_terms: [] };
@@ -696,6 +715,31 @@ const ROWS: Row[] = [
     expect: OWNER_APPROVER_OR_ADMIN_200,
   },
 
+  // §17 The SDK's crews: templates by name; runs and results as E2 and GET /api/crew-runs/{id}.
+  { method: 'GET', path: '/api/crews/types', request: () => ({ path: '/api/crews/types' }), expect: ANY_USER_200 },
+  {
+    method: 'POST',
+    path: '/api/crews/run',
+    setup: crewTypeName,
+    request: (name: string) => ({ path: '/api/crews/run', body: { crew_type: name, task_input: { who: 'matrix' } } }),
+    expect: '401 401 401 202 202 202 202 202 202 202 202 202 202',
+  },
+  {
+    method: 'GET',
+    path: '/api/crews/results/{correlation_id}',
+    setup: sharedRun,
+    request: (id: string) => ({ path: `/api/crews/results/${id}` }),
+    expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/crews/results/{correlation_id}',
+    variant: 'waiting at an approval step of role approver',
+    setup: once(waitingRunOfUser),
+    request: (id: string) => ({ path: `/api/crews/results/${id}` }),
+    expect: OWNER_APPROVER_OR_ADMIN_200,
+  },
+
   // §16 People in the loop: any authenticated caller (the answers differ per caller).
   { method: 'GET', path: '/api/me', request: () => ({ path: '/api/me' }), expect: ANY_USER_200 },
   {
@@ -795,7 +839,7 @@ const ROWS: Row[] = [
   },
   {
     method: 'GET',
-    path: '/api/data_shares/{name}',
+    path: '/api/data_shares/{share_id}',
     setup: sharedShare,
     request: (name: string) => ({ path: `/api/data_shares/${name}` }),
     expect: OWNER_OR_ADMIN_200,
@@ -803,7 +847,7 @@ const ROWS: Row[] = [
   {
     // E8 answers the secret: a token named "admin" must not get the bootstrap key's share.
     method: 'GET',
-    path: '/api/data_shares/{name}',
+    path: '/api/data_shares/{share_id}',
     variant: 'made with the bootstrap key',
     setup: sharedBootstrapShare,
     request: (name: string) => ({ path: `/api/data_shares/${name}` }),
@@ -811,7 +855,7 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
-    path: '/api/data_shares/{name}/rotate-secret',
+    path: '/api/data_shares/{share_id}/rotate-secret',
     fresh: true,
     setup: share,
     request: (name: string) => ({ path: `/api/data_shares/${name}/rotate-secret` }),
@@ -820,7 +864,7 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
-    path: '/api/data_shares/{name}/rotate-secret',
+    path: '/api/data_shares/{share_id}/rotate-secret',
     variant: 'made with the bootstrap key',
     fresh: true,
     setup: bootstrapShare,
@@ -830,11 +874,29 @@ const ROWS: Row[] = [
   },
   {
     method: 'DELETE',
-    path: '/api/data_shares/{name}',
+    path: '/api/data_shares/{share_id}',
     fresh: true,
     setup: share,
     request: (name: string) => ({ path: `/api/data_shares/${name}` }),
     observe: (name: string) => readAsAdmin(`/api/data_shares/${name}`),
+    expect: OWNER_OR_ADMIN_204,
+  },
+  {
+    method: 'GET',
+    path: '/api/data_shares/{share_id}',
+    variant: 'by id',
+    setup: sharedShareById,
+    request: (id: string) => ({ path: `/api/data_shares/${id}` }),
+    expect: OWNER_OR_ADMIN_200,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/data_shares/{share_id}',
+    variant: 'by id',
+    fresh: true,
+    setup: shareById,
+    request: (id: string) => ({ path: `/api/data_shares/${id}` }),
+    observe: (id: string) => readAsAdmin(`/api/data_shares/${id}`),
     expect: OWNER_OR_ADMIN_204,
   },
 
@@ -1215,6 +1277,13 @@ const ROWS: Row[] = [
     path: '/api/query/suggest',
     setup: sharedDomain,
     request: (domain: string) => ({ path: '/api/query/suggest', body: { domain } }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/query/ask',
+    setup: sharedAskDomain,
+    request: (domain: string) => ({ path: '/api/query/ask', body: { domain, prompt: 'How many orders are there?' } }),
     expect: ANY_USER_200,
   },
 ];

@@ -1253,6 +1253,8 @@ beforeAll(async () => {
     document_id: [docA.id, docB.id],
     job_id: [job.id],
     name: [share.name],
+    // a data share by its name or its id (§17)
+    share_id: [share.name, share.id],
     dataproduct_id: ['fuzz-product'],
     psk_id: [psk.psk],
     workspace: [workspace],
@@ -1273,6 +1275,7 @@ beforeAll(async () => {
     template_id: [scratchTemplate.id],
     job_id: [scratchJob.id],
     name: [scratchShare.name],
+    share_id: [scratchShare.name, scratchShare.id],
     psk_id: [scratchPsk.psk],
     server_id: [scratchMcp.id],
     conn_id: [scratchConn],
@@ -1286,6 +1289,8 @@ beforeAll(async () => {
     accepted_tags: ['fuzz-tag'],
     accepted_glossary_terms: ['fuzz-term'],
     tables: [`${catalog}.${schema}.${table}`],
+    // a crew type that names one template (a built-in), so POST /api/crews/run gets past the name
+    crew_type: ['ask'],
   });
 }, 60_000);
 

@@ -15,6 +15,10 @@ export const LOOPBACK_SUFFIX = '.loopback.test';
 declare module 'vitest' {
   export interface ProvidedContext {
     baseUrl: string;
+    /** The same API over TLS (API.md §17), on a free port. */
+    httpsBaseUrl: string;
+    /** The platform's self-signed certificate (PEM), in its temporary data dir: what a client trusts. */
+    caCertFile: string;
     issuer: string;
     audience: string;
     privateJwk: JWK;
@@ -104,6 +108,8 @@ export default async function setup(project: TestProject) {
   });
   const platform = await startPlatform(config, { inMemory: true, retryDelaySeconds: 1 });
   project.provide('baseUrl', platform.baseUrl);
+  project.provide('httpsBaseUrl', platform.httpsBaseUrl);
+  project.provide('caCertFile', platform.tls.certFile);
   project.provide('issuer', idp.issuer);
   project.provide('audience', AUDIENCE);
   project.provide('privateJwk', idp.privateJwk);

@@ -94,12 +94,13 @@ async function listenedByTree(port: number, tree: readonly number[]): Promise<bo
   return owners.length === 0 || owners.some((pid) => tree.includes(pid));
 }
 
-/** The ports the platform on `dir` listens on: the API's, and DynamoDB Local's (from its command line). */
+/** The ports the platform on `dir` listens on: the API's (HTTP and HTTPS), and DynamoDB Local's (from its command line). */
 function portsOf(p: LocalProcess, dir: string): number[] {
   const api = Number(new URL(p.baseUrl).port);
+  const https = Number(new URL(p.httpsBaseUrl).port);
   const dynamodb = Number(/-port (\d+)/.exec(commandLineOf(dynamoDbPid(dir)))?.[1]);
   expect(dynamodb, 'DynamoDB Local runs').toBeGreaterThan(0);
-  return [api, dynamodb];
+  return [api, https, dynamodb];
 }
 
 /** Waits until every pid is gone; the ones still there after `ms`. */

@@ -122,6 +122,10 @@ const TEMPLATE = { name: 'outage', steps: [{ id: 'hello', kind: 'render', templa
 
 const template = async () => (await must<{ id: string }>(asAdmin('POST', '/api/crew-templates', TEMPLATE))).id;
 
+/** A template of a name of its own (a crew type that names exactly one template); answers the name. */
+const namedTemplate = async () =>
+  (await must<{ name: string }>(asAdmin('POST', '/api/crew-templates', { ...TEMPLATE, name: slug('outage') }))).name;
+
 const runTables = () => ({
   crewRuns: platform.runtime.tableName('crewRuns'),
   events: platform.runtime.tableName('events'),
@@ -152,6 +156,9 @@ async function run(): Promise<string> {
 
 const share = async () =>
   (await must<{ name: string }>(asAdmin('POST', '/api/data_shares', { name: slug('share') }))).name;
+/** A share's id: GET and DELETE take it as well as the name (§17), through the by_idp_id index. */
+const shareId = async () =>
+  (await must<{ id: string }>(asAdmin('POST', '/api/data_shares', { name: slug('share') }))).id;
 
 const productKey = async () =>
   (await must<{ psk: string }>(asAdmin('POST', '/api/dataproduct/outage-product/psk', { description: 'outage' }))).psk;
@@ -298,21 +305,31 @@ const CASES: Record<string, EndpointCase> = {
     needs: ['dynamodb'],
     prepare: async () => asAdmin('GET', `/api/events/${await run()}`),
   },
+  // The SDK's crews (§17): templates by name (an index of the templates table), runs as E2.
+  'GET /api/crews/types': { needs: ['dynamodb'], prepare: call('GET', '/api/crews/types') },
+  'POST /api/crews/run': {
+    needs: ['dynamodb', 'fauxqs'],
+    prepare: async () => asAdmin('POST', '/api/crews/run', { crew_type: await namedTemplate(), task_input: {} }),
+  },
+  'GET /api/crews/results/{correlation_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('GET', `/api/crews/results/${await run()}`),
+  },
 
   'POST /api/data_shares': {
     needs: ['dynamodb', 'keycloak'],
     prepare: async () => asAdmin('POST', '/api/data_shares', { name: slug('share') }),
   },
   'GET /api/data_shares': { needs: ['dynamodb'], prepare: call('GET', '/api/data_shares') },
-  'GET /api/data_shares/{name}': {
+  'GET /api/data_shares/{share_id}': {
     needs: ['dynamodb', 'keycloak'],
     prepare: async () => asAdmin('GET', `/api/data_shares/${await share()}`),
   },
-  'DELETE /api/data_shares/{name}': {
+  'DELETE /api/data_shares/{share_id}': {
     needs: ['dynamodb', 'keycloak'],
-    prepare: async () => asAdmin('DELETE', `/api/data_shares/${await share()}`),
+    prepare: async () => asAdmin('DELETE', `/api/data_shares/${await shareId()}`),
   },
-  'POST /api/data_shares/{name}/rotate-secret': {
+  'POST /api/data_shares/{share_id}/rotate-secret': {
     needs: ['dynamodb', 'keycloak'],
     prepare: async () => asAdmin('POST', `/api/data_shares/${await share()}/rotate-secret`),
   },
@@ -535,6 +552,20 @@ const CASES: Record<string, EndpointCase> = {
     degradesWithout: ['llm'],
     prepare: call('POST', '/api/query/suggest', { domain: DOMAIN }),
     check: suggestionsCheck,
+  },
+  // The model writes the SQL (§17); without it, the catalog's SQL (E12's suggestion, with its id).
+  'POST /api/query/ask': {
+    needs: ['datahub', 'trino'],
+    degradesWithout: ['llm'],
+    prepare: call('POST', '/api/query/ask', { domain: DOMAIN, prompt: 'How many orders are there?' }),
+    check: (answer, degraded) => {
+      const from = `FROM "${TABLE.catalog}"."${TABLE.schema}"."${TABLE.table}"`;
+      expect(answer.body?.sql, answer.text).toBe(
+        degraded ? `SELECT COUNT(*) AS row_count ${from}` : `SELECT COUNT(*) AS answer ${from}`,
+      );
+      expect(answer.body.tables, answer.text).toEqual([`${TABLE.catalog}.${TABLE.schema}.${TABLE.table}`]);
+      expect(typeof answer.body.suggestion_id === 'string', answer.text).toBe(degraded);
+    },
   },
 };
 

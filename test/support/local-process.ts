@@ -33,7 +33,7 @@ export interface LocalProcessOptions {
   readonly dataDir: string;
   /** stdout and stderr are appended here (it may hold earlier runs). */
   readonly logFile: string;
-  /** The service's configuration (STAGE, DPM_ADMIN_PSK, ...); DPM_DATA_DIR is set, and PORT=0 unless given. */
+  /** The service's configuration (STAGE, DPM_ADMIN_PSK, ...); DPM_DATA_DIR is set, and PORT=0 and HTTPS_PORT=0 unless given. */
   readonly env?: Record<string, string>;
   readonly startTimeoutMs?: number;
   /**
@@ -86,8 +86,12 @@ export class LocalProcess {
   static spawn(options: LocalProcessOptions): LocalProcess {
     const env: Record<string, string> = {};
     for (const name of INHERITED) if (process.env[name]) env[name] = process.env[name]!;
-    // PORT=0 (any free port) unless the test fixes one (the local sign-in's issuer is the URL).
-    Object.assign(env, { PORT: '0' }, options.env, { DPM_DATA_DIR: options.dataDir, HOST: '127.0.0.1' });
+    // PORT=0 (any free port) unless the test fixes one (the local sign-in's issuer is the URL);
+    // HTTPS_PORT too, else a fixed PORT would make it PORT + 443, which another test may hold.
+    Object.assign(env, { PORT: '0', HTTPS_PORT: '0' }, options.env, {
+      DPM_DATA_DIR: options.dataDir,
+      HOST: '127.0.0.1',
+    });
     const offset = existsSync(options.logFile) ? statSync(options.logFile).size : 0;
     const fd = openSync(options.logFile, 'a');
     let child: ChildProcess;
@@ -114,6 +118,13 @@ export class LocalProcess {
   get baseUrl(): string {
     if (!this.url) throw new Error('the platform has not started');
     return this.url;
+  }
+
+  /** The same API over TLS (`HTTPS: https://...` in the start-up output). */
+  get httpsBaseUrl(): string {
+    const url = /^ {2}HTTPS: (https:\/\/\S+)/m.exec(this.output())?.[1];
+    if (!url || !this.url) throw new Error('the platform has not started');
+    return url;
   }
 
   get running(): boolean {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
  * A local server that answers the OpenAI chat-completions protocol
  * (`POST /v1/chat/completions`), deterministically: the reply names the model and echoes
  * the last user message. A prompt containing "FAIL" gets a 500 error body. E12's
- * rephrasing requests are answered as `rephrase` says.
+ * rephrasing requests are answered as `rephrase` says, asks' SQL as `writeSql` says.
  */
 export interface FakeModel {
   readonly baseUrl: string;
@@ -23,6 +23,21 @@ function rephrase(prompt: string): string {
   if (request.domain.includes('GARBLE')) return 'Here are some better questions!';
   const questions = request.questions.map(({ i, question }) => ({ i, question: `In plain words: ${question}` }));
   return '```json\n' + JSON.stringify({ questions }) + '\n```';
+}
+
+/**
+ * An ask's request (POST /api/query/ask: `{"domain", "question", "tables": [{"name"}]}`):
+ * `{"sql": "SELECT COUNT(*) AS answer FROM <the first table>"}` in a ```json fence. A
+ * question containing "DROP" gets a DROP TABLE of that table, "ELSEWHERE" a bare SELECT of a
+ * table outside the domain, "GARBLE" prose.
+ */
+function writeSql(prompt: string): string {
+  const request = JSON.parse(prompt) as { question: string; tables: { name: string }[] };
+  const table = request.tables[0]?.name ?? '"none"."none"."none"';
+  if (request.question.includes('DROP')) return JSON.stringify({ sql: `DROP TABLE ${table}` });
+  if (request.question.includes('ELSEWHERE')) return 'SELECT * FROM "system"."runtime"."nodes"';
+  if (request.question.includes('GARBLE')) return 'I would rather not write SQL today.';
+  return '```json\n' + JSON.stringify({ sql: `SELECT COUNT(*) AS answer FROM ${table}` }) + '\n```';
 }
 
 const completion = (model: string, content: string) => ({
@@ -57,6 +72,10 @@ export async function startFakeModel(): Promise<FakeModel> {
       const system = body.messages.find((m) => m.role === 'system')?.content;
       if (system?.startsWith('You rephrase suggested questions')) {
         res.end(JSON.stringify(completion(body.model, rephrase(prompt))));
+        return;
+      }
+      if (system?.startsWith('You write one SQL query')) {
+        res.end(JSON.stringify(completion(body.model, writeSql(prompt))));
         return;
       }
       res.end(

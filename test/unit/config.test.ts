@@ -30,6 +30,18 @@ describe('loadConfig', () => {
     expect(c.airflow).toBeUndefined();
   });
 
+  it('serves HTTPS on HTTPS_PORT, by default PORT + 443 (API.md §17)', () => {
+    expect(loadConfig({}).httpsPort).toBe(3443);
+    expect(loadConfig({ PORT: '8080' }).httpsPort).toBe(8523);
+    expect(loadConfig({ PORT: '0' }).httpsPort).toBe(0);
+    expect(loadConfig({ PORT: '3000', HTTPS_PORT: '8443' }).httpsPort).toBe(8443);
+    expect(loadConfig({ HTTPS_PORT: ' ' }).httpsPort).toBe(3443);
+    expect(fails({ HTTPS_PORT: 'x' })).toBe('invalid configuration: HTTPS_PORT must be a port number');
+    expect(fails({ PORT: '4000', HTTPS_PORT: '4000' })).toBe('invalid configuration: HTTPS_PORT must differ from PORT');
+    expect(fails({ PORT: '65100' })).toMatch(/^invalid configuration: HTTPS_PORT is required when PORT is above 65092/);
+    expect(loadConfig({ PORT: '65100', HTTPS_PORT: '0' }).httpsPort).toBe(0);
+  });
+
   it('fails with one line naming the variable', () => {
     expect(fails({ PORT: 'abc' })).toBe('invalid configuration: PORT must be a port number');
     expect(fails({ STAGE: 'Prod!' })).toMatch(/^invalid configuration: STAGE /);

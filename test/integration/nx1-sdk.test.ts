@@ -1,0 +1,308 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { api, slug, token } from './helpers.js';
+
+/**
+ * The real NX1 Python SDK (test/sdk/nx1-sdk, vendored unmodified; SOURCE.md names its
+ * commit) against the suite's platform over HTTPS (API.md §17): its own code, given only
+ * `api_key` and `host`, once with `verify_ssl=False` and once trusting the platform's
+ * certificate through `REQUESTS_CA_BUNDLE`; and its `nx1` command. Each call runs in python3
+ * (test/sdk/sdk_call.py); without python3 and the SDK's Debian packages every test here
+ * fails, naming them (.ci/run installs them).
+ */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SDK_SRC = join(ROOT, 'test/sdk/nx1-sdk/src');
+const SDK_CALL = join(ROOT, 'test/sdk/sdk_call.py');
+/** What the SDK imports (`nx1_sdk` and its CLI), and the Debian packages that bring them. */
+const SDK_IMPORTS = 'import requests, urllib3, yaml, websocket, tabulate';
+const DEBIAN_PACKAGES = 'python3 python3-requests python3-yaml python3-websocket python3-tabulate';
+/** Python calls end long before this; it only keeps a hung call from hanging the suite. */
+const PYTHON_TIMEOUT_MS = 60_000;
+
+/** The first interpreter that has the SDK's dependencies (a pyenv python3 may lack Debian's). */
+let python: string;
+/** An empty profiles file: the SDK must not read the user's ~/.nx1/profiles. */
+let home: string;
+
+beforeAll(() => {
+  const candidates = [...new Set([process.env.NX1_SDK_PYTHON, 'python3', '/usr/bin/python3'])].filter(
+    (c): c is string => !!c,
+  );
+  const tried: string[] = [];
+  for (const candidate of candidates) {
+    const probe = spawnSync(candidate, ['-c', SDK_IMPORTS], { encoding: 'utf8', timeout: PYTHON_TIMEOUT_MS });
+    if (probe.status === 0) {
+      python = candidate;
+      break;
+    }
+    tried.push(`${candidate}: ${probe.error ? probe.error.message : probe.stderr.trim().split('\n').pop()}`);
+  }
+  if (!python) {
+    throw new Error(
+      `no python3 with the NX1 SDK's dependencies (${tried.join('; ')}): ` +
+        `apt-get install ${DEBIAN_PACKAGES} (.ci/run does when they are missing)`,
+    );
+  }
+  home = mkdtempSync(join(tmpdir(), 'dpm-nx1-sdk-'));
+});
+afterAll(() => {
+  if (home) rmSync(home, { recursive: true, force: true });
+});
+
+/** The child's environment: nothing of this process's NX1_*, REQUESTS_CA_BUNDLE or proxies. */
+function pythonEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+    HOME: home,
+    PYTHONPATH: SDK_SRC,
+    // No __pycache__ inside the vendored tree.
+    PYTHONDONTWRITEBYTECODE: '1',
+    NX1_PROFILES_PATH: join(home, 'profiles'),
+    NO_PROXY: '*',
+  };
+  return { ...env, ...extra };
+}
+
+interface SdkResult {
+  ok: boolean;
+  result?: any;
+  error?: string;
+  message?: string;
+}
+
+interface SdkCall {
+  readonly method: string;
+  readonly args?: readonly unknown[];
+  readonly kwargs?: Record<string, unknown>;
+}
+
+/**
+ * Makes `calls` on one `NX1Client(api_key, host[, verify_ssl])` in python3; `caBundle` is
+ * given as REQUESTS_CA_BUNDLE.
+ */
+function sdk(
+  client: { apiKey: string; host: string; verifySsl?: boolean; caBundle?: string },
+  calls: readonly SdkCall[],
+): { baseUrl: string; results: SdkResult[] } {
+  const spec = {
+    api_key: client.apiKey,
+    host: client.host,
+    ...(client.verifySsl === undefined ? {} : { verify_ssl: client.verifySsl }),
+    calls,
+  };
+  const run = spawnSync(python, [SDK_CALL], {
+    input: JSON.stringify(spec),
+    encoding: 'utf8',
+    env: pythonEnv(client.caBundle ? { REQUESTS_CA_BUNDLE: client.caBundle } : {}),
+    timeout: PYTHON_TIMEOUT_MS,
+  });
+  expect(run.status, `python3 ${SDK_CALL} failed:\n${run.stderr}`).toBe(0);
+  const out = JSON.parse(run.stdout) as { base_url: string; results: SdkResult[] };
+  return { baseUrl: out.base_url, results: out.results };
+}
+
+/** The results of `calls`, each expected to have succeeded. */
+function sdkOk(client: Parameters<typeof sdk>[0], calls: readonly SdkCall[]): any[] {
+  const { results } = sdk(client, calls);
+  results.forEach((r, i) => expect(r, `${calls[i]!.method}: ${r.message}`).toMatchObject({ ok: true }));
+  return results.map((r) => r.result);
+}
+
+/** The `nx1` command (the SDK's console script, `nx1_sdk.cli:main`), host and key from its environment variables. */
+function nx1(args: readonly string[], client: { apiKey: string; host: string; caBundle?: string }) {
+  const run = spawnSync(
+    python,
+    ['-c', 'import sys; from nx1_sdk.cli import main; sys.argv[0] = "nx1"; main()', ...args],
+    {
+      encoding: 'utf8',
+      env: pythonEnv({
+        NX1_HOST: client.host,
+        NX1_API_KEY: client.apiKey,
+        ...(client.caBundle ? { REQUESTS_CA_BUNDLE: client.caBundle } : {}),
+      }),
+      timeout: PYTHON_TIMEOUT_MS,
+    },
+  );
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+const httpsBaseUrl = () => inject('httpsBaseUrl');
+/** The two ways README shows: certificate checks off, or the platform's certificate trusted. */
+const insecure = () => ({ apiKey: inject('adminPsk'), host: httpsBaseUrl(), verifySsl: false });
+const trusted = () => ({ apiKey: inject('adminPsk'), host: httpsBaseUrl(), caBundle: inject('caCertFile') });
+
+describe('the NX1 SDK over HTTPS (API.md §17)', () => {
+  it('health: ping, version and build_number, with verify_ssl=False and with REQUESTS_CA_BUNDLE', async () => {
+    const expected = (await api('/api/health/ping')).body as { status: string; version: string; build_number: string };
+    expect(expected.status).toBe('ok');
+    for (const client of [insecure(), trusted()]) {
+      const { baseUrl, results } = sdk(client, [
+        { method: 'health.ping' },
+        { method: 'health.version' },
+        { method: 'health.build_number' },
+        { method: 'ping' },
+      ]);
+      expect(baseUrl).toBe(`${httpsBaseUrl()}/`);
+      expect(results).toEqual([
+        { ok: true, result: expected },
+        { ok: true, result: expected.version },
+        { ok: true, result: expected.build_number },
+        { ok: true, result: expected },
+      ]);
+    }
+  });
+
+  it('checks the certificate by default: without REQUESTS_CA_BUNDLE the self-signed one is refused', () => {
+    const { results } = sdk({ apiKey: inject('adminPsk'), host: httpsBaseUrl() }, [{ method: 'health.ping' }]);
+    expect(results[0]).toMatchObject({ ok: false, error: 'NX1APIError' });
+    expect(results[0]!.message).toMatch(/CERTIFICATE_VERIFY_FAILED/);
+  });
+
+  it("passes Python's strict X.509 checks (VERIFY_X509_STRICT, Python 3.13's default) for 127.0.0.1 and localhost", () => {
+    const { port } = new URL(httpsBaseUrl());
+    const script = [
+      'import socket, ssl, sys',
+      'ctx = ssl.create_default_context(cafile=sys.argv[1])',
+      'ctx.verify_flags |= ssl.VERIFY_X509_STRICT',
+      'for name in ("127.0.0.1", "localhost"):',
+      '    with socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10) as raw:',
+      '        with ctx.wrap_socket(raw, server_hostname=name) as tls:',
+      '            print(name, tls.version())',
+    ].join('\n');
+    const run = spawnSync(python, ['-c', script, inject('caCertFile'), port], {
+      encoding: 'utf8',
+      env: pythonEnv(),
+      timeout: PYTHON_TIMEOUT_MS,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^127\.0\.0\.1 TLSv1\.3\nlocalhost TLSv1\.3\n$/);
+  });
+
+  it('turns an http:// host into https://: the HTTPS port works so given, the HTTP port cannot', () => {
+    const httpsPort = new URL(httpsBaseUrl()).port;
+    const viaHttpsPort = sdk({ ...insecure(), host: `http://127.0.0.1:${httpsPort}` }, [{ method: 'health.ping' }]);
+    expect(viaHttpsPort.baseUrl).toBe(`https://127.0.0.1:${httpsPort}/`);
+    expect(viaHttpsPort.results[0]).toMatchObject({ ok: true, result: { status: 'ok' } });
+
+    // The issue's report: `host="http://127.0.0.1:3000"` reaches the plain-HTTP port with TLS.
+    const viaHttpPort = sdk({ ...insecure(), host: inject('baseUrl') }, [{ method: 'health.ping' }]);
+    expect(viaHttpPort.baseUrl).toBe(`${inject('baseUrl').replace('http://', 'https://')}/`);
+    expect(viaHttpPort.results[0]).toMatchObject({ ok: false, error: 'NX1APIError' });
+    expect(viaHttpPort.results[0]!.message).toMatch(/SSL/);
+  });
+
+  describe('data_shares, with a key a user made', () => {
+    let userKey: string;
+    beforeAll(async () => {
+      const made = await api('/api/dataproduct/default/psk', {
+        method: 'POST',
+        token: await token('sdk-user'),
+        body: { description: 'the NX1 SDK test', validity_days: 1 },
+      });
+      expect(made.status, made.text).toBe(201);
+      userKey = made.body.key;
+    });
+    const asUser = () => ({ apiKey: userKey, host: httpsBaseUrl(), caBundle: inject('caCertFile') });
+
+    it('create, get_all, get and delete by name', () => {
+      const name = slug('sdk-share');
+      const [created, all, read, deleted, gone] = sdk(asUser(), [
+        {
+          method: 'data_shares.create',
+          kwargs: { name, description: 'made by the SDK', tables: ['sales.core.orders'] },
+        },
+        { method: 'data_shares.get_all' },
+        { method: 'data_shares.get', args: [name] },
+        { method: 'data_shares.delete', args: [name] },
+        { method: 'data_shares.get', args: [name] },
+      ]).results;
+      expect(created).toMatchObject({
+        ok: true,
+        result: {
+          name,
+          owner: 'sdk-user',
+          description: 'made by the SDK',
+          tables: ['sales.core.orders'],
+          secret: expect.any(String),
+        },
+      });
+      const share = created!.result;
+      expect(all).toMatchObject({ ok: true });
+      expect(all!.result).toContainEqual({ ...share, secret: null });
+      expect(read).toEqual({ ok: true, result: share });
+      // 204: the SDK answers an empty body with {}.
+      expect(deleted).toEqual({ ok: true, result: {} });
+      expect(gone).toMatchObject({ ok: false, error: 'NX1APIError' });
+      expect(gone!.message).toMatch(/^HTTP 404: /);
+    });
+
+    // API.md §17: a share's id works wherever its name does (issue 27 item 6).
+    it('get and delete by id', () => {
+      const name = slug('sdk-share');
+      const [created] = sdkOk(asUser(), [{ method: 'data_shares.create', kwargs: { name } }]);
+      const [read, deleted] = sdk(asUser(), [
+        { method: 'data_shares.get', args: [created.id] },
+        { method: 'data_shares.delete', args: [created.id] },
+      ]).results;
+      expect(read).toEqual({ ok: true, result: created });
+      expect(deleted).toEqual({ ok: true, result: {} });
+      const [gone] = sdk(asUser(), [{ method: 'data_shares.get', args: [name] }]).results;
+      expect(gone!.message).toMatch(/^HTTP 404: /);
+    });
+
+    it('answers errors as the SDK reads them: 409 for a name taken, 404 for a share of nobody', () => {
+      const name = slug('sdk-share');
+      const [first, again, missing] = sdk(asUser(), [
+        { method: 'data_shares.create', kwargs: { name } },
+        { method: 'data_shares.create', kwargs: { name } },
+        { method: 'data_shares.get', args: [slug('no-such-share')] },
+      ]).results;
+      expect(first).toMatchObject({ ok: true, result: { name } });
+      expect(again).toMatchObject({ ok: false, error: 'NX1APIError' });
+      expect(again!.message).toMatch(/^HTTP 409: /);
+      expect(missing!.message).toMatch(/^HTTP 404: /);
+      sdkOk(asUser(), [{ method: 'data_shares.delete', args: [name] }]);
+    });
+
+    it('nx1 shares list, get and delete', () => {
+      const name = slug('sdk-share');
+      const [share] = sdkOk(asUser(), [{ method: 'data_shares.create', kwargs: { name } }]);
+      const list = nx1(['shares', 'list'], asUser());
+      expect(list.status, list.stderr).toBe(0);
+      expect(JSON.parse(list.stdout)).toContainEqual({ ...share, secret: null });
+      const get = nx1(['shares', 'get', name], asUser());
+      expect(get.status, get.stderr).toBe(0);
+      expect(JSON.parse(get.stdout)).toEqual(share);
+      const removed = nx1(['shares', 'delete', name], asUser());
+      expect(removed.status, removed.stderr).toBe(0);
+      expect(removed.stdout).toMatch(/Deleted/);
+      const gone = nx1(['shares', 'get', name], asUser());
+      expect(gone.status).toBe(1);
+      expect(gone.stderr).toMatch(/API Error: HTTP 404: /);
+    });
+  });
+
+  describe('the nx1 command', () => {
+    it('nx1 ping and nx1 version, host and key from NX1_HOST and NX1_API_KEY', async () => {
+      const expected = (await api('/api/health/ping')).body;
+      const ping = nx1(['ping'], trusted());
+      expect(ping.status, ping.stderr).toBe(0);
+      expect(JSON.parse(ping.stdout)).toEqual(expected);
+      const version = nx1(['version', '--no-verify-ssl'], { ...trusted(), caBundle: undefined });
+      expect(version.status, version.stderr).toBe(0);
+      expect(version.stdout.trim()).toBe(expected.version);
+    });
+
+    it("fails with the SDK's message and exit code 1 when the certificate is not trusted", () => {
+      const ping = nx1(['ping'], { ...trusted(), caBundle: undefined });
+      expect(ping.status).toBe(1);
+      expect(ping.stderr).toMatch(/API Error: .*CERTIFICATE_VERIFY_FAILED/);
+    });
+  });
+});
