@@ -288,6 +288,104 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
     });
   });
 
+  describe('queries: ask and suggest, over a domain with tables', () => {
+    let domain: string;
+    let catalog: string;
+    beforeAll(async () => {
+      const admin = await token('sdk-admin', { roles: ['admin'] });
+      domain = slug('sdk-dom');
+      catalog = slug('sdkcat');
+      const made = await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name: domain } });
+      expect(made.status, made.text).toBe(201);
+      const registered = await api(`/api/metastore/catalogs/${catalog}/schemas/sales/tables/orders`, {
+        method: 'PUT',
+        token: admin,
+        body: {
+          domain,
+          columns: [
+            { name: 'order_id', type: 'bigint' },
+            { name: 'amount', type: 'decimal(10,2)' },
+          ],
+        },
+      });
+      expect(registered.status, registered.text).toBe(200);
+    });
+
+    it('queries.ask answers the SQL over the domain\'s tables; queries.suggest the E12 suggestions', async () => {
+      const prompt = 'How many orders are there?';
+      const [asked, suggested] = sdkOk(trusted(), [
+        { method: 'queries.ask', args: [domain, prompt] },
+        { method: 'queries.suggest', args: [domain] },
+      ]);
+      const viaHttp = await api('/api/query/ask', { method: 'POST', psk: inject('adminPsk'), body: { domain, prompt } });
+      expect(viaHttp.status, viaHttp.text).toBe(200);
+      expect(asked).toEqual(viaHttp.body);
+      expect(asked).toMatchObject({ domain, prompt, tables: [`${catalog}.sales.orders`], sql: expect.stringMatching(/^SELECT /) });
+      expect((await api(`/api/query/suggest/${domain}`, { psk: inject('adminPsk') })).body).toEqual(suggested);
+      expect(suggested.length).toBeGreaterThan(0);
+      expect(suggested[0]).toMatchObject({ sql: expect.stringContaining(`"${catalog}"."sales"."orders"`) });
+    });
+
+    it('an unknown domain: the HTTP 404 as the SDK reports it; nx1 ask and nx1 suggest print the answers', () => {
+      const [missing] = sdk(trusted(), [{ method: 'queries.ask', args: [slug('no-such-domain'), 'anything?'] }]).results;
+      expect(missing).toMatchObject({ ok: false, error: 'NX1APIError' });
+      expect(missing!.message).toMatch(/^HTTP 404: /);
+      const ask = nx1(['ask', '--domain', domain, '--prompt', 'How many orders are there?'], trusted());
+      expect(ask.status, ask.stderr).toBe(0);
+      expect(JSON.parse(ask.stdout)).toMatchObject({ domain, tables: [`${catalog}.sales.orders`] });
+      const suggest = nx1(['suggest', '--domain', domain], trusted());
+      expect(suggest.status, suggest.stderr).toBe(0);
+      expect(JSON.parse(suggest.stdout).length).toBeGreaterThan(0);
+    });
+  });
+
+  describe('crews: types, run and results over the built-in templates', () => {
+    /** The SDK's get_crew_result until the run ends (a bounded number of calls). */
+    const finished = (id: string) => {
+      for (let i = 0; i < 60; i++) {
+        const [result] = sdkOk(trusted(), [{ method: 'crews.get_crew_result', args: [id] }]);
+        if (!['pending', 'running'].includes(result.status)) return result;
+        spawnSync('sleep', ['0.25']);
+      }
+      throw new Error(`run ${id} did not end`);
+    };
+
+    it('list_crew_types names the four built-in templates; run_crew starts one; get_crew_result reads its result', () => {
+      const [types, started] = sdkOk(trusted(), [
+        { method: 'crews.list_crew_types' },
+        { method: 'crews.run_crew', args: ['data_suggestion', { domain: 'sales', count: 2 }] },
+      ]);
+      const names = (types as { crew_type: string }[]).map((t) => t.crew_type);
+      expect(names).toEqual(expect.arrayContaining(['ask', 'data_engineering', 'data_suggestion', 'semantic_model']));
+      expect(types.find((t: { crew_type: string }) => t.crew_type === 'data_suggestion')).toMatchObject({
+        template_id: expect.any(String),
+        description: expect.any(String),
+        inputs: expect.arrayContaining(['domain', 'count']),
+      });
+      expect(started).toMatchObject({ correlation_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'pending' });
+      const result = finished(started.correlation_id);
+      // The suite's model answers every llm step: the run succeeds with its reply as the result.
+      expect(result).toMatchObject({ correlation_id: started.correlation_id, status: 'succeeded', error: null });
+      expect(result.result).toEqual(expect.stringContaining('Number of suggestions: 2'));
+      expect(Object.keys(result.outputs).length).toBeGreaterThanOrEqual(2);
+    });
+
+    it('nx1 crews list-types, run and result; an unknown crew type is a 404', () => {
+      const list = nx1(['crews', 'list-types'], trusted());
+      expect(list.status, list.stderr).toBe(0);
+      expect(JSON.parse(list.stdout).map((t: { crew_type: string }) => t.crew_type)).toContain('ask');
+      const run = nx1(['crews', 'run', '--crew-type', 'ask', '--input', '{"question": "How many orders?"}'], trusted());
+      expect(run.status, run.stderr).toBe(0);
+      const { correlation_id } = JSON.parse(run.stdout);
+      expect(finished(correlation_id)).toMatchObject({ status: 'succeeded' });
+      const result = nx1(['crews', 'result', correlation_id], trusted());
+      expect(result.status, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ correlation_id, status: 'succeeded' });
+      const [unknown] = sdk(trusted(), [{ method: 'crews.run_crew', args: [slug('no-such-crew'), {}] }]).results;
+      expect(unknown!.message).toMatch(/^HTTP 404: /);
+    });
+  });
+
   describe('the nx1 command', () => {
     it('nx1 ping and nx1 version, host and key from NX1_HOST and NX1_API_KEY', async () => {
       const expected = (await api('/api/health/ping')).body;
