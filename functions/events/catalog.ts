@@ -4,12 +4,12 @@ import { PROBE_TYPES } from '../../shared/ports/workflow.js';
 import { doc } from '../../shared/schema.js';
 import { CrewEvent, CrewRun, CrewTemplate } from '../crews/schemas.js';
 import { SharedClient } from '../data-shares/schemas.js';
-import { KeyInfo } from '../dataproduct/schemas.js';
+import { DataProduct, KeyInfo } from '../dataproduct/schemas.js';
 import { VersionDetail } from '../decisions/schemas.js';
 import { Document } from '../documents/schemas.js';
 import { FinetuneJob } from '../finetune/schemas.js';
 import { McpServer } from '../mcps/schemas.js';
-import { AcceptanceResult, Domain, TableMetadata } from '../metastore/schemas.js';
+import { AcceptanceResult, CatalogDetail, Domain, SchemaDetail, TableMetadata } from '../metastore/schemas.js';
 import { CONFIG_FIELDS, Connection, ConnectionTestResult, InfrastructureConfig } from '../migration/schemas.js';
 import { WebhookEndpoint } from '../webhooks/schemas.js';
 
@@ -58,6 +58,9 @@ export const EVENT_SCHEMAS: Readonly<Record<string, Schema>> = { WebhookHeaders 
 /** `resource` plus the fields of `about` (the change's own: merged into `data` after the resource's). */
 const withAbout = (resource: Schema, about: Schema) => z.intersection(resource, about);
 
+/** A schema's events say which catalog it is in (its details do not). */
+const schemaData = withAbout(SchemaDetail, z.object({ catalog: doc(z.string(), 'the catalog of the schema') }));
+
 const decision = (summary: string): EventDescription => ({
   subject: 'decisions/{ws}/{key}/versions/{v}',
   summary,
@@ -80,6 +83,11 @@ const document = (summary: string, data: Schema = Document): EventDescription =>
   data,
 });
 const psk = (summary: string): EventDescription => ({ subject: 'psks/{psk}', summary, data: KeyInfo });
+const product = (summary: string): EventDescription => ({
+  subject: 'dataproducts/{id}',
+  summary,
+  data: DataProduct,
+});
 /** A share's secret is never in an event: `secret` is always null there. */
 const shareData = withAbout(
   SharedClient,
@@ -134,10 +142,63 @@ export const EVENT_CATALOG: Readonly<Record<EventType, EventDescription>> = {
       }),
     ),
   ),
+  'metastore.catalog.created': {
+    subject: 'metastore/{c}',
+    summary: 'A metastore catalog was created (§17)',
+    data: CatalogDetail,
+  },
+  'metastore.catalog.deleted': {
+    subject: 'metastore/{c}',
+    summary: 'An empty metastore catalog was dropped (data: the catalog as it was)',
+    data: CatalogDetail,
+  },
+  'metastore.schema.created': {
+    subject: 'metastore/{c}/{s}',
+    summary: 'A schema was created in a metastore catalog (§17)',
+    data: schemaData,
+  },
+  'metastore.schema.deleted': {
+    subject: 'metastore/{c}/{s}',
+    summary: 'An empty schema was dropped (data: the schema as it was)',
+    data: schemaData,
+  },
   'metastore.table.registered': {
     subject: 'metastore/{c}/{s}/{t}',
-    summary: 'A table was registered (or replaced) in the built-in metastore',
+    summary: 'A table was registered (or replaced) in the built-in metastore, or created (§17)',
     data: TableMetadata,
+  },
+  'metastore.table.altered': {
+    subject: 'metastore/{c}/{s}/{t}',
+    summary: "A table's columns, comments or properties were altered, all of a request's operations at once (§17)",
+    data: TableMetadata,
+  },
+  'metastore.table.deleted': {
+    subject: 'metastore/{c}/{s}/{t}',
+    summary: 'A table was dropped (data: the table as it was)',
+    data: TableMetadata,
+  },
+  'catalog.table.tagged': {
+    subject: 'metastore/{c}/{s}/{t}',
+    summary: 'A table was tagged (§17; the tag is created in the catalog first when missing)',
+    data: withAbout(TableMetadata, z.object({ tag: doc(z.string(), 'the tag applied') })),
+  },
+  'catalog.table.untagged': {
+    subject: 'metastore/{c}/{s}/{t}',
+    summary: 'A tag was taken off a table (§17)',
+    data: withAbout(TableMetadata, z.object({ tag: doc(z.string(), 'the tag taken off') })),
+  },
+  'catalog.table.domain_set': {
+    subject: 'metastore/{c}/{s}/{t}',
+    summary: "A table's catalog domain was set (§17)",
+    data: TableMetadata,
+  },
+  'catalog.table.domain_removed': {
+    subject: 'metastore/{c}/{s}/{t}',
+    summary: 'A table was taken out of its catalog domain (§17)',
+    data: withAbout(
+      TableMetadata,
+      z.object({ removed_domain: doc(z.string(), 'the domain the table was taken out of') }),
+    ),
   },
   'catalog.classification.accepted': {
     subject: 'metastore/{c}/{s}/{t}',
@@ -168,6 +229,8 @@ export const EVENT_CATALOG: Readonly<Record<EventType, EventDescription>> = {
   'psk.created': psk('A pre-shared key was created (never its secret)'),
   'psk.extended': psk("A pre-shared key's validity was extended (E7)"),
   'psk.deleted': psk('A pre-shared key was deleted'),
+  'dataproduct.created': product('A data product was created (API.md §17)'),
+  'dataproduct.deleted': product('A data product was deleted: its keys stop working (data: the product as it was)'),
   'data_share.created': share('A data share was created'),
   'data_share.secret_rotated': share("A data share's client secret was rotated (never the secret)"),
   'data_share.deleted': share('A data share was deleted'),

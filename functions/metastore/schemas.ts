@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { intParam } from '../../shared/http/params.js';
 import { component, doc } from '../../shared/schema.js';
 
 /**
@@ -211,3 +212,209 @@ export const DomainRequest = component(
   }),
 );
 export type DomainRequest = z.infer<typeof DomainRequest>;
+
+// --- The NX1 SDK's metastore (API.md §17) ---
+
+/** Catalog, schema and table property names: identifiers, as Trino's `WITH (name = value)` takes them. */
+export const PROPERTY_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const properties = () =>
+  doc(
+    z._default(
+      z.record(
+        // A `__proto__` key is refused for every body before this runs (shared/http/validation.ts).
+        z.string().check(z.minLength(1), z.maxLength(MAX_NAME), z.regex(PROPERTY_NAME_PATTERN)),
+        z.union([z.string().check(z.maxLength(MAX_DESCRIPTION)), z.number(), z.boolean()]),
+      ),
+      {},
+    ),
+    'properties (`WITH (name = value, ...)` on Trino): names are identifiers, values strings, numbers or booleans',
+  );
+
+/** A connector name (Trino's `CREATE CATALOG ... USING <connector>`), e.g. `hive`, `iceberg`, `memory`. */
+export const CATALOG_TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * A SQL type as the engine spells it (`bigint`, `varchar(20)`, `decimal(10,2)`,
+ * `array(varchar)`, `timestamp(3) with time zone`): letters, digits, `_`, spaces, parentheses
+ * and commas only, so a type can never end a statement or open a quoted string.
+ */
+export const COLUMN_TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9_ (),]*$/;
+
+const columnType = () =>
+  doc(
+    z.string().check(z.minLength(1), z.maxLength(MAX_NAME), z.regex(COLUMN_TYPE_PATTERN)),
+    'column type, e.g. `varchar`, `decimal(10,2)`',
+  );
+
+export const CatalogCreation = component(
+  'CatalogCreation',
+  z.strictObject({
+    catalog: name('catalog name'),
+    catalog_type: doc(
+      z.string().check(z.regex(CATALOG_TYPE_PATTERN)),
+      `the catalog's connector, e.g. \`hive\`, \`iceberg\`, \`memory\` (\`${CATALOG_TYPE_PATTERN.source}\`)`,
+    ),
+    properties: properties(),
+  }),
+);
+export type CatalogCreation = z.infer<typeof CatalogCreation>;
+
+export const SchemaCreation = component(
+  'SchemaCreation',
+  z.strictObject({ schema_name: name('schema name'), properties: properties() }),
+);
+export type SchemaCreation = z.infer<typeof SchemaCreation>;
+
+export const ColumnDefinition = component(
+  'ColumnDefinition',
+  z.strictObject({
+    name: label('column name; unique within the table'),
+    type: columnType(),
+    comment: doc(z.optional(z.nullable(descriptionText())), "the column's description"),
+    nullable: doc(z._default(z.boolean(), true), 'false: `NOT NULL`'),
+  }),
+);
+
+export const TableCreation = component(
+  'TableCreation',
+  z.strictObject({
+    table_name: name('table name'),
+    columns: doc(z.array(ColumnDefinition).check(z.minLength(1), z.maxLength(1000)), 'the columns in their order'),
+    properties: properties(),
+  }),
+);
+export type TableCreation = z.infer<typeof TableCreation>;
+
+const operation = <const O extends string, S extends Record<string, z.core.$ZodType>>(op: O, shape: S) =>
+  z.strictObject({ op: doc(z.literal(op), 'the operation'), ...shape });
+
+export const AlterOperation = component(
+  'AlterOperation',
+  doc(
+    z.discriminatedUnion('op', [
+      operation('add_column', {
+        name: label('the new column'),
+        type: columnType(),
+        comment: doc(z.optional(z.nullable(descriptionText())), "the column's description"),
+      }),
+      operation('drop_column', { name: label('the column to drop') }),
+      operation('rename_column', { name: label('the column to rename'), new_name: label('its new name') }),
+      operation('set_column_comment', {
+        name: label('the column'),
+        comment: doc(z.nullable(descriptionText()), 'its description; null clears it'),
+      }),
+      operation('set_comment', {
+        comment: doc(z.nullable(descriptionText()), "the table's description; null clears it"),
+      }),
+      operation('set_properties', { properties: properties() }),
+    ]),
+    'one change of the table, chosen by `op`',
+  ),
+);
+export type AlterOperationRequest = z.infer<typeof AlterOperation>;
+
+export const TableAlteration = component(
+  'TableAlteration',
+  z.strictObject({
+    operations: doc(
+      z.array(AlterOperation).check(z.minLength(1), z.maxLength(100)),
+      'applied in order, all or none: one refused (an unknown column, a name taken, the last column dropped) changes nothing',
+    ),
+  }),
+);
+export type TableAlteration = z.infer<typeof TableAlteration>;
+
+export const EngineList = component(
+  'EngineList',
+  z.object({
+    engines: doc(
+      z.array(
+        z.object({
+          name: doc(z.string(), 'the metastore engine: `builtin` or `trino`'),
+          default: doc(z.boolean(), 'true for the engine requests go to'),
+        }),
+      ),
+      'the configured metastore (`METASTORE`)',
+    ),
+  }),
+);
+
+export const CatalogDetail = component(
+  'CatalogDetail',
+  z.object({
+    name: doc(z.string(), 'catalog name'),
+    type: doc(z.nullable(z.string()), 'the `catalog_type` it was created with; null when unknown'),
+    schema_count: doc(z.int(), 'how many schemas it has'),
+  }),
+);
+export const CatalogDetails = component(
+  'CatalogDetails',
+  z.object({ catalogs: doc(z.array(CatalogDetail), 'every catalog, sorted by name') }),
+);
+
+export const SchemaDetail = component(
+  'SchemaDetail',
+  z.object({ name: doc(z.string(), 'schema name'), table_count: doc(z.int(), 'how many tables it has') }),
+);
+export const SchemaDetails = component(
+  'SchemaDetails',
+  z.object({ schemas: doc(z.array(SchemaDetail), 'every schema of the catalog, sorted by name') }),
+);
+
+export const TableSummary = component('TableSummary', z.omit(TableMetadata, { columns: true }));
+export type TableSummary = z.infer<typeof TableSummary>;
+export const TableDetails = component(
+  'TableDetails',
+  z.object({
+    tables: doc(z.array(TableSummary), 'every table of the schema with its catalog annotations (no columns), sorted'),
+  }),
+);
+
+export const ColumnList = component(
+  'ColumnList',
+  z.object({ columns: doc(z.array(ColumnMetadata), 'the columns in their order, as in TableMetadata') }),
+);
+
+export const TablePreview = component(
+  'TablePreview',
+  z.object({
+    columns: doc(z.array(z.string()), 'the column names'),
+    rows: doc(
+      z.array(z.array(z.unknown())),
+      'the first rows (always empty on the built-in metastore, which holds no rows)',
+    ),
+  }),
+);
+
+export const PreviewQuery = z.object({
+  limit: doc(
+    z.pipe(
+      z.optional(intParam({ min: 1, max: 1000 })),
+      z.transform((limit) => limit ?? 20),
+    ),
+    'the most rows to answer (1–1000, default 20)',
+    { type: 'integer', minimum: 1, maximum: 1000, default: 20 },
+  ),
+});
+
+export const DomainSummary = component(
+  'DomainSummary',
+  z.object({
+    name: doc(z.string(), 'domain name'),
+    urn: doc(z.string(), 'its urn in the metadata catalog'),
+    description: doc(z.nullable(z.string()), 'domain description; null when none'),
+  }),
+);
+export const DomainSummaries = component(
+  'DomainSummaries',
+  z.object({ domains: doc(z.array(DomainSummary), 'every catalog domain, sorted by name') }),
+);
+
+const tableReference = () =>
+  doc(
+    z.string().check(z.minLength(1), z.maxLength(3 * (MAX_NAME + 2) + 2)),
+    '`catalog.schema.table`; a part holding `.` or `"` is a double-quoted SQL identifier (`"sales.eu".core.orders`, `""` for a quote inside)',
+  );
+export const TagTableParams = z.object({ tag: label('tag name'), table: tableReference() });
+export const DomainTableParams = z.object({ domain: label('domain name'), table: tableReference() });

@@ -3,6 +3,7 @@ import type { Page } from '../../shared/aws/pagination.js';
 import { decodeCursor, encodeCursor } from '../../shared/aws/pagination.js';
 import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import type { EventsTable } from '../../shared/events/outbox.js';
+import type { Change } from '../../shared/events/types.js';
 import type {
   AnnotationEvent,
   CatalogItem,
@@ -11,18 +12,35 @@ import type {
   EntityChange,
   MetadataCatalog,
 } from '../../shared/ports/catalog.js';
-import type { Metastore, OutboxEvent, TableSchema } from '../../shared/ports/metastore.js';
+import { mapLimit } from '../../shared/concurrency.js';
+import type {
+  AlterOperation,
+  CatalogDetail,
+  Metastore,
+  OutboxEvent,
+  Properties,
+  SchemaDetail,
+  TablePreview,
+  TableRef,
+  TableSchema,
+} from '../../shared/ports/metastore.js';
 import { nowIso } from '../../shared/time.js';
 import type {
   AcceptanceResult,
+  CatalogCreation,
   ClassificationAcceptance,
   ColumnMetadata,
   Domain,
   DomainRequest,
+  SchemaCreation,
+  TableAlteration,
   TableClassification,
+  TableCreation,
   TableMetadata,
   TableRegistration,
+  TableSummary,
 } from './schemas.js';
+import { tableReference } from './table-reference.js';
 
 /** Distinct, sorted (the catalog's own order for tag and term names). */
 const distinctSorted = (names: Iterable<string>): string[] => [...new Set(names)].sort();
@@ -38,6 +56,10 @@ const classificationsOf = (tags: string[]): string[] => [...tags];
 /** The subject of a table's domain events (API.md §13): registrations and E5 acceptances. */
 export const tableSubject = (catalog: string, schema: string, table: string): string =>
   `metastore/${catalog}/${schema}/${table}`;
+
+/** The subjects of a catalog's and a schema's events (API.md §13). */
+export const catalogSubject = (catalog: string): string => `metastore/${catalog}`;
+export const schemaSubject = (catalog: string, schema: string): string => `metastore/${catalog}/${schema}`;
 
 /** The subject of a domain's events (API.md §13). */
 export const domainSubject = (name: string): string => `catalog/domains/${name}`;
@@ -95,6 +117,13 @@ export type MetastoreCatalog = Pick<
   | 'listTags'
 >;
 
+/** Request properties (a JSON object) as the port's Map: names are data, never looked up on an object. */
+const propertiesOf = (properties: Record<string, string | number | boolean>): Properties =>
+  new Map(Object.entries(properties));
+
+/** How many tables' annotations are read at once for a schema's details (the catalog port reads one entity a call). */
+const ANNOTATION_READS = 8;
+
 /** The metastore (E10, registration) and the metadata catalog (E5, browse) behind API.md §6. */
 export class MetastoreService {
   constructor(
@@ -107,6 +136,8 @@ export class MetastoreService {
      * metastore's or catalog's own transaction (API.md §13); without it (fakes) none are.
      */
     private readonly events?: EventsTable,
+    /** The configured metastore's name (`METASTORE`), as `GET /api/metastore/engines` answers it. */
+    private readonly engine: string = metastore.external ? 'trino' : 'builtin',
   ) {}
 
   listCatalogs(): Promise<string[]> {
@@ -129,9 +160,334 @@ export class MetastoreService {
   /** The metastore's schema merged with the catalog's annotations. */
   async getTable(catalog: string, schema: string, table: string): Promise<TableMetadata> {
     const found = await this.metastore.getTable(catalog, schema, table);
-    if (!found) throw new NotFound(`No table ${catalog}.${schema}.${table}`);
+    if (!found) throw await this.missingTable({ catalog, schema, table });
     const urn = this.catalog.datasetUrn(catalog, schema, table);
     return tableMetadata(found, urn, await this.catalog.getEntity(urn));
+  }
+
+  /** The NotFound of a table that is not there, naming what is missing: its catalog, its schema or itself. */
+  private async missingTable(ref: TableRef): Promise<NotFound> {
+    if (!(await this.metastore.listSchemas(ref.catalog))) return new NotFound(`No catalog ${ref.catalog}`);
+    if (!(await this.metastore.listTables(ref.catalog, ref.schema)))
+      return new NotFound(`No schema ${ref.catalog}.${ref.schema}`);
+    return new NotFound(`No table ${ref.catalog}.${ref.schema}.${ref.table}`);
+  }
+
+  private async missingSchema(catalog: string, schema: string): Promise<NotFound> {
+    return (await this.metastore.listSchemas(catalog))
+      ? new NotFound(`No schema ${catalog}.${schema}`)
+      : new NotFound(`No catalog ${catalog}`);
+  }
+
+  // --- The NX1 SDK's metastore (API.md §17) ---
+
+  /** The configured metastore, the only one and so the default. */
+  engines(): { name: string; default: boolean }[] {
+    return [{ name: this.engine, default: true }];
+  }
+
+  catalogDetails(): Promise<CatalogDetail[]> {
+    return this.metastore.catalogDetails();
+  }
+
+  async schemaDetails(catalog: string): Promise<SchemaDetail[]> {
+    const schemas = await this.metastore.schemaDetails(catalog);
+    if (!schemas) throw new NotFound(`No catalog ${catalog}`);
+    return schemas;
+  }
+
+  /**
+   * Every table of the schema as its GET answers it without columns. The catalog port reads
+   * one entity a call (no batch read), so the annotations are read a few at a time.
+   */
+  async tableDetails(catalog: string, schema: string): Promise<TableSummary[]> {
+    const tables = await this.metastore.tableDetails(catalog, schema);
+    if (!tables) throw await this.missingSchema(catalog, schema);
+    return mapLimit(tables, ANNOTATION_READS, async (found) => {
+      const urn = this.catalog.datasetUrn(found.catalog, found.schema, found.table);
+      const { columns: _columns, ...summary } = tableMetadata(found, urn, await this.catalog.getEntity(urn));
+      return summary;
+    });
+  }
+
+  async previewTable(catalog: string, schema: string, table: string, limit: number): Promise<TablePreview> {
+    const ref = { catalog, schema, table };
+    const preview = await this.metastore.previewTable(ref, limit);
+    if (!preview) throw await this.missingTable(ref);
+    return preview;
+  }
+
+  /** The new catalog as the catalog details list it. */
+  async createCatalog(req: CatalogCreation, caller: Caller): Promise<CatalogDetail> {
+    const created: CatalogDetail = { name: req.catalog, type: req.catalog_type, schema_count: 0 };
+    await this.metastore.createCatalog(
+      req.catalog,
+      req.catalog_type,
+      propertiesOf(req.properties),
+      this.outboxEvent(catalogSubject(req.catalog), 'metastore.catalog.created', caller, async () => ({ ...created })),
+    );
+    return created;
+  }
+
+  /** 409 while it has schemas. The event's data: the catalog as the details listed it last (empty). */
+  async dropCatalog(catalog: string, caller: Caller): Promise<void> {
+    const before = (await this.metastore.catalogDetails()).find((c) => c.name === catalog);
+    if (!before) throw new NotFound(`No catalog ${catalog}`);
+    await this.metastore.dropCatalog(
+      catalog,
+      this.outboxEvent(catalogSubject(catalog), 'metastore.catalog.deleted', caller, async () => ({
+        ...before,
+        schema_count: 0,
+      })),
+    );
+  }
+
+  /** The new schema as the schema details list it (its event's data says its catalog too). */
+  async createSchema(catalog: string, req: SchemaCreation, caller: Caller): Promise<SchemaDetail> {
+    const created: SchemaDetail = { name: req.schema_name, table_count: 0 };
+    await this.metastore.createSchema(
+      catalog,
+      req.schema_name,
+      propertiesOf(req.properties),
+      this.outboxEvent(
+        schemaSubject(catalog, req.schema_name),
+        'metastore.schema.created',
+        caller,
+        async () => ({ ...created }),
+        { catalog },
+      ),
+    );
+    return created;
+  }
+
+  /** 409 while it has tables. The event's data: the schema as it was (empty), and its catalog. */
+  async dropSchema(catalog: string, schema: string, caller: Caller): Promise<void> {
+    await this.metastore.dropSchema(
+      catalog,
+      schema,
+      this.outboxEvent(
+        schemaSubject(catalog, schema),
+        'metastore.schema.deleted',
+        caller,
+        async () => ({ name: schema, table_count: 0 }),
+        { catalog },
+      ),
+    );
+  }
+
+  /** A new table (`metastore.table.registered`, as for a registration), answered as its GET answers it. */
+  async createTable(catalog: string, schema: string, req: TableCreation, caller: Caller): Promise<TableMetadata> {
+    const seen = new Set<string>();
+    const issues: ValidationIssue[] = [];
+    req.columns.forEach((column, i) => {
+      if (seen.has(column.name))
+        issues.push(valueError(['body', 'columns', i, 'name'], `duplicate column name '${column.name}'`, column.name));
+      seen.add(column.name);
+    });
+    if (issues.length > 0) throw new Invalid(issues);
+    const ref = { catalog, schema, table: req.table_name };
+    await this.metastore.createTable(
+      ref,
+      req.columns.map((c) => ({ name: c.name, type: c.type, comment: c.comment ?? null, nullable: c.nullable })),
+      propertiesOf(req.properties),
+      this.tableEvent(ref, 'metastore.table.registered', caller),
+    );
+    return this.getTable(catalog, schema, req.table_name);
+  }
+
+  /** The event's data: the table as its GET answered before the drop. */
+  async dropTable(catalog: string, schema: string, table: string, caller: Caller): Promise<void> {
+    const ref = { catalog, schema, table };
+    const before = await this.getTable(catalog, schema, table);
+    const urn = before.urn;
+    await this.metastore.dropTable(
+      ref,
+      // Read again (a change since `before` took a sequence before this one); an engine that
+      // records the event after the drop no longer has the table: then `before`.
+      this.tableEvent(ref, 'metastore.table.deleted', caller, async () => {
+        const now = await this.metastore.getTable(catalog, schema, table);
+        return (now ? tableMetadata(now, urn, await this.catalog.getEntity(urn)) : before) as unknown as Record<
+          string,
+          unknown
+        >;
+      }),
+    );
+  }
+
+  /**
+   * All operations or none (the metastore refuses the whole request on the first one it
+   * cannot apply). Descriptions are the metastore's; where the catalog holds one for the
+   * table or a column too (E5), the comment is written there as well, so the newest write is
+   * what GET shows. The event (`metastore.table.altered`) is written with the metastore's
+   * change and shows the table as GET answers once both are written.
+   */
+  async alterTable(
+    catalog: string,
+    schema: string,
+    table: string,
+    req: TableAlteration,
+    caller: Caller,
+  ): Promise<TableMetadata> {
+    const ref = { catalog, schema, table };
+    const operations = req.operations.map((op): AlterOperation => {
+      switch (op.op) {
+        case 'add_column':
+          return { op: op.op, name: op.name, type: op.type, comment: op.comment ?? null };
+        case 'set_properties':
+          return { op: op.op, properties: propertiesOf(op.properties) };
+        default:
+          return op;
+      }
+    });
+    const urn = this.catalog.datasetUrn(catalog, schema, table);
+    /** The catalog's descriptions this alteration replaces (an empty one leaves the metastore's showing). */
+    const overrides = (entity: EntityAnnotations): EntityChange => {
+      let description: string | undefined;
+      const columns = new Map<string, ColumnChange>();
+      for (const op of operations) {
+        if (op.op === 'set_comment' && entity.description) description = op.comment ?? '';
+        if (op.op === 'set_column_comment' && entity.columns.get(op.name)?.description)
+          columns.set(op.name, { description: op.comment ?? '' });
+      }
+      return { ...(description !== undefined ? { description } : {}), ...(columns.size > 0 ? { columns } : {}) };
+    };
+    const overlay = (entity: EntityAnnotations): EntityAnnotations => {
+      const change = overrides(entity);
+      const columns = new Map(entity.columns);
+      for (const [name, col] of change.columns ?? []) {
+        const notes = columns.get(name);
+        if (notes) columns.set(name, { ...notes, description: col.description ?? notes.description });
+      }
+      return { ...entity, description: change.description ?? entity.description, columns };
+    };
+    await this.metastore.alterTable(
+      ref,
+      operations,
+      this.tableEvent(ref, 'metastore.table.altered', caller, async (after) => {
+        const altered = after ?? (await this.metastore.getTable(catalog, schema, table));
+        if (!altered) return { catalog, schema, table };
+        return tableMetadata(altered, urn, overlay(await this.catalog.getEntity(urn))) as unknown as Record<
+          string,
+          unknown
+        >;
+      }),
+    );
+    const change = overrides(await this.catalog.getEntity(urn));
+    if (change.description !== undefined || change.columns) await this.catalog.annotate(urn, change);
+    return this.getTable(catalog, schema, table);
+  }
+
+  /** Every tag name of the catalog, sorted. */
+  async tagNames(): Promise<string[]> {
+    return (await this.catalog.listTags()).map((tag) => tag.name);
+  }
+
+  /** Every domain of the catalog, sorted. */
+  async domainSummaries(): Promise<{ name: string; urn: string; description: string | null }[]> {
+    return (await this.catalog.listDomains()).map(({ name, urn, description }) => ({ name, urn, description }));
+  }
+
+  /** Tags a table (`{table}`: see tableReference); a tag the catalog lacks is created first, as E5 does. */
+  async tagTable(tag: string, reference: string, caller: Caller): Promise<TableMetadata> {
+    const found = await this.referencedTable(reference);
+    await this.catalog.createTag(tag);
+    await this.annotateTable(found, { tags: [tag] }, 'catalog.table.tagged', caller, { tag });
+    return this.getTable(found.catalog, found.schema, found.table);
+  }
+
+  /** A tag the table does not carry is no change (200, no event). */
+  async untagTable(tag: string, reference: string, caller: Caller): Promise<TableMetadata> {
+    const found = await this.referencedTable(reference);
+    await this.annotateTable(found, { removeTags: [tag] }, 'catalog.table.untagged', caller, { tag });
+    return this.getTable(found.catalog, found.schema, found.table);
+  }
+
+  /** 404 for a domain the catalog does not have (domains are created by an admin: API.md §6). */
+  async setTableDomain(domain: string, reference: string, caller: Caller): Promise<TableMetadata> {
+    const found = await this.referencedTable(reference);
+    if (!(await this.catalog.getDomain(domain))) throw new NotFound(`No domain ${domain}`);
+    await this.annotateTable(found, { domain }, 'catalog.table.domain_set', caller);
+    return this.getTable(found.catalog, found.schema, found.table);
+  }
+
+  /** Takes the table out of `domain`; a table in another domain (or none) is no change (200, no event). */
+  async removeTableDomain(domain: string, reference: string, caller: Caller): Promise<TableMetadata> {
+    const found = await this.referencedTable(reference);
+    if (!(await this.catalog.getDomain(domain))) throw new NotFound(`No domain ${domain}`);
+    await this.annotateTable(found, { removeDomain: domain }, 'catalog.table.domain_removed', caller, {
+      removed_domain: domain,
+    });
+    return this.getTable(found.catalog, found.schema, found.table);
+  }
+
+  private async referencedTable(reference: string): Promise<TableSchema> {
+    const ref = tableReference(reference);
+    const found = await this.metastore.getTable(ref.catalog, ref.schema, ref.table);
+    if (!found) throw await this.missingTable(ref);
+    return found;
+  }
+
+  /** One annotate call with the change's event (the table's subject) where the catalog records one (built-in). */
+  private async annotateTable(
+    found: TableSchema,
+    change: EntityChange,
+    type:
+      'catalog.table.tagged' | 'catalog.table.untagged' | 'catalog.table.domain_set' | 'catalog.table.domain_removed',
+    caller: Caller,
+    about?: Record<string, unknown>,
+  ): Promise<void> {
+    const { catalog, schema, table } = found;
+    const urn = this.catalog.datasetUrn(catalog, schema, table);
+    const event: AnnotationEvent | undefined = this.events && {
+      events: this.events,
+      subject: tableSubject(catalog, schema, table),
+      change: { type, actor: caller.name, at: nowIso(), ...(about ? { about } : {}) },
+      // The schema as it is now: a change may have replaced it since `found` was read.
+      data: async (after) =>
+        tableMetadata(
+          (await this.metastore.getTable(catalog, schema, table)) ?? found,
+          urn,
+          after,
+        ) as unknown as Record<string, unknown>,
+    };
+    await this.catalog.annotate(urn, change, event);
+  }
+
+  /** A change's event through the metastore's outbox; none without an events table (fakes). */
+  private outboxEvent(
+    subject: string,
+    type: Change['type'],
+    caller: Caller,
+    data: OutboxEvent['data'],
+    about?: Record<string, unknown>,
+  ): OutboxEvent | undefined {
+    return (
+      this.events && {
+        events: this.events,
+        subject,
+        change: { type, actor: caller.name, at: nowIso(), ...(about ? { about } : {}) },
+        data,
+      }
+    );
+  }
+
+  /**
+   * A table's event; its data by default the table as GET answers it after the change (the
+   * metastore's `after` when given, else read from it).
+   */
+  private tableEvent(
+    ref: TableRef,
+    type: Change['type'],
+    caller: Caller,
+    data?: OutboxEvent['data'],
+  ): OutboxEvent | undefined {
+    const urn = this.catalog.datasetUrn(ref.catalog, ref.schema, ref.table);
+    const afterChange: OutboxEvent['data'] = async (after) => {
+      const table = after ?? (await this.metastore.getTable(ref.catalog, ref.schema, ref.table));
+      if (!table) return { ...ref };
+      return tableMetadata(table, urn, await this.catalog.getEntity(urn)) as unknown as Record<string, unknown>;
+    };
+    return this.outboxEvent(tableSubject(ref.catalog, ref.schema, ref.table), type, caller, data ?? afterChange);
   }
 
   /**

@@ -157,6 +157,8 @@ export class BuiltinCatalog implements MetadataCatalog {
       const version = current?.[VERSION];
       // A change the entity already holds (a repeated acceptance) writes nothing.
       if (current !== undefined && isDeepStrictEqual(next, withoutVersion(current))) return;
+      // Nor does a removal from an entity never annotated: there is nothing to remove.
+      if (current === undefined && isRemovalOnly(change)) return;
       const put = {
         TableName: this.tableName,
         Item: { ...next, [VERSION]: typeof version === 'number' ? version + 1 : 1 },
@@ -260,6 +262,15 @@ function applied(urn: string, current: Record<string, unknown> | undefined, chan
   if (change.domain !== undefined) item.set('domain', change.domain);
   add('tags', change.tags);
   add('terms', change.glossaryTerms);
+  const tags = item.get('tags');
+  if (change.removeTags?.length && tags instanceof Set) {
+    const left = [...(tags as Set<string>)].filter((tag) => !change.removeTags!.includes(tag));
+    // DynamoDB keeps no empty set: the attribute goes.
+    if (left.length > 0) item.set('tags', new Set(left));
+    else item.delete('tags');
+  }
+  // Without the attribute the entity leaves the sparse by_domain index.
+  if (change.removeDomain !== undefined && item.get('domain') === change.removeDomain) item.delete('domain');
   for (const [name, col] of change.columns ?? []) {
     if (col.description !== undefined) item.set(columnAttribute(name, 'description'), col.description);
     add(columnAttribute(name, 'tags'), col.tags);
@@ -337,6 +348,12 @@ function sorted(value: unknown): string[] {
   if (value instanceof Set) return [...(value as Set<string>)].sort();
   if (Array.isArray(value)) return [...(value as string[])].sort();
   return [];
+}
+
+/** A change that only takes annotations off (untagging, leaving a domain). */
+function isRemovalOnly(change: EntityChange): boolean {
+  const { removeTags, removeDomain, ...adds } = change;
+  return (removeTags !== undefined || removeDomain !== undefined) && Object.keys(adds).length === 0;
 }
 
 function withoutVersion(item: Record<string, unknown>): Record<string, unknown> {

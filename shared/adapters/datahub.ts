@@ -117,6 +117,8 @@ const Q = {
   updateDescription: `mutation UpdateDescription($input: DescriptionUpdateInput!) { updateDescription(input: $input) }`,
   updateDataset: `mutation UpdateDataset($urn: String!, $input: DatasetUpdateInput!) { updateDataset(urn: $urn, input: $input) { urn } }`,
   setDomain: `mutation SetDomain($domainUrn: String!, $entityUrn: String!) { setDomain(domainUrn: $domainUrn, entityUrn: $entityUrn) }`,
+  removeTag: `mutation RemoveTag($input: TagAssociationInput!) { removeTag(input: $input) }`,
+  unsetDomain: `mutation UnsetDomain($entityUrn: String!) { unsetDomain(entityUrn: $entityUrn) }`,
 } as const;
 
 /**
@@ -312,6 +314,15 @@ export class DataHubCatalog implements MetadataCatalog {
     if (change.domain !== undefined)
       await this.mutate(Q.setDomain, 'setDomain', { domainUrn: domainUrn(change.domain), entityUrn: urn });
     for (const [column, part] of change.columns ?? []) await write(column, part);
+    await this.removeAnnotations(urn, change);
+  }
+
+  /** `removeTag` per tag, and `unsetDomain` when the entity is in the domain to leave (DataHub has no conditional form). */
+  private async removeAnnotations(urn: string, change: EntityChange): Promise<void> {
+    for (const tag of change.removeTags ?? [])
+      await this.mutate(Q.removeTag, 'removeTag', { input: { tagUrn: tagUrn(tag), resourceUrn: urn } });
+    if (change.removeDomain !== undefined && (await this.getEntity(urn)).domain === change.removeDomain)
+      await this.mutate(Q.unsetDomain, 'unsetDomain', { entityUrn: urn });
   }
 
   /**
@@ -333,6 +344,7 @@ export class DataHubCatalog implements MetadataCatalog {
       });
     if (change.domain !== undefined)
       await this.mutate(Q.setDomain, 'setDomain', { domainUrn: domainUrn(change.domain), entityUrn: urn });
+    await this.removeAnnotations(urn, change);
   }
 
   private async create(

@@ -1,5 +1,6 @@
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
+import { isConditionFailed } from '../aws/errors.js';
 import type { Change, DomainEvent } from './types.js';
 
 /** Every event is in the one `by_time` partition of the events table: the feed, in recording order. */
@@ -66,6 +67,36 @@ export function eventPut(table: EventsTable, event: DomainEvent) {
       ConditionExpression: 'attribute_not_exists(subject)',
     },
   };
+}
+
+/** Writers of one subject race for its next sequence; each lost race reads again. */
+const RECORD_ATTEMPTS = 8;
+
+/**
+ * Records the event of a change committed in an external system (Trino), which no DynamoDB
+ * transaction can join: once that system confirmed the change, the envelope goes into the
+ * events table with the subject's next sequence, by the same conditional put a transaction
+ * would carry (`eventPut`). As in a transaction the last sequence is read first and the data
+ * second, on every attempt; a sequence taken meanwhile is tried again on fresh reads.
+ */
+export async function recordEvent(
+  db: DynamoDBDocumentClient,
+  table: EventsTable,
+  subject: string,
+  change: Change,
+  data: () => Promise<Record<string, unknown>>,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const last = await lastSequence(db, table, subject);
+    const event = outboxEvent(table, subject, change, last, await data());
+    try {
+      await db.send(new PutCommand(eventPut(table, event).Put));
+      return;
+    } catch (err) {
+      if (!isConditionFailed(err) || attempt === RECORD_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 20));
+    }
+  }
 }
 
 /**

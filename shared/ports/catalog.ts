@@ -44,13 +44,18 @@ export interface ColumnChange {
 
 /**
  * Annotations to add to an entity. Tags and terms are added to what the entity (or
- * column) already has, never removed; a description or domain given replaces the old one.
+ * column) already has, and removed only as `removeTags` says; a description or domain
+ * given replaces the old one.
  */
 export interface EntityChange {
   readonly description?: string;
   /** A domain name; the domain must exist. */
   readonly domain?: string;
+  /** Takes the entity out of this domain when it is the entity's domain (else no change). */
+  readonly removeDomain?: string;
   readonly tags?: readonly string[];
+  /** Tags to take off the entity itself (not its columns); one it does not have is no change. */
+  readonly removeTags?: readonly string[];
   readonly glossaryTerms?: readonly string[];
   /** By column name. */
   readonly columns?: ReadonlyMap<string, ColumnChange>;

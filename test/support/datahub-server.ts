@@ -20,8 +20,8 @@ import type { AddressInfo } from 'node:net';
  * - documents (documents.graphql): `createDocument(input: CreateDocumentInput!)` answering
  *   `urn:li:document:<id>` (an error when that id exists), `document(urn)` (null when
  *   missing), `updateDocumentContents` and `deleteDocument`;
- * - `addTags` / `addTerms` (optionally on a `subResource` of type DATASET_FIELD) and
- *   `setDomain` on a dataset or a document; `updateDescription` on a dataset field only:
+ * - `addTags` / `addTerms` (optionally on a `subResource` of type DATASET_FIELD),
+ *   `removeTag` (TagAssociationInput), `setDomain` and `unsetDomain` on a dataset or a document; `updateDescription` on a dataset field only:
  *   like GMS they refuse an entity DataHub does not have, a field not in its schema, tags,
  *   terms or domains that do not exist, and (updateDescription) a document or a dataset
  *   without a sub-resource, which DataHub's UpdateDescriptionResolver does not support;
@@ -355,6 +355,18 @@ export async function startFakeDataHub(options: { token?: string } = {}): Promis
       entity.domain = String(domainUrn);
       return true;
     },
+    // RemoveTagResolver: the resource must exist; a tag it does not carry is no change.
+    removeTag: ({ input }) => {
+      const i = input as { tagUrn: string } & Args;
+      const { entity, field } = target(i);
+      (field ?? entity).tags.delete(i.tagUrn);
+      return true;
+    },
+    unsetDomain: ({ entityUrn }) => {
+      const { entity } = target({ resourceUrn: entityUrn });
+      entity.domain = null;
+      return true;
+    },
   };
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
@@ -475,6 +487,8 @@ const OUTPUT: Record<string, Record<string, string>> = {
     addTerms: 'Boolean',
     updateDescription: 'Boolean',
     setDomain: 'Boolean',
+    removeTag: 'Boolean',
+    unsetDomain: 'Boolean',
     createDocument: 'String!',
     deleteDocument: 'Boolean!',
     updateDocumentContents: 'Boolean!',
@@ -590,6 +604,12 @@ const INPUT: Record<string, Record<string, string>> = {
     subResourceType: 'SubResourceType',
     subResource: 'String',
   },
+  TagAssociationInput: {
+    tagUrn: 'String!',
+    resourceUrn: 'String!',
+    subResourceType: 'SubResourceType',
+    subResource: 'String',
+  },
   DescriptionUpdateInput: {
     description: 'String!',
     resourceUrn: 'String!',
@@ -645,6 +665,8 @@ const ARGS: Record<string, Record<string, string>> = {
   addTerms: { input: 'AddTermsInput!' },
   updateDescription: { input: 'DescriptionUpdateInput!' },
   setDomain: { entityUrn: 'String!', domainUrn: 'String!' },
+  removeTag: { input: 'TagAssociationInput!' },
+  unsetDomain: { entityUrn: 'String!' },
   createDocument: { input: 'CreateDocumentInput!' },
   deleteDocument: { urn: 'String!' },
   updateDocumentContents: { input: 'UpdateDocumentContentsInput!' },

@@ -25,6 +25,17 @@ describe('table registration with an external metastore', () => {
       listTables: unused,
       getTable: unused,
       getTables: unused,
+      catalogDetails: unused,
+      schemaDetails: unused,
+      tableDetails: unused,
+      previewTable: unused,
+      createCatalog: unused,
+      dropCatalog: unused,
+      createSchema: unused,
+      dropSchema: unused,
+      createTable: unused,
+      dropTable: unused,
+      alterTable: unused,
     };
     const catalog: MetastoreCatalog = {
       getDomain: async () => undefined,
