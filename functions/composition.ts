@@ -27,6 +27,7 @@ import type { Metastore } from '../shared/ports/metastore.js';
 import type { BusinessMetrics } from '../shared/ports/metrics.js';
 import type { WorkflowEngine } from '../shared/ports/workflow.js';
 import { LocalKeyWrapper, SecretBox } from '../shared/secrets.js';
+import { DynamoDataProductStore } from './dataproduct/store.js';
 
 /**
  * The composition root's shared half: config, the SDK clients, authentication and the
@@ -39,6 +40,8 @@ export interface Runtime {
   readonly config: Config;
   readonly db: DynamoDBDocumentClient;
   readonly keys: KeyStore;
+  /** Data products: every group reads them, as a key stops with its product (API.md §17). */
+  readonly dataProducts: DynamoDataProductStore;
   readonly psk: PskVerifier;
   readonly authenticator: Authenticator;
   /** Where domain events are recorded (API.md §13). */
@@ -53,15 +56,18 @@ const secretValue = (region: string, arn: string): Promise<string> =>
 export function createRuntime(config: Config, db: DynamoDBDocumentClient = documentClient(config)): Runtime {
   const tableName = (table: TableKey) => physicalTableName(config.stage, TABLES[table]);
   const keys = new KeyStore(db, tableName('keys'));
+  const dataProducts = new DynamoDataProductStore(db, tableName('dataProducts'));
   const adminPskArn = config.adminPskArn;
   const psk = new PskVerifier(
     keys,
     config.adminPsk ?? (adminPskArn ? () => secretValue(config.region, adminPskArn) : undefined),
+    dataProducts,
   );
   return {
     config,
     db,
     keys,
+    dataProducts,
     psk,
     authenticator: new Authenticator(new JwtVerifier(config.auth), psk),
     eventsTable: { tableName: tableName('domainEvents'), ttlDays: config.eventsTtlDays, source: `dpm/${config.stage}` },
@@ -103,12 +109,15 @@ export function businessMetrics(runtime: Runtime, service: 'events-publisher' | 
   return runtime === lambdaRuntime ? new EmfBusinessMetrics(service, runtime.config.stage) : new NoBusinessMetrics();
 }
 
+/** The name of the metastore chosen by `METASTORE`, as `GET /api/metastore/engines` answers it. */
+export const metastoreEngine = (runtime: Runtime): string => runtime.config.adapters.metastore;
+
 /** The metastore chosen by `METASTORE`: Trino, or tables in DynamoDB. */
 export function metastore(runtime: Runtime): Metastore {
   const { config } = runtime;
   if (config.adapters.metastore === 'trino') {
     if (!config.trino) throw new Error('METASTORE=trino needs TRINO_URL and TRINO_USER');
-    return new TrinoMetastore(config.trino);
+    return new TrinoMetastore(config.trino, { db: runtime.db });
   }
   return new BuiltinMetastore(runtime.db, runtime.tableName('metastore'));
 }

@@ -57,8 +57,9 @@ export const GROUPS = [
     name: 'decisions',
     entry: 'functions/decisions/handler.ts',
     prefixes: ['/api/decisions'],
-    // Every authenticated group reads the keys table to check pre-shared keys.
-    tables: { decisions: 'readWrite', keys: 'read' },
+    // Every authenticated group reads the keys table to check pre-shared keys, and the data
+    // products table: a key stops with its data product.
+    tables: { decisions: 'readWrite', keys: 'read', dataProducts: 'read' },
   },
   {
     name: 'crews',
@@ -69,6 +70,7 @@ export const GROUPS = [
       crewRuns: 'readWrite',
       events: 'readWrite',
       keys: 'read',
+      dataProducts: 'read',
       // a template's deletion records its event
       domainEvents: 'readWrite',
       // a run started with a `webhook_url` writes its own endpoint, its secret sealed
@@ -83,27 +85,40 @@ export const GROUPS = [
     name: 'dataproduct',
     entry: 'functions/dataproduct/handler.ts',
     prefixes: ['/api/dataproduct'],
-    tables: { keys: 'readWrite' },
+    // A product's domain and the SQL of an E12 suggestion come from the catalog and metastore.
+    tables: { keys: 'readWrite', dataProducts: 'readWrite', catalog: 'read', metastore: 'read' },
   },
   {
     name: 'data-shares',
     entry: 'functions/data-shares/handler.ts',
     prefixes: ['/api/data_shares'],
-    tables: { dataShares: 'readWrite', idpClients: 'readWrite', keys: 'read', domainEvents: 'readWrite' },
+    tables: {
+      dataShares: 'readWrite',
+      idpClients: 'readWrite',
+      keys: 'read',
+      dataProducts: 'read',
+      domainEvents: 'readWrite',
+    },
     usesKms: true,
   },
   {
     name: 'mcps',
     entry: 'functions/mcps/handler.ts',
     prefixes: ['/api/mcps'],
-    tables: { mcpServers: 'readWrite', keys: 'read', domainEvents: 'readWrite' },
+    tables: { mcpServers: 'readWrite', keys: 'read', dataProducts: 'read', domainEvents: 'readWrite' },
   },
   {
     name: 'finetune',
     entry: 'functions/finetune/handler.ts',
     prefixes: ['/api/finetune'],
     // Reads the owners of a dataset's source documents.
-    tables: { finetuneJobs: 'readWrite', documents: 'read', keys: 'read', domainEvents: 'readWrite' },
+    tables: {
+      finetuneJobs: 'readWrite',
+      documents: 'read',
+      keys: 'read',
+      dataProducts: 'read',
+      domainEvents: 'readWrite',
+    },
     buckets: { artifacts: 'readWrite' },
     // Its objects only (functions/finetune/artifacts.ts: `finetune/<job id>/`).
     bucketPrefixes: { artifacts: 'finetune/' },
@@ -113,13 +128,19 @@ export const GROUPS = [
     entry: 'functions/metastore/handler.ts',
     prefixes: ['/api/metastore', '/api/catalog'],
     // Creating a domain attaches the documents waiting for it.
-    tables: { metastore: 'readWrite', catalog: 'readWrite', documents: 'readWrite', keys: 'read' },
+    tables: {
+      metastore: 'readWrite',
+      catalog: 'readWrite',
+      documents: 'readWrite',
+      keys: 'read',
+      dataProducts: 'read',
+    },
   },
   {
     name: 'documents',
     entry: 'functions/documents/handler.ts',
     prefixes: ['/api/documents'],
-    tables: { documents: 'readWrite', catalog: 'readWrite', keys: 'read' },
+    tables: { documents: 'readWrite', catalog: 'readWrite', keys: 'read', dataProducts: 'read' },
   },
   {
     name: 'migration',
@@ -129,6 +150,7 @@ export const GROUPS = [
       migrationConfig: 'readWrite',
       migrationConnections: 'readWrite',
       keys: 'read',
+      dataProducts: 'read',
       domainEvents: 'readWrite',
     },
     usesKms: true,
@@ -137,14 +159,14 @@ export const GROUPS = [
     name: 'events',
     entry: 'functions/events/handler.ts',
     prefixes: ['/api/domain-events'],
-    tables: { domainEvents: 'read', keys: 'read' },
+    tables: { domainEvents: 'read', keys: 'read', dataProducts: 'read' },
   },
   {
     name: 'webhooks',
     entry: 'functions/webhooks/handler.ts',
     prefixes: ['/api/webhooks'],
     // Seals signing secrets; test and redeliver queue a delivery, in its endpoint's lane.
-    tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite', keys: 'read' },
+    tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite', keys: 'read', dataProducts: 'read' },
     sendsTo: ['webhookDeliveries', 'runWebhookDeliveries'],
     usesKms: true,
   },
@@ -154,13 +176,13 @@ export const GROUPS = [
     name: 'approvals',
     entry: 'functions/approvals/handler.ts',
     prefixes: ['/api/me', '/api/approvals'],
-    tables: { decisions: 'read', crewRuns: 'read', keys: 'read' },
+    tables: { decisions: 'read', crewRuns: 'read', keys: 'read', dataProducts: 'read' },
   },
   {
     name: 'query',
     entry: 'functions/query/handler.ts',
     prefixes: ['/api/query'],
-    tables: { metastore: 'read', catalog: 'read', keys: 'read' },
+    tables: { metastore: 'read', catalog: 'read', keys: 'read', dataProducts: 'read' },
   },
 ] as const satisfies readonly GroupDefinition[];
 

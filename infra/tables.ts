@@ -100,6 +100,22 @@ export const TABLES = {
       BY_CREATED,
     ],
   },
+  /**
+   * Data products (API.md §17), two items each, written together: the product (`P#<id>`)
+   * and the claim on its name (`N#<name>`), so two products never share a name. A deleted
+   * product stays, marked `deleted_at` (its keys are refused by that: shared/auth/psk.ts),
+   * and loses its name claim and its listing attributes: `by_name` (`list_pk`) lists the
+   * live products by name, `by_role` (`list_role`, the product's role) one role's.
+   */
+  dataProducts: {
+    id: 'data-products',
+    stream: true,
+    partitionKey: S('pk'),
+    indexes: [
+      { name: 'by_name', partitionKey: S('list_pk'), sortKey: S('name') },
+      { name: 'by_role', partitionKey: S('list_role'), sortKey: S('name') },
+    ],
+  },
   /** Crew templates; every item carries `list_pk = "template"` so listing is one Query. */
   crewTemplates: {
     id: 'crew-templates',

@@ -4,34 +4,84 @@ import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/a
 import {
   CreatedKey,
   CreateKeyRequest,
+  CreateProductRequest,
+  DataProduct,
   ExtendedKey,
   ExtendKeyRequest,
   KeyInfo,
   KeyParams,
   ListKeysQuery,
+  ListProductsQuery,
   ProductParams,
 } from './schemas.js';
-import type { KeyService } from './service.js';
+import type { DataProductService, KeyService } from './service.js';
 
 export interface DataproductDeps {
   readonly authenticator: RequestAuthenticator;
   readonly service: KeyService;
+  readonly products: DataProductService;
 }
 
 const TAGS = ['pre-shared keys'];
+const PRODUCT_TAGS = ['data products'];
 
-export function createDataproductApp({ authenticator, service }: DataproductDeps): ServiceApp {
+export function createDataproductApp({ authenticator, service, products }: DataproductDeps): ServiceApp {
   return createServiceApp(authenticator)
+    .endpoint(
+      {
+        name: 'list_dataproducts',
+        method: 'get',
+        path: '/api/dataproduct',
+        summary: 'List data products by name; with `roles`, only those of these roles',
+        tags: PRODUCT_TAGS,
+        access: 'user',
+        request: { query: ListProductsQuery },
+        success: { status: 200, description: 'Data products; more in `X-Next-Cursor`', schema: z.array(DataProduct) },
+      },
+      async (c, { query }) => pageJson(c, await products.list(query.roles, query.limit, query.cursor)),
+    )
+    .endpoint(
+      {
+        name: 'create_dataproduct',
+        method: 'post',
+        path: '/api/dataproduct',
+        summary: 'Create a data product from a read-only query or an E12 suggestion (admin)',
+        tags: PRODUCT_TAGS,
+        access: { anyRole: ['admin'] },
+        request: { body: CreateProductRequest, bodyRequired: true },
+        success: { status: 201, description: 'The new data product', schema: DataProduct },
+        errors: [404, 409],
+      },
+      async (c, { body, caller }) => c.json(await products.create(body, caller), 201),
+    )
+    .endpoint(
+      {
+        name: 'delete_dataproduct',
+        method: 'delete',
+        path: '/api/dataproduct/{dataproduct_id}',
+        summary: 'Delete a data product (admin); its pre-shared keys stop working. `default` cannot be deleted',
+        tags: PRODUCT_TAGS,
+        access: { anyRole: ['admin'] },
+        request: { params: ProductParams },
+        success: { status: 204, description: 'Deleted' },
+        errors: [404, 409],
+      },
+      async (c, { params, caller }) => {
+        await products.delete(params.dataproduct_id, caller);
+        return c.body(null, 204);
+      },
+    )
     .endpoint(
       {
         name: 'create_psk',
         method: 'post',
         path: '/api/dataproduct/{dataproduct_id}/psk',
-        summary: 'Create a pre-shared key for a data product; the secret is shown once',
+        summary: 'Create a pre-shared key for an existing data product (or `default`); the secret is shown once',
         tags: TAGS,
         access: 'user',
         request: { params: ProductParams, body: CreateKeyRequest, bodyRequired: true },
         success: { status: 201, description: 'The key with its secret', schema: CreatedKey },
+        errors: [404],
       },
       async (c, { params, body, caller }) => c.json(await service.create(params.dataproduct_id, body, caller), 201),
     )

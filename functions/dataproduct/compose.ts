@@ -1,7 +1,15 @@
-import type { Runtime } from '../composition.js';
+import { metadataCatalog, metastore, type Runtime } from '../composition.js';
+import { QueryService } from '../query/service.js';
 import type { DataproductDeps } from './app.js';
-import { KeyService } from './service.js';
+import { DataProductService, KeyService } from './service.js';
 
 export function dataproductDeps(runtime: Runtime): DataproductDeps {
-  return { authenticator: runtime.authenticator, service: new KeyService(runtime.keys, runtime.psk) };
+  const catalog = metadataCatalog(runtime);
+  // E12 without a model: a suggestion's id and SQL come from the catalog alone.
+  const queries = new QueryService(metastore(runtime), catalog);
+  return {
+    authenticator: runtime.authenticator,
+    service: new KeyService(runtime.keys, runtime.psk, runtime.dataProducts),
+    products: new DataProductService(runtime.dataProducts, catalog, queries, runtime.psk),
+  };
 }

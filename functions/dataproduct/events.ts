@@ -1,6 +1,7 @@
 import { fromItem } from '../../shared/auth/key-store.js';
 import type { EventSource } from '../../shared/events/source.js';
 import { toInfo } from './service.js';
+import { fromItem as productFromItem, isProductItem, productSubject, toProduct } from './store.js';
 
 /**
  * Pre-shared keys are the subjects (`psks/{psk}`), with the data their list answers for
@@ -13,5 +14,19 @@ export const pskEvents: EventSource = {
     if (typeof item.psk !== 'string') return undefined;
     const key = toInfo(fromItem(item));
     return { subject: `psks/${key.psk}`, data: key as unknown as Record<string, unknown> };
+  },
+};
+
+/**
+ * Data products are the subjects (`dataproducts/{id}`), with the product as its list answers
+ * it; a deleted product is kept, marked, so its deletion is stamped like its creation. The
+ * claims on names are no subjects.
+ */
+export const dataProductEvents: EventSource = {
+  table: 'dataProducts',
+  describe(item) {
+    if (!isProductItem(item)) return undefined;
+    const product = toProduct(productFromItem(item));
+    return { subject: productSubject(product.id), data: product as unknown as Record<string, unknown> };
   },
 };

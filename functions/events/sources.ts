@@ -1,7 +1,7 @@
 import type { EventSource } from '../../shared/events/source.js';
 import { crewRunEvents, crewTemplateEvents } from '../crews/events.js';
 import { dataShareEvents } from '../data-shares/events.js';
-import { pskEvents } from '../dataproduct/events.js';
+import { dataProductEvents, pskEvents } from '../dataproduct/events.js';
 import { decisionEvents } from '../decisions/events.js';
 import { documentEvents } from '../documents/events.js';
 import { finetuneEvents } from '../finetune/events.js';
@@ -16,6 +16,7 @@ export const EVENT_SOURCES: readonly EventSource[] = [
   crewTemplateEvents,
   crewRunEvents,
   pskEvents,
+  dataProductEvents,
   dataShareEvents,
   mcpEvents,
   finetuneEvents,

@@ -154,11 +154,12 @@ interface Frame {
 
 /**
  * The SQL, trimmed and without a final `;`, and the domain's tables it reads (as
- * `catalog.schema.table`, in order of first mention); or why it is refused.
+ * `catalog.schema.table`, in order of first mention); or why it is refused. Without
+ * `domainTables` (a data product of no domain), any table named in full may be read.
  */
 export function checkReadOnlySql(
   raw: string,
-  domainTables: readonly TableRef[],
+  domainTables: readonly TableRef[] | undefined,
 ): { sql: string; tables: string[] } | { error: string } {
   const sql = raw.trim().replace(/;\s*$/, '').trim();
   if (sql.length === 0) return { error: 'no SQL' };
@@ -187,9 +188,12 @@ export function checkReadOnlySql(
       }
       if (parts.length === 1 && ctes.has(parts[0]!.text)) return;
       if (parts.length !== 3) throw new Refused('a table is not named as catalog.schema.table');
-      const table = domainTables.find(
-        (t) => nameMatches(parts[0]!, t.catalog) && nameMatches(parts[1]!, t.schema) && nameMatches(parts[2]!, t.table),
-      );
+      const table = domainTables
+        ? domainTables.find(
+            (t) =>
+              nameMatches(parts[0]!, t.catalog) && nameMatches(parts[1]!, t.schema) && nameMatches(parts[2]!, t.table),
+          )
+        : { catalog: parts[0]!.text, schema: parts[1]!.text, table: parts[2]!.text };
       if (!table) throw new Refused("it reads a table that is not one of the domain's");
       const name = `${table.catalog}.${table.schema}.${table.table}`;
       if (!read.includes(name)) read.push(name);
@@ -225,7 +229,8 @@ export function checkReadOnlySql(
       }
     }
     if (stack.length !== 1) throw new Refused('a parenthesis is not closed');
-    if (read.length === 0) throw new Refused("it reads none of the domain's tables");
+    if (read.length === 0)
+      throw new Refused(domainTables ? "it reads none of the domain's tables" : 'it reads no table');
     return { sql, tables: read };
   } catch (err) {
     if (err instanceof Refused) return { error: err.message };

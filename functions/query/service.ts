@@ -85,6 +85,21 @@ export class QueryService {
     };
   }
 
+  /**
+   * The domain's E12 suggestion with that id, or undefined (a data product made from it,
+   * API.md §17). Its id and SQL come from the catalog alone: no model is asked.
+   */
+  async suggestion(domain: string, suggestionId: string): Promise<Suggestion | undefined> {
+    const { tables, documents } = await this.domainContents(domain);
+    return suggestionsFor(domain, tables, documents).find((s) => s.suggestion_id === suggestionId);
+  }
+
+  /** The domain's tables that the metastore has: what a data product of the domain may read. */
+  async domainTables(domain: string): Promise<TableRef[]> {
+    const { tables } = await this.domainContents(domain);
+    return tables.map((t) => ({ catalog: t.schema.catalog, schema: t.schema.schema, table: t.schema.table }));
+  }
+
   /** The model's SQL for `prompt`, once checked; undefined when it failed, was late or was refused. */
   private async modelSql(
     domain: string,

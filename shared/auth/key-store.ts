@@ -36,6 +36,12 @@ export interface KeyRecord {
 
 const LIST_PK = 'key';
 
+/**
+ * The data product that always exists (API.md §17): keys are made for it without a stored
+ * product, and it is never deleted.
+ */
+export const DEFAULT_DATAPRODUCT_ID = 'default';
+
 /** No key is valid past 9999-12-31: later dates have no ISO 8601 form the contract allows. */
 export const MAX_VALID_UNTIL_MS = Date.parse('9999-12-31T23:59:59.999Z');
 

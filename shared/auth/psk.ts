@@ -2,14 +2,23 @@ import { sha256Hex } from '../crypto.js';
 import { Unauthenticated } from '../errors.js';
 import { BOOTSTRAP_PRINCIPAL, type Caller, legacyKeyPrincipal } from './caller.js';
 import { adminKeyRecord, BOOTSTRAP_ADMIN_PSK_ID } from './bootstrap.js';
-import type { KeyLookup, KeyRecord } from './key-store.js';
+import { DEFAULT_DATAPRODUCT_ID, type KeyLookup, type KeyRecord } from './key-store.js';
 
-/** How long a looked-up key is trusted before the table is read again. */
+/** How long a looked-up key, or a data product found not deleted, is trusted before the table is read again. */
 const CACHE_MS = 3_000;
+/** Entries a cache holds before it starts over. */
+const CACHE_ENTRIES = 10_000;
+
+/** What verifying reads of the data products: a key stops with its product (API.md §17). */
+export interface DataProductLookup {
+  /** True for a product that was deleted; false for a live one and for an id never stored. */
+  isDeleted(dataproductId: string): Promise<boolean>;
+}
 
 /** Checks `Authorization-PSK` secrets against the keys table by their SHA-256 hash. */
 export class PskVerifier {
   private readonly cache = new Map<string, { record: KeyRecord | undefined; at: number }>();
+  private readonly products = new Map<string, { deleted: boolean; at: number }>();
   private adminHash: Promise<string | undefined> | undefined;
 
   /**
@@ -19,6 +28,7 @@ export class PskVerifier {
   constructor(
     private readonly store: KeyLookup,
     private readonly adminSecret: string | (() => Promise<string>) | undefined,
+    private readonly dataProducts: DataProductLookup,
   ) {}
 
   async verify(secret: string): Promise<Caller> {
@@ -34,6 +44,10 @@ export class PskVerifier {
       if (!ancestor) throw new Unauthenticated('Pre-shared key was made through a key that no longer exists');
       refuseDead(ancestor, now, 'Pre-shared key was made through a key that');
     }
+    // A key stops with its data product, and so with that of any key it came through.
+    const products = new Set([record, ...ancestors].map((r) => r!.dataproduct_id));
+    const deleted = await Promise.all([...products].map((id) => this.productDeleted(id)));
+    if (deleted.some(Boolean)) throw new Unauthenticated("Pre-shared key's data product has been deleted");
     return {
       principal: principalOf(record),
       name: record.created_by,
@@ -48,6 +62,27 @@ export class PskVerifier {
     this.cache.delete(keyHash);
   }
 
+  /** Forgets a data product at once in this process (after its deletion): its keys are refused from the next request. */
+  forgetProduct(dataproductId: string): void {
+    this.products.delete(dataproductId);
+  }
+
+  /**
+   * Whether the key's data product was deleted. `default` (and the bootstrap key's none) is
+   * never read. A deletion is final (ids are never used again), so it is kept; a product
+   * found live is read again after CACHE_MS: another process's deletion stops its keys here
+   * within that bound.
+   */
+  private async productDeleted(id: string | null): Promise<boolean> {
+    if (id === null || id === DEFAULT_DATAPRODUCT_ID) return false;
+    const hit = this.products.get(id);
+    if (hit && (hit.deleted || Date.now() - hit.at < CACHE_MS)) return hit.deleted;
+    const deleted = await this.dataProducts.isDeleted(id);
+    if (this.products.size >= CACHE_ENTRIES) this.products.clear();
+    this.products.set(id, { deleted, at: Date.now() });
+    return deleted;
+  }
+
   private async lookup(hash: string): Promise<KeyRecord | undefined> {
     const hit = this.cache.get(hash);
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.record;
@@ -58,7 +93,7 @@ export class PskVerifier {
       record = adminKeyRecord(hash);
     }
     this.cache.set(hash, { record, at: Date.now() });
-    if (this.cache.size > 10_000) this.cache.clear();
+    if (this.cache.size > CACHE_ENTRIES) this.cache.clear();
     return record;
   }
 

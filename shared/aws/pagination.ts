@@ -111,8 +111,8 @@ export async function queryAll(
 
 /**
  * One page of several Queries merged in the order of a sort key they share: each Query is
- * one partition of an index read ascending by `sortKey` (ASCII values, unique across the
- * Queries), and continues past the page before through its own key condition. At most
+ * one partition of an index read ascending by `sortKey` (string values, unique across the
+ * Queries, compared as DynamoDB does: see `before`), and continues past the page before through its own key condition. At most
  * `limit` items, and a cursor (the last item's `keyAttributes`) only when more remain, as
  * `queryPage`. Each Query reads its share of the page at a time, and again only once all
  * it read was handed out: the items read stay within about twice the page plus two per
@@ -147,13 +147,19 @@ export async function mergedQueryPage(
   const items: Record<string, unknown>[] = [];
   while (items.length <= page.limit) {
     let first: Stream | undefined;
-    for (const s of streams) if (s.taken < s.read.length && (!first || key(s) < key(first))) first = s;
+    for (const s of streams) if (s.taken < s.read.length && (!first || before(key(s), key(first)))) first = s;
     if (!first) break;
     items.push(first.read[first.taken++]!);
     if (items.length <= page.limit) await fill(first);
   }
   return pageOf(items, page);
 }
+
+/**
+ * Whether `a` sorts before `b` in DynamoDB's order of strings, their UTF-8 bytes: code
+ * point order, which JavaScript's `<` (UTF-16 units) breaks beyond U+FFFF.
+ */
+const before = (a: string, b: string): boolean => Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0;
 
 /**
  * An item of a sparse index read oldest first, with its place in it (its sort key): a list

@@ -337,7 +337,7 @@ const crewLoad = (concurrency: number, total: number, as?: string) =>
     },
     { concurrency, total, maxSeconds: 300 },
   );
-const benchKey = await postJson<{ psk: string }>('/api/dataproduct/bench-e7/psk', { description: 'e7' }, userToken);
+const benchKey = await postJson<{ psk: string }>('/api/dataproduct/default/psk', { description: 'e7' }, userToken);
 const bareServer = await startBareServer(bareDb, {
   decisions: table,
   mcpServers: platform.runtime.tableName('mcpServers'),
@@ -1027,7 +1027,7 @@ const mcps = await inPhase('mcps', 'GET MCP server: PSK, lineage, Bearer', async
     body: JSON.stringify({ name: 'bench server', command: 'npx', args: ['-y', 'bench-mcp'], env: { MODE: 'bench' } }),
   });
   const mcpId = ((await mcpRes.json()) as { id: string }).id;
-  const pskRes = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
+  const pskRes = await fetch(`${platform.baseUrl}/api/dataproduct/default/psk`, {
     method: 'POST',
     headers: { ...auth(userToken), ...json },
     body: JSON.stringify({ description: 'bench key' }),
@@ -1036,7 +1036,7 @@ const mcps = await inPhase('mcps', 'GET MCP server: PSK, lineage, Bearer', async
   // A key made through that key, and one through it (key lineage, depth 2): each request
   // also checks both ancestors are live, from the same 3 s cache.
   const childKey = async (parent: string) => {
-    const res = await fetch(`${platform.baseUrl}/api/dataproduct/bench/psk`, {
+    const res = await fetch(`${platform.baseUrl}/api/dataproduct/default/psk`, {
       method: 'POST',
       headers: { 'authorization-psk': parent, ...json },
       body: JSON.stringify({ description: 'bench child key' }),
@@ -1764,7 +1764,7 @@ const lines = [
       e7,
       'one atomic UpdateItem after the read',
     ),
-    endpointRow('data-shares', 'GET /api/data_shares/{name}', shareGet),
+    endpointRow('data-shares', 'GET /api/data_shares/{share_id}', shareGet),
     endpointRow('finetune', 'GET /api/finetune/datasets/{id}', finetuneGet),
     endpointRow('migration', 'PUT /api/migration/infrastructure-config (E3)', e3, 'one conditional UpdateItem'),
     endpointRow('documents', 'GET /api/documents/{id}', documentGet),

@@ -1185,6 +1185,38 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(JSON.stringify(kms.map((s) => s.Resource))).toContain(keyLogicalId());
     });
 
+    it('keeps data products by pk, listed by name and by role, streamed; every group checking keys reads them', () => {
+      const p = tableNamed(TABLES.dataProducts)[1].Properties;
+      expect(p.TableName).toBe(`dpm-${name}-data-products`);
+      expect(p.KeySchema).toEqual([{ AttributeName: 'pk', KeyType: 'HASH' }]);
+      expect(p.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      expect(
+        Object.fromEntries(
+          p.GlobalSecondaryIndexes.map((i: { IndexName: string; KeySchema: unknown }) => [i.IndexName, i.KeySchema]),
+        ),
+      ).toEqual({
+        by_name: [
+          { AttributeName: 'list_pk', KeyType: 'HASH' },
+          { AttributeName: 'name', KeyType: 'RANGE' },
+        ],
+        by_role: [
+          { AttributeName: 'list_role', KeyType: 'HASH' },
+          { AttributeName: 'name', KeyType: 'RANGE' },
+        ],
+      });
+      // A key stops with its data product (API.md §17): whoever checks keys reads products too.
+      const checkingKeys = groups.filter((g) => g.tables.keys !== undefined);
+      expect(checkingKeys.length).toBeGreaterThan(10);
+      for (const g of checkingKeys) {
+        const granted = statementsOn(g.name, TABLES.dataProducts).flatMap(actions);
+        expect(granted, g.name).toContain('dynamodb:GetItem');
+        if (g.name !== 'dataproduct') expect(granted, g.name).not.toContain('dynamodb:PutItem');
+      }
+      expect(statementsOn('dataproduct', TABLES.dataProducts).flatMap(actions)).toEqual(
+        expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query']),
+      );
+    });
+
     it('gives buckets to exactly the groups that declare them, with their names', () => {
       const withBuckets = groups.filter((g) => g.buckets).map((g) => g.name);
       expect(withBuckets).toContain('finetune');

@@ -200,8 +200,26 @@ const waitingRunOfUser = () =>
 
 /** A pre-shared key created by `owner` (default: the owner) through the API; returns its public id. */
 const ownedKey = async (owner: Auth = auth.user) =>
-  (await must(post('/api/dataproduct/authz-product/psk', owner, { description: 'authz' }), 201, 'psk')).psk as string;
+  (await must(post('/api/dataproduct/default/psk', owner, { description: 'authz' }), 201, 'psk')).psk as string;
 const sharedKey = once(() => ownedKey());
+
+/** A new data product (§17), made by an admin; returns its id. */
+const dataProduct = async () =>
+  (
+    await must(
+      post('/api/dataproduct', setupAdmin, {
+        name: slug('authz-product'),
+        role_name: 'authz',
+        query: 'SELECT 1 FROM authz.core.orders',
+      }),
+      201,
+      'data product',
+    )
+  ).id as string;
+/** Whether an admin's list of data products shows `id`. */
+const listedProduct = async (id: string) => ({
+  listed: (await everyItem('/api/dataproduct?limit=1000', setupAdmin)).some((p) => p.id === id),
+});
 
 const share = async (owner: Auth = auth.user) =>
   (await must(post('/api/data_shares', owner, { name: slug('authz-share') }), 201, 'data share')).name as string;
@@ -278,6 +296,28 @@ const sharedTable = once(async () => {
   );
   return t;
 });
+
+/** A fresh table of its own (§17 DDL rows change it). */
+const metastoreTable = async () => {
+  const t = { catalog: slug('authzddl'), schema: 'sales', table: 'orders' };
+  await must(
+    put(`/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${t.table}`, setupAdmin, {
+      columns: [{ name: 'id', type: 'bigint' }],
+    }),
+    200,
+    'table',
+  );
+  return t;
+};
+/** An empty catalog, or one with an empty schema `sales` (§17 drops). */
+const emptyCatalog = async (withSchema = false) => {
+  const catalog = slug('authzddl');
+  await must(post('/api/metastore/catalogs', setupAdmin, { catalog, catalog_type: 'memory' }), 201, 'catalog');
+  if (withSchema)
+    await must(post(`/api/metastore/catalogs/${catalog}/schemas`, setupAdmin, { schema_name: 'sales' }), 201, 'schema');
+  return catalog;
+};
+const tableRef = (t: { catalog: string; schema: string; table: string }) => `${t.catalog}.${t.schema}.${t.table}`;
 
 const sharedDomain = once(
   async () =>
@@ -749,11 +789,37 @@ const ROWS: Row[] = [
     expect: ANY_USER_200,
   },
 
+  // §17 Data products: any user lists, admins create and delete.
+  {
+    method: 'GET',
+    path: '/api/dataproduct',
+    request: () => ({ path: '/api/dataproduct?limit=5' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'POST',
+    path: '/api/dataproduct',
+    request: () => ({
+      path: '/api/dataproduct',
+      body: { name: slug('authz-product'), role_name: 'authz', query: 'SELECT 1 FROM authz.core.orders' },
+    }),
+    expect: ADMIN_201,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/dataproduct/{dataproduct_id}',
+    fresh: true,
+    setup: dataProduct,
+    request: (id: string) => ({ path: `/api/dataproduct/${id}` }),
+    observe: listedProduct,
+    expect: ADMIN_204,
+  },
+
   // §8 Pre-shared keys.
   {
     method: 'POST',
     path: '/api/dataproduct/{dataproduct_id}/psk',
-    request: () => ({ path: '/api/dataproduct/authz-product/psk', body: { description: 'matrix', validity_days: 1 } }),
+    request: () => ({ path: '/api/dataproduct/default/psk', body: { description: 'matrix', validity_days: 1 } }),
     expect: ANY_USER_201,
   },
   {
@@ -1106,6 +1172,132 @@ const ROWS: Row[] = [
     request: () => ({ path: '/api/catalog/domains', body: { name: slug('authz-domain') } }),
     expect: ADMIN_201,
   },
+
+  // §17 The NX1 SDK's metastore: reads and tags/domains for any user, DDL for admins.
+  {
+    method: 'GET',
+    path: '/api/metastore/engines',
+    request: () => ({ path: '/api/metastore/engines' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/metastore/catalogs/details',
+    request: () => ({ path: '/api/metastore/catalogs/details' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/details',
+    setup: sharedTable,
+    request: (t) => ({ path: `/api/metastore/catalogs/${t.catalog}/schemas/details` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/details',
+    setup: sharedTable,
+    request: (t) => ({ path: `/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/details` }),
+    expect: ANY_USER_200,
+  },
+  ...(['details', 'metadata', 'columns', 'preview'] as const).map((read): Row => ({
+    method: 'GET',
+    path: `/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}/${read}`,
+    setup: sharedTable,
+    request: (t) => ({ path: `/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${t.table}/${read}` }),
+    expect: ANY_USER_200,
+  })),
+  {
+    method: 'POST',
+    path: '/api/metastore/catalogs',
+    request: () => ({ path: '/api/metastore/catalogs', body: { catalog: slug('authzddl'), catalog_type: 'memory' } }),
+    expect: ADMIN_201,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/metastore/catalogs/{catalog_name}',
+    fresh: true,
+    setup: () => emptyCatalog(),
+    request: (catalog: string) => ({ path: `/api/metastore/catalogs/${catalog}` }),
+    observe: (catalog: string) => readAsAdmin(`/api/metastore/catalogs/${catalog}/schemas`),
+    expect: ADMIN_204,
+  },
+  {
+    method: 'POST',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas',
+    setup: once(() => emptyCatalog()),
+    request: (catalog: string) => ({
+      path: `/api/metastore/catalogs/${catalog}/schemas`,
+      body: { schema_name: slug('s') },
+    }),
+    expect: ADMIN_201,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}',
+    fresh: true,
+    setup: () => emptyCatalog(true),
+    request: (catalog: string) => ({ path: `/api/metastore/catalogs/${catalog}/schemas/sales` }),
+    observe: (catalog: string) => readAsAdmin(`/api/metastore/catalogs/${catalog}/schemas`),
+    expect: ADMIN_204,
+  },
+  {
+    method: 'POST',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables',
+    setup: sharedTable,
+    request: (t) => ({
+      path: `/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables`,
+      body: { table_name: slug('t'), columns: [{ name: 'id', type: 'bigint' }] },
+    }),
+    expect: ADMIN_201,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}',
+    fresh: true,
+    setup: metastoreTable,
+    request: (t) => ({ path: `/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${t.table}` }),
+    observe: (t) => readAsAdmin(`/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${t.table}`),
+    expect: ADMIN_204,
+  },
+  {
+    method: 'PATCH',
+    path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}',
+    fresh: true,
+    setup: metastoreTable,
+    request: (t) => ({
+      path: `/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${t.table}`,
+      body: { operations: [{ op: 'set_comment', comment: 'matrix' }] },
+    }),
+    observe: (t) => readAsAdmin(`/api/metastore/catalogs/${t.catalog}/schemas/${t.schema}/tables/${t.table}`),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/metastore/tags',
+    request: () => ({ path: '/api/metastore/tags' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/metastore/domains',
+    request: () => ({ path: '/api/metastore/domains' }),
+    expect: ANY_USER_200,
+  },
+  ...(['POST', 'DELETE'] as const).map((method): Row => ({
+    method,
+    path: '/api/metastore/tags/{tag}/tables/{table}',
+    setup: sharedTable,
+    request: (t) => ({ path: `/api/metastore/tags/authz-sdk-tag/tables/${tableRef(t)}` }),
+    expect: ANY_USER_200,
+  })),
+  ...(['POST', 'DELETE'] as const).map((method): Row => ({
+    method,
+    path: '/api/metastore/domains/{domain}/tables/{table}',
+    setup: async () => ({ table: await sharedTable(), domain: await sharedDomain() }),
+    request: ({ table, domain }) => ({ path: `/api/metastore/domains/${domain}/tables/${tableRef(table)}` }),
+    expect: ANY_USER_200,
+  })),
 
   // §7 Documents.
   {

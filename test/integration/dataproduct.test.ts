@@ -35,7 +35,8 @@ interface Created {
   created_at: string;
 }
 
-async function createKey(t = alice, body: unknown = { description: 'etl job' }, product = slug('prod')) {
+/** A key for `product`: `default`, which always exists, unless a test made a product of its own. */
+async function createKey(t = alice, body: unknown = { description: 'etl job' }, product = 'default') {
   const res = await api<Created>(`/api/dataproduct/${product}/psk`, { method: 'POST', token: t, body });
   expect(res.status).toBe(201);
   return res.body;
@@ -62,12 +63,18 @@ const keys = () =>
 
 describe('POST /api/dataproduct/{dataproduct_id}/psk', () => {
   it('creates a key that authenticates as its creator, shown once', async () => {
+    const product = await api('/api/dataproduct', {
+      method: 'POST',
+      token: admin,
+      body: { name: slug('sales-2026'), role_name: 'analyst', query: 'SELECT 1 FROM sales.core.orders' },
+    });
+    expect(product.status).toBe(201);
     const before = Date.now();
-    const key = await createKey(alice, { description: 'nightly export', validity_days: 7 }, 'sales-2026');
+    const key = await createKey(alice, { description: 'nightly export', validity_days: 7 }, product.body.id);
     expect(key).toEqual({
       psk: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
       key: expect.stringMatching(/^dpm_[A-Za-z0-9_-]{43}$/),
-      dataproduct_id: 'sales-2026',
+      dataproduct_id: product.body.id,
       description: 'nightly export',
       valid_until: expect.any(String),
       created_by: 'psk-alice',
@@ -130,7 +137,7 @@ describe('POST /api/dataproduct/{dataproduct_id}/psk', () => {
       expect.objectContaining({ type: 'int_parsing', loc: ['body', 'validity_days'], input: 'ten' }),
     ]);
     // pydantic's lax mode: a numeric string is the number.
-    const numeric = await api('/api/dataproduct/p/psk', {
+    const numeric = await api('/api/dataproduct/default/psk', {
       method: 'POST',
       token: alice,
       body: { description: 'x', validity_days: '3' },

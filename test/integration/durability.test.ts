@@ -30,7 +30,7 @@ const WRITERS = 8;
 const MIN_ACKED = 60;
 const WORKSPACE = 'durability';
 const DECISION_KEYS = ['alpha', 'beta', 'gamma'];
-const PRODUCT = 'durability-product';
+const PRODUCT = 'default';
 
 const {
   tmp,

@@ -77,8 +77,7 @@ describe('pre-shared key events', () => {
     const ownerName = slug('psk-ev-owner');
     const owner = await token(ownerName);
     const other = await token(slug('psk-ev-other'));
-    const product = slug('prod');
-    const created = await api(`/api/dataproduct/${product}/psk`, {
+    const created = await api('/api/dataproduct/default/psk', {
       method: 'POST',
       token: owner,
       body: { description: 'events', validity_days: 10 },
@@ -147,13 +146,13 @@ describe('pre-shared key events', () => {
   it('a key made with a key: its creator is the actor, and neither secret nor lineage is in the data', async () => {
     const ownerName = slug('psk-ev-parent');
     const owner = await token(ownerName);
-    const parent = await api(`/api/dataproduct/${slug('prod')}/psk`, {
+    const parent = await api('/api/dataproduct/default/psk', {
       method: 'POST',
       token: owner,
       body: { description: 'parent' },
     });
     expect(parent.status).toBe(201);
-    const child = await api(`/api/dataproduct/${slug('prod')}/psk`, {
+    const child = await api('/api/dataproduct/default/psk', {
       method: 'POST',
       psk: parent.body.key,
       body: { description: 'child', validity_days: 3 },
@@ -198,7 +197,7 @@ describe('pre-shared key events', () => {
 
   it('keeps one gap-free sequence under concurrent extensions', async () => {
     const owner = await token(slug('psk-ev-race'));
-    const created = await api(`/api/dataproduct/${slug('prod')}/psk`, {
+    const created = await api('/api/dataproduct/default/psk', {
       method: 'POST',
       token: owner,
       body: { description: 'race' },
@@ -228,13 +227,9 @@ describe('pre-shared key events', () => {
       { description, validity_days: 3651 },
       { description, extra: 1 },
     ]) {
-      expect((await api(`/api/dataproduct/${slug('prod')}/psk`, { method: 'POST', token: owner, body })).status).toBe(
-        422,
-      );
+      expect((await api('/api/dataproduct/default/psk', { method: 'POST', token: owner, body })).status).toBe(422);
     }
-    expect((await api(`/api/dataproduct/${slug('prod')}/psk`, { method: 'POST', body: { description } })).status).toBe(
-      401,
-    );
+    expect((await api('/api/dataproduct/default/psk', { method: 'POST', body: { description } })).status).toBe(401);
     await settle();
     expect((await feed('psk.created', since)).filter((e) => e.data.description === description)).toEqual([]);
     expect(await listed(owner)).toEqual([]);

@@ -717,8 +717,14 @@ function isDestructive(route: Route, param: string): boolean {
   return false;
 }
 
+/** Metastore names: a path's values must belong together, so the scratch ones are for deletes only. */
+const METASTORE_NAMES = new Set(['catalog_name', 'schema_name', 'table_name']);
+
 function existingValues(route: Route, param: string): string[] {
+  // The SDK's tag and domain calls name a table `catalog.schema.table` (§17); E5's, by its name.
+  if (param === 'table' && /^\/api\/metastore\/(tags|domains)\//.test(route.path)) param = 'table_ref';
   if (isDestructive(route, param)) return pools.scratch[param] ?? [];
+  if (METASTORE_NAMES.has(param)) return pools.keep[param] ?? [];
   // Only the render-only template is ever run.
   if (route.path.endsWith('/run') && param === 'template_id') return pools.keep[param] ?? [];
   return [...(pools.keep[param] ?? []), ...(pools.scratch[param] ?? [])];
@@ -1185,6 +1191,18 @@ beforeAll(async () => {
     },
     'PUT',
   );
+  // Scratch metastore objects the SDK's DDL deletes (§17): an empty catalog, an empty schema,
+  // and a table in a schema of its own (so that each DELETE can succeed on its own level).
+  const [scratchCatalog, ddlCatalog] = [slug('fuzz-empty'), slug('fuzz-ddl')];
+  const [emptySchema, tableSchema, scratchTable] = [slug('fuzz-empty'), slug('fuzz-ddl'), 'fuzz_scratch'];
+  await created('/api/metastore/catalogs', { catalog: scratchCatalog, catalog_type: 'memory' });
+  await created('/api/metastore/catalogs', { catalog: ddlCatalog, catalog_type: 'memory' });
+  await created(`/api/metastore/catalogs/${ddlCatalog}/schemas`, { schema_name: emptySchema });
+  await created(`/api/metastore/catalogs/${ddlCatalog}/schemas`, { schema_name: tableSchema });
+  await created(`/api/metastore/catalogs/${ddlCatalog}/schemas/${tableSchema}/tables`, {
+    table_name: scratchTable,
+    columns: [{ name: 'id', type: 'bigint' }],
+  });
   const render = {
     name: 'fuzz render',
     variables: [{ name: 'who' }],
@@ -1214,8 +1232,20 @@ beforeAll(async () => {
     tables: [`${catalog}.${schema}.${table}`],
   });
   const scratchShare = await created('/api/data_shares', { name: slug('fuzz-share') });
-  const psk = await created('/api/dataproduct/fuzz-product/psk', { description: 'fuzz' });
-  const scratchPsk = await created('/api/dataproduct/fuzz-product/psk', { description: 'fuzz scratch' });
+  const product = await created('/api/dataproduct', {
+    name: slug('fuzz-product'),
+    role_name: 'fuzz',
+    query: `SELECT * FROM "${catalog}"."${schema}"."${table}"`,
+  });
+  const scratchProduct = await created('/api/dataproduct', {
+    name: slug('fuzz-scratch'),
+    role_name: 'fuzz',
+    query: `SELECT * FROM "${catalog}"."${schema}"."${table}"`,
+  });
+  const psk = await created(`/api/dataproduct/${product.id}/psk`, { description: 'fuzz' });
+  const suggestions = await api(`/api/query/suggest/${domain}`, { token: await adminToken() });
+  expect(suggestions.status, suggestions.text).toBe(200);
+  const scratchPsk = await created('/api/dataproduct/default/psk', { description: 'fuzz scratch' });
   const [workspace, key] = [slug('fuzz-ws'), slug('fuzz-key')];
   for (let i = 0; i < 3; i++) await created(`/api/decisions/${workspace}/${key}/versions`, { content: { rule: i } });
   const mcp = await created('/api/mcps', { name: 'fuzz', command: 'true' });
@@ -1255,7 +1285,7 @@ beforeAll(async () => {
     name: [share.name],
     // a data share by its name or its id (§17)
     share_id: [share.name, share.id],
-    dataproduct_id: ['fuzz-product'],
+    dataproduct_id: ['default', product.id],
     psk_id: [psk.psk],
     workspace: [workspace],
     key: [key],
@@ -1267,6 +1297,9 @@ beforeAll(async () => {
     schema: [schema, protoTable[1]],
     table_name: [table, protoTable[2]],
     table: [table, protoTable[2]],
+    // the SDK's `catalog.schema.table` reference (§17), quoted or not
+    table_ref: [`${catalog}.${schema}.${table}`, `"${catalog}"."${schema}".${table}`],
+    tag: ['fuzz-tag'],
     conn_id: [probe],
     domain: [domain, 'valueOf'],
   });
@@ -1277,12 +1310,24 @@ beforeAll(async () => {
     name: [scratchShare.name],
     share_id: [scratchShare.name, scratchShare.id],
     psk_id: [scratchPsk.psk],
+    dataproduct_id: [scratchProduct.id],
     server_id: [scratchMcp.id],
     conn_id: [scratchConn],
+    catalog_name: [scratchCatalog, ddlCatalog],
+    schema_name: [emptySchema, tableSchema],
+    table_name: [scratchTable],
+    // untagging or leaving a domain: the scratch table only (a tag or domain it lacks is no change)
+    table_ref: [`${ddlCatalog}.${tableSchema}.${scratchTable}`],
+    tag: ['fuzz-tag'],
+    domain: [domain],
   });
   Object.assign(pools.body, {
     domain: [domain],
     suggested_domain: [domain],
+    domain_urn: [`urn:li:domain:${domain}`],
+    // a data product's SQL or E12 suggestion (§17)
+    query: [`SELECT * FROM "${catalog}"."${schema}"."${table}"`],
+    suggestion_id: [suggestions.body[0].suggestion_id],
     source_documents: [docA.id, docB.id],
     conn_id: [probe],
     column_name: ['id', 'email', ...PROTO_NAMES],

@@ -19,7 +19,7 @@ function expectStatus(res: ApiResponse, status: number): void {
 }
 
 async function newKey(auth: { token?: string; psk?: string }, validityDays = 30) {
-  const res = await post(`/api/dataproduct/${slug('product')}/psk`, auth, {
+  const res = await post('/api/dataproduct/default/psk', auth, {
     description: 'identity test',
     validity_days: validityDays,
   });

@@ -82,6 +82,24 @@ let documented: Map<string, number>;
 const DOMAIN = 'outage_sales';
 const TABLE = { catalog: 'hive', schema: 'sales', table: 'orders' } as const;
 const TABLE_PATH = `${TABLE.catalog}/schemas/${TABLE.schema}/tables/${TABLE.table}`;
+/**
+ * A table of its own, in a domain of its own, for the SDK's tag and domain calls (§17), as
+ * those calls name it: untagging and leaving the domain change nothing the other rows read.
+ */
+const TAGGED = { catalog: 'hive', schema: 'sales', table: 'tagged' } as const;
+const TABLE_REF = `${TAGGED.catalog}.${TAGGED.schema}.${TAGGED.table}`;
+const OTHER_DOMAIN = 'outage_other';
+/** A new catalog, schema or table name for a DDL call (Trino's are lower case). */
+const ddlName = () => `outage_${randomUUID().slice(0, 8)}`;
+/** A new Trino table in the outage schema, made on the fake itself (everything is up or not, alike). */
+function ddlTable(): string {
+  const name = ddlName();
+  trino.addTable(TABLE.catalog, TABLE.schema, name, [
+    { name: 'id', type: 'bigint' },
+    { name: 'amount', type: 'decimal(10,2)' },
+  ]);
+  return name;
+}
 
 async function send(base: string, call: Call): Promise<Answer> {
   const headers: Record<string, string> = {};
@@ -161,7 +179,14 @@ const shareId = async () =>
   (await must<{ id: string }>(asAdmin('POST', '/api/data_shares', { name: slug('share') }))).id;
 
 const productKey = async () =>
-  (await must<{ psk: string }>(asAdmin('POST', '/api/dataproduct/outage-product/psk', { description: 'outage' }))).psk;
+  (await must<{ psk: string }>(asAdmin('POST', '/api/dataproduct/default/psk', { description: 'outage' }))).psk;
+/** A data product (§17) without a domain: its SQL is checked alone. */
+const dataProduct = async () =>
+  (
+    await must<{ id: string }>(
+      asAdmin('POST', '/api/dataproduct', { name: slug('product'), role_name: 'outage', query: 'SELECT 1 FROM a.b.c' }),
+    )
+  ).id;
 
 type Stage = 'draft' | 'submitted' | 'approved';
 /** A decision version by `author`, moved to `stage` (approved by `admin`: four eyes). */
@@ -334,9 +359,27 @@ const CASES: Record<string, EndpointCase> = {
     prepare: async () => asAdmin('POST', `/api/data_shares/${await share()}/rotate-secret`),
   },
 
+  'GET /api/dataproduct': { needs: ['dynamodb'], prepare: call('GET', '/api/dataproduct?roles=outage') },
+  'POST /api/dataproduct': {
+    // the domain from the catalog, the suggestion's SQL from its tables in the metastore
+    needs: ['dynamodb', 'datahub', 'trino'],
+    prepare: async () => {
+      const [suggestion] = await must<{ suggestion_id: string }[]>(asAdmin('GET', `/api/query/suggest/${DOMAIN}`));
+      return asAdmin('POST', '/api/dataproduct', {
+        name: slug('product'),
+        role_name: 'outage',
+        domain_urn: `urn:li:domain:${DOMAIN}`,
+        suggestion_id: suggestion!.suggestion_id,
+      });
+    },
+  },
+  'DELETE /api/dataproduct/{dataproduct_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('DELETE', `/api/dataproduct/${await dataProduct()}`),
+  },
   'POST /api/dataproduct/{dataproduct_id}/psk': {
     needs: ['dynamodb'],
-    prepare: call('POST', '/api/dataproduct/outage-product/psk', { description: 'outage' }),
+    prepare: call('POST', '/api/dataproduct/default/psk', { description: 'outage' }),
   },
   'GET /api/dataproduct/psk': { needs: ['dynamodb'], prepare: call('GET', '/api/dataproduct/psk') },
   'DELETE /api/dataproduct/psk/{psk_id}': {
@@ -475,6 +518,100 @@ const CASES: Record<string, EndpointCase> = {
     }),
   },
 
+  // The NX1 SDK's metastore (§17) on Trino and DataHub: each DDL call on objects of its own.
+  'GET /api/metastore/engines': { needs: [], prepare: call('GET', '/api/metastore/engines') },
+  'GET /api/metastore/catalogs/details': { needs: ['trino'], prepare: call('GET', '/api/metastore/catalogs/details') },
+  'GET /api/metastore/catalogs/{catalog_name}/schemas/details': {
+    needs: ['trino'],
+    prepare: call('GET', `/api/metastore/catalogs/${TABLE.catalog}/schemas/details`),
+  },
+  'GET /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/details': {
+    needs: ['trino', 'datahub'],
+    prepare: call('GET', `/api/metastore/catalogs/${TABLE.catalog}/schemas/${TABLE.schema}/tables/details`),
+  },
+  'GET /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}/details': {
+    needs: ['trino', 'datahub'],
+    prepare: call('GET', `/api/metastore/catalogs/${TABLE_PATH}/details`),
+  },
+  'GET /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}/metadata': {
+    needs: ['trino', 'datahub'],
+    prepare: call('GET', `/api/metastore/catalogs/${TABLE_PATH}/metadata`),
+  },
+  'GET /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}/columns': {
+    needs: ['trino', 'datahub'],
+    prepare: call('GET', `/api/metastore/catalogs/${TABLE_PATH}/columns`),
+  },
+  'GET /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}/preview': {
+    needs: ['trino'],
+    prepare: call('GET', `/api/metastore/catalogs/${TABLE_PATH}/preview?limit=5`),
+  },
+  'POST /api/metastore/catalogs': {
+    needs: ['trino', 'dynamodb'],
+    prepare: async () => asAdmin('POST', '/api/metastore/catalogs', { catalog: ddlName(), catalog_type: 'memory' }),
+  },
+  'DELETE /api/metastore/catalogs/{catalog_name}': {
+    needs: ['trino', 'dynamodb'],
+    prepare: async () => {
+      const name = ddlName();
+      trino.addCatalog(name);
+      return asAdmin('DELETE', `/api/metastore/catalogs/${name}`);
+    },
+  },
+  'POST /api/metastore/catalogs/{catalog_name}/schemas': {
+    needs: ['trino', 'dynamodb'],
+    prepare: async () =>
+      asAdmin('POST', `/api/metastore/catalogs/${TABLE.catalog}/schemas`, { schema_name: ddlName() }),
+  },
+  'DELETE /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}': {
+    needs: ['trino', 'dynamodb'],
+    prepare: async () => {
+      const name = ddlName();
+      trino.addSchema(TABLE.catalog, name);
+      return asAdmin('DELETE', `/api/metastore/catalogs/${TABLE.catalog}/schemas/${name}`);
+    },
+  },
+  'POST /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables': {
+    needs: ['trino', 'datahub', 'dynamodb'],
+    prepare: async () =>
+      asAdmin('POST', `/api/metastore/catalogs/${TABLE.catalog}/schemas/${TABLE.schema}/tables`, {
+        table_name: ddlName(),
+        columns: [{ name: 'id', type: 'bigint' }],
+      }),
+  },
+  'DELETE /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}': {
+    needs: ['trino', 'datahub', 'dynamodb'],
+    prepare: async () =>
+      asAdmin('DELETE', `/api/metastore/catalogs/${TABLE.catalog}/schemas/${TABLE.schema}/tables/${ddlTable()}`),
+  },
+  'PATCH /api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables/{table_name}': {
+    needs: ['trino', 'datahub', 'dynamodb'],
+    prepare: async () =>
+      asAdmin('PATCH', `/api/metastore/catalogs/${TABLE.catalog}/schemas/${TABLE.schema}/tables/${ddlTable()}`, {
+        operations: [
+          { op: 'add_column', name: 'note', type: 'varchar' },
+          { op: 'rename_column', name: 'id', new_name: 'key' },
+        ],
+      }),
+  },
+  'GET /api/metastore/tags': { needs: ['datahub'], prepare: call('GET', '/api/metastore/tags') },
+  'GET /api/metastore/domains': { needs: ['datahub'], prepare: call('GET', '/api/metastore/domains') },
+  'POST /api/metastore/tags/{tag}/tables/{table}': {
+    needs: ['trino', 'datahub'],
+    prepare: call('POST', `/api/metastore/tags/outage-tag/tables/${TABLE_REF}`),
+  },
+  'DELETE /api/metastore/tags/{tag}/tables/{table}': {
+    needs: ['trino', 'datahub'],
+    prepare: call('DELETE', `/api/metastore/tags/outage-tag/tables/${TABLE_REF}`),
+  },
+  'POST /api/metastore/domains/{domain}/tables/{table}': {
+    needs: ['trino', 'datahub'],
+    prepare: call('POST', `/api/metastore/domains/${OTHER_DOMAIN}/tables/${TABLE_REF}`),
+  },
+  'DELETE /api/metastore/domains/{domain}/tables/{table}': {
+    needs: ['trino', 'datahub'],
+    prepare: call('DELETE', `/api/metastore/domains/${OTHER_DOMAIN}/tables/${TABLE_REF}`),
+  },
+
   'GET /api/migration/connections': { needs: ['dynamodb'], prepare: call('GET', '/api/migration/connections') },
   'GET /api/migration/connections/{conn_id}': {
     needs: ['dynamodb'],
@@ -605,6 +742,9 @@ beforeAll(async () => {
     { name: 'amount', type: 'decimal(10,2)' },
     { name: 'created_at', type: 'timestamp(3)' },
   ]);
+  trino.addTable(TAGGED.catalog, TAGGED.schema, TAGGED.table, [{ name: 'id', type: 'bigint' }]);
+  datahub.addDataset(datasetUrnOf('trino', TAGGED.catalog, TAGGED.schema, TAGGED.table), ['id']);
+  datahub.domains.set(`urn:li:domain:${OTHER_DOMAIN}`, { name: OTHER_DOMAIN, description: 'tables come and go' });
   datahub.domains.set(`urn:li:domain:${DOMAIN}`, { name: DOMAIN, description: 'the outage test domain' });
   const tableUrn = datasetUrnOf('trino', TABLE.catalog, TABLE.schema, TABLE.table);
   datahub.addDataset(tableUrn, ['order_id', 'region', 'amount', 'created_at']);

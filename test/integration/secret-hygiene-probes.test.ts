@@ -25,7 +25,7 @@ const secretValue = (label: string) => `${label}-${randomUUID().slice(0, 13)}`;
 
 describe('pre-shared keys (API.md §8)', () => {
   it('shows the key once: not in lists, extensions, errors or later calls made with it', async () => {
-    const dp = slug('hyg-dp');
+    const dp = 'default';
     const created = await api(`/api/dataproduct/${dp}/psk`, {
       method: 'POST',
       token: alice,
