@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../aws/errors.js';
 import { Unavailable } from '../errors.js';
+import { batchGetAll } from '../aws/batch-get.js';
 import { queryAll } from '../aws/pagination.js';
 import { outboxEvent, eventPut, lastSequence } from '../events/outbox.js';
 import { stampNew } from '../events/stamp.js';
@@ -114,6 +115,17 @@ export class BuiltinCatalog implements MetadataCatalog {
   async getEntity(urn: string): Promise<EntityAnnotations> {
     const item = await this.readEntity(urn);
     return item ? toAnnotations(urn, item) : emptyAnnotations(urn);
+  }
+
+  /** BatchGetItem, 100 keys a call (eventually consistent: a list, not a read before a write). */
+  async getEntities(urns: readonly string[]): Promise<EntityAnnotations[]> {
+    const unique = [...new Set(urns)];
+    const items = await batchGetAll(this.db, this.tableName, unique.map(entityKey));
+    const found = new Map(items.flatMap((item) => (typeof item.urn === 'string' ? [[item.urn, item] as const] : [])));
+    return urns.map((urn) => {
+      const item = found.get(urn);
+      return item ? toAnnotations(urn, item) : emptyAnnotations(urn);
+    });
   }
 
   /** One Query on the sparse `by_domain` index (eventually consistent), followed through its pages. */

@@ -1,3 +1,4 @@
+import { mapLimit } from '../concurrency.js';
 import { Unavailable } from '../errors.js';
 import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
@@ -135,6 +136,9 @@ const Q = {
  * DataHub not answering, answering 5xx or refusing the token is `Unavailable`; a GraphQL
  * error (an unknown tag, a missing dataset...) is a DataHubError with DataHub's message.
  */
+/** Entity reads sent to DataHub at once by getEntities. */
+const ENTITY_READS_IN_FLIGHT = 8;
+
 export class DataHubCatalog implements MetadataCatalog {
   private readonly endpoint: string;
   private readonly platform: string;
@@ -221,6 +225,11 @@ export class DataHubCatalog implements MetadataCatalog {
     }
     const data = await this.graphql<{ dataset: DatasetAnswer | null }>(Q.getDataset, { urn });
     return data.dataset ? datasetAnnotations(urn, data.dataset) : emptyAnnotations(urn);
+  }
+
+  /** One GraphQL request an entity, a few at a time (what getEntity asks, for each). */
+  getEntities(urns: readonly string[]): Promise<EntityAnnotations[]> {
+    return mapLimit(urns, ENTITY_READS_IN_FLIGHT, (urn) => this.getEntity(urn));
   }
 
   /** The datasets and documents DataHub's search finds in the domain (the `domains` filter), page by page. */

@@ -117,6 +117,11 @@ export interface MetadataCatalog {
   /** An entity never annotated has empty annotations. */
   getEntity(urn: string): Promise<EntityAnnotations>;
   /**
+   * The annotations of each of `urns`, in their order (one never annotated: empty).
+   * Built-in: BatchGetItem, 100 a call; DataHub: one entity a request, a few at a time.
+   */
+  getEntities(urns: readonly string[]): Promise<EntityAnnotations[]>;
+  /**
    * Every entity (tables and, where the catalog holds them, documents) whose domain is
    * `domain`, with its annotations, sorted by urn. Built-in: one paginated Query on the
    * `by_domain` index; DataHub: a search filtered on the domain.

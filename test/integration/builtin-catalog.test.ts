@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, vi } from 'vitest';
 import { BuiltinCatalog, itemSize, MAX_ENTITY_BYTES } from '../../shared/adapters/builtin-catalog.js';
 import { DataHubCatalog } from '../../shared/adapters/datahub.js';
 import { documentClient } from '../../shared/aws/clients.js';
@@ -84,6 +84,32 @@ describe('built-in catalog entities', () => {
       glossary_terms: [],
       columns: new Map(),
     });
+  });
+
+  it('reads many entities in batches of 100, in the order asked, the unannotated ones empty', async () => {
+    const c = catalog();
+    const schema = unique('batch');
+    const urns = Array.from({ length: 150 }, (_, i) => c.datasetUrn('hive', schema, `t${i}`));
+    for (const i of [0, 99, 149]) await c.annotate(urns[i]!, { tags: [`tag-${i}`] });
+    const client = (c as unknown as { db: { send: (...args: unknown[]) => unknown } }).db;
+    const send = vi.spyOn(client, 'send');
+    try {
+      const asked = [urns[149]!, ...urns.slice(0, 149)];
+      const entities = await c.getEntities(asked);
+      expect(entities.map((e) => e.urn)).toEqual(asked);
+      expect(entities.map((e) => e.tags).filter((tags) => tags.length > 0)).toEqual([
+        ['tag-149'],
+        ['tag-0'],
+        ['tag-99'],
+      ]);
+      expect(entities[2]).toMatchObject({ description: null, domain: null, tags: [], glossary_terms: [] });
+      expect(send.mock.calls.map(([command]) => (command as object).constructor.name)).toEqual([
+        'BatchGetCommand',
+        'BatchGetCommand',
+      ]);
+    } finally {
+      send.mockRestore();
+    }
   });
 
   it('annotates a table and its columns, adding to what is there', async () => {

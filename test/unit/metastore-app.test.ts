@@ -48,6 +48,7 @@ describe('table registration with an external metastore', () => {
         throw new Error('not used by this test');
       },
       getEntity: unused,
+      getEntities: unused,
       getGlossaryTerm: unused,
       listDomains: unused,
       listGlossaryTerms: unused,
