@@ -7,7 +7,7 @@ import { documentClient } from '../../shared/aws/clients.js';
 import { Conflict, Invalid, NotFound, Unavailable } from '../../shared/errors.js';
 import type { EventsTable } from '../../shared/events/outbox.js';
 import { storedEvent } from '../../shared/events/outbox.js';
-import type { AlterOperation, OutboxEvent, TableRef } from '../../shared/ports/metastore.js';
+import type { AlterOperation, OutboxEvent, TableRef, TableSchema } from '../../shared/ports/metastore.js';
 import { type FakeTrino, startFakeTrino } from '../support/trino-server.js';
 import { rejection } from '../support/rejection.js';
 
@@ -71,11 +71,32 @@ async function eventsOf(subject: string) {
   return (out.Items ?? []).map(storedEvent);
 }
 
-const event = (subject: string, type: 'metastore.schema.created' | 'metastore.table.altered'): OutboxEvent => ({
+/**
+ * The change's event, its data shaped as the service makes it (the suite's events table is
+ * shared: asyncapi.test.ts checks every event it holds against the documented schemas).
+ */
+const event = (
+  subject: string,
+  type: 'metastore.schema.created' | 'metastore.schema.deleted' | 'metastore.table.altered',
+): OutboxEvent => ({
   events,
   subject,
-  change: { type: type as never, actor: 'dana', at: new Date().toISOString() },
-  data: async () => ({ probe: subject }),
+  change: { type, actor: 'dana', at: new Date().toISOString() },
+  data: async (after?: TableSchema) => {
+    const [, catalog, schema] = subject.split('/') as [string, string, string];
+    if (type !== 'metastore.table.altered') return { name: schema, table_count: 0, catalog };
+    const annotations = { tags: [], classifications: [], glossary_terms: [] };
+    return {
+      catalog: after!.catalog,
+      schema: after!.schema,
+      table: after!.table,
+      urn: `urn:li:dataset:(urn:li:dataPlatform:trino,${after!.catalog}.${after!.schema}.${after!.table},PROD)`,
+      description: after!.description,
+      domain: null,
+      ...annotations,
+      columns: after!.columns.map((c) => ({ ...c, ...annotations })),
+    };
+  },
 });
 
 describe('details', () => {
@@ -523,13 +544,13 @@ describe('events', () => {
       subject,
       sequence: 1,
       actor: 'dana',
-      data: { probe: subject },
+      data: { name: schema, table_count: 0, catalog: 'hive' },
     });
     // Refused by Trino (exists already): no event.
     await rejection(metastore().createSchema('hive', schema, none, event(subject, 'metastore.schema.created')));
     expect(await eventsOf(subject)).toHaveLength(1);
     // The subject goes on counting.
-    await metastore().dropSchema('hive', schema, event(subject, 'metastore.schema.created'));
+    await metastore().dropSchema('hive', schema, event(subject, 'metastore.schema.deleted'));
     expect((await eventsOf(subject)).map((e) => e.sequence)).toEqual([1, 2]);
   });
 
