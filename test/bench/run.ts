@@ -35,6 +35,7 @@ const PHASES = [
   'e13',
   'own-runs',
   'inbox',
+  'sdk',
   'bundles',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
@@ -1543,6 +1544,93 @@ const inbox = await inPhase(
   },
 );
 
+const SDK_TABLES = 50;
+const SDK_FEW_PRODUCTS = 10;
+const SDK_MANY_PRODUCTS = 1_000;
+// The NX1 SDK's calls (issue 27): the metastore's details over a schema of 50 tables, a data
+// product's key at work, and the role-filtered product list beside 10 and 1,000 products of
+// other roles (each measured by its DynamoDB calls and items read per request).
+const sdk = await inPhase(
+  'sdk',
+  `metastore details (${SDK_TABLES} tables), data products, a product's key`,
+  async () => {
+    const metastoreTable = platform.runtime.tableName('metastore');
+    const productsTable = platform.runtime.tableName('dataProducts');
+    await postJson('/api/metastore/catalogs', { catalog: 'bench-sdk', catalog_type: 'iceberg' });
+    await postJson('/api/metastore/catalogs/bench-sdk/schemas', { schema_name: 'core' });
+    for (let i = 0; i < SDK_TABLES; i++)
+      await postJson('/api/metastore/catalogs/bench-sdk/schemas/core/tables', {
+        table_name: `t${String(i).padStart(3, '0')}`,
+        columns: [
+          { name: 'id', type: 'bigint' },
+          { name: 'amount', type: 'decimal(12,2)' },
+        ],
+      });
+    const get = (path: string, headers: Record<string, string> = auth(userToken)) =>
+      httpLoad({
+        url: `${platform.baseUrl}${path}`,
+        method: 'GET',
+        headers,
+        expectStatus: 200,
+        total: LIST_REQUESTS,
+        maxSeconds: LIST_SECONDS,
+      });
+    const perTable = async (path: string, tableNames: string[]) => {
+      await httpLoad({
+        url: `${platform.baseUrl}${path}`,
+        method: 'GET',
+        headers: auth(userToken),
+        expectStatus: 200,
+        total: 50,
+      })();
+      const before = new Map(tableNames.map((t) => [t, tableCalls.get(t) ?? 0]));
+      const result = await counted(get(path), endpointCalls);
+      const calls = Object.fromEntries(
+        tableNames.map((t) => [t, ((tableCalls.get(t) ?? 0) - before.get(t)!) / result.requests]),
+      );
+      return { ...result, calls };
+    };
+    const catalogsDetails = await perTable('/api/metastore/catalogs/details', [metastoreTable]);
+    // BatchGetItem names no single table (RequestItems): the catalog's reads are the calls beside the metastore's.
+    const tablesDetails = await perTable('/api/metastore/catalogs/bench-sdk/schemas/core/tables/details', [
+      metastoreTable,
+    ]);
+
+    // A key of a data product at work: the product is read at most once per 3 s (the verifier's cache).
+    const product = await postJson<{ id: string }>('/api/dataproduct', {
+      name: 'bench-product',
+      role_name: 'bench-role',
+      query: 'SELECT id FROM "bench-sdk"."core"."t000"',
+    });
+    const key = await postJson<{ key: string }>(
+      `/api/dataproduct/${product.id}/psk`,
+      { description: 'bench' },
+      userToken,
+    );
+    await get('/api/me', { 'authorization-psk': key.key })();
+    const productKey = await countedOnTable(get('/api/me', { 'authorization-psk': key.key }), productsTable);
+
+    const products = async (from: number, to: number) => {
+      for (let i = from; i < to; i++)
+        await postJson('/api/dataproduct', {
+          name: `bench-other-${String(i).padStart(5, '0')}`,
+          role_name: `other-${i % 7}`,
+          query: 'SELECT id FROM "bench-sdk"."core"."t000"',
+        });
+    };
+    const list = async () => {
+      await get('/api/dataproduct?roles=bench-role')();
+      return countedOnTable(get('/api/dataproduct?roles=bench-role'), productsTable);
+    };
+    await products(0, SDK_FEW_PRODUCTS);
+    const few = await list();
+    phase(`sdk: creating ${SDK_MANY_PRODUCTS - SDK_FEW_PRODUCTS} more data products of other roles`);
+    await products(SDK_FEW_PRODUCTS, SDK_MANY_PRODUCTS);
+    const many = await list();
+    return { catalogsDetails, tablesDetails, productKey, few, many, metastoreTable };
+  },
+);
+
 await bareServer.stop();
 await platform.stop();
 await idp.stop();
@@ -1731,6 +1819,38 @@ const lines = [
       `GET /api/approvals as an approver (${many.listed} items waiting), ${INBOX_MANY.toLocaleString('en')} versions and ${INBOX_MANY.toLocaleString('en')} runs not waiting`,
       many,
       `${many.itemsPerOp.toFixed(1)} items read / request; p50 ×${ratio(many.p50, few.p50)} of the ${INBOX_FEW}-item tables (target ≤ 1.5: ${verdict(many.p50 / few.p50, 1.5)})`,
+    ),
+  ]),
+  ...when(sdk, ({ catalogsDetails, tablesDetails, productKey, few, many, metastoreTable }) => [
+    endpointRow(
+      'metastore',
+      'GET /api/metastore/catalogs/details (built-in metastore)',
+      catalogsDetails,
+      `${catalogsDetails.calls[metastoreTable]!.toFixed(2)} calls of the metastore table / request (one Query: counts are kept on the items)`,
+    ),
+    endpointRow(
+      'metastore',
+      `GET .../schemas/{s}/tables/details, ${SDK_TABLES} tables (built-in metastore and catalog)`,
+      tablesDetails,
+      `${tablesDetails.calls[metastoreTable]!.toFixed(2)} Query of the metastore table and ${(tablesDetails.callsPerOp - tablesDetails.calls[metastoreTable]!).toFixed(2)} BatchGetItem of the catalog table / request (its annotations, 100 tables a call)`,
+    ),
+    endpointRow(
+      'dataproduct',
+      "GET /api/me with a data product's key",
+      productKey,
+      `${productKey.callsPerOp.toFixed(3)} calls of the data-products table / request (the product read at most once per 3 s per process)`,
+    ),
+    endpointRow(
+      'dataproduct',
+      `GET /api/dataproduct?roles=<one role>, ${SDK_FEW_PRODUCTS} products of other roles`,
+      few,
+      `${few.itemsPerOp.toFixed(1)} items read / request`,
+    ),
+    endpointRow(
+      'dataproduct',
+      `GET /api/dataproduct?roles=<one role>, ${SDK_MANY_PRODUCTS.toLocaleString('en')} products of other roles`,
+      many,
+      `${many.itemsPerOp.toFixed(1)} items read / request (the by_role index); p50 ×${ratio(many.p50, few.p50)} of ${SDK_FEW_PRODUCTS} (target ≤ 1.5: ${verdict(many.p50 / few.p50, 1.5)})`,
     ),
   ]),
   ...when(firstPaint, (f) => [
