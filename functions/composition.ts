@@ -109,9 +109,6 @@ export function businessMetrics(runtime: Runtime, service: 'events-publisher' | 
   return runtime === lambdaRuntime ? new EmfBusinessMetrics(service, runtime.config.stage) : new NoBusinessMetrics();
 }
 
-/** The name of the metastore chosen by `METASTORE`, as `GET /api/metastore/engines` answers it. */
-export const metastoreEngine = (runtime: Runtime): string => runtime.config.adapters.metastore;
-
 /** The metastore chosen by `METASTORE`: Trino, or tables in DynamoDB. */
 export function metastore(runtime: Runtime): Metastore {
   const { config } = runtime;

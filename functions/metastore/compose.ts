@@ -1,4 +1,4 @@
-import { metadataCatalog, metastore, metastoreEngine, type Runtime } from '../composition.js';
+import { metadataCatalog, metastore, type Runtime } from '../composition.js';
 import { documentService } from '../documents/compose.js';
 import type { MetastoreDeps } from './app.js';
 import { MetastoreService } from './service.js';
@@ -10,7 +10,6 @@ function metastoreService(runtime: Runtime): MetastoreService {
     metadataCatalog(runtime),
     documentService(runtime),
     runtime.eventsTable,
-    metastoreEngine(runtime),
   );
 }
 

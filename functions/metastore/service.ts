@@ -133,8 +133,6 @@ export class MetastoreService {
      * metastore's or catalog's own transaction (API.md §13); without it (fakes) none are.
      */
     private readonly events?: EventsTable,
-    /** The configured metastore's name (`METASTORE`), as `GET /api/metastore/engines` answers it. */
-    private readonly engine: string = metastore.external ? 'trino' : 'builtin',
   ) {}
 
   listCatalogs(): Promise<string[]> {
@@ -180,7 +178,7 @@ export class MetastoreService {
 
   /** The configured metastore, the only one and so the default. */
   engines(): { name: string; default: boolean }[] {
-    return [{ name: this.engine, default: true }];
+    return [{ name: this.metastore.engine, default: true }];
   }
 
   catalogDetails(): Promise<CatalogDetail[]> {

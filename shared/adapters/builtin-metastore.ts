@@ -131,6 +131,7 @@ const bump = (tableName: string, key: Record<string, string>, attribute: string,
  * with children cannot be dropped, however the writes race.
  */
 export class BuiltinMetastore implements Metastore {
+  readonly engine = 'builtin';
   readonly external = false;
 
   constructor(

@@ -84,6 +84,7 @@ const INFORMATION_SCHEMA = 'information_schema';
  * 200, is `Unavailable`; a query Trino refused is a `TrinoQueryError`.
  */
 export class TrinoMetastore implements Metastore {
+  readonly engine = 'trino';
   readonly external = true;
   private readonly statementUrl: string;
   private readonly timeoutMs: number;

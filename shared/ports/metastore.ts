@@ -108,6 +108,8 @@ export interface TableSchema {
  * of truth, so nothing can be registered here. Every list is sorted ascending.
  */
 export interface Metastore extends MetastoreDdl {
+  /** Its name as `GET /api/metastore/engines` answers it (the value of `METASTORE` that chose it). */
+  readonly engine: 'builtin' | 'trino';
   /** True when the tables live in an external system (registration is refused there). */
   readonly external: boolean;
   listCatalogs(): Promise<string[]>;

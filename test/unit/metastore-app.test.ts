@@ -18,6 +18,7 @@ describe('table registration with an external metastore', () => {
     const registered: unknown[] = [];
     const unused = () => Promise.reject(new Error('not used by this test'));
     const trinoLike: Metastore = {
+      engine: 'trino',
       external: true,
       registerTable: async (t) => void registered.push(t),
       listCatalogs: unused,
