@@ -15,8 +15,8 @@ import { createDecisionsApp } from './decisions/app.js';
 import { decisionsDeps } from './decisions/compose.js';
 import { createDocumentsApp } from './documents/app.js';
 import { documentsDeps } from './documents/compose.js';
-import { createEventsApp } from './events/app.js';
-import { eventsDeps } from './events/compose.js';
+import { createDomainEventsApp } from './domain-events/app.js';
+import { domainEventsDeps } from './domain-events/compose.js';
 import { createFinetuneApp } from './finetune/app.js';
 import { finetuneDeps } from './finetune/compose.js';
 import { createMcpsApp } from './mcps/app.js';
@@ -55,7 +55,7 @@ export function serviceApps(runtime: Runtime): Record<GroupName, ServiceApp> {
     migration: () => createMigrationApp(migrationDeps(runtime)),
     metastore: () => createMetastoreApp(metastoreDeps(runtime)),
     documents: () => createDocumentsApp(documentsDeps(runtime)),
-    events: () => createEventsApp(eventsDeps(runtime)),
+    'domain-events': () => createDomainEventsApp(domainEventsDeps(runtime)),
     query: () => createQueryApp(queryDeps(runtime)),
     webhooks: () => createWebhooksApp(webhooksDeps(runtime)),
     approvals: () => createApprovalsApp(approvalsDeps(runtime)),

@@ -68,7 +68,7 @@ export const GROUPS = [
     tables: {
       crewTemplates: 'readWrite',
       crewRuns: 'readWrite',
-      events: 'readWrite',
+      runLog: 'readWrite',
       keys: 'read',
       dataProducts: 'read',
       // a template's deletion records its event
@@ -156,8 +156,8 @@ export const GROUPS = [
     usesKms: true,
   },
   {
-    name: 'events',
-    entry: 'functions/events/handler.ts',
+    name: 'domain-events',
+    entry: 'functions/domain-events/handler.ts',
     prefixes: ['/api/domain-events'],
     tables: { domainEvents: 'read', keys: 'read', dataProducts: 'read' },
   },
@@ -213,7 +213,7 @@ export const WORKERS = [
     batchSize: 1,
     // Below the queue's visibility timeout, so a message is not redelivered mid-run.
     timeoutSeconds: 150,
-    tables: { crewRuns: 'readWrite', events: 'readWrite' },
+    tables: { crewRuns: 'readWrite', runLog: 'readWrite' },
     sendsTo: ['crewRuns'],
   },
   {
@@ -223,7 +223,7 @@ export const WORKERS = [
     deadLetter: true,
     batchSize: 10,
     timeoutSeconds: 30,
-    tables: { crewRuns: 'readWrite', events: 'readWrite' },
+    tables: { crewRuns: 'readWrite', runLog: 'readWrite' },
   },
   {
     // Posts webhook deliveries (API.md §14): at most 10 s each, in parallel across a batch.
@@ -275,7 +275,7 @@ export interface StreamConsumerDefinition {
 }
 
 /** Streams the dispatcher reads: the recorded events, and the crew runs' E13 events (per-run webhooks). */
-const DISPATCHED_STREAMS = ['domainEvents', 'events'] as const satisfies readonly TableKey[];
+const DISPATCHED_STREAMS = ['domainEvents', 'runLog'] as const satisfies readonly TableKey[];
 
 /** Every other table with a stream: their changes become events. */
 const DOMAIN_STREAMS = (Object.keys(TABLES) as TableKey[]).filter(
@@ -284,16 +284,16 @@ const DOMAIN_STREAMS = (Object.keys(TABLES) as TableKey[]).filter(
 
 export const STREAM_CONSUMERS = [
   {
-    name: 'events-publisher',
-    entry: 'functions/events/publisher.ts',
+    name: 'domain-events-publisher',
+    entry: 'functions/domain-events/publisher.ts',
     streams: DOMAIN_STREAMS,
     batchSize: 100,
     timeoutSeconds: 60,
     tables: { domainEvents: 'readWrite' },
   },
   {
-    name: 'events-dispatcher',
-    entry: 'functions/events/dispatcher.ts',
+    name: 'domain-events-dispatcher',
+    entry: 'functions/domain-events/dispatcher.ts',
     streams: DISPATCHED_STREAMS,
     batchSize: 100,
     timeoutSeconds: 60,

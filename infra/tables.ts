@@ -28,6 +28,11 @@ export interface TableDefinition {
    * STREAM_CONSUMERS says which.
    */
   readonly stream?: true;
+  /**
+   * The CDK construct id's stem when it is not the key: a key renamed in code keeps its
+   * deployed table (a new construct id would make CloudFormation replace it, data and all).
+   */
+  readonly constructKey?: string;
 }
 
 export interface QueueDefinition {
@@ -154,11 +159,13 @@ export const TABLES = {
     ttlAttribute: 'expires_at',
   },
   /**
-   * Crew run events (E13): one item per event, gap-free `index` per run. Streamed: the
-   * events dispatcher sends each to its run's own webhook (E2 `webhook_url`).
+   * The run log (E13): one entry per item, gap-free `index` per run. Streamed: the domain
+   * events dispatcher sends each entry to its run's own webhook (E2 `webhook_url`).
    */
-  events: {
+  runLog: {
     id: 'events',
+    // Deployed as `events` before the run log had its name.
+    constructKey: 'events',
     stream: true,
     partitionKey: S('correlation_id'),
     sortKey: N('index'),

@@ -4,7 +4,7 @@ import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/a
 import { PageQuery } from '../../shared/http/params.js';
 import {
   CancelRequest,
-  CrewEvent,
+  RunLogEntry,
   CrewResult,
   CrewType,
   CrewTypeRunRequest,
@@ -242,7 +242,7 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
           status: 200,
           description:
             'Events with index ≥ start, ascending, at most 1000 and at most 1 MiB of JSON (continue from the last index + 1)',
-          schema: z.array(CrewEvent),
+          schema: z.array(RunLogEntry),
         },
         // 429: the caller already has as many long polls waiting as it may (API.md §1).
         errors: [403, 404, 429],

@@ -1,10 +1,10 @@
 import type { EventSource } from '../../shared/events/source.js';
-import type { Change, EventType } from '../../shared/events/types.js';
+import type { Change, DomainEventType } from '../../shared/events/types.js';
 import type { CrewRun } from './schemas.js';
 import { storedRun, strip, toRun } from './store.js';
 
 /** The domain event of a run reaching each status (API.md §13). */
-const RUN_EVENT: Record<CrewRun['status'], EventType> = {
+const RUN_EVENT: Record<CrewRun['status'], DomainEventType> = {
   pending: 'crew.run.queued',
   running: 'crew.run.started',
   waiting: 'crew.run.waiting',

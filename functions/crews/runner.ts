@@ -3,7 +3,7 @@ import { runChange } from './events.js';
 import { logger } from '../../shared/logger.js';
 import { nowIso } from '../../shared/time.js';
 import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from './limits.js';
-import type { ApprovalStep, CrewEvent, EventType } from './schemas.js';
+import type { ApprovalStep, RunLogEntry, RunLogEntryType } from './schemas.js';
 import type { StepOutcome } from './steps.js';
 import { FINISHED_STATUSES, type RunItem, type RunStore, type RunUpdate } from './store.js';
 import { InProcessRunSignals, type RunSignals } from './signals.js';
@@ -75,7 +75,7 @@ function spent(correlationId: string, timer: StepTimer): ProcessResult {
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 /** The events of the run's latest attempt: those after its last `run.retried` (all, when never retried). */
-export function currentAttempt(events: readonly CrewEvent[]): CrewEvent[] {
+export function currentAttempt(events: readonly RunLogEntry[]): RunLogEntry[] {
   let last = -1;
   events.forEach((e, i) => {
     if (e.type === 'run.retried') last = i;
@@ -115,7 +115,7 @@ interface Lease {
  * wait, or none), or the run went on after the step's outcome. A decided step with nothing
  * after it is continued (the decision's own message may have been lost: service.ts).
  */
-function timerSpent(attempt: readonly CrewEvent[], timer: StepTimer): boolean {
+function timerSpent(attempt: readonly RunLogEntry[], timer: StepTimer): boolean {
   const waited = attempt.findIndex(
     (e) => e.type === 'step.waiting' && e.step_id === timer.step_id && e.data?.expires_at === timer.expires_at,
   );
@@ -277,7 +277,7 @@ export class CrewRunner {
 
   private async advance(
     run: RunItem,
-    events: CrewEvent[],
+    events: RunLogEntry[],
     deadline: Deadline | undefined,
     lease: Lease,
   ): Promise<void> {
@@ -293,7 +293,7 @@ export class CrewRunner {
      * domain event.
      */
     let next = Math.max(events.length, run.event_count);
-    let pending: CrewEvent[] = [];
+    let pending: RunLogEntry[] = [];
     let update: RunUpdate = {};
     let status = run.status;
     // Each write takes or renews the lease; `release` lets it go with the delivery's last write.
@@ -316,7 +316,7 @@ export class CrewRunner {
       update = {};
     };
     const add = async (
-      type: EventType,
+      type: RunLogEntryType,
       message: string,
       stepId?: string,
       data?: Record<string, unknown>,
@@ -342,7 +342,7 @@ export class CrewRunner {
       );
       await flush(true);
     };
-    const find = (within: CrewEvent[], type: EventType, id: string) =>
+    const find = (within: RunLogEntry[], type: RunLogEntryType, id: string) =>
       within.find((e) => e.type === type && e.step_id === id);
 
     if (!events.some((e) => e.type === 'run.started')) {
@@ -433,10 +433,10 @@ export class CrewRunner {
   private async awaitDecision(
     run: RunItem,
     step: ApprovalStep,
-    waiting: CrewEvent | undefined,
+    waiting: RunLogEntry | undefined,
     ctx: RenderContext,
     add: (
-      type: EventType,
+      type: RunLogEntryType,
       message: string,
       stepId?: string,
       data?: Record<string, unknown>,
@@ -536,11 +536,11 @@ export class CrewRunner {
   private event(
     run: RunItem,
     index: number,
-    type: EventType,
+    type: RunLogEntryType,
     message: string,
     stepId?: string,
     data?: Record<string, unknown>,
-  ): CrewEvent {
+  ): RunLogEntry {
     return {
       index,
       correlation_id: run.correlation_id,

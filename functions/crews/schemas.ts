@@ -321,7 +321,7 @@ export const CrewRun = component(
 );
 export type CrewRun = z.infer<typeof CrewRun>;
 
-export const EVENT_TYPES = [
+export const RUN_LOG_ENTRY_TYPES = [
   'run.queued',
   'run.started',
   'step.started',
@@ -333,15 +333,15 @@ export const EVENT_TYPES = [
   'run.cancelled',
   'run.retried',
 ] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export type RunLogEntryType = (typeof RUN_LOG_ENTRY_TYPES)[number];
 
-export const CrewEvent = component(
+export const RunLogEntry = component(
   'CrewEvent',
   z.object({
     index: doc(z.int(), "the event's place in the run: 0, 1, 2... without gaps"),
     correlation_id: doc(z.string(), 'the run'),
     type: doc(
-      z.enum(EVENT_TYPES),
+      z.enum(RUN_LOG_ENTRY_TYPES),
       'in order: `run.queued` (index 0, written by E2), `run.started`, per step `step.started` then `step.completed` or `step.failed` (an `approval` step writes `step.waiting` before its outcome), then `run.completed` or `run.failed`; `run.cancelled` (data `{"by", "reason"}`) ends a cancelled run, whenever it comes; `run.retried` (data `{"by"}`) continues a failed or cancelled run, followed by the step that runs again',
     ),
     timestamp: doc(z.iso.datetime(), 'when the event was written (ISO 8601 UTC)'),
@@ -353,7 +353,7 @@ export const CrewEvent = component(
     ),
   }),
 );
-export type CrewEvent = z.infer<typeof CrewEvent>;
+export type RunLogEntry = z.infer<typeof RunLogEntry>;
 
 export const RunListQuery = z.extend(PageQuery, {
   status: doc(z.optional(z.enum(RUN_STATUSES)), 'only runs in this status'),

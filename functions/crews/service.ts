@@ -22,7 +22,7 @@ import type { UrlRules } from '../webhooks/service.js';
 import { capText, fittingPage, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from './limits.js';
 import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from './built-in-templates.js';
 import type {
-  CrewEvent,
+  RunLogEntry,
   CrewResult,
   CrewRun,
   CrewTemplate,
@@ -552,7 +552,7 @@ export class CrewService {
       if (FINISHED_STATUSES.has(run.status)) throw new Conflict(`Crew run ${correlationId} already ${run.status}`);
       const at = nowIso();
       const update = { status: 'cancelled' as const, finished_at: at };
-      const event: CrewEvent = {
+      const event: RunLogEntry = {
         index: run.event_count,
         correlation_id: run.correlation_id,
         type: 'run.cancelled',
@@ -578,7 +578,7 @@ export class CrewService {
         throw new Conflict(`Crew run ${correlationId} is ${run.status}: only a failed or cancelled run can be retried`);
       const at = nowIso();
       const update = { status: 'pending' as const, finished_at: null, error: null, current_step: null };
-      const event: CrewEvent = {
+      const event: RunLogEntry = {
         index: run.event_count,
         correlation_id: run.correlation_id,
         type: 'run.retried',
@@ -653,7 +653,7 @@ export class CrewService {
         throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
       const at = nowIso();
       const notes = decision.notes ?? null;
-      const event = (offset: number, fields: Omit<CrewEvent, 'index' | 'correlation_id' | 'timestamp'>): CrewEvent => ({
+      const event = (offset: number, fields: Omit<RunLogEntry, 'index' | 'correlation_id' | 'timestamp'>): RunLogEntry => ({
         index: run.event_count + offset,
         correlation_id: correlationId,
         timestamp: at,
@@ -773,7 +773,7 @@ export class CrewService {
     caller: Caller,
     waitSeconds = 0,
     abort?: AbortSignal,
-  ): Promise<CrewEvent[]> {
+  ): Promise<RunLogEntry[]> {
     const watch = waitSeconds > 0 ? this.signals.watch(correlationId, start) : undefined;
     try {
       const [run, events] = await Promise.all([

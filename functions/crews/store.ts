@@ -13,7 +13,7 @@ import { decodeCursor, encodeCursor, type Page, type Positioned } from '../../sh
 import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
-import type { CrewEvent, CrewRun, CrewTemplate, Step } from './schemas.js';
+import type { RunLogEntry, CrewRun, CrewTemplate, Step } from './schemas.js';
 
 const LIST_PK = 'template';
 
@@ -205,15 +205,15 @@ function runItem(run: RunItem): Record<string, unknown> {
   return { ...rest, values_json: json(values) };
 }
 
-function eventItem(event: CrewEvent, expiresAt: number): Record<string, unknown> {
+function eventItem(event: RunLogEntry, expiresAt: number): Record<string, unknown> {
   const { data, ...rest } = event;
   return { ...rest, ...(data !== undefined ? { data_json: json(data) } : {}), expires_at: expiresAt };
 }
 
 /** An E13 event as GET /api/events answers it, from its stored item. */
-export function toEvent(item: Record<string, unknown>): CrewEvent {
+export function toEvent(item: Record<string, unknown>): RunLogEntry {
   const { expires_at: _ttl, data_json, ...event } = item;
-  return (data_json === undefined ? event : { ...event, data: parsed(data_json) }) as CrewEvent;
+  return (data_json === undefined ? event : { ...event, data: parsed(data_json) }) as RunLogEntry;
 }
 
 /** A run as stored: its public record plus the steps it executes (a snapshot). */
@@ -319,7 +319,7 @@ export type RunUpdate = Partial<
 /** Runs and their events as the service and the runner see them (its public methods; DynamoRunStore below implements them). */
 export type RunStore = Pick<DynamoRunStore, keyof DynamoRunStore>;
 
-/** DynamoDB repository for runs and their events (TABLES.crewRuns, TABLES.events). */
+/** DynamoDB repository for runs and their events (TABLES.crewRuns, TABLES.runLog). */
 export class DynamoRunStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -330,7 +330,7 @@ export class DynamoRunStore {
   ) {}
 
   /** The run, its event 0 and, when it has one, its own webhook endpoint: one transaction. */
-  async create(run: RunItem, first: CrewEvent, change: Change, webhook?: Record<string, unknown>): Promise<void> {
+  async create(run: RunItem, first: RunLogEntry, change: Change, webhook?: Record<string, unknown>): Promise<void> {
     if (webhook && !this.webhooksTable) throw new Error('run store without a webhooks table: no per-run webhook');
     await this.db.send(
       new TransactWriteCommand({
@@ -461,13 +461,13 @@ export class DynamoRunStore {
    */
   async append(
     run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
-    written: CrewEvent | readonly CrewEvent[],
+    written: RunLogEntry | readonly RunLogEntry[],
     update: RunUpdate = {},
     /** The run's change when `update` changes its status (its domain event). */
     change?: Change,
     lease?: LeaseWrite,
   ): Promise<boolean> {
-    const events = Array.isArray(written) ? written : [written as CrewEvent];
+    const events = Array.isArray(written) ? written : [written as RunLogEntry];
     const first = events[0];
     if (!first) throw new Error('nothing to append');
     events.forEach((e, i) => {
@@ -624,13 +624,13 @@ export class DynamoRunStore {
    * Events with index ≥ `from`, ascending: one Query, however long the run is (fewer than
    * `limit` when they hold more than the 1 MB a Query reads).
    */
-  async events(correlationId: string, from: number, limit: number): Promise<CrewEvent[]> {
+  async events(correlationId: string, from: number, limit: number): Promise<RunLogEntry[]> {
     return (await this.eventPage(correlationId, from, limit)).events;
   }
 
   /** Every event of a run (the worker rebuilds the run's progress from them). */
-  async allEvents(correlationId: string): Promise<CrewEvent[]> {
-    const all: CrewEvent[] = [];
+  async allEvents(correlationId: string): Promise<RunLogEntry[]> {
+    const all: RunLogEntry[] = [];
     for (;;) {
       const page = await this.eventPage(correlationId, all.length, 1000);
       all.push(...page.events);
@@ -642,7 +642,7 @@ export class DynamoRunStore {
     correlationId: string,
     from: number,
     limit: number,
-  ): Promise<{ events: CrewEvent[]; more: boolean }> {
+  ): Promise<{ events: RunLogEntry[]; more: boolean }> {
     const out = await this.db.send(
       new QueryCommand({
         TableName: this.eventsTable,

@@ -1,4 +1,4 @@
-import type { EventType } from '../../shared/events/types.js';
+import type { DomainEventType } from '../../shared/events/types.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
@@ -98,7 +98,7 @@ const EVENT_OF = {
   approve: 'decision.version.approved',
   reject: 'decision.version.rejected',
   retire: 'decision.version.retired',
-} as const satisfies Record<Action, EventType>;
+} as const satisfies Record<Action, DomainEventType>;
 
 /** Decision versions and their review lifecycle (E1). */
 export class DecisionService {

@@ -3,7 +3,7 @@ import type { Page } from '../../shared/aws/pagination.js';
 import type { Change } from '../../shared/events/types.js';
 import { Invalid, missingField, NotFound, valueError } from '../../shared/errors.js';
 import type {
-  ConnectionTestResult,
+  ProbeResult,
   ProbeType,
   WorkflowConnection,
   WorkflowEngine,
@@ -204,7 +204,7 @@ export class MigrationService {
    * connection is its event (`migration.connection.tested`, with the probe and its result),
    * unless the connection changed or went while it was probed.
    */
-  async testConnection(connId: string, probe: ProbeType, caller: Caller): Promise<ConnectionTestResult> {
+  async testConnection(connId: string, probe: ProbeType, caller: Caller): Promise<ProbeResult> {
     const record = await this.connections.get(connId);
     const connection = record ? await this.withPassword(record) : await this.workflow.getConnection(connId);
     if (!connection) throw new NotFound(`No connection ${connId}`);

@@ -9,8 +9,8 @@ import { loadConfig } from '../../shared/config.js';
 import { asyncApiDocument } from '../../shared/http/asyncapi.js';
 import { createRuntime } from '../composition.js';
 import { openApiDocument, serviceApps } from '../apps.js';
-import { EVENT_CATALOG, EVENT_SCHEMAS, WEBHOOK_ONLY_EVENTS, WebhookHeaders } from '../events/catalog.js';
-import { DomainEventSchema } from '../events/schemas.js';
+import { EVENT_CATALOG, EVENT_SCHEMAS, WEBHOOK_ONLY_EVENTS, WebhookHeaders } from '../domain-events/catalog.js';
+import { DomainEventSchema } from '../domain-events/schemas.js';
 
 export function generatedDocument() {
   return openApiDocument(Object.values(serviceApps(createRuntime(loadConfig({})))));

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { EVENT_TYPES } from '../../shared/events/types.js';
+import { DOMAIN_EVENT_TYPES } from '../../shared/events/types.js';
 import { PageQuery } from '../../shared/http/params.js';
 import { pydanticIssue } from '../../shared/http/validation.js';
 import { component, doc } from '../../shared/schema.js';
@@ -14,7 +14,7 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'retrying', 'failed'] 
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** Every event type, with and without `dpm.`. */
-const KNOWN_TYPES = new Set<string>(EVENT_TYPES);
+const KNOWN_TYPES = new Set<string>(DOMAIN_EVENT_TYPES);
 
 /**
  * Why an `event_types` entry is not one, or undefined: an event type of API.md §13

@@ -140,7 +140,7 @@ export interface Throttle {
 }
 
 /** The functions with reserved concurrency (when the stage reserves any). */
-export const RESERVED_FUNCTIONS = ['crews', 'crews-worker', 'events-publisher', 'webhooks-worker'] as const;
+export const RESERVED_FUNCTIONS = ['crews', 'crews-worker', 'domain-events-publisher', 'webhooks-worker'] as const;
 export type ReservedFunction = (typeof RESERVED_FUNCTIONS)[number];
 
 export interface MigrationVpc {
@@ -182,7 +182,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     queueWorkerMaxConcurrency: 10,
     apiThrottle: { rateLimit: 200, burstLimit: 400 },
     expensiveRouteThrottle: { rateLimit: 20, burstLimit: 40 },
-    reservedConcurrency: { crews: 25, 'crews-worker': 20, 'events-publisher': 5, 'webhooks-worker': 10 },
+    reservedConcurrency: { crews: 25, 'crews-worker': 20, 'domain-events-publisher': 5, 'webhooks-worker': 10 },
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 5,
@@ -200,7 +200,7 @@ export const STAGES: Readonly<Record<StageName, StageSettings>> = {
     queueWorkerMaxConcurrency: 20,
     apiThrottle: { rateLimit: 500, burstLimit: 1000 },
     expensiveRouteThrottle: { rateLimit: 50, burstLimit: 100 },
-    reservedConcurrency: { crews: 100, 'crews-worker': 50, 'events-publisher': 10, 'webhooks-worker': 20 },
+    reservedConcurrency: { crews: 100, 'crews-worker': 50, 'domain-events-publisher': 10, 'webhooks-worker': 20 },
     crewHttpAllowedHosts: [],
     webhookAllowedHosts: [],
     serverErrorAlarmPercent: 1,

@@ -116,7 +116,7 @@ export class StatefulStack extends Stack {
     const tables = {} as Record<TableKey, Table>;
     for (const [key, def] of Object.entries(TABLES) as [TableKey, TableDefinition][]) {
       // Table, not TableV2: a TableV2 with a customer-managed key cannot synthesize env-agnostic.
-      const table = new Table(this, `${key}Table`, {
+      const table = new Table(this, `${def.constructKey ?? key}Table`, {
         tableName: physicalTableName(stage.name, def),
         partitionKey: attribute(def.partitionKey),
         ...(def.sortKey && { sortKey: attribute(def.sortKey) }),
@@ -146,7 +146,7 @@ export class StatefulStack extends Stack {
         });
       }
       // Any throttled request (on-demand tables throttle only past their account limits or a hot key).
-      stageAlarm(this, `${key}ThrottleAlarm`, stage, {
+      stageAlarm(this, `${def.constructKey ?? key}ThrottleAlarm`, stage, {
         name: `${def.id}-throttles`,
         description: `Requests to ${physicalTableName(stage.name, def)} are throttled`,
         metric: table.metricThrottledRequestsForOperations({ operations: SERVICE_OPERATIONS, period: ALARM_PERIOD }),
@@ -388,5 +388,5 @@ export class StatefulStack extends Stack {
   }
 }
 
-/** `events-publisher` → `EventsPublisher`, as the stateless stack names the same consumer. */
+/** `domain-events-publisher` → `EventsPublisher`, as the stateless stack names the same consumer. */
 const constructId = (name: string): string => name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());

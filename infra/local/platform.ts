@@ -11,8 +11,8 @@ import { cors } from 'hono/cors';
 import { CORS } from '../../shared/cors.js';
 import { serviceApps } from '../../functions/apps.js';
 import { createRuntime, type Runtime } from '../../functions/composition.js';
-import { dispatcherFor } from '../../functions/events/dispatcher.js';
-import { publisherFor } from '../../functions/events/publisher.js';
+import { dispatcherFor } from '../../functions/domain-events/dispatcher.js';
+import { publisherFor } from '../../functions/domain-events/publisher.js';
 import { crewService } from '../../functions/crews/compose.js';
 import { crewRunner } from '../../functions/crews/compose-worker.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
@@ -302,17 +302,18 @@ function startEventPipeline(runtime: Runtime, dataDir: string | undefined) {
   const { config } = runtime;
   const endpoint = config.endpoints.dynamodb!;
   const pollers = [
+    // The checkpoint files keep their names from before the consumers' rename: a data dir goes on where it stopped.
     startStreamPoller({
       endpoint,
       region: config.region,
-      tables: streamsOf('events-publisher').map((t) => runtime.tableName(t)),
+      tables: streamsOf('domain-events-publisher').map((t) => runtime.tableName(t)),
       handler: publisherFor(runtime),
       ...(dataDir ? { checkpointFile: join(dataDir, 'streams-events-publisher.json') } : {}),
     }),
     startStreamPoller({
       endpoint,
       region: config.region,
-      tables: streamsOf('events-dispatcher').map((t) => runtime.tableName(t)),
+      tables: streamsOf('domain-events-dispatcher').map((t) => runtime.tableName(t)),
       handler: dispatcherFor(runtime),
       ...(dataDir ? { checkpointFile: join(dataDir, 'streams-events-dispatcher.json') } : {}),
     }),

@@ -1,7 +1,7 @@
 import { DomainError, Unavailable } from '../errors.js';
 import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
-import type { ConnectionTestResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../ports/workflow.js';
+import type { ProbeResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../ports/workflow.js';
 import { redactSecret } from '../redact.js';
 
 export interface AirflowSettings {
@@ -121,7 +121,7 @@ export class AirflowWorkflow implements WorkflowEngine {
   }
 
   /** Airflow runs the hook's own test; the probe type is this service's notion and is not sent. */
-  async testConnection(connection: WorkflowConnection, _probe: ProbeType): Promise<ConnectionTestResult> {
+  async testConnection(connection: WorkflowConnection, _probe: ProbeType): Promise<ProbeResult> {
     // Absent rather than null: the schema's `password` is not nullable.
     const body = Object.fromEntries(
       Object.entries({

@@ -1,4 +1,4 @@
-import type { ConnectionTestResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../ports/workflow.js';
+import type { ProbeResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../ports/workflow.js';
 import { probeConnection } from './probes.js';
 
 export interface BuiltinWorkflowOptions {
@@ -22,7 +22,7 @@ export class BuiltinWorkflow implements WorkflowEngine {
     return undefined;
   }
 
-  testConnection(connection: WorkflowConnection, probe: ProbeType): Promise<ConnectionTestResult> {
+  testConnection(connection: WorkflowConnection, probe: ProbeType): Promise<ProbeResult> {
     return probeConnection(connection, probe, this.options);
   }
 }

@@ -3,7 +3,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { guardedLookup, refusedHost } from './address-guard.js';
-import type { ConnectionTestResult, ProbeType, WorkflowConnection } from '../ports/workflow.js';
+import type { ProbeResult, ProbeType, WorkflowConnection } from '../ports/workflow.js';
 import { redactSecret, redactUrl } from '../redact.js';
 
 export interface ProbeOptions {
@@ -35,9 +35,9 @@ export async function probeConnection(
   connection: WorkflowConnection,
   probe: ProbeType,
   options: ProbeOptions = {},
-): Promise<ConnectionTestResult> {
+): Promise<ProbeResult> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  let result: ConnectionTestResult;
+  let result: ProbeResult;
   try {
     result = await run(connection, probe, timeoutMs, options.s3Endpoint);
   } catch (err) {
@@ -51,7 +51,7 @@ async function run(
   probe: ProbeType,
   timeoutMs: number,
   s3Endpoint: string | undefined,
-): Promise<ConnectionTestResult> {
+): Promise<ProbeResult> {
   if (probe === 's3') return probeS3(connection, timeoutMs, s3Endpoint);
   if (probe === 'http') return probeHttp(connection, timeoutMs);
   if (probe !== 'generic' && probe !== 'ssh' && probe !== 'smtp') return failed(`unknown probe type '${probe}'`);
@@ -80,10 +80,10 @@ class ProbeFailure extends Error {}
 
 class TimedOut extends Error {}
 
-const failed = (message: string): ConnectionTestResult => ({ ok: false, message });
+const failed = (message: string): ProbeResult => ({ ok: false, message });
 
 /** A probe this service will not make: answered like a failed one, without connecting. */
-const refusal = (reason: string): ConnectionTestResult => failed(`refused: ${printable(reason)}; not probed`);
+const refusal = (reason: string): ProbeResult => failed(`refused: ${printable(reason)}; not probed`);
 
 async function sshBanner(io: LineReader, target: Target): Promise<string> {
   io.phase = `waiting for the SSH banner from ${where(target)}`;
@@ -193,7 +193,7 @@ async function converse(
   timeoutMs: number,
   tls: boolean,
   talk: (io: LineReader) => Promise<string>,
-): Promise<ConnectionTestResult> {
+): Promise<ProbeResult> {
   const socket = tls
     ? tlsConnect({
         host: target.host,
@@ -228,7 +228,7 @@ async function converse(
   }
 }
 
-async function probeHttp(connection: WorkflowConnection, timeoutMs: number): Promise<ConnectionTestResult> {
+async function probeHttp(connection: WorkflowConnection, timeoutMs: number): Promise<ProbeResult> {
   const raw = connection.host?.trim();
   if (!raw) return failed('the connection has no host');
   const extraScheme = stringField(connection.extra, 'scheme')?.toLowerCase();
@@ -300,7 +300,7 @@ async function probeS3(
   connection: WorkflowConnection,
   timeoutMs: number,
   defaultEndpoint: string | undefined,
-): Promise<ConnectionTestResult> {
+): Promise<ProbeResult> {
   const bucket = connection.schema?.trim() || stringField(connection.extra, 'bucket');
   if (!bucket) return failed('the connection names no bucket: set its schema or extra.bucket');
   const accessKey = connection.login?.trim();

@@ -4,7 +4,7 @@ import type { Change } from './types.js';
 /**
  * How a change becomes its event: the write that commits it also stamps the item with
  * the change (`ev_*` attributes, in the same PutItem or UpdateItem), and the events
- * publisher makes the event from the item's stream record (functions/events/publisher.ts).
+ * publisher makes the event from the item's stream record (functions/domain-events/publisher.ts).
  * So an event exists if and only if its change was committed, and no request path waits
  * for a second write. `ev_seq` counts the subject's changes: one more with every stamped
  * write, so the sequence has no gap. A deletion cannot stamp what it removes: it writes its

@@ -3,7 +3,7 @@
  * CloudEvents 1.0 envelope. The types below are the contract's table; `dpm.` is added in
  * the envelope.
  */
-export const EVENT_TYPES = [
+export const DOMAIN_EVENT_TYPES = [
   'decision.version.created',
   'decision.version.submitted',
   'decision.version.approved',
@@ -57,7 +57,7 @@ export const EVENT_TYPES = [
   'webhook.endpoint.disabled',
 ] as const;
 
-export type EventType = (typeof EVENT_TYPES)[number];
+export type DomainEventType = (typeof DOMAIN_EVENT_TYPES)[number];
 
 /** The CloudEvents 1.0 envelope, JSON structured mode, with the contract's extensions. */
 export interface DomainEvent {
@@ -80,7 +80,7 @@ export interface DomainEvent {
 
 /** One change about to be committed: what its event will say besides the resource. */
 export interface Change {
-  readonly type: EventType;
+  readonly type: DomainEventType;
   /** The caller's name (API.md §13 `actor`), never a principal. */
   readonly actor: string | null;
   /** When it happened: the same instant the resource records (its `updated_at`...). */

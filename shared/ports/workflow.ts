@@ -15,7 +15,7 @@ export interface WorkflowConnection {
 export const PROBE_TYPES = ['generic', 'ssh', 'smtp', 'http', 's3'] as const;
 export type ProbeType = (typeof PROBE_TYPES)[number];
 
-export interface ConnectionTestResult {
+export interface ProbeResult {
   readonly ok: boolean;
   /** What a person can act on: refused, timed out, DNS failure, bad banner, auth failure... */
   readonly message: string;
@@ -31,5 +31,5 @@ export interface WorkflowEngine {
   publishConfig(changes: Readonly<Record<string, string | number | null>>): Promise<void>;
   /** A connection the engine itself holds (with its password), or undefined. */
   getConnection(connId: string): Promise<WorkflowConnection | undefined>;
-  testConnection(connection: WorkflowConnection, probe: ProbeType): Promise<ConnectionTestResult>;
+  testConnection(connection: WorkflowConnection, probe: ProbeType): Promise<ProbeResult>;
 }

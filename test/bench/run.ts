@@ -368,8 +368,8 @@ const registerBenchTable = (i: number) =>
 
 // Crew runs written through the store: a run of `events` events (E13) and none to come.
 const crewRunsTable = platform.runtime.tableName('crewRuns');
-const crewEventsTable = platform.runtime.tableName('events');
-const runs = new DynamoRunStore(db, crewRunsTable, crewEventsTable);
+const runLogTable = platform.runtime.tableName('runLog');
+const runs = new DynamoRunStore(db, crewRunsTable, runLogTable);
 async function seedRun(
   events: number,
   // The principal of userToken (the test issuer names subjects `sub-<name>`).
@@ -408,7 +408,7 @@ async function seedRun(
     { type: 'crew.run.queued', actor: owner.name, at: now },
   );
   await batchWrite(
-    crewEventsTable,
+    runLogTable,
     Array.from({ length: events - 1 }, (_, i) => event(i + 1)),
   );
   return id;
@@ -1215,7 +1215,7 @@ const waitingPolls = await inPhase(
         return { token, id };
       }),
     );
-    const runReads = () => (tableCalls.get(crewRunsTable) ?? 0) + (tableCalls.get(crewEventsTable) ?? 0);
+    const runReads = () => (tableCalls.get(crewRunsTable) ?? 0) + (tableCalls.get(runLogTable) ?? 0);
     const answers: { status: number; events: number; ms: number; at: number }[] = [];
     const before = { reads: runReads(), calls: dynamoCalls };
     const polling = Promise.all(
@@ -1320,7 +1320,7 @@ const ownRuns = await inPhase('own-runs', `crew-run lists beside ${MANY_OTHER_RU
       },
     } as unknown as typeof db,
     crewRunsTable,
-    crewEventsTable,
+    runLogTable,
   );
   const expires = Math.floor(Date.now() / 1000) + 86_400;
   const finishedRemoves = await (async () => {
@@ -1454,7 +1454,7 @@ const inbox = await inPhase(
     for (let i = 0; i < INBOX_WAITING; i++) {
       const v = await service.createVersion('bench-inbox', `waiting-${i}`, { content: { rule: i } }, author);
       await service.transition('submit', 'bench-inbox', `waiting-${i}`, v.version, null, author);
-      await storeWaitingRun(db, { crewRuns: crewRunsTable, events: crewEventsTable }, starter);
+      await storeWaitingRun(db, { crewRuns: crewRunsTable, runLog: runLogTable }, starter);
     }
     const expires = Math.floor(Date.now() / 1000) + 86_400;
     const since = Date.now() - 7_200_000;

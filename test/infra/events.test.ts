@@ -37,8 +37,8 @@ import {
 
 const { synthesize } = withStubHandlers();
 const tableEntries = Object.entries(TABLES) as [TableKey, TableDefinition][];
-const publisher = streamConsumers.find((c) => c.name === 'events-publisher')!;
-const dispatcher = streamConsumers.find((c) => c.name === 'events-dispatcher')!;
+const publisher = streamConsumers.find((c) => c.name === 'domain-events-publisher')!;
+const dispatcher = streamConsumers.find((c) => c.name === 'domain-events-dispatcher')!;
 const STREAM_READ_ACTIONS = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
 
 describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', (name: StageName) => {
@@ -87,8 +87,8 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
     it('streams new and old images of exactly the tables that declare a stream', () => {
       const streamed = tableEntries.filter(([, def]) => def.stream === true).map(([key]) => key);
       expect(streamed).toContain('domainEvents');
-      // crew run events: the dispatcher sends them to their runs' own webhooks
-      expect(streamed).toContain('events');
+      // the run log: the dispatcher sends its entries to their runs' own webhooks
+      expect(streamed).toContain('runLog');
       for (const [key, def] of tableEntries) {
         const table = stateful.toJSON().Resources[tableId(def)] as Resource;
         expect(table.Properties.StreamSpecification, key).toEqual(
@@ -232,7 +232,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
 
     it('has the publisher read every domain table stream, and the dispatcher the events table and crew run events', () => {
       const streamed = tableEntries.filter(([, def]) => def.stream === true).map(([key]) => key);
-      expect(dispatcher.streams).toEqual(['domainEvents', 'events']);
+      expect(dispatcher.streams).toEqual(['domainEvents', 'runLog']);
       expect([...publisher.streams].sort()).toEqual(
         streamed.filter((k) => !(dispatcher.streams as readonly string[]).includes(k)).sort(),
       );
@@ -315,8 +315,8 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
         statementsIn(stateless, name, fn)
           .filter((s) => names(s.Resource, tableId(TABLES.domainEvents), 'Arn'))
           .flatMap(actions);
-      expect(onEvents('events-publisher')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
-      for (const fn of ['events-dispatcher', 'events']) {
+      expect(onEvents('domain-events-publisher')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
+      for (const fn of ['domain-events-dispatcher', 'domain-events']) {
         expect(onEvents(fn), fn).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
         expect(
           onEvents(fn).filter((a) => /Put|Update|Delete|BatchWrite/.test(a)),
@@ -335,7 +335,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
           expect(onEvents).toEqual([{ Effect: 'Allow', Action: 'events:PutEvents', Resource: busArn }]);
         } else expect(onEvents, fn.name).toEqual([]);
       }
-      expect(streamConsumers.filter((c) => c.putsEvents).map((c) => c.name)).toEqual(['events-dispatcher']);
+      expect(streamConsumers.filter((c) => c.putsEvents).map((c) => c.name)).toEqual(['domain-events-dispatcher']);
       // No policy of either stack (custom resources included) grants it elsewhere.
       for (const t of [stateful, stateless]) {
         const policies = resources(t, 'AWS::IAM::Policy').filter(([, p]) =>
@@ -379,7 +379,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
     );
 
     it('routes the domain event feed and single events to the events group', () => {
-      const fnId = functionIn(stateless, name, 'events')[0];
+      const fnId = functionIn(stateless, name, 'domain-events')[0];
       const integrationIds = resources(stateless, 'AWS::ApiGatewayV2::Integration')
         .filter(([, i]) => i.Properties.IntegrationUri['Fn::GetAtt'][0] === fnId)
         .map(([id]) => id);
@@ -398,7 +398,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
         EventSourceArn: importOf(name, queueId, 'Arn'),
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
-      expect(sendersTo(queueId)).toEqual(['events-dispatcher', 'webhooks', 'webhooks-worker']);
+      expect(sendersTo(queueId)).toEqual(['domain-events-dispatcher', 'webhooks', 'webhooks-worker']);
       // Nothing consumes the dead-letter queue: its depth alarm calls an operator.
       expect(JSON.stringify(stateless.toJSON()).includes(dlqId)).toBe(false);
     });
@@ -424,7 +424,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
       expect(functionIn(stateless, name, 'run-webhooks-worker')[0]).not.toBe(
         functionIn(stateless, name, 'webhooks-worker')[0],
       );
-      expect(sendersTo(queueId)).toEqual(['events-dispatcher', 'run-webhooks-worker', 'webhooks']);
+      expect(sendersTo(queueId)).toEqual(['domain-events-dispatcher', 'run-webhooks-worker', 'webhooks']);
       // Alarmed as the other queues: a message dead-lettered, or a consumer that stopped taking them.
       expect(alarmNamed(stateful, `dpm-${name}-run-webhook-deliveries-dlq-depth`).Properties.Dimensions).toEqual([
         { Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } },
@@ -462,7 +462,7 @@ describe('stream consumer checks', () => {
   it('refuses to synthesize a consumer of a table without a stream', () => {
     expect(() =>
       synthesize('dev', { streamConsumers: [{ ...publisher, streams: ['decisions', 'mcpServers', 'idpClients'] }] }),
-    ).toThrow(/^stream consumer "events-publisher" reads table "idp-clients", which has no stream$/);
+    ).toThrow(/^stream consumer "domain-events-publisher" reads table "idp-clients", which has no stream$/);
   });
 
   it('refuses to synthesize a consumer without a dead-letter queue in the stateful stack', () => {

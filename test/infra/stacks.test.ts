@@ -250,7 +250,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           Projection: { ProjectionType: 'ALL' },
         },
       ]);
-      expect(tableNamed(TABLES.events)[1].Properties.TimeToLiveSpecification).toEqual({
+      expect(tableNamed(TABLES.runLog)[1].Properties.TimeToLiveSpecification).toEqual({
         AttributeName: 'expires_at',
         Enabled: true,
       });
@@ -765,9 +765,9 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           `dpm-${name}-finetune`,
           `dpm-${name}-crews-worker`,
           `dpm-${name}-crews-dead-letter`,
-          `dpm-${name}-events`,
-          `dpm-${name}-events-publisher`,
-          `dpm-${name}-events-dispatcher`,
+          `dpm-${name}-domain-events`,
+          `dpm-${name}-domain-events-publisher`,
+          `dpm-${name}-domain-events-dispatcher`,
         ]),
       );
       for (const { name: fn } of functionDefs) {
@@ -881,7 +881,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
     it('refuses a stage whose worker may carry more than its reservation (throttles burn receive counts)', () => {
       const tooMany = stage.reservedConcurrency
         ? { crewWorkerMaxConcurrency: stage.reservedConcurrency['crews-worker'] + 1 }
-        : { reservedConcurrency: { crews: 1, 'crews-worker': 1, 'events-publisher': 1, 'webhooks-worker': 1 } };
+        : { reservedConcurrency: { crews: 1, 'crews-worker': 1, 'domain-events-publisher': 1, 'webhooks-worker': 1 } };
       expect(() => synthesize(name, { stage: tooMany })).toThrow(
         new RegExp(
           `^stage "${name}": worker "crews-worker" maxConcurrency \\(\\d+\\) must not exceed its reserved concurrency \\(\\d+\\)$`,
@@ -1060,7 +1060,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       const [queueId] = queueIds(QUEUES.crewRuns);
       const onQueue = statementsOnId('crews-worker', queueId).flatMap(actions);
       expect(onQueue).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage']));
-      for (const table of [TABLES.crewRuns, TABLES.events]) {
+      for (const table of [TABLES.crewRuns, TABLES.runLog]) {
         expect(statementsOn('crews-worker', table).flatMap(actions), table.id).toEqual(
           expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
         );
@@ -1129,8 +1129,8 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(routes[`ANY ${prefix}/{proxy+}`], prefix).toBe(functionOf(fn)[0]);
       }
       // Domain events: the feed itself and one event.
-      expect(routes['ANY /api/domain-events']).toBe(functionOf('events')[0]);
-      expect(routes['ANY /api/domain-events/{proxy+}']).toBe(functionOf('events')[0]);
+      expect(routes['ANY /api/domain-events']).toBe(functionOf('domain-events')[0]);
+      expect(routes['ANY /api/domain-events/{proxy+}']).toBe(functionOf('domain-events')[0]);
       // Workers are reached through their queues only, stream consumers through their streams.
       for (const worker of [...workers, ...streamConsumers])
         expect(Object.values(routes), worker.name).not.toContain(functionOf(worker.name)[0]);

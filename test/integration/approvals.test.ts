@@ -268,7 +268,7 @@ describe('GET /api/approvals', () => {
     );
     const service = new ApprovalService({
       decisions: new DynamoDecisionStore(counted, table('decisions')),
-      runs: new DynamoRunStore(counted, table('crewRuns'), table('events')),
+      runs: new DynamoRunStore(counted, table('crewRuns'), table('runLog')),
     });
     const page = await service.list(
       { principal: principalOf(names.alice), name: names.alice, roles: new Set([GATE]), via: 'bearer' },

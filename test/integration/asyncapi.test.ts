@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import * as z from 'zod/mini';
-import { EVENT_CATALOG } from '../../functions/events/catalog.js';
-import { DomainEventSchema } from '../../functions/events/schemas.js';
-import type { EventType } from '../../shared/events/types.js';
+import { EVENT_CATALOG } from '../../functions/domain-events/catalog.js';
+import { DomainEventSchema } from '../../functions/domain-events/schemas.js';
+import type { DomainEventType } from '../../shared/events/types.js';
 import { api, slug, token } from './helpers.js';
 
 /**
@@ -71,7 +71,7 @@ async function eventsOf(subject: string, count: number, deadlineMs = 10_000): Pr
 function mismatch(event: Envelope): string | undefined {
   const envelope = z.safeParse(DomainEventSchema, event);
   if (!envelope.success) return `${event.type} ${event.id}: envelope ${JSON.stringify(envelope.error.issues)}`;
-  const type = event.type.replace(/^dpm\./, '') as EventType;
+  const type = event.type.replace(/^dpm\./, '') as DomainEventType;
   if (!Object.hasOwn(EVENT_CATALOG, type)) return `${event.type}: not in /asyncapi.json`;
   const data = z.safeParse(EVENT_CATALOG[type].data, event.data);
   if (!data.success) return `${event.type} ${event.id}: data ${JSON.stringify(data.error.issues)}`;

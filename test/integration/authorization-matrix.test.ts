@@ -179,7 +179,7 @@ const sharedRun = once(
 const pendingRunOfUser = () =>
   storeUnqueuedRun(
     db(),
-    { crewRuns: table('crewRuns'), events: table('events') },
+    { crewRuns: table('crewRuns'), runLog: table('runLog') },
     { name: NAMES.user, principal: principalOf(NAMES.user) },
   );
 
@@ -194,7 +194,7 @@ const cancelledRunOfUser = async () => {
 const waitingRunOfUser = () =>
   storeWaitingRun(
     db(),
-    { crewRuns: table('crewRuns'), events: table('events') },
+    { crewRuns: table('crewRuns'), runLog: table('runLog') },
     { name: NAMES.user, principal: principalOf(NAMES.user) },
   );
 

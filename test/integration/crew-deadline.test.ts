@@ -17,7 +17,7 @@ const store = () =>
       endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
     }),
     physicalTableName(inject('stage'), TABLES.crewRuns),
-    physicalTableName(inject('stage'), TABLES.events),
+    physicalTableName(inject('stage'), TABLES.runLog),
   );
 
 /** A never-queued run of `steps` (the test delivers it to the handler itself). */
@@ -29,7 +29,7 @@ const insertRun = (steps: RunItem['steps']): Promise<string> =>
     }),
     {
       crewRuns: physicalTableName(inject('stage'), TABLES.crewRuns),
-      events: physicalTableName(inject('stage'), TABLES.events),
+      runLog: physicalTableName(inject('stage'), TABLES.runLog),
     },
     { name: 'deadline', principal: 'dpm:test-deadline' },
     steps,

@@ -126,7 +126,7 @@ describe('E13 long polls waiting at once (API.md §1 "Fair use")', () => {
   const parkedRun = (name: string) =>
     storeWaitingRun(
       db(),
-      { crewRuns: table('crewRuns'), events: table('events') },
+      { crewRuns: table('crewRuns'), runLog: table('runLog') },
       { name, principal: principalOf(name) },
     );
 

@@ -200,7 +200,7 @@ describe('POST /api/crew-runs/{id}/retry', () => {
   it('retries a run whose message landed in the dead-letter queue', async () => {
     const id = await storeUnqueuedRun(
       db(),
-      { crewRuns: table('crewRuns'), events: table('events') },
+      { crewRuns: table('crewRuns'), runLog: table('runLog') },
       { name: userName, principal: principalOf(userName) },
       [{ id: 'only', kind: 'render', template: 'done' }],
     );

@@ -237,7 +237,7 @@ describe('the items a list reads', () => {
     );
     service = new CrewService(
       {} as TemplateStore,
-      new DynamoRunStore(counted, table('crewRuns'), table('events')),
+      new DynamoRunStore(counted, table('crewRuns'), table('runLog')),
       { send: async () => undefined },
       { eventsTtlDays: 1 },
     );
@@ -317,7 +317,7 @@ describe('the items a list reads', () => {
     const waitingName = slug('runs-waiting');
     const waiting = await storeWaitingRun(
       db(),
-      { crewRuns: table('crewRuns'), events: table('events') },
+      { crewRuns: table('crewRuns'), runLog: table('runLog') },
       { name: waitingName, principal: principalOf(waitingName) },
     );
     const listed = await all('status=waiting&limit=1000', admin);

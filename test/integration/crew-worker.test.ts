@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../functions/crews/runner.js';
-import type { CrewEvent, Step } from '../../functions/crews/schemas.js';
+import type { RunLogEntry, Step } from '../../functions/crews/schemas.js';
 import { runChange } from '../../functions/crews/events.js';
 import { MAX_EVENT_DATA_BYTES } from '../../functions/crews/limits.js';
 import { jsonBytes } from '../../shared/json.js';
@@ -25,7 +25,7 @@ import { api, db, slug, token } from './helpers.js';
 // ---------------------------------------------------------------------------------------
 
 const runsTable = () => physicalTableName(inject('stage'), TABLES.crewRuns);
-const eventsTable = () => physicalTableName(inject('stage'), TABLES.events);
+const eventsTable = () => physicalTableName(inject('stage'), TABLES.runLog);
 
 let store: RunStore;
 
@@ -44,10 +44,10 @@ class CrashingStore extends DynamoRunStore {
 
   override async append(
     run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
-    written: CrewEvent | readonly CrewEvent[],
+    written: RunLogEntry | readonly RunLogEntry[],
     ...rest: Parameters<DynamoRunStore['append']> extends [unknown, unknown, ...infer R] ? R : never
   ): Promise<boolean> {
-    const events = Array.isArray(written) ? written : [written as CrewEvent];
+    const events = Array.isArray(written) ? written : [written as RunLogEntry];
     const crash = !this.crashed && this.writes.length === this.write;
     this.writes.push(events.map((e) => (e.step_id ? `${e.type}:${e.step_id}` : e.type)));
     if (crash && this.when === 'before-write') {
@@ -431,7 +431,7 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
     const run = (await store.get(id))!;
     const now = Date.now();
     const until = now + LEASE_MS;
-    const started: CrewEvent = {
+    const started: RunLogEntry = {
       index: 1,
       correlation_id: id,
       type: 'run.started',
@@ -695,7 +695,7 @@ describe('crew worker: large event logs', () => {
     const at = new Date().toISOString();
     const base = { correlation_id: id, timestamp: at };
     let index = 1;
-    const append = async (event: Omit<CrewEvent, 'index' | 'correlation_id' | 'timestamp'>, update?: RunUpdate) =>
+    const append = async (event: Omit<RunLogEntry, 'index' | 'correlation_id' | 'timestamp'>, update?: RunUpdate) =>
       expect(await store.append(run, { ...base, index: index++, ...event }, update)).toBe(true);
     await append({ type: 'run.started', message: 'Run started' }, { status: 'running', started_at: at });
     for (const [i, stepId] of ids.entries()) {
@@ -756,7 +756,7 @@ describe('crew runs through the platform', () => {
     expect(run?.status).toBe('failed');
     expect(run!.error).toMatch(/abandoned/i);
 
-    const events = await api<CrewEvent[]>(`/api/events/${id}?start=0`, admin);
+    const events = await api<RunLogEntry[]>(`/api/events/${id}?start=0`, admin);
     expect(events.status).toBe(200);
     expect(events.body.map((e) => e.index)).toEqual(events.body.map((_, i) => i));
     // its first write never happened (the steps are unreadable): it never started
@@ -791,10 +791,10 @@ describe('crew runs through the platform', () => {
     });
     expect(started.status).toBe(202);
     const id = started.body.correlation_id as string;
-    let events: CrewEvent[] = [];
+    let events: RunLogEntry[] = [];
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
-      const res = await api<CrewEvent[]>(`/api/events/${id}?start=0`, { token: user });
+      const res = await api<RunLogEntry[]>(`/api/events/${id}?start=0`, { token: user });
       expect(res.status).toBe(200);
       events = res.body;
       if (events.some((e) => e.type === 'run.completed' || e.type === 'run.failed')) break;

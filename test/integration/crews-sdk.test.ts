@@ -264,7 +264,7 @@ describe('GET /api/crews/results/{correlation_id}', () => {
   it('a run not started yet: pending, no outputs', async () => {
     const id = await storeUnqueuedRun(
       db(),
-      { crewRuns: table('crewRuns'), events: table('events') },
+      { crewRuns: table('crewRuns'), runLog: table('runLog') },
       {
         name: USER,
         principal: principalOf(USER),
@@ -278,7 +278,7 @@ describe('GET /api/crews/results/{correlation_id}', () => {
   it("403 for another user; the starter, an admin and the waiting step's approver read it", async () => {
     const id = await storeWaitingRun(
       db(),
-      { crewRuns: table('crewRuns'), events: table('events') },
+      { crewRuns: table('crewRuns'), runLog: table('runLog') },
       {
         name: USER,
         principal: principalOf(USER),
@@ -320,7 +320,7 @@ describe('GET /api/crews/results/{correlation_id}', () => {
     const doc = DynamoDBDocumentClient.from(base);
     const service = new CrewService(
       new DynamoTemplateStore(doc, table('crewTemplates'), eventsTable()),
-      new DynamoRunStore(doc, table('crewRuns'), table('events')),
+      new DynamoRunStore(doc, table('crewRuns'), table('runLog')),
       { send: async () => {} },
       { eventsTtlDays: 1 },
     );
@@ -396,7 +396,7 @@ describe('making the built-in templates (start-up)', () => {
     });
     const service = new CrewService(
       templates,
-      new DynamoRunStore(db(), physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.events)),
+      new DynamoRunStore(db(), physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.runLog)),
       { send: async () => {} },
       { eventsTtlDays: 1, builtInsOnFirstUse },
     );

@@ -466,7 +466,7 @@ describe('E2 run and E13 events', () => {
         ttlDays: 30,
         source: `dpm/${stage}`,
       }),
-      new DynamoRunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.events)),
+      new DynamoRunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.runLog)),
       {
         send: async (id) => {
           sent.push(id);
@@ -523,7 +523,7 @@ async function storePendingRun(
   },
 ) {
   const runtime = platformRuntime();
-  const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('events'));
+  const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('runLog'));
   const id = randomUUID();
   const now = new Date().toISOString();
   const item = pendingRun(id, now, fields);

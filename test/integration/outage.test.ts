@@ -146,7 +146,7 @@ const namedTemplate = async () =>
 
 const runTables = () => ({
   crewRuns: platform.runtime.tableName('crewRuns'),
-  events: platform.runtime.tableName('events'),
+  runLog: platform.runtime.tableName('runLog'),
 });
 const RUN_OWNER = { name: 'outage', principal: '["https://outage.test","outage"]' };
 

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DynamoEventStore } from '../../functions/events/store.js';
+import { DynamoEventStore } from '../../functions/domain-events/store.js';
 import { type RunningEmulator, startDynamoDb } from '../../infra/local/emulators.js';
 import { ensureTables } from '../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';

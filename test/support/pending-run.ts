@@ -10,13 +10,13 @@ import { DynamoRunStore } from '../../functions/crews/store.js';
  */
 export async function storeUnqueuedRun(
   db: DynamoDBDocumentClient,
-  tables: { crewRuns: string; events: string },
+  tables: { crewRuns: string; runLog: string },
   owner: { name: string; principal: string },
   steps: Step[] = [],
 ): Promise<string> {
   const id = randomUUID();
   const now = new Date().toISOString();
-  await new DynamoRunStore(db, tables.crewRuns, tables.events).create(
+  await new DynamoRunStore(db, tables.crewRuns, tables.runLog).create(
     {
       correlation_id: id,
       template_id: randomUUID(),
@@ -45,7 +45,7 @@ export async function storeUnqueuedRun(
  */
 export async function storeWaitingRun(
   db: DynamoDBDocumentClient,
-  tables: { crewRuns: string; events: string },
+  tables: { crewRuns: string; runLog: string },
   owner: { name: string; principal: string },
   stepId = 'gate',
   role = 'approver',
@@ -53,7 +53,7 @@ export async function storeWaitingRun(
   const id = await storeUnqueuedRun(db, tables, owner, [
     { id: stepId, kind: 'approval', prompt: 'go?', role, timeout_seconds: 3600 },
   ]);
-  const store = new DynamoRunStore(db, tables.crewRuns, tables.events);
+  const store = new DynamoRunStore(db, tables.crewRuns, tables.runLog);
   const now = new Date().toISOString();
   const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
   const appended = await store.append(

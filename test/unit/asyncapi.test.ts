@@ -6,14 +6,14 @@ vi.hoisted(() => {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 });
 
-import { EVENT_CATALOG, WEBHOOK_ONLY_EVENTS } from '../../functions/events/catalog.js';
+import { EVENT_CATALOG, WEBHOOK_ONLY_EVENTS } from '../../functions/domain-events/catalog.js';
 import {
   ASYNCAPI_FILE,
   fileText,
   generatedAsyncApiDocument,
   OPENAPI_FILE,
 } from '../../functions/platform/generate-openapi.js';
-import { EVENT_TYPES } from '../../shared/events/types.js';
+import { DOMAIN_EVENT_TYPES } from '../../shared/events/types.js';
 import { components } from '../../shared/schema.js';
 
 /**
@@ -99,7 +99,7 @@ describe('the committed AsyncAPI document', () => {
 
   it('has every reference resolve inside the document, and component keys AsyncAPI allows', () => {
     const all = refs(doc);
-    expect(all.length).toBeGreaterThan(EVENT_TYPES.length * 3);
+    expect(all.length).toBeGreaterThan(DOMAIN_EVENT_TYPES.length * 3);
     expect(all.filter((r) => !r.startsWith('#/') || pointer(r) === undefined)).toEqual([]);
     for (const kind of Object.keys(doc.components)) {
       for (const key of Object.keys(doc.components[kind])) expect(key, kind).toMatch(/^[a-zA-Z0-9.\-_]+$/);
@@ -110,16 +110,16 @@ describe('the committed AsyncAPI document', () => {
   });
 
   it('has one message per event type of API.md §13, on the channel and on its send operation', () => {
-    expect(Object.keys(EVENT_CATALOG).sort()).toEqual([...EVENT_TYPES].sort());
+    expect(Object.keys(EVENT_CATALOG).sort()).toEqual([...DOMAIN_EVENT_TYPES].sort());
     // and the webhooks' own test delivery (API.md §14), which no domain event is
-    const types = [...EVENT_TYPES, ...Object.keys(WEBHOOK_ONLY_EVENTS)];
+    const types = [...DOMAIN_EVENT_TYPES, ...Object.keys(WEBHOOK_ONLY_EVENTS)];
     expect(Object.keys(WEBHOOK_ONLY_EVENTS)).toEqual(['webhook.test', 'crew.run.event']);
     expect(Object.keys(doc.components.messages).sort()).toEqual(types.sort());
     const [channelName, channel] = Object.entries<Json>(doc.channels)[0]!;
     const operation = Object.values<Json>(doc.operations)[0]!;
     expect(operation.action).toBe('send');
     expect(operation.channel).toEqual({ $ref: `#/channels/${channelName}` });
-    for (const type of EVENT_TYPES) {
+    for (const type of DOMAIN_EVENT_TYPES) {
       expect(channel.messages[type], type).toEqual({ $ref: `#/components/messages/${type}` });
       // An operation's messages are the channel's (AsyncAPI 3.0: never the components' directly).
       expect(operation.messages, type).toContainEqual({ $ref: `#/channels/${channelName}/messages/${type}` });
@@ -133,7 +133,7 @@ describe('the committed AsyncAPI document', () => {
   });
 
   it('gives every message the CloudEvents envelope as payload, narrowed to its own type, subject and data', () => {
-    for (const type of EVENT_TYPES) {
+    for (const type of DOMAIN_EVENT_TYPES) {
       const m = message(type);
       expect(m, type).toMatchObject({ name: type, title: `dpm.${type}`, contentType: 'application/json' });
       expect(m.payload.allOf[0], type).toEqual({ $ref: '#/components/schemas/DomainEvent' });
@@ -158,7 +158,7 @@ describe('the committed AsyncAPI document', () => {
   });
 
   it("documents every message's data as its resource's GET answer schema", () => {
-    for (const type of EVENT_TYPES) {
+    for (const type of DOMAIN_EVENT_TYPES) {
       const schema = EVENT_CATALOG[type].data;
       const id = components.get(schema)?.id;
       const data = dataOf(type);
@@ -213,20 +213,20 @@ describe('the committed AsyncAPI document', () => {
 
   it('carries no secret in any data: no password, secret key or key secret field', () => {
     const forbidden = /password|secret_key|_hash$|client_secret/;
-    for (const type of EVENT_TYPES) {
+    for (const type of DOMAIN_EVENT_TYPES) {
       expect(
         Object.keys(properties(dataOf(type))).filter((p) => forbidden.test(p)),
         type,
       ).toEqual([]);
     }
     // A key's secret is its creation answer's `key`: never a key event's.
-    for (const type of EVENT_TYPES.filter((t) => t.startsWith('psk.')))
+    for (const type of DOMAIN_EVENT_TYPES.filter((t) => t.startsWith('psk.')))
       expect(Object.keys(properties(dataOf(type))), type).not.toContain('key');
   });
 
   it('documents the Standard Webhooks headers on every message', () => {
-    for (const type of EVENT_TYPES) expect(message(type).headers, type).toEqual(message(EVENT_TYPES[0]).headers);
-    const headers = deref(message(EVENT_TYPES[0]).headers);
+    for (const type of DOMAIN_EVENT_TYPES) expect(message(type).headers, type).toEqual(message(DOMAIN_EVENT_TYPES[0]).headers);
+    const headers = deref(message(DOMAIN_EVENT_TYPES[0]).headers);
     expect(headers.type).toBe('object');
     expect(Object.keys(headers.properties).sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp']);
     expect(headers.required.sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp']);
@@ -268,7 +268,7 @@ describe('README', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('## Domain events'));
     expect(section.length).toBeLessThan(readme.length);
-    expect(EVENT_TYPES.filter((type) => !section.includes(`\`dpm.${type}\``))).toEqual([]);
+    expect(DOMAIN_EVENT_TYPES.filter((type) => !section.includes(`\`dpm.${type}\``))).toEqual([]);
     for (const subject of new Set(Object.values(EVENT_CATALOG).map((e) => e.subject)))
       expect(section, subject).toContain(`\`${subject}\``);
   });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CrewService } from '../../functions/crews/service.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, notifyingAppends } from '../../functions/crews/signals.js';
-import type { CrewEvent } from '../../functions/crews/schemas.js';
+import type { RunLogEntry } from '../../functions/crews/schemas.js';
 import type { RunItem, RunStore, TemplateStore } from '../../functions/crews/store.js';
 import { WaitingPolls } from '../../functions/crews/waiting-polls.js';
 import type { Caller } from '../../shared/auth/caller.js';
@@ -36,7 +36,7 @@ function world(polls?: WaitingPolls) {
     steps: [],
     expires_at: 0,
   } as RunItem;
-  const written: CrewEvent[] = [];
+  const written: RunLogEntry[] = [];
   const counts = { gets: 0, reads: 0 };
   let failing = false;
   /** What happens while the n-th read is under way (after it has read). */
@@ -57,7 +57,7 @@ function world(polls?: WaitingPolls) {
         if (during) await during();
         return seen;
       },
-      append: async (_run: { correlation_id: string }, events: CrewEvent | readonly CrewEvent[]) => {
+      append: async (_run: { correlation_id: string }, events: RunLogEntry | readonly RunLogEntry[]) => {
         written.push(...[events].flat());
         return true;
       },
@@ -73,7 +73,7 @@ function world(polls?: WaitingPolls) {
     signals,
     polls,
   );
-  const event = (index: number): CrewEvent => ({
+  const event = (index: number): RunLogEntry => ({
     index,
     correlation_id: run.correlation_id,
     type: 'step.started',
@@ -151,7 +151,7 @@ describe('E13 long poll', () => {
     const w = world();
     // The write commits (and notifies) while the read is under way, too late for it to see.
     w.duringRead(read, () => w.append(2));
-    let answered: CrewEvent[] | undefined;
+    let answered: RunLogEntry[] | undefined;
     void w.service.events(w.id, 2, STARTER, 10).then((events) => (answered = events));
     await vi.advanceTimersByTimeAsync(readAt);
     // read again at once, not a second later

@@ -9,7 +9,7 @@ import {
   type StepRunner,
   type StepTimer,
 } from '../../functions/crews/runner.js';
-import type { CrewEvent, Step } from '../../functions/crews/schemas.js';
+import type { RunLogEntry, Step } from '../../functions/crews/schemas.js';
 import type { StepOutcome } from '../../functions/crews/steps.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
 import type { LeaseWrite, RunItem, RunUpdate } from '../../functions/crews/store.js';
@@ -26,10 +26,10 @@ type Stored = Omit<RunItem, 'lease'> & { lease_owner?: string; lease_until?: num
 
 class MemoryRuns implements RunnerStore {
   run: Stored;
-  events: CrewEvent[];
+  events: RunLogEntry[];
   readonly calls: Record<string, number> = {};
 
-  constructor(steps: Step[], events: Omit<CrewEvent, 'correlation_id' | 'timestamp' | 'index'>[] = []) {
+  constructor(steps: Step[], events: Omit<RunLogEntry, 'correlation_id' | 'timestamp' | 'index'>[] = []) {
     const at = new Date().toISOString();
     const queued: (typeof events)[number] = { type: 'run.queued', message: 'queued' };
     this.events = [queued, ...events].map((e, index) => ({
@@ -80,20 +80,20 @@ class MemoryRuns implements RunnerStore {
     return this.view();
   }
 
-  async allEvents(): Promise<CrewEvent[]> {
+  async allEvents(): Promise<RunLogEntry[]> {
     this.count('allEvents');
     return structuredClone(this.events);
   }
 
   async append(
     _run: unknown,
-    written: CrewEvent | readonly CrewEvent[],
+    written: RunLogEntry | readonly RunLogEntry[],
     update: RunUpdate = {},
     _change?: unknown,
     lease?: LeaseWrite,
   ): Promise<boolean> {
     this.count('append');
-    const events = Array.isArray(written) ? written : [written as CrewEvent];
+    const events = Array.isArray(written) ? written : [written as RunLogEntry];
     if (events[0]!.index !== this.run.event_count) return false;
     if (lease && !this.free(lease.owner, lease.now)) return false;
     this.events.push(...structuredClone(events));

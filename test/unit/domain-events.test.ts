@@ -2,11 +2,11 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { decisionEvents } from '../../functions/decisions/events.js';
-import { createDispatcher, recordedEvent } from '../../functions/events/dispatcher.js';
-import { createPublisher, eventOf } from '../../functions/events/publisher.js';
+import { createDispatcher, recordedEvent } from '../../functions/domain-events/dispatcher.js';
+import { createPublisher, eventOf } from '../../functions/domain-events/publisher.js';
 import { tableOfStream } from '../../shared/events/stream.js';
-import { feedFilter } from '../../functions/events/service.js';
-import type { RecordResult } from '../../functions/events/store.js';
+import { feedFilter } from '../../functions/domain-events/service.js';
+import type { RecordResult } from '../../functions/domain-events/store.js';
 import { eventItem } from '../../shared/events/outbox.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { DomainEvent } from '../../shared/events/types.js';
@@ -304,9 +304,9 @@ describe('the feed filter', () => {
 
 describe('the event sources', () => {
   it('cover every table the publisher reads, once each', async () => {
-    const { EVENT_SOURCES } = await import('../../functions/events/sources.js');
+    const { EVENT_SOURCES } = await import('../../functions/domain-events/sources.js');
     const { STREAM_CONSUMERS } = await import('../../infra/groups.js');
-    const publisher = STREAM_CONSUMERS.find((c) => c.name === 'events-publisher')!;
+    const publisher = STREAM_CONSUMERS.find((c) => c.name === 'domain-events-publisher')!;
     expect(EVENT_SOURCES.map((s) => s.table).sort()).toEqual([...publisher.streams].sort());
   });
 });

@@ -4,14 +4,14 @@ import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/a
 import { DomainEventSchema, EventParams, FeedQuery } from './schemas.js';
 import type { EventFeedService } from './service.js';
 
-export interface EventsDeps {
+export interface DomainEventsDeps {
   readonly authenticator: RequestAuthenticator;
   readonly service: EventFeedService;
 }
 
 const TAGS = ['domain events'];
 
-export function createEventsApp({ authenticator, service }: EventsDeps): ServiceApp {
+export function createDomainEventsApp({ authenticator, service }: DomainEventsDeps): ServiceApp {
   return createServiceApp(authenticator)
     .endpoint(
       {

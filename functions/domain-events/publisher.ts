@@ -135,7 +135,7 @@ export function publisherFor(runtime: Runtime): StreamHandler {
     events: eventStore(runtime),
     sources,
     origin: runtime.eventsTable.source,
-    metrics: businessMetrics(runtime, 'events-publisher'),
+    metrics: businessMetrics(runtime, 'domain-events-publisher'),
   });
 }
 

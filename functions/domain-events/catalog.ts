@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import type { EventType } from '../../shared/events/types.js';
+import type { DomainEventType } from '../../shared/events/types.js';
 import { PROBE_TYPES } from '../../shared/ports/workflow.js';
 import { doc } from '../../shared/schema.js';
-import { CrewEvent, CrewRun, CrewTemplate } from '../crews/schemas.js';
+import { RunLogEntry, CrewRun, CrewTemplate } from '../crews/schemas.js';
 import { SharedClient } from '../data-shares/schemas.js';
 import { DataProduct, KeyInfo } from '../dataproduct/schemas.js';
 import { VersionDetail } from '../decisions/schemas.js';
@@ -102,7 +102,7 @@ const dataset = (summary: string): EventDescription => ({
 });
 
 /** Every event type of API.md §13, with its subject and its `data`. */
-export const EVENT_CATALOG: Readonly<Record<EventType, EventDescription>> = {
+export const EVENT_CATALOG: Readonly<Record<DomainEventType, EventDescription>> = {
   'decision.version.created': decision('A decision version was created, as a `draft`'),
   'decision.version.submitted': decision('A draft version was submitted for approval'),
   'decision.version.approved': decision('A submitted version was approved (E1): it is published'),
@@ -262,6 +262,6 @@ export const WEBHOOK_ONLY_EVENTS: Readonly<Record<string, EventDescription>> = {
     subject: 'crew-runs/{correlation_id}',
     summary:
       "One E13 event of a crew run started with a `webhook_url` (E2), to that URL alone, in index order (`sequence` = index + 1), signed with the run's `webhook_secret`: never on EventBridge, in the feed or to other endpoints",
-    data: CrewEvent,
+    data: RunLogEntry,
   },
 };

@@ -1,5 +1,5 @@
 import type { Runtime } from '../composition.js';
-import type { EventsDeps } from './app.js';
+import type { DomainEventsDeps } from './app.js';
 import { EventFeedService } from './service.js';
 import { DynamoEventStore } from './store.js';
 
@@ -7,6 +7,6 @@ export function eventStore(runtime: Runtime): DynamoEventStore {
   return new DynamoEventStore(runtime.db, runtime.eventsTable);
 }
 
-export function eventsDeps(runtime: Runtime): EventsDeps {
+export function domainEventsDeps(runtime: Runtime): DomainEventsDeps {
   return { authenticator: runtime.authenticator, service: new EventFeedService(eventStore(runtime)) };
 }

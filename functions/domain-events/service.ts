@@ -1,6 +1,6 @@
 import type { Page } from '../../shared/aws/pagination.js';
 import { NotFound } from '../../shared/errors.js';
-import { type DomainEvent, EVENT_TYPES } from '../../shared/events/types.js';
+import { type DomainEvent, DOMAIN_EVENT_TYPES } from '../../shared/events/types.js';
 import type { FeedQuery } from './schemas.js';
 import type { EventStore, FeedFilter } from './store.js';
 
@@ -38,4 +38,4 @@ export function feedFilter(query: Pick<FeedQuery, 'type' | 'subject' | 'since'>)
 /** The prefix every type has. */
 const ALL_TYPES = 'dpm.';
 
-const typesUnder = (prefix: string): string[] => EVENT_TYPES.map((t) => `dpm.${t}`).filter((t) => t.startsWith(prefix));
+const typesUnder = (prefix: string): string[] => DOMAIN_EVENT_TYPES.map((t) => `dpm.${t}`).filter((t) => t.startsWith(prefix));

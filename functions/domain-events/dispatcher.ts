@@ -139,7 +139,7 @@ async function dispatchRunEvents(
 /** The dispatcher over a runtime: the stage's bus, webhooks, and the crew runs' events. */
 export function dispatcherFor(runtime: Runtime): StreamHandler {
   return createDispatcher(eventBus(runtime), webhookFanout(runtime), {
-    table: runtime.tableName('events'),
+    table: runtime.tableName('runLog'),
     origin: runtime.eventsTable.source,
   });
 }
