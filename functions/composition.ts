@@ -105,7 +105,10 @@ export function eventBus(runtime: Runtime): EventBus {
  * EMF. The EMF adapter loads Powertools Metrics on its first flush: the HTTP groups,
  * which never call this, bundle none of it.
  */
-export function businessMetrics(runtime: Runtime, service: 'domain-events-publisher' | 'webhooks-worker'): BusinessMetrics {
+export function businessMetrics(
+  runtime: Runtime,
+  service: 'domain-events-publisher' | 'webhooks-worker',
+): BusinessMetrics {
   return runtime === lambdaRuntime ? new EmfBusinessMetrics(service, runtime.config.stage) : new NoBusinessMetrics();
 }
 

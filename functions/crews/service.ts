@@ -653,7 +653,10 @@ export class CrewService {
         throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
       const at = nowIso();
       const notes = decision.notes ?? null;
-      const event = (offset: number, fields: Omit<RunLogEntry, 'index' | 'correlation_id' | 'timestamp'>): RunLogEntry => ({
+      const event = (
+        offset: number,
+        fields: Omit<RunLogEntry, 'index' | 'correlation_id' | 'timestamp'>,
+      ): RunLogEntry => ({
         index: run.event_count + offset,
         correlation_id: correlationId,
         timestamp: at,

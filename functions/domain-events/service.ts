@@ -38,4 +38,5 @@ export function feedFilter(query: Pick<FeedQuery, 'type' | 'subject' | 'since'>)
 /** The prefix every type has. */
 const ALL_TYPES = 'dpm.';
 
-const typesUnder = (prefix: string): string[] => DOMAIN_EVENT_TYPES.map((t) => `dpm.${t}`).filter((t) => t.startsWith(prefix));
+const typesUnder = (prefix: string): string[] =>
+  DOMAIN_EVENT_TYPES.map((t) => `dpm.${t}`).filter((t) => t.startsWith(prefix));

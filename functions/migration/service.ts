@@ -2,12 +2,7 @@ import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import type { Change } from '../../shared/events/types.js';
 import { Invalid, missingField, NotFound, valueError } from '../../shared/errors.js';
-import type {
-  ProbeResult,
-  ProbeType,
-  WorkflowConnection,
-  WorkflowEngine,
-} from '../../shared/ports/workflow.js';
+import type { ProbeResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../../shared/ports/workflow.js';
 import type { SecretBox, Sealed } from '../../shared/secrets.js';
 import { nowIso } from '../../shared/time.js';
 import {

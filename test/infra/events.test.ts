@@ -315,7 +315,9 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
         statementsIn(stateless, name, fn)
           .filter((s) => names(s.Resource, tableId(TABLES.domainEvents), 'Arn'))
           .flatMap(actions);
-      expect(onEvents('domain-events-publisher')).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
+      expect(onEvents('domain-events-publisher')).toEqual(
+        expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']),
+      );
       for (const fn of ['domain-events-dispatcher', 'domain-events']) {
         expect(onEvents(fn), fn).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
         expect(

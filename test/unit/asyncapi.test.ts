@@ -225,7 +225,8 @@ describe('the committed AsyncAPI document', () => {
   });
 
   it('documents the Standard Webhooks headers on every message', () => {
-    for (const type of DOMAIN_EVENT_TYPES) expect(message(type).headers, type).toEqual(message(DOMAIN_EVENT_TYPES[0]).headers);
+    for (const type of DOMAIN_EVENT_TYPES)
+      expect(message(type).headers, type).toEqual(message(DOMAIN_EVENT_TYPES[0]).headers);
     const headers = deref(message(DOMAIN_EVENT_TYPES[0]).headers);
     expect(headers.type).toBe('object');
     expect(Object.keys(headers.properties).sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp']);

@@ -109,7 +109,9 @@ describe('the local business metrics', () => {
 describe('the choice of business metrics', () => {
   it('is EMF for the Lambda’s runtime only, nothing for any other (the local platform’s)', () => {
     const noDb = {} as DynamoDBDocumentClient;
-    expect(businessMetrics(createRuntime(loadConfig({}), noDb), 'domain-events-publisher')).toBeInstanceOf(NoBusinessMetrics);
+    expect(businessMetrics(createRuntime(loadConfig({}), noDb), 'domain-events-publisher')).toBeInstanceOf(
+      NoBusinessMetrics,
+    );
     expect(businessMetrics(lambdaRuntimeFromEnv(), 'webhooks-worker')).toBeInstanceOf(EmfBusinessMetrics);
   });
 });
