@@ -1712,7 +1712,7 @@ const listRows = (what: string, few: Measured & { itemsPerOp: number }, many: Me
   ),
 ];
 
-/** The console's first paint as its browser test (test/integration/console-browser.test.ts) last measured it. */
+/** The console's first paint as its browser test (test/integration/suites/console-browser.test.ts) last measured it. */
 const firstPaint = (() => {
   try {
     return JSON.parse(readFileSync(`${ROOT}test/artifacts/console/first-paint.json`, 'utf8')) as {
@@ -1854,7 +1854,7 @@ const lines = [
     ),
   ]),
   ...when(firstPaint, (f) => [
-    `| console | first paint: navigation to the inbox rendered with its items, signed in (Chromium, local platform; measured by the browser test at ${f.measured_at}) | 1 | 0 | | ${ms(f.inbox_rendered_ms)} | | | | DOMContentLoaded at ${ms(f.dom_content_loaded_ms)} ms; run \`npx vitest run test/integration/console-browser.test.ts\` to measure again |`,
+    `| console | first paint: navigation to the inbox rendered with its items, signed in (Chromium, local platform; measured by the browser test at ${f.measured_at}) | 1 | 0 | | ${ms(f.inbox_rendered_ms)} | | | | DOMContentLoaded at ${ms(f.dom_content_loaded_ms)} ms; run \`npx vitest run test/integration/suites/console-browser.test.ts\` to measure again |`,
   ]),
   ...when(mcps, ({ mcpPsk, mcpLineage, mcpBearer, mcpBare, mcpBareServer }) => [
     endpointRow(

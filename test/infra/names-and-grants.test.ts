@@ -81,7 +81,12 @@ function namesAndGrants(t: Template): Record<string, unknown> {
   const alarms = resources(t, 'AWS::CloudWatch::Alarm')
     .map(([, a]) => String(a.Properties.AlarmName ?? a.Properties.AlarmDescription ?? ''))
     .sort();
-  return { functions: described, routes, alarms };
+  // Every resource by logical id: CloudFormation replaces a resource whose id changes (a new
+  // API URL, a new queue), so a refactoring of the stacks' code must keep them.
+  const logicalIds = Object.entries(t.toJSON().Resources as Record<string, { Type: string }>)
+    .map(([id, r]) => `${r.Type} ${id}`)
+    .sort();
+  return { functions: described, routes, alarms, logicalIds };
 }
 
 /** The stateful stack's tables and queues by logical id: a changed id would replace the resource (and lose its data). */
@@ -93,6 +98,9 @@ function statefulNames(t: Template): Record<string, unknown> {
   return {
     tables: named('AWS::DynamoDB::Table', 'TableName'),
     queues: named('AWS::SQS::Queue', 'QueueName'),
+    logicalIds: Object.entries(t.toJSON().Resources as Record<string, { Type: string }>)
+      .map(([id, r]) => `${r.Type} ${id}`)
+      .sort(),
     buckets: resources(t, 'AWS::S3::Bucket')
       .map(([id]) => id)
       .sort(),

@@ -100,7 +100,7 @@ export default async function setup(project: TestProject) {
     // Webhook receivers of the tests listen on loopback over plain http.
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost',
     WEBHOOK_RETRY_SCHEDULE: WEBHOOK_RETRY_SCHEDULE.join(','),
-    // A browser portal on another origin (test/integration/cors.test.ts).
+    // A browser portal on another origin (test/integration/api/cors.test.ts).
     CORS_ORIGINS: 'https://portal.example.com',
     LLM_BASE_URL: model.baseUrl,
     LLM_MODEL: 'test-model',

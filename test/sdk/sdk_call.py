@@ -1,6 +1,6 @@
 """Calls the vendored NX1 SDK (test/sdk/nx1-sdk/src, unmodified) as a user's script would.
 
-For test/integration/nx1-sdk.test.ts. Reads one JSON object on stdin (the key never goes on
+For test/integration/suites/nx1-sdk.test.ts. Reads one JSON object on stdin (the key never goes on
 a command line):
 
     {"api_key": "...", "host": "https://127.0.0.1:3443", "verify_ssl": false,
