@@ -18,7 +18,7 @@ import { PskVerifier } from '../shared/auth/psk.js';
 import { documentClient } from '../shared/aws/clients.js';
 import { kmsKeyWrapper } from '../shared/aws/kms.js';
 import { type Config, loadConfig } from '../shared/config.js';
-import type { EventsTable } from '../shared/events/outbox.js';
+import type { EventsTable } from '../shared/events/events-table.js';
 import type { MetadataCatalog } from '../shared/ports/catalog.js';
 import type { EventBus } from '../shared/ports/event-bus.js';
 import type { IdentityProvider } from '../shared/ports/idp.js';

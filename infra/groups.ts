@@ -1,31 +1,60 @@
 import { type BucketKey, type QueueKey, TABLES, type TableDefinition, type TableKey } from './tables.js';
 
 /**
- * Endpoint groups: one Lambda each on AWS, one sub-app each locally. The path prefixes
- * are what API Gateway routes to the group (`ANY <prefix>/{proxy+}`), and what the local
- * server dispatches on, so both route the same way.
+ * What every Lambda declares, whatever starts it (a route, a queue, a stream): the stateless
+ * stack builds its environment, grants, secrets and alarms from this alone
+ * (infra/aws/lambdas.ts), so a need is written here once, beside the Lambda that has it.
  */
-export interface GroupDefinition {
+export interface LambdaDefinition {
   readonly name: string;
   /** Handler module, relative to the repository root. */
   readonly entry: string;
-  readonly prefixes: readonly string[];
-  /** Exact paths (GET) outside the prefixes, such as `/openapi.json`. */
-  readonly exactPaths?: readonly string[];
-  /** Tables the group's Lambda may use, and how: the CDK grants exactly these. */
+  /**
+   * Tables the Lambda may use, and how: the CDK grants exactly these. One that reads `keys`
+   * checks pre-shared keys, so it may read the admin key's secret.
+   */
   readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
-  /** Queues the group's Lambda sends to. */
+  /** Queues the Lambda sends to. */
   readonly sendsTo?: readonly QueueKey[];
-  /** Buckets the group's Lambda uses, and how. */
+  /** Buckets the Lambda uses, and how. */
   readonly buckets?: Partial<Record<BucketKey, 'read' | 'readWrite'>>;
-  /** The key prefix a group's bucket grant is limited to (default: every object). */
+  /** The key prefix a bucket grant is limited to (default: every object). */
   readonly bucketPrefixes?: Partial<Record<BucketKey, string>>;
-  /** The group encrypts or decrypts secrets with the stage's KMS key. */
+  /** It seals and opens secrets with the stage's KMS key (KMS_KEY_ID; kms:GenerateDataKey and kms:Decrypt). */
   readonly usesKms?: boolean;
+  /** With `usesKms`: it only opens secrets sealed elsewhere (kms:Decrypt, no kms:GenerateDataKey). */
+  readonly opensSecretsOnly?: boolean;
+  /** It talks to the identity provider (IDP, KEYCLOAK_* and the admin client's secret). */
+  readonly usesIdp?: boolean;
+  /** It talks to the workflow engine (WORKFLOW, AIRFLOW_* and the Airflow password). */
+  readonly usesWorkflow?: boolean;
+  /** It calls the language model (the model endpoint's API key, when the stage keeps one). */
+  readonly usesLlm?: boolean;
+  /** It puts events on the stage's EventBridge bus. */
+  readonly putsEvents?: boolean;
+  /** It runs in the stage's migrationVpc, when the stage has one: it connects to the customer's hosts. */
+  readonly inMigrationVpc?: boolean;
+  /** The stage may reserve concurrency for it (StageSettings.reservedConcurrency, by name). */
+  readonly reservesConcurrency?: boolean;
+  /** The Lambda's timeout instead of the stage's `lambdaTimeoutSeconds`. */
+  readonly timeoutSeconds?: number;
   /** Files read at run time, copied beside the Lambda bundle: folder → paths from the project root. */
   readonly bundledFiles?: Readonly<Record<string, readonly string[]>>;
   /** Files built at bundling time beside the Lambda bundle: folder → the build script (`<script> <outdir>`). */
   readonly builtFiles?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Endpoint groups: one Lambda each on AWS, one sub-app each locally. The path prefixes
+ * are what API Gateway routes to the group (`ANY <prefix>/{proxy+}`), and what the local
+ * server dispatches on, so both route the same way.
+ */
+export interface GroupDefinition extends LambdaDefinition {
+  readonly prefixes: readonly string[];
+  /** Exact paths (GET) outside the prefixes, such as `/openapi.json`. */
+  readonly exactPaths?: readonly string[];
+  /** It serves API Gateway's `$default` route: unknown paths get the service's JSON 404, not API Gateway's. */
+  readonly servesUnknownPaths?: boolean;
   /**
    * The group's Lambda timeout instead of the stage's API timeout; below API Gateway's
    * 30 s integration timeout (HTTP API), which ends a request anyway.
@@ -39,6 +68,7 @@ export const GROUPS = [
     entry: 'functions/platform/handler.ts',
     prefixes: ['/api/health'],
     exactPaths: ['/openapi.json', '/asyncapi.json', '/docs', '/console'],
+    servesUnknownPaths: true,
     tables: {},
     // /docs serves Swagger UI itself (no CDN): functions/platform/docs.ts reads these.
     bundledFiles: {
@@ -80,6 +110,8 @@ export const GROUPS = [
     usesKms: true,
     // E13 long polls wait up to 20 s (MAX_WAIT_SECONDS) for the next event.
     timeoutSeconds: 28,
+    // A flood of long polls takes at most its own reservation.
+    reservesConcurrency: true,
   },
   {
     name: 'dataproduct',
@@ -100,6 +132,8 @@ export const GROUPS = [
       domainEvents: 'readWrite',
     },
     usesKms: true,
+    // The data-shares adapter registers each share's client with the identity provider.
+    usesIdp: true,
   },
   {
     name: 'mcps',
@@ -154,6 +188,10 @@ export const GROUPS = [
       domainEvents: 'readWrite',
     },
     usesKms: true,
+    // E3 and E4 start and read workflow runs.
+    usesWorkflow: true,
+    // Its probes connect to the customer's hosts: the only Lambda in the stage's migrationVpc.
+    inMigrationVpc: true,
   },
   {
     name: 'domain-events',
@@ -183,23 +221,22 @@ export const GROUPS = [
     entry: 'functions/query/handler.ts',
     prefixes: ['/api/query'],
     tables: { metastore: 'read', catalog: 'read', keys: 'read', dataProducts: 'read' },
+    // E12's rephrasing and §17's answers.
+    usesLlm: true,
   },
 ] as const satisfies readonly GroupDefinition[];
 
 /** Queue consumers: Lambdas with an SQS event source (partial batch responses). */
-export interface WorkerDefinition {
-  readonly name: string;
-  readonly entry: string;
+export interface WorkerDefinition extends LambdaDefinition {
   readonly consumes: QueueKey;
   /** Consume the queue's dead-letter queue instead of the queue. */
   readonly deadLetter?: boolean;
   readonly batchSize: number;
   readonly timeoutSeconds: number;
-  readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
-  /** Queues the worker sends to (the crew worker queues a long run again to go on). */
-  readonly sendsTo?: readonly QueueKey[];
-  /** The worker opens secrets sealed with the stage's KMS key. */
-  readonly usesKms?: boolean;
+  /** The stage setting (infra/aws/stages.ts) that caps its event source's concurrency. */
+  readonly maxConcurrencySetting: 'crewWorkerMaxConcurrency' | 'queueWorkerMaxConcurrency';
+  /** Seconds the event source gathers messages before invoking (SQS's default when absent). */
+  readonly maxBatchingWindowSeconds?: number;
 }
 
 export const WORKERS = [
@@ -211,10 +248,16 @@ export const WORKERS = [
     // batch (their messages are deleted when the invocation ends); parallelism is the event
     // source's maxConcurrency (the stage's crewWorkerMaxConcurrency), with no batching window.
     batchSize: 1,
+    maxConcurrencySetting: 'crewWorkerMaxConcurrency',
+    maxBatchingWindowSeconds: 0,
     // Below the queue's visibility timeout, so a message is not redelivered mid-run.
     timeoutSeconds: 150,
     tables: { crewRuns: 'readWrite', runLog: 'readWrite' },
+    // Queues a long run again to go on.
     sendsTo: ['crewRuns'],
+    // Crew `llm` steps.
+    usesLlm: true,
+    reservesConcurrency: true,
   },
   {
     name: 'crews-dead-letter',
@@ -222,6 +265,7 @@ export const WORKERS = [
     consumes: 'crewRuns',
     deadLetter: true,
     batchSize: 10,
+    maxConcurrencySetting: 'queueWorkerMaxConcurrency',
     timeoutSeconds: 30,
     tables: { crewRuns: 'readWrite', runLog: 'readWrite' },
   },
@@ -231,12 +275,15 @@ export const WORKERS = [
     entry: 'functions/webhooks/worker.ts',
     consumes: 'webhookDeliveries',
     batchSize: 10,
+    maxConcurrencySetting: 'queueWorkerMaxConcurrency',
     timeoutSeconds: 30,
     // Disables endpoints (410, five days of failures); opens their signing secrets.
     tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite' },
     // Retries and waits are new messages on its own queue.
     sendsTo: ['webhookDeliveries'],
     usesKms: true,
+    opensSecretsOnly: true,
+    reservesConcurrency: true,
   },
   {
     // The same worker for crew runs' own webhooks, a lane of their own (API.md §1 "Fair use"):
@@ -246,11 +293,13 @@ export const WORKERS = [
     entry: 'functions/webhooks/worker.ts',
     consumes: 'runWebhookDeliveries',
     batchSize: 10,
+    maxConcurrencySetting: 'queueWorkerMaxConcurrency',
     timeoutSeconds: 30,
     // Disables endpoints (410); opens their signing secrets.
     tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite' },
     sendsTo: ['runWebhookDeliveries'],
     usesKms: true,
+    opensSecretsOnly: true,
   },
 ] as const satisfies readonly WorkerDefinition[];
 
@@ -260,18 +309,11 @@ export const WORKERS = [
  * stamped changes and writes them to the events table; the dispatcher hands what that
  * table's stream carries to the stage's EventBridge bus (and webhooks).
  */
-export interface StreamConsumerDefinition {
-  readonly name: string;
-  readonly entry: string;
+export interface StreamConsumerDefinition extends LambdaDefinition {
   /** Tables whose streams it reads. */
   readonly streams: readonly TableKey[];
   readonly batchSize: number;
   readonly timeoutSeconds: number;
-  readonly tables: Partial<Record<TableKey, 'read' | 'readWrite'>>;
-  /** It puts events on the stage's EventBridge bus. */
-  readonly putsEvents?: boolean;
-  /** Queues it sends to. */
-  readonly sendsTo?: readonly QueueKey[];
 }
 
 /** Streams the dispatcher reads: the recorded events, and the crew runs' E13 events (per-run webhooks). */
@@ -290,6 +332,7 @@ export const STREAM_CONSUMERS = [
     batchSize: 100,
     timeoutSeconds: 60,
     tables: { domainEvents: 'readWrite' },
+    reservesConcurrency: true,
   },
   {
     name: 'domain-events-dispatcher',
@@ -306,6 +349,17 @@ export const STREAM_CONSUMERS = [
 ] as const satisfies readonly StreamConsumerDefinition[];
 
 export type GroupName = (typeof GROUPS)[number]['name'];
+
+type DeclaredLambda = (typeof GROUPS)[number] | (typeof WORKERS)[number] | (typeof STREAM_CONSUMERS)[number];
+
+/** The Lambdas declaring `reservesConcurrency`: the names StageSettings.reservedConcurrency takes. */
+export type ReservedFunction = Extract<DeclaredLambda, { readonly reservesConcurrency: true }>['name'];
+
+export const RESERVED_FUNCTIONS: readonly ReservedFunction[] = (
+  [...GROUPS, ...WORKERS, ...STREAM_CONSUMERS] as readonly LambdaDefinition[]
+)
+  .filter((l) => l.reservesConcurrency)
+  .map((l) => l.name as ReservedFunction);
 
 /**
  * Routes that cost far more than the rest (a model call, catalog writes, a table listing

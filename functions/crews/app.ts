@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
-import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
 import { PageQuery } from '../../shared/http/params.js';
 import {
   CancelRequest,
@@ -249,7 +249,7 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
       },
       async (c, { params, query, caller }) =>
         c.json(
-          await service.events(
+          await service.runLog(
             params.correlation_id,
             query.start ?? query.start_index ?? 0,
             caller,

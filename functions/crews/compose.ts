@@ -1,9 +1,36 @@
+import { sqsAccess } from '../../shared/aws/sqs.js';
 import { onLambda, secrets, type Runtime } from '../composition.js';
-import { runWebhookHttp } from '../webhooks/compose-stores.js';
+import { runWebhookHttp } from '../webhooks/compose.js';
+import { RunEndpoints } from '../webhooks/run-endpoint.js';
 import type { CrewsDeps } from './app.js';
-import { runQueue, runSignals, runStore } from './compose-worker.js';
+import { SqsRunQueue } from './run-queue.js';
 import { CrewService } from './service.js';
-import { DynamoTemplateStore } from './store.js';
+import { InProcessRunSignals, notifyingAppends } from './signals.js';
+import { DynamoRunStore, DynamoTemplateStore, type RunStore } from './store.js';
+
+/*
+ * The crews group's builders: the run store and queue (which the worker builds on too,
+ * compose-worker.ts), and the API's service.
+ */
+
+/** The crew-run queue the API sends to and the worker sends a continued run back to. */
+export function runQueue(runtime: Runtime): SqsRunQueue {
+  return new SqsRunQueue(sqsAccess(runtime.config), runtime.config.crewRunQueueUrl);
+}
+
+/**
+ * This process's run signals: where the API and the worker share a process (`npm start`),
+ * E13 long polls wake on the worker's appends; elsewhere nothing notifies and they poll.
+ */
+export const runSignals = new InProcessRunSignals();
+
+/** With `webhooksTable`, runs may be created with their own webhook endpoint (the API's). */
+export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
+  return notifyingAppends(
+    new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('runLog'), webhooksTable),
+    runSignals,
+  );
+}
 
 /** The service wired to DynamoDB and the crew-run queue. */
 export function crewService(runtime: Runtime): CrewService {
@@ -13,7 +40,7 @@ export function crewService(runtime: Runtime): CrewService {
     runQueue(runtime),
     // On AWS the crews Lambda makes the built-in templates itself (the local platform at its start).
     { eventsTtlDays: runtime.config.eventsTtlDays, builtInsOnFirstUse: onLambda(runtime) },
-    { urls: runWebhookHttp(runtime), box: secrets(runtime) },
+    new RunEndpoints(runWebhookHttp(runtime), secrets(runtime)),
     runSignals,
   );
 }

@@ -1,15 +1,14 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSRecord } from 'aws-lambda';
+import { type SqsHandler, sqsBatchHandler, sqsEntry } from '../../shared/aws/lambda.js';
 import { logger } from '../../shared/logger.js';
 import { lambdaRuntimeFromEnv } from '../composition.js';
 import { crewRunner } from './compose-worker.js';
 import type { CrewRunner } from './runner.js';
-import { correlationIdOf, type SqsHandler } from './worker.js';
+import { correlationIdOf } from './worker.js';
 
 /** Consumes the crew-run dead-letter queue: each abandoned run ends with `run.failed`. */
 export function createDeadLetterHandler(runner: CrewRunner): SqsHandler {
-  const processor = new BatchProcessor(EventType.SQS);
-  const processRecord = async (record: SQSRecord) => {
+  return sqsBatchHandler(async (record: SQSRecord) => {
     let correlationId: string;
     try {
       correlationId = correlationIdOf(record);
@@ -23,13 +22,7 @@ export function createDeadLetterHandler(runner: CrewRunner): SqsHandler {
       receive_count: receives,
     });
     await runner.failAbandoned(correlationId, `its message failed ${receives ?? 'several'} deliveries`);
-  };
-  return (event, context) => processPartialResponse(event, processRecord, processor, context ? { context } : {});
+  });
 }
 
-let lambdaHandler: SqsHandler | undefined;
-
-export const handler: SqsHandler = (event, context) => {
-  lambdaHandler ??= createDeadLetterHandler(crewRunner(lambdaRuntimeFromEnv()));
-  return lambdaHandler(event, context);
-};
+export const handler = sqsEntry(() => createDeadLetterHandler(crewRunner(lambdaRuntimeFromEnv())));

@@ -1,7 +1,7 @@
 import type { EventSource } from '../../shared/events/source.js';
 import type { Change, DomainEventType } from '../../shared/events/types.js';
 import type { CrewRun } from './schemas.js';
-import { storedRun, strip, toRun } from './store.js';
+import { storedRun, toCrewTemplate, toRun } from './store.js';
 
 /** The domain event of a run reaching each status (API.md §13). */
 const RUN_EVENT: Record<CrewRun['status'], DomainEventType> = {
@@ -25,7 +25,7 @@ export const runRetried = (at: string, actor: string): Change => ({ type: 'crew.
 
 export const crewTemplateEvents: EventSource = {
   table: 'crewTemplates',
-  describe: (item) => ({ subject: `crew-templates/${String(item.id)}`, data: { ...strip(item) } }),
+  describe: (item) => ({ subject: `crew-templates/${String(item.id)}`, data: { ...toCrewTemplate(item) } }),
 };
 
 export const crewRunEvents: EventSource = {

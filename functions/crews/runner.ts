@@ -101,7 +101,7 @@ export interface RunTimer {
 }
 
 /** What the runner reads and writes of runs (RunStore's methods it uses). */
-export type RunnerStore = Pick<RunStore, 'get' | 'allEvents' | 'append' | 'takeLease' | 'renewLease' | 'releaseLease'>;
+export type RunnerStore = Pick<RunStore, 'get' | 'allLogEntries' | 'append' | 'takeLease' | 'renewLease' | 'releaseLease'>;
 
 /** This delivery's lease: `held` while it may hold it (a write whose outcome is unknown included). */
 interface Lease {
@@ -195,7 +195,7 @@ export class CrewRunner {
           return 'done';
         }
         // A run just queued has only its `run.queued` (nothing in it the worker needs): no Query.
-        const events = run.event_count <= 1 ? [] : await this.runs.allEvents(correlationId);
+        const events = run.event_count <= 1 ? [] : await this.runs.allLogEntries(correlationId);
         if (timer && timerSpent(currentAttempt(events), timer)) return spent(correlationId, timer);
         try {
           await this.advance(run, events, deadline, lease);
@@ -261,7 +261,7 @@ export class CrewRunner {
     for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
       const run = await this.runs.get(correlationId);
       if (!run) return;
-      const events = await this.runs.allEvents(correlationId);
+      const events = await this.runs.allLogEntries(correlationId);
       if (currentAttempt(events).some((e) => TERMINAL.has(e.type))) return;
       const error = `The run was abandoned after repeated failures: ${reason}`;
       const at = nowIso();

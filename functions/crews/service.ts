@@ -1,41 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import * as z from 'zod/mini';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import {
   Conflict,
   Forbidden,
   Invalid,
-  missingField,
   NotFound,
   Unavailable,
   type ValidationIssue,
   valueError,
 } from '../../shared/errors.js';
-import { laxCoerce } from '../../shared/lax.js';
 import { logger } from '../../shared/logger.js';
 import { redactUrl } from '../../shared/redact.js';
-import type { SecretBox } from '../../shared/secrets.js';
 import { nowIso } from '../../shared/time.js';
-import { newWebhookSecret, runEndpointId, runEndpointItem, secretContext } from '../webhooks/run-endpoint.js';
-import type { UrlRules } from '../webhooks/service.js';
 import { capText, fittingPage, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from './limits.js';
 import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from './built-in-templates.js';
-import type {
-  RunLogEntry,
-  CrewResult,
-  CrewRun,
-  CrewTemplate,
-  CrewType,
-  Step,
-  TemplateRequest,
-  Variable,
-  VariableType,
-} from './schemas.js';
+import type { RunLogEntry, CrewResult, CrewRun, CrewTemplate, CrewType, TemplateRequest } from './schemas.js';
 import { FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
 import { runChange, runRetried } from './events.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
-import { references } from './templating.js';
+import { declarationIssues, resolveValues } from './declaration.js';
 import { WaitingPolls } from './waiting-polls.js';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -59,176 +43,6 @@ export interface RunQueue {
 
 export const MAX_EVENTS_PER_POLL = 1000;
 
-const TYPE_CHECKS: Record<VariableType, { ok: (v: unknown) => boolean; type: string; msg: string }> = {
-  string: { ok: (v) => typeof v === 'string', type: 'string_type', msg: 'Input should be a valid string' },
-  integer: { ok: (v) => Number.isInteger(v), type: 'int_type', msg: 'Input should be a valid integer' },
-  number: {
-    ok: (v) => typeof v === 'number' && Number.isFinite(v),
-    type: 'float_type',
-    msg: 'Input should be a valid number',
-  },
-  boolean: { ok: (v) => typeof v === 'boolean', type: 'bool_type', msg: 'Input should be a valid boolean' },
-  object: {
-    ok: (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
-    type: 'dict_type',
-    msg: 'Input should be a valid dictionary',
-  },
-  array: { ok: (v) => Array.isArray(v), type: 'list_type', msg: 'Input should be a valid list' },
-};
-
-/** Types whose values pydantic's lax mode converts: `"3"` is 3, `"yes"` is true. */
-const LAX_SCHEMAS: Partial<Record<VariableType, z.ZodMiniType>> = {
-  integer: z.int(),
-  number: z.number(),
-  boolean: z.boolean(),
-};
-
-/**
- * `value` as a value of `type` after pydantic's lax conversions, or the pydantic error
- * (`int_parsing` for `"ten"`, `int_type` for a list...) at `loc`.
- */
-function typed(
-  type: VariableType,
-  value: unknown,
-  loc: (string | number)[],
-): { value: unknown; issue?: undefined } | { issue: ValidationIssue } {
-  const lax = LAX_SCHEMAS[type];
-  if (lax) {
-    const converted = laxCoerce(lax, value, loc);
-    const [first] = converted.issues;
-    if (first) return { issue: first };
-    value = converted.value;
-  }
-  const wrong = typeIssue(type, value, loc);
-  return wrong ? { issue: wrong } : { value };
-}
-
-/** The pydantic error for `value` not being of `type`, or undefined when it is. */
-function typeIssue(type: VariableType, value: unknown, loc: (string | number)[]): ValidationIssue | undefined {
-  const check = TYPE_CHECKS[type];
-  if (check.ok(value)) return undefined;
-  if (type === 'integer' && typeof value === 'number' && Number.isFinite(value)) {
-    return {
-      type: 'int_from_float',
-      loc,
-      msg: 'Input should be a valid integer, got a number with a fractional part',
-      input: value,
-    };
-  }
-  return { type: check.type, loc, msg: check.msg, input: value };
-}
-
-/** The text fields of a step that may hold placeholders, each with its path in the step. */
-function renderedFields(step: Step): [string[], string][] {
-  const optional = (path: string[], text: string | undefined): [string[], string][] =>
-    text === undefined ? [] : [[path, text]];
-  switch (step.kind) {
-    case 'render':
-      return [[['template'], step.template]];
-    case 'http':
-      return [
-        [['url'], step.url],
-        ...optional(['body'], step.body),
-        ...Object.entries(step.headers ?? {}).map(([name, value]): [string[], string] => [['headers', name], value]),
-      ];
-    case 'llm':
-      return [[['prompt'], step.prompt], ...optional(['system'], step.system)];
-    case 'approval':
-      return [[['prompt'], step.prompt]];
-    case 'wait':
-      return [];
-  }
-}
-
-/**
- * Variable names and step ids become keys of stored objects (`values`, `outputs`), and
- * DynamoDB's marshaller drops a key named `__proto__`: such a name could never be used.
- */
-const RESERVED_KEY = '__proto__';
-const RESERVED_MESSAGE = `'${RESERVED_KEY}' is reserved`;
-
-/**
- * The declaration rules of API.md §4: unique variable names, defaults of the declared
- * type, unique step ids, and references only to variables and earlier steps.
- */
-export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  const names = new Set<string>();
-  req.variables.forEach((v, i) => {
-    if (names.has(v.name))
-      issues.push(valueError(['body', 'variables', i, 'name'], `duplicate variable name '${v.name}'`, v.name));
-    if (v.name === RESERVED_KEY) issues.push(valueError(['body', 'variables', i, 'name'], RESERVED_MESSAGE, v.name));
-    names.add(v.name);
-    if (v.default !== undefined) {
-      const wrong = typeIssue(v.type, v.default, ['body', 'variables', i, 'default']);
-      if (wrong) issues.push(wrong);
-    }
-  });
-  const earlier = new Set<string>();
-  const all = new Set(req.steps.map((s) => s.id));
-  req.steps.forEach((step, i) => {
-    if (earlier.has(step.id))
-      issues.push(valueError(['body', 'steps', i, 'id'], `duplicate step id '${step.id}'`, step.id));
-    if (step.id === RESERVED_KEY) issues.push(valueError(['body', 'steps', i, 'id'], RESERVED_MESSAGE, step.id));
-    for (const [field, text] of renderedFields(step)) {
-      const loc = ['body', 'steps', i, ...field];
-      for (const ref of references(text)) {
-        if (ref.kind === 'variable' && !names.has(ref.name)) {
-          issues.push(valueError(loc, `reference to unknown variable '${ref.name}'`, text));
-        } else if (ref.kind === 'step' && !earlier.has(ref.id)) {
-          const why = all.has(ref.id) ? 'a later step' : 'an unknown step';
-          issues.push(valueError(loc, `reference to ${why} '${ref.id}'`, text));
-        } else if (ref.kind === 'invalid') {
-          issues.push(valueError(loc, `unknown placeholder '{{${ref.text}}}'`, text));
-        }
-      }
-    }
-    earlier.add(step.id);
-  });
-  return issues;
-}
-
-/**
- * E2's check of `values` against the declaration: missing required → `missing`, unknown
- * → `extra_forbidden`, wrong type → the pydantic type; returns the values with defaults.
- * `field` is where the body holds them (`values`; the SDK's crews send `task_input`).
- */
-export function resolveValues(
-  variables: readonly Variable[],
-  values: Record<string, unknown>,
-  field = 'values',
-): Record<string, unknown> {
-  const issues: ValidationIssue[] = [];
-  const declared = new Map(variables.map((v) => [v.name, v]));
-  const resolved: Record<string, unknown> = Object.create(null);
-  for (const v of variables) {
-    const loc = ['body', field, v.name];
-    if (Object.hasOwn(values, v.name)) {
-      const checked = typed(v.type, values[v.name], loc);
-      if (checked.issue) issues.push(checked.issue);
-      else resolved[v.name] = checked.value;
-    } else if (v.default !== undefined) {
-      resolved[v.name] = v.default;
-    } else if (v.required) {
-      issues.push(missingField(loc, values));
-    } else {
-      resolved[v.name] = null;
-    }
-  }
-  for (const name of Object.keys(values)) {
-    if (!declared.has(name)) {
-      issues.push({
-        type: 'extra_forbidden',
-        loc: ['body', field, name],
-        msg: 'Extra inputs are not permitted',
-        input: values[name],
-      });
-    }
-  }
-  if (issues.length > 0) throw new Invalid(issues);
-  return resolved;
-}
-
 export interface CrewSettings {
   readonly eventsTtlDays: number;
   /**
@@ -238,10 +52,30 @@ export interface CrewSettings {
   readonly builtInsOnFirstUse?: boolean;
 }
 
-/** What a run's own webhook needs (E2 `webhook_url`, API.md §14): its URL rules and the secret box. */
+/**
+ * A run's own webhook (E2 `webhook_url`, API.md §14): the webhooks group implements it
+ * (functions/webhooks/run-endpoint.ts) and the composition hands it in, so crews knows
+ * nothing of endpoints, secrets or their seals.
+ */
 export interface RunWebhooks {
-  readonly urls: UrlRules;
-  readonly box: Pick<SecretBox, 'seal'>;
+  /** Why `url` cannot take a run's webhook, or undefined when it can. */
+  refusal(url: string): string | undefined;
+  /**
+   * The run's endpoint: its item, written in the run's creating transaction, and its signing
+   * secret, shown once in E2's answer.
+   */
+  endpoint(run: RunEndpointOf): Promise<{ readonly item: Record<string, unknown>; readonly secret: string }>;
+}
+
+/** Whose run a run's webhook endpoint serves. */
+export interface RunEndpointOf {
+  readonly correlationId: string;
+  readonly url: string;
+  readonly createdBy: string;
+  readonly principal: string;
+  readonly createdAt: string;
+  /** Epoch seconds: the run's own expiry. */
+  readonly expiresAt: number;
 }
 
 /** Crew templates, starting runs (E2), and reading their progress (E13). */
@@ -341,7 +175,7 @@ export class CrewService {
     }
     if (webhookUrl !== undefined) {
       const refusal = this.webhooks
-        ? this.webhooks.urls.refusal(webhookUrl)
+        ? this.webhooks.refusal(webhookUrl)
         : 'per-run webhooks are not available here';
       // The input is echoed without the URL's credentials, if it carries any.
       if (refusal) issues.push(valueError(['body', 'webhook_url'], refusal, redactUrl(webhookUrl)));
@@ -350,16 +184,14 @@ export class CrewService {
     const at = nowIso();
     const correlationId = randomUUID();
     const expiresAt = Math.floor(Date.now() / 1000) + this.settings.eventsTtlDays * 86_400;
-    const secret = webhookUrl !== undefined ? newWebhookSecret() : undefined;
     const webhook =
-      webhookUrl !== undefined && secret !== undefined && this.webhooks
-        ? runEndpointItem({
+      webhookUrl !== undefined && this.webhooks
+        ? await this.webhooks.endpoint({
             correlationId,
             url: webhookUrl,
             createdBy: caller.name,
             principal: caller.principal,
             createdAt: at,
-            secret: await this.webhooks.box.seal(secret, secretContext(runEndpointId(correlationId))),
             expiresAt,
           })
         : undefined;
@@ -390,10 +222,10 @@ export class CrewService {
         data: { template_id: template.id, values: resolved },
       },
       runChange('pending', at, caller.name),
-      webhook,
+      webhook?.item,
     );
     await this.queueOrFail(run, 1);
-    return { correlation_id: run.correlation_id, ...(secret !== undefined ? { webhook_secret: secret } : {}) };
+    return { correlation_id: run.correlation_id, ...(webhook ? { webhook_secret: webhook.secret } : {}) };
   }
 
   /**
@@ -452,13 +284,13 @@ export class CrewService {
     const run = await this.readableRun(correlationId, caller);
     let outputs: Record<string, unknown> | undefined;
     if (run.status === 'succeeded') {
-      const [last] = await this.runs.events(correlationId, run.event_count - 1, 1);
+      const [last] = await this.runs.logEntries(correlationId, run.event_count - 1, 1);
       const completed = last?.type === 'run.completed' ? last.data?.outputs : undefined;
       if (isRecord(completed)) outputs = completed;
     }
     if (!outputs) {
       outputs = Object.create(null) as Record<string, unknown>;
-      for (const event of await this.runs.allEvents(correlationId))
+      for (const event of await this.runs.allLogEntries(correlationId))
         if (event.type === 'step.completed' && event.step_id !== undefined)
           outputs[event.step_id] = event.data?.output ?? null;
     }
@@ -643,7 +475,7 @@ export class CrewService {
       const role = step.role ?? 'approver';
       if (!caller.roles.has(role)) throw new Forbidden(`Deciding step ${stepId} needs the role '${role}'`);
       const waiting = run.status === 'waiting' && run.current_step === stepId;
-      const [last] = waiting ? await this.runs.events(correlationId, run.event_count - 1, 1) : [];
+      const [last] = waiting ? await this.runs.logEntries(correlationId, run.event_count - 1, 1) : [];
       if (!last || last.type !== 'step.waiting' || last.step_id !== stepId)
         throw new Conflict(`Step ${stepId} of crew run ${correlationId} is not waiting for a decision`);
       const expiresAt = String(last.data?.expires_at);
@@ -770,7 +602,7 @@ export class CrewService {
    * once every LONG_POLL_INTERVAL_MS, until one is there, the time is up (then `[]`) or
    * `abort` fires (the client went away); its place is given back however it ends.
    */
-  async events(
+  async runLog(
     correlationId: string,
     start: number,
     caller: Caller,
@@ -781,7 +613,7 @@ export class CrewService {
     try {
       const [run, events] = await Promise.all([
         this.readableRun(correlationId, caller),
-        this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL),
+        this.runs.logEntries(correlationId, start, MAX_EVENTS_PER_POLL),
       ]);
       if (!watch || events.length > 0 || FINISHED_STATUSES.has(run.status)) return fittingPage(events);
       const release = this.polls.take(caller.principal);
@@ -797,7 +629,7 @@ export class CrewService {
             if (abort?.aborted) return [];
           }
           lastRead = Date.now();
-          const more = await this.runs.events(correlationId, start, MAX_EVENTS_PER_POLL);
+          const more = await this.runs.logEntries(correlationId, start, MAX_EVENTS_PER_POLL);
           if (more.length > 0) return fittingPage(more);
         }
       } finally {

@@ -10,7 +10,7 @@ import {
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../shared/aws/listing.js';
 import { decodeCursor, encodeCursor, type Page, type Positioned } from '../../shared/aws/pagination.js';
-import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
+import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { RunLogEntry, CrewRun, CrewTemplate, Step } from './schemas.js';
@@ -21,10 +21,29 @@ const LIST_PK = 'template';
 const BY_NAME = 'by_name';
 
 /** Crew templates as the service sees them (its public methods; DynamoTemplateStore below implements them). */
-export type TemplateStore = Pick<DynamoTemplateStore, keyof DynamoTemplateStore>;
+export interface TemplateStore {
+  create(template: CrewTemplate, change: Change): Promise<void>;
+  /** Stores the template unless one with its id exists (then nothing, and false). */
+  createIfAbsent(template: CrewTemplate, change: Change): Promise<boolean>;
+  get(id: string): Promise<CrewTemplate | undefined>;
+  /** Up to `limit` templates named `name` (index `by_name`: one Query, eventually consistent). */
+  named(name: string, limit: number): Promise<CrewTemplate[]>;
+  /** Oldest first. */
+  list(limit: number, cursor: string | undefined): Promise<Page<CrewTemplate>>;
+  /**
+   * Replaces an existing template's fields (id, author and creation stay); false when there
+   * is none. An update, not a Put, so the subject's event count goes on.
+   */
+  replace(template: CrewTemplate, change: Change): Promise<boolean>;
+  /**
+   * Deletes a template and records its `deleted` event in one transaction, conditioned on
+   * the template being as read (its event count); false when there is none.
+   */
+  delete(id: string, change: Change): Promise<boolean>;
+}
 
 /** DynamoDB repository for crew templates (TABLES.crewTemplates). */
-export class DynamoTemplateStore {
+export class DynamoTemplateStore implements TemplateStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -48,7 +67,7 @@ export class DynamoTemplateStore {
 
   async get(id: string): Promise<CrewTemplate | undefined> {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id } }));
-    return out.Item ? strip(out.Item) : undefined;
+    return out.Item ? toCrewTemplate(out.Item) : undefined;
   }
 
   /** Up to `limit` templates named `name` (index `by_name`: one Query, eventually consistent). */
@@ -63,13 +82,13 @@ export class DynamoTemplateStore {
         Limit: limit,
       }),
     );
-    return (out.Items ?? []).map(strip);
+    return (out.Items ?? []).map(toCrewTemplate);
   }
 
   /** Oldest first. */
   async list(limit: number, cursor: string | undefined): Promise<Page<CrewTemplate>> {
     const page = await listAll({ db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor }, LIST_PK);
-    return { items: page.items.map(strip), nextCursor: page.nextCursor };
+    return { items: page.items.map(toCrewTemplate), nextCursor: page.nextCursor };
   }
 
   /**
@@ -116,7 +135,7 @@ export class DynamoTemplateStore {
       const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
       if (!out.Item) return false;
       const seq = typeof out.Item.ev_seq === 'number' ? out.Item.ev_seq : undefined;
-      const event = outboxEvent(this.events, `crew-templates/${id}`, change, seq ?? 0, { ...strip(out.Item) });
+      const event = outboxEvent(this.events, `crew-templates/${id}`, change, seq ?? 0, { ...toCrewTemplate(out.Item) });
       const deleted = await conditionally(
         this.db.send(
           new TransactWriteCommand({
@@ -155,7 +174,7 @@ const templateItem = (template: CrewTemplate) => {
 };
 
 /** A stored template as the service (and its events) see it. */
-export function strip(item: Record<string, unknown>): CrewTemplate {
+export function toCrewTemplate(item: Record<string, unknown>): CrewTemplate {
   const { variables_json, ...rest } = withoutListAttributes<Record<string, unknown>>(unstamped(item));
   return { ...rest, variables: parsed(variables_json) ?? [] } as CrewTemplate;
 }
@@ -211,7 +230,7 @@ function eventItem(event: RunLogEntry, expiresAt: number): Record<string, unknow
 }
 
 /** An E13 event as GET /api/events answers it, from its stored item. */
-export function toEvent(item: Record<string, unknown>): RunLogEntry {
+export function toRunLogEntry(item: Record<string, unknown>): RunLogEntry {
   const { expires_at: _ttl, data_json, ...event } = item;
   return (data_json === undefined ? event : { ...event, data: parsed(data_json) }) as RunLogEntry;
 }
@@ -317,14 +336,60 @@ export type RunUpdate = Partial<
 >;
 
 /** Runs and their events as the service and the runner see them (its public methods; DynamoRunStore below implements them). */
-export type RunStore = Pick<DynamoRunStore, keyof DynamoRunStore>;
+export interface RunStore {
+  /** The run, its event 0 and, when it has one, its own webhook endpoint: one transaction. */
+  create(run: RunItem, first: RunLogEntry, change: Change, webhook?: Record<string, unknown>): Promise<void>;
+  get(correlationId: string): Promise<RunItem | undefined>;
+  /**
+   * Runs newest first, filtered (one page of at most `limit`; one Query, never a Scan), from
+   * the index that holds the fewest runs besides the wanted ones: an owner's runs from their
+   * own index, an unfinished status from the sparse `open_runs`, anything else from
+   * `by_created`; the other filters within it.
+   */
+  list(filter: RunFilter, limit: number, cursor: string | undefined): Promise<Page<RunItem>>;
+  /** Runs waiting on an approval step of `role`, placed after `after` (a position), oldest first. */
+  waitingAfter(role: string, after: string, limit: number): Promise<Positioned<RunItem>[]>;
+  /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */
+  openRuns(limit: number, cursor: string | undefined): Promise<Page<string>>;
+  /**
+   * Appends the events, the first at the run's next index and the rest after it: the events
+   * and the run's new count (and status) are one transaction conditioned on the count, so
+   * indices have no gaps and no duplicates. False when the index was taken. Several events
+   * go together where nothing observable happens between them (a step's closing event and
+   * the next step's opening one). With `lease`, also conditioned on it (the runner's writes).
+   */
+  append(
+    run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
+    written: RunLogEntry | readonly RunLogEntry[],
+    update?: RunUpdate,
+    change?: Change,
+    lease?: LeaseWrite,
+  ): Promise<boolean>;
+  /**
+   * Takes the run's lease without an event (a delivery resuming a step whose `step.started`
+   * is already written), conditioned on the run's event count as read. False when the count
+   * moved or another delivery holds an unexpired lease.
+   */
+  takeLease(correlationId: string, lease: LeaseWrite & { until: number }, eventCount: number): Promise<boolean>;
+  /** Extends `owner`'s lease to `until`; answers the run, or undefined when the lease is no longer theirs. */
+  renewLease(correlationId: string, owner: string, until: number): Promise<RunItem | undefined>;
+  /** Lets `owner`'s lease go (nothing when it is not theirs). */
+  releaseLease(correlationId: string, owner: string): Promise<void>;
+  /**
+   * Events with index ≥ `from`, ascending: one Query, however long the run is (fewer than
+   * `limit` when they hold more than the 1 MB a Query reads).
+   */
+  logEntries(correlationId: string, from: number, limit: number): Promise<RunLogEntry[]>;
+  /** Every event of a run (the worker rebuilds the run's progress from them). */
+  allLogEntries(correlationId: string): Promise<RunLogEntry[]>;
+}
 
 /** DynamoDB repository for runs and their events (TABLES.crewRuns, TABLES.runLog). */
-export class DynamoRunStore {
+export class DynamoRunStore implements RunStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly runsTable: string,
-    private readonly eventsTable: string,
+    private readonly runLogTable: string,
     /** Where a run's own webhook endpoint goes (E2 `webhook_url`). */
     private readonly webhooksTable?: string,
   ) {}
@@ -349,7 +414,7 @@ export class DynamoRunStore {
           },
           {
             Put: {
-              TableName: this.eventsTable,
+              TableName: this.runLogTable,
               Item: eventItem(first, run.expires_at),
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
@@ -527,7 +592,7 @@ export class DynamoRunStore {
           TransactItems: [
             ...events.map((event) => ({
               Put: {
-                TableName: this.eventsTable,
+                TableName: this.runLogTable,
                 Item: eventItem(event, run.expires_at),
                 ConditionExpression: 'attribute_not_exists(correlation_id)',
               },
@@ -624,12 +689,12 @@ export class DynamoRunStore {
    * Events with index ≥ `from`, ascending: one Query, however long the run is (fewer than
    * `limit` when they hold more than the 1 MB a Query reads).
    */
-  async events(correlationId: string, from: number, limit: number): Promise<RunLogEntry[]> {
+  async logEntries(correlationId: string, from: number, limit: number): Promise<RunLogEntry[]> {
     return (await this.eventPage(correlationId, from, limit)).events;
   }
 
   /** Every event of a run (the worker rebuilds the run's progress from them). */
-  async allEvents(correlationId: string): Promise<RunLogEntry[]> {
+  async allLogEntries(correlationId: string): Promise<RunLogEntry[]> {
     const all: RunLogEntry[] = [];
     for (;;) {
       const page = await this.eventPage(correlationId, all.length, 1000);
@@ -645,7 +710,7 @@ export class DynamoRunStore {
   ): Promise<{ events: RunLogEntry[]; more: boolean }> {
     const out = await this.db.send(
       new QueryCommand({
-        TableName: this.eventsTable,
+        TableName: this.runLogTable,
         KeyConditionExpression: 'correlation_id = :id AND #index >= :from',
         ExpressionAttributeNames: { '#index': 'index' },
         ExpressionAttributeValues: { ':id': correlationId, ':from': from },
@@ -653,6 +718,6 @@ export class DynamoRunStore {
         ConsistentRead: true,
       }),
     );
-    return { events: (out.Items ?? []).map(toEvent), more: out.LastEvaluatedKey !== undefined };
+    return { events: (out.Items ?? []).map(toRunLogEntry), more: out.LastEvaluatedKey !== undefined };
   }
 }

@@ -1,12 +1,11 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSRecord } from 'aws-lambda';
+import { type SqsHandler, sqsBatchHandler, sqsEntry } from '../../shared/aws/lambda.js';
 import { logger } from '../../shared/logger.js';
 import { lambdaRuntimeFromEnv } from '../composition.js';
-import { crewRunner, runQueue } from './compose-worker.js';
+import { runQueue } from './compose.js';
+import { crewRunner } from './compose-worker.js';
 import type { CrewRunner, StepTimer } from './runner.js';
 import type { RunQueue } from './service.js';
-
-export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
 /**
  * What a crew-run message carries: `{"correlation_id"}`, and with `timer` the approval
@@ -34,8 +33,7 @@ export const correlationIdOf = (record: SQSRecord): string => runMessageOf(recor
  * needs more time than this invocation has left is queued again and acknowledged.
  */
 export function createWorkerHandler(runner: CrewRunner, queue?: RunQueue): SqsHandler {
-  const processor = new BatchProcessor(EventType.SQS);
-  const processRecord = async (record: SQSRecord, context?: Context) => {
+  return sqsBatchHandler(async (record: SQSRecord, context?: Context) => {
     const { correlationId, timer } = runMessageOf(record);
     try {
       const deadline = context && queue ? { remainingMs: () => context.getRemainingTimeInMillis() } : undefined;
@@ -51,16 +49,10 @@ export function createWorkerHandler(runner: CrewRunner, queue?: RunQueue): SqsHa
       });
       throw err;
     }
-  };
-  return (event, context) => processPartialResponse(event, processRecord, processor, context ? { context } : {});
+  });
 }
 
-let lambdaHandler: SqsHandler | undefined;
-
-export const handler: SqsHandler = (event, context) => {
-  if (!lambdaHandler) {
-    const runtime = lambdaRuntimeFromEnv();
-    lambdaHandler = createWorkerHandler(crewRunner(runtime), runQueue(runtime));
-  }
-  return lambdaHandler(event, context);
-};
+export const handler = sqsEntry(() => {
+  const runtime = lambdaRuntimeFromEnv();
+  return createWorkerHandler(crewRunner(runtime), runQueue(runtime));
+});

@@ -1,6 +1,5 @@
 import type { EventSource } from '../../shared/events/source.js';
-import { toShared } from './service.js';
-import { shareSubject, strip } from './store.js';
+import { shareSubject, toDataShare, toShareItem } from './store.js';
 
 /**
  * Shares are the subjects (`data-shares/{name}`), reservations are none; data is the share
@@ -12,7 +11,7 @@ export const dataShareEvents: EventSource = {
     if (typeof item.name !== 'string' || item.reservation !== undefined) return undefined;
     return {
       subject: shareSubject(item.name),
-      data: toShared(strip(item), undefined, null) as unknown as Record<string, unknown>,
+      data: toDataShare(toShareItem(item), undefined, null),
     };
   },
 };

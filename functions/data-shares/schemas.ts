@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { optionalText, slug } from '../../shared/http/schemas.js';
-import { pydanticIssue } from '../../shared/http/validation.js';
+import { pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
 
 /**

@@ -5,7 +5,7 @@ import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import type { IdentityProvider, IdpClient } from '../../shared/ports/idp.js';
 import { type CreateShareRequest, type SharedClient, SHARE_ID } from './schemas.js';
-import type { DataShareStore, ShareItem, StoredShare } from './store.js';
+import { type DataShareStore, type ShareItem, type StoredShare, toDataShare } from './store.js';
 
 /**
  * A reservation older than this belongs to a creation that died half way; a new creation
@@ -15,26 +15,6 @@ export const STALE_RESERVATION_MS = 5 * 60_000;
 
 /** Deletions that lose this many races in a row to concurrent changes of the share give up (409). */
 const DELETE_ATTEMPTS = 5;
-
-/**
- * The response for a share: the registry's fields, the client's current state when read.
- * With neither client nor secret, what lists answer and what the share's domain events
- * carry as data (never the secret).
- */
-export function toShared(item: ShareItem, client: IdpClient | undefined, secret: string | null): SharedClient {
-  return {
-    id: client?.id ?? item.idp_id ?? '',
-    client_id: item.client_id,
-    name: item.name,
-    enabled: client?.enabled ?? item.enabled ?? false,
-    service_accounts_enabled: client?.service_accounts_enabled ?? item.service_accounts_enabled ?? false,
-    secret,
-    owner: item.owner,
-    description: item.description ?? null,
-    tables: item.tables ?? [],
-    created_at: item.created_at,
-  };
-}
 
 /**
  * Data shares (E8): each is a confidential identity-provider client with a service
@@ -90,7 +70,7 @@ export class DataShareService {
     }
     if (!item) throw new Conflict(`The data share name '${req.name}' is taken`);
     logger.info('data share created', { share: req.name, owner: caller.name, client_uuid: client.id });
-    return toShared(item, client, client.secret);
+    return toDataShare(item, client, client.secret);
   }
 
   /** Own shares, or every share for an admin; never with a secret. */
@@ -98,7 +78,7 @@ export class DataShareService {
     const page = isAdmin(caller)
       ? await this.store.list(limit, cursor)
       : await this.store.listOwned(caller.principal, limit, cursor);
-    return { items: page.items.map((item) => toShared(item, undefined, null)), nextCursor: page.nextCursor };
+    return { items: page.items.map((item) => toDataShare(item, undefined, null)), nextCursor: page.nextCursor };
   }
 
   /**
@@ -109,7 +89,7 @@ export class DataShareService {
     const item = await this.load(key, caller);
     const client = await this.idp.getClient(item.client_id);
     if (!client) logger.warn('the client of a data share is missing in the identity provider', { share: item.name });
-    return toShared(item, client, client?.secret ?? null);
+    return toDataShare(item, client, client?.secret ?? null);
   }
 
   /**
@@ -129,7 +109,7 @@ export class DataShareService {
     );
     if (!rotated) throw new NotFound(`No data share '${name}'`);
     logger.info('data share secret rotated', { share: name, by: caller.name });
-    return toShared(rotated, client, client.secret);
+    return toDataShare(rotated, client, client.secret);
   }
 
   /**
@@ -143,7 +123,7 @@ export class DataShareService {
     await this.idp.deleteClient(item.client_id);
     const change = { type: 'data_share.deleted', actor: caller.name, at: this.nowIso() } as const;
     for (let attempt = 1; ; attempt++) {
-      const data = toShared(item, undefined, null) as unknown as Record<string, unknown>;
+      const data = toDataShare(item, undefined, null) as unknown as Record<string, unknown>;
       if (await this.store.delete(item, change, data)) break;
       const again = await this.store.get(name);
       if (!again || again.reservation !== undefined || again.created_at !== item.created_at)

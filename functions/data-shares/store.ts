@@ -16,9 +16,11 @@ import {
   withoutListAttributes,
 } from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { outboxEvent, eventPut, type EventsTable, lastSequence } from '../../shared/events/outbox.js';
+import { outboxEvent, eventPut, type EventsTable, lastSequence } from '../../shared/events/events-table.js';
 import { stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
+import type { IdpClient } from '../../shared/ports/idp.js';
+import type { SharedClient } from './schemas.js';
 
 const LIST_PK = 'share';
 /** Index `by_idp_id` (infra/tables.ts): completed shares by their identity provider's id. */
@@ -61,8 +63,36 @@ export interface ClientFields {
   service_accounts_enabled: boolean;
 }
 
-/** The data-share registry as the service sees it (its public methods; DynamoDataShareStore below implements them). */
-export type DataShareStore = Pick<DynamoDataShareStore, keyof DynamoDataShareStore>;
+/** The data-share registry as the service sees it. */
+export interface DataShareStore {
+  /**
+   * Reserves the name; false when it is taken (a reservation made before `staleBefore`
+   * belongs to a creation that died half way and is taken over).
+   */
+  reserve(share: NewShare, reservation: string, staleBefore: string): Promise<boolean>;
+  /** Turns our reservation into a share, stamped with `change`; undefined when the reservation is no longer ours. */
+  complete(name: string, reservation: string, client: ClientFields, change: Change): Promise<ShareItem | undefined>;
+  /**
+   * Records a rotation of the secret (never the secret itself) on the share created at
+   * `createdAt`, not on one created again under its name; undefined when it is gone.
+   */
+  rotated(name: string, createdAt: string, client: ClientFields, change: Change): Promise<ShareItem | undefined>;
+  /** Gives a reserved name back (only our own reservation). */
+  release(name: string, reservation: string): Promise<void>;
+  /** The share or reservation of that name, read consistently. */
+  get(name: string): Promise<StoredShare | undefined>;
+  /** The name of the share whose identity-provider id is `id`; eventually consistent, so read the share and check. */
+  nameOfId(id: string): Promise<string | undefined>;
+  /** Every share, oldest first; reservations are left out. */
+  list(limit: number, cursor: string | undefined): Promise<Page<ShareItem>>;
+  /** The shares of the principal `owner`, oldest first; reservations are left out. */
+  listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<ShareItem>>;
+  /**
+   * Removes the share read as `share` with its deletion event (`data`: the share without its
+   * secret), if unchanged since it was read; false when it is gone or changed.
+   */
+  delete(share: StoredShare, change: Change, data: Record<string, unknown>): Promise<boolean>;
+}
 
 /**
  * DynamoDB repository for the data-share registry. The writes that change a share stamp it
@@ -71,7 +101,7 @@ export type DataShareStore = Pick<DynamoDataShareStore, keyof DynamoDataShareSto
  * are no shares and are never stamped. Without `events` (a store built alone, outside the
  * composition root) deletions record no event and creations start their sequence at 1.
  */
-export class DynamoDataShareStore {
+export class DynamoDataShareStore implements DataShareStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -139,7 +169,7 @@ export class DynamoDataShareStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return strip(out.Attributes ?? {});
+      return toShareItem(out.Attributes ?? {});
     } catch (err) {
       if (isConditionFailed(err)) return undefined;
       throw err;
@@ -181,7 +211,7 @@ export class DynamoDataShareStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return strip(out.Attributes ?? {});
+      return toShareItem(out.Attributes ?? {});
     } catch (err) {
       if (isConditionFailed(err)) return undefined;
       throw err;
@@ -207,7 +237,7 @@ export class DynamoDataShareStore {
     const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { name }, ConsistentRead: true }));
     if (!out.Item) return undefined;
     const seq = out.Item.ev_seq;
-    return { ...strip(out.Item), seq: typeof seq === 'number' ? seq : undefined };
+    return { ...toShareItem(out.Item), seq: typeof seq === 'number' ? seq : undefined };
   }
 
   /**
@@ -274,8 +304,28 @@ export class DynamoDataShareStore {
 }
 
 /** A stored share as the service sees it: listing attributes and the change stamp left out. */
-export const strip = (item: Record<string, unknown>) => withoutListAttributes<ShareItem>(unstamped(item));
+export const toShareItem = (item: Record<string, unknown>) => withoutListAttributes<ShareItem>(unstamped(item));
 
 function complete(page: Page<Record<string, unknown>>): Page<ShareItem> {
-  return { items: page.items.map(strip), nextCursor: page.nextCursor };
+  return { items: page.items.map(toShareItem), nextCursor: page.nextCursor };
+}
+
+/**
+ * The response for a share: the registry's fields, the client's current state when read.
+ * With neither client nor secret, what lists answer and what the share's domain events
+ * carry as data (never the secret).
+ */
+export function toDataShare(item: ShareItem, client: IdpClient | undefined, secret: string | null): SharedClient {
+  return {
+    id: client?.id ?? item.idp_id ?? '',
+    client_id: item.client_id,
+    name: item.name,
+    enabled: client?.enabled ?? item.enabled ?? false,
+    service_accounts_enabled: client?.service_accounts_enabled ?? item.service_accounts_enabled ?? false,
+    secret,
+    owner: item.owner,
+    description: item.description ?? null,
+    tables: item.tables ?? [],
+    created_at: item.created_at,
+  };
 }

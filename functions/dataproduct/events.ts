@@ -1,7 +1,6 @@
 import { fromItem } from '../../shared/auth/key-store.js';
 import type { EventSource } from '../../shared/events/source.js';
-import { toInfo } from './service.js';
-import { fromItem as productFromItem, isProductItem, productSubject, toProduct } from './store.js';
+import { isProductItem, productSubject, toDataProduct, toDataProductRecord, toKeyInfo } from './store.js';
 
 /**
  * Pre-shared keys are the subjects (`psks/{psk}`), with the data their list answers for
@@ -12,8 +11,8 @@ export const pskEvents: EventSource = {
   table: 'keys',
   describe(item) {
     if (typeof item.psk !== 'string') return undefined;
-    const key = toInfo(fromItem(item));
-    return { subject: `psks/${key.psk}`, data: key as unknown as Record<string, unknown> };
+    const key = toKeyInfo(fromItem(item));
+    return { subject: `psks/${key.psk}`, data: key };
   },
 };
 
@@ -26,7 +25,7 @@ export const dataProductEvents: EventSource = {
   table: 'dataProducts',
   describe(item) {
     if (!isProductItem(item)) return undefined;
-    const product = toProduct(productFromItem(item));
-    return { subject: productSubject(product.id), data: product as unknown as Record<string, unknown> };
+    const product = toDataProduct(toDataProductRecord(item));
+    return { subject: productSubject(product.id), data: product };
   },
 };

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { boolParam, integer, PageQuery } from '../../shared/http/params.js';
-import { pydanticIssue } from '../../shared/http/validation.js';
+import { pydanticIssue } from '../../shared/pydantic/issues.js';
 import { domainUrn } from '../../shared/ports/catalog.js';
 import { component, doc } from '../../shared/schema.js';
 import { MAX_SQL_LENGTH } from '../query/read-only-sql.js';

@@ -24,24 +24,13 @@ import type {
   ExtendedKey,
   KeyInfo,
 } from './schemas.js';
-import { type DataProductRecord, type DataProductStore, toProduct } from './store.js';
+import { type DataProductRecord, type DataProductStore, toDataProduct, toKeyInfo } from './store.js';
 
 const DAY_MS = 86_400_000;
 /** Compare-and-set rounds for extending an expired key before giving up. */
 const MAX_ATTEMPTS = 50;
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** A key as its list answers it (no secret, no hash): also the data of its domain events. */
-export const toInfo = (r: KeyRecord): KeyInfo => ({
-  psk: r.psk,
-  dataproduct_id: r.dataproduct_id,
-  description: r.description,
-  valid_until: iso(r.valid_until_ms),
-  created_by: r.created_by,
-  created_at: r.created_at,
-  deleted_at: r.deleted_at ?? null,
-});
 
 /** Pre-shared keys (§8): made for a data product, listed, deleted, extended (E7). */
 export class KeyService {
@@ -78,7 +67,7 @@ export class KeyService {
       ...(caller.key ? { lineage: lineageThrough(caller) } : {}),
     };
     await this.keys.createIfAbsent(record, { type: 'psk.created', actor: caller.name, at: record.created_at });
-    const { deleted_at: _none, ...info } = toInfo(record);
+    const { deleted_at: _none, ...info } = toKeyInfo(record);
     return { ...info, key: secret };
   }
 
@@ -90,7 +79,7 @@ export class KeyService {
     cursor: string | undefined,
   ): Promise<Page<KeyInfo>> {
     const page = await this.keys.list(isAdmin(caller) ? undefined : caller.principal, includeDeleted, limit, cursor);
-    return { items: page.items.map(toInfo), nextCursor: page.nextCursor };
+    return { items: page.items.map(toKeyInfo), nextCursor: page.nextCursor };
   }
 
   /** Deletes a key; it stops authenticating at once here, and within seconds everywhere. */
@@ -242,7 +231,7 @@ export class DataProductService {
     };
     const change: Change = { type: 'dataproduct.created', actor: caller.name, at: record.created_at };
     if (!(await this.store.create(record, change))) throw new Conflict(`A data product named ${req.name} exists`);
-    return toProduct(record);
+    return toDataProduct(record);
   }
 
   /** Live products by name; with `roles`, only those of these roles. */
@@ -252,7 +241,7 @@ export class DataProductService {
     cursor: string | undefined,
   ): Promise<Page<DataProduct>> {
     const page = await this.store.list(roles, limit, cursor);
-    return { items: page.items.map(toProduct), nextCursor: page.nextCursor };
+    return { items: page.items.map(toDataProduct), nextCursor: page.nextCursor };
   }
 
   /**

@@ -1,10 +1,11 @@
 import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { KeyRecord } from '../../shared/auth/key-store.js';
 import { conditionally } from '../../shared/aws/errors.js';
 import { decodeCursor, mergedQueryPage, type Page } from '../../shared/aws/pagination.js';
 import { Conflict } from '../../shared/errors.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
-import type { DataProduct } from './schemas.js';
+import type { DataProduct, KeyInfo } from './schemas.js';
 
 /** A data product as stored: the public fields, the creator's principal and, once deleted, when. */
 export interface DataProductRecord extends DataProduct {
@@ -24,15 +25,33 @@ const nameKey = (name: string) => `N#${name}`;
 /** The subject of a product's domain events (API.md §13). */
 export const productSubject = (id: string) => `dataproducts/${id}`;
 
-/** The data products table as services see it (its public methods; DynamoDataProductStore implements them). */
-export type DataProductStore = Pick<DynamoDataProductStore, keyof DynamoDataProductStore>;
+/** The data products table as services see it. */
+export interface DataProductStore {
+  /** Stores a new product and claims its name; false when another product has the name. */
+  create(product: DataProductRecord, change: Change): Promise<boolean>;
+  /** A product, deleted ones too (with `deleted_at`); read consistently. */
+  get(id: string): Promise<DataProductRecord | undefined>;
+  /** Whether the product was deleted: false for a live product and for an id never stored. */
+  isDeleted(id: string): Promise<boolean>;
+  /** Live products by name: all of them, or those of some roles. */
+  list(
+    roles: readonly string[] | undefined,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<DataProductRecord>>;
+  /**
+   * Marks a live product deleted (stamped `change`), takes it off the lists and releases its
+   * name; false when it is not there or deleted already.
+   */
+  markDeleted(product: DataProductRecord, change: Change): Promise<boolean>;
+}
 
 /**
  * DynamoDB repository for data products (TABLES.dataProducts): each product with the claim
  * on its name, written and removed in one transaction. Writes stamp the product with their
  * change (`dataproduct.created`, `.deleted`); a deleted product is kept, marked.
  */
-export class DynamoDataProductStore {
+export class DynamoDataProductStore implements DataProductStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -88,7 +107,7 @@ export class DynamoDataProductStore {
     const out = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: productKey(id) }, ConsistentRead: true }),
     );
-    return out.Item ? fromItem(out.Item) : undefined;
+    return out.Item ? toDataProductRecord(out.Item) : undefined;
   }
 
   /**
@@ -132,7 +151,7 @@ export class DynamoDataProductStore {
       })),
       { limit, sortKey: 'name', keyAttributes: ['name'] },
     );
-    return { items: page.items.map(fromItem), nextCursor: page.nextCursor };
+    return { items: page.items.map(toDataProductRecord), nextCursor: page.nextCursor };
   }
 
   /**
@@ -186,13 +205,13 @@ export const isProductItem = (item: Record<string, unknown>): boolean =>
   typeof item.pk === 'string' && item.pk.startsWith('P#');
 
 /** A stored product as services see it: without its key, listing attributes and change stamp. */
-export function fromItem(item: Record<string, unknown>): DataProductRecord {
+export function toDataProductRecord(item: Record<string, unknown>): DataProductRecord {
   const { pk: _pk, list_pk: _list, list_role: _role, ...rest } = unstamped(item);
   return rest as unknown as DataProductRecord;
 }
 
 /** The public record, fields in the contract's order: what the list answers, and its events' data. */
-export const toProduct = (r: DataProduct): DataProduct => ({
+export const toDataProduct = (r: DataProduct): DataProduct => ({
   id: r.id,
   name: r.name,
   role_name: r.role_name,
@@ -201,4 +220,18 @@ export const toProduct = (r: DataProduct): DataProduct => ({
   is_view: r.is_view,
   created_by: r.created_by,
   created_at: r.created_at,
+});
+
+/**
+ * A pre-shared key (stored by shared/auth/key-store.ts) as its list answers it (no secret, no
+ * hash): also the data of its domain events.
+ */
+export const toKeyInfo = (r: KeyRecord): KeyInfo => ({
+  psk: r.psk,
+  dataproduct_id: r.dataproduct_id,
+  description: r.description,
+  valid_until: new Date(r.valid_until_ms).toISOString(),
+  created_by: r.created_by,
+  created_at: r.created_at,
+  deleted_at: r.deleted_at ?? null,
 });

@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import { laxInt } from '../../shared/lax.js';
+import { laxInt } from '../../shared/pydantic/lax.js';
 import { integer, intParam } from '../../shared/http/params.js';
 import { optionalText, slug } from '../../shared/http/schemas.js';
-import { pydanticIssue } from '../../shared/http/validation.js';
+import { pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
 
 export const DecisionStatus = component(

@@ -13,7 +13,13 @@ import type {
   VersionDiff,
   VersionSummary,
 } from './schemas.js';
-import type { DecisionStore, TransitionWrite, VersionItem } from './store.js';
+import {
+  type DecisionStore,
+  toVersionDetail,
+  toVersionSummary,
+  type TransitionWrite,
+  type VersionItem,
+} from './store.js';
 
 /**
  * A version is one DynamoDB item (at most 400 KB): its content, and its history of at
@@ -70,25 +76,6 @@ const RULES: Record<Action, TransitionRule> = {
   },
 };
 
-const toSummary = (item: VersionItem): VersionSummary => ({
-  workspace: item.workspace,
-  key: item.key,
-  version: item.version,
-  content_sha: item.content_sha,
-  status: item.status,
-  notes: item.notes ?? null,
-  created_by: item.created_by,
-  created_at: item.created_at,
-  submitted_by: item.submitted_by ?? null,
-  submitted_at: item.submitted_at ?? null,
-  approved_by: item.approved_by ?? null,
-  approved_at: item.approved_at ?? null,
-  source_instance: item.source_instance ?? null,
-  source_version: item.source_version ?? null,
-});
-
-export const toDetail = (item: VersionItem): VersionDetail => ({ ...toSummary(item), content: item.content ?? null });
-
 const describe = (workspace: string, key: string, version?: number) =>
   version === undefined ? `${workspace}/${key}` : `version ${version} of ${workspace}/${key}`;
 
@@ -137,7 +124,7 @@ export class DecisionService {
       history: [{ from: null, to: 'draft', action: 'create', by: caller.name, at, notes: req.notes ?? null }],
     };
     await this.store.create(item, { type: 'decision.version.created', actor: caller.name, at });
-    return toDetail(item);
+    return toVersionDetail(item);
   }
 
   async listVersions(
@@ -149,17 +136,17 @@ export class DecisionService {
     const page = await this.store.list(workspace, key, limit, cursor);
     if (page.items.length === 0 && cursor === undefined)
       throw new NotFound(`No versions of ${describe(workspace, key)}`);
-    return { items: page.items.map(toSummary), nextCursor: page.nextCursor };
+    return { items: page.items.map(toVersionSummary), nextCursor: page.nextCursor };
   }
 
   async getVersion(workspace: string, key: string, version: number): Promise<VersionDetail> {
-    return toDetail(await this.load(workspace, key, version));
+    return toVersionDetail(await this.load(workspace, key, version));
   }
 
   async published(workspace: string, key: string): Promise<VersionDetail> {
     const item = await this.store.newestPublished(workspace, key);
     if (!item) throw new NotFound(`No approved version of ${describe(workspace, key)}`);
-    return toDetail(item);
+    return toVersionDetail(item);
   }
 
   async history(workspace: string, key: string, version: number): Promise<HistoryEntry[]> {
@@ -218,7 +205,7 @@ export class DecisionService {
       change: { type: EVENT_OF[action], actor: caller.name, at },
     };
     const result = await this.store.transition(workspace, key, version, write);
-    if (result.ok) return toSummary(result.item);
+    if (result.ok) return toVersionSummary(result.item);
     const current = result.current;
     if (!current) throw new NotFound(`No ${describe(workspace, key, version)}`);
     if (current.status !== rule.from) {

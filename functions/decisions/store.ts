@@ -10,7 +10,7 @@ import { isConditionFailed } from '../../shared/aws/errors.js';
 import { decodeCursor, queryPage, type Page, type Positioned } from '../../shared/aws/pagination.js';
 import { STAMP_ATTRIBUTES, stampNew, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
-import type { DecisionStatus, HistoryEntry, VersionDetail } from './schemas.js';
+import type { DecisionStatus, HistoryEntry, VersionDetail, VersionSummary } from './schemas.js';
 
 /** A version as stored: the detail plus its transition history. */
 export type VersionItem = VersionDetail & {
@@ -82,7 +82,7 @@ function toStored(item: VersionItem): Record<string, unknown> {
 }
 
 /** A stored version as the service sees it: content parsed, keys and the change stamp left out. */
-export function strip(item: Record<string, unknown>): VersionItem {
+export function toVersionItem(item: Record<string, unknown>): VersionItem {
   if (typeof item.content_json === 'string') {
     const { content_json: json, ...rest } = item;
     item = { ...rest, content: JSON.parse(json as string) as unknown };
@@ -151,7 +151,7 @@ export class DynamoDecisionStore implements DecisionStore {
         Key: { pk: partitionKey(workspace, key), sk: versionSortKey(version) },
       }),
     );
-    return out.Item ? strip(out.Item) : undefined;
+    return out.Item ? toVersionItem(out.Item) : undefined;
   }
 
   /** Versions in ascending order, without content and history. */
@@ -177,7 +177,7 @@ export class DynamoDecisionStore implements DecisionStore {
         keyAttributes: ['pk', 'sk'],
       },
     );
-    return { items: page.items.map(strip), nextCursor: page.nextCursor };
+    return { items: page.items.map(toVersionItem), nextCursor: page.nextCursor };
   }
 
   /** The newest version in the `published` index (approved, not retired). */
@@ -193,7 +193,7 @@ export class DynamoDecisionStore implements DecisionStore {
       }),
     );
     const item = out.Items?.[0];
-    return item ? strip(item) : undefined;
+    return item ? toVersionItem(item) : undefined;
   }
 
   async submittedAfter(after: string, limit: number): Promise<Positioned<VersionItem>[]> {
@@ -212,7 +212,7 @@ export class DynamoDecisionStore implements DecisionStore {
         Limit: limit,
       }),
     );
-    return (out.Items ?? []).map((item) => ({ position: String(item.sub_sk), item: strip(item) }));
+    return (out.Items ?? []).map((item) => ({ position: String(item.sub_sk), item: toVersionItem(item) }));
   }
 
   /**
@@ -279,12 +279,39 @@ export class DynamoDecisionStore implements DecisionStore {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { ok: true, item: strip(out.Attributes ?? {}) };
+      return { ok: true, item: toVersionItem(out.Attributes ?? {}) };
     } catch (err) {
       if (!isConditionFailed(err)) throw err;
       // The document client does not unmarshall the item returned with a failed condition.
       const old = (err as { Item?: Record<string, unknown> }).Item;
-      return { ok: false, current: old ? strip(unmarshall(old as Parameters<typeof unmarshall>[0])) : undefined };
+      return {
+        ok: false,
+        current: old ? toVersionItem(unmarshall(old as Parameters<typeof unmarshall>[0])) : undefined,
+      };
     }
   }
 }
+
+/** A version as lists and lifecycle actions answer it: no content, no history. */
+export const toVersionSummary = (item: VersionItem): VersionSummary => ({
+  workspace: item.workspace,
+  key: item.key,
+  version: item.version,
+  content_sha: item.content_sha,
+  status: item.status,
+  notes: item.notes ?? null,
+  created_by: item.created_by,
+  created_at: item.created_at,
+  submitted_by: item.submitted_by ?? null,
+  submitted_at: item.submitted_at ?? null,
+  approved_by: item.approved_by ?? null,
+  approved_at: item.approved_at ?? null,
+  source_instance: item.source_instance ?? null,
+  source_version: item.source_version ?? null,
+});
+
+/** A version as GET answers it: the summary and its content; also its domain events' data. */
+export const toVersionDetail = (item: VersionItem): VersionDetail => ({
+  ...toVersionSummary(item),
+  content: item.content ?? null,
+});

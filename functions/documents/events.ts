@@ -13,6 +13,6 @@ export const documentEvents: EventSource = {
   describe(item) {
     if (typeof item.id !== 'string') return undefined;
     const document = toDocument(item);
-    return { subject: documentSubject(document.id), data: document as unknown as Record<string, unknown> };
+    return { subject: documentSubject(document.id), data: document };
   },
 };

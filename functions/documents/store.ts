@@ -31,16 +31,58 @@ export type DocumentFields = Partial<Omit<Document, 'id' | 'owner' | 'catalog_ur
 export type WriteResult = { ok: true; document: Document } | { ok: false; reason: 'missing' | 'conflict' };
 
 /**
+ * What the documents group needs of its store. The conditional writes answer the new
+ * document, or why it was not written (`missing`, or `conflict`: the condition failed).
+ */
+export interface DocumentStore {
+  /** Stores a new document owned by the principal `ownerPrincipal`, its creation stamped (`change`). */
+  create(doc: Document, ownerPrincipal: string, change: Change): Promise<void>;
+  /** The document and its owner's principal (absent on documents stored before principals were). */
+  getWithOwner(id: string): Promise<{ document: Document; ownerPrincipal: string | undefined } | undefined>;
+  /** The owners' principals of the documents that exist among `ids` (empty string: none recorded). */
+  ownersOf(ids: readonly string[]): Promise<Map<string, string>>;
+  /** The stored item as is (with `pending_domain` when set). */
+  getRaw(id: string): Promise<Record<string, unknown> | undefined>;
+  /** The documents of the principal `owner`, oldest first. */
+  listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<Document>>;
+  /** Every document, oldest first. */
+  listAll(limit: number, cursor: string | undefined): Promise<Page<Document>>;
+  /** Every document waiting for `domain`, oldest first (eventually consistent). */
+  listPending(domain: string): Promise<Document[]>;
+  /** Moves the status in one write, if the current status is one of `from`. */
+  setStatus(id: string, from: readonly DocumentStatus[], fields: DocumentFields, change: Change): Promise<WriteResult>;
+  /** Stores enrichment suggestions, unless confirmed already or a live confirmation claim holds it. */
+  setSuggestions(id: string, fields: DocumentFields, change: Change, nowMs?: number): Promise<WriteResult>;
+  /**
+   * Claims the confirmation (E6) for `claim` until `expiresAtMs`, if the enrichment awaits
+   * review or an earlier claim has expired.
+   */
+  claimConfirmation(id: string, claim: string, nowMs: number, expiresAtMs: number): Promise<WriteResult>;
+  /** Gives a claim up (the enrichment awaits review again), if `claim` still holds it. */
+  releaseConfirmation(id: string, claim: string): Promise<WriteResult>;
+  /**
+   * Writes a confirmation and drops the claim, if `claim` still holds it; sets
+   * `pending_domain` when given, else removes it.
+   */
+  confirm(
+    id: string,
+    claim: string,
+    fields: DocumentFields,
+    pendingDomain: string | null,
+    change: Change,
+  ): Promise<WriteResult>;
+  /** Attaches a document to its now existing domain, if it still waits for that domain. */
+  attachDomain(id: string, domain: string, fields: DocumentFields, change: Change): Promise<WriteResult>;
+}
+
+/**
  * DynamoDB repository for documents (TABLES.documents). A document waiting for a domain
  * that does not exist yet carries `pending_domain` (the sparse `by_pending_domain` index);
  * that attribute is internal and never part of the public record. Every write a client
  * can see stamps its change on the item (API.md §13, shared/events/stamp.ts); a
  * confirmation's claim and its release, which readers never see, stamp nothing.
  */
-/** What the documents group needs of its store (fakes implement it without casts). */
-export type DocumentStore = Pick<DynamoDocumentStore, keyof DynamoDocumentStore>;
-
-export class DynamoDocumentStore {
+export class DynamoDocumentStore implements DocumentStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

@@ -1,14 +1,13 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { storedEvent } from '../../shared/events/outbox.js';
-import { type StreamHandler, tableOfStream } from '../../shared/events/stream.js';
+import { storedEvent } from '../../shared/events/events-table.js';
+import { type StreamHandler, streamEntry } from '../../shared/aws/lambda.js';
+import { tableOfStream } from '../../shared/events/stream.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import type { EventBus } from '../../shared/ports/event-bus.js';
-import { toEvent } from '../crews/store.js';
-import { eventBus, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
-import { runEventEnvelope } from '../webhooks/run-endpoint.js';
-import { webhookFanout } from '../webhooks/compose-fanout.js';
+import { lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
+import { dispatcherDeps } from './compose-worker.js';
 
 /** Where the dispatcher hands events besides the bus: webhooks (API.md §14). */
 export interface EventFanout {
@@ -18,12 +17,15 @@ export interface EventFanout {
   fanOutToRun(correlationId: string, events: readonly DomainEvent[]): Promise<ReadonlySet<string>>;
 }
 
-/** The crew-run events table (E13), whose stream feeds per-run webhooks, and the envelopes' `source`. */
-export interface RunEventsStream {
+/**
+ * The run log (E13), whose stream feeds per-run webhooks: its table and how an entry becomes
+ * the envelope a run's webhook receives (crews and webhooks know; the composition hands it in).
+ */
+export interface RunLogStream {
   /** Physical table name. */
   readonly table: string;
-  /** `dpm/<stage>` */
-  readonly origin: string;
+  /** A run log item as its run's webhook's envelope. */
+  envelopeOf(item: Record<string, unknown>): DomainEvent;
 }
 
 type Image = Parameters<typeof unmarshall>[0];
@@ -34,10 +36,10 @@ export function recordedEvent(record: DynamoDBRecord): DomainEvent | undefined {
   return storedEvent(unmarshall(record.dynamodb.NewImage as Image));
 }
 
-/** A crew run's E13 event, as its webhook's envelope, from the events table's stream (new events only). */
-export function runEventOf(record: DynamoDBRecord, origin: string): DomainEvent | undefined {
+/** A run log entry, as its run's webhook's envelope, from the run log's stream (new entries only). */
+function runEventOf(record: DynamoDBRecord, runLog: RunLogStream): DomainEvent | undefined {
   if (record.eventName !== 'INSERT' || !record.dynamodb?.NewImage) return undefined;
-  return runEventEnvelope(toEvent(unmarshall(record.dynamodb.NewImage as Image)), origin);
+  return runLog.envelopeOf(unmarshall(record.dynamodb.NewImage as Image));
 }
 
 /**
@@ -47,15 +49,15 @@ export function runEventOf(record: DynamoDBRecord, origin: string): DomainEvent 
  * order (with what follows them) until they are taken or the record expires; the bus may
  * then get an event twice (at least once), the fan-out makes each delivery once.
  *
- * With `runEvents`, it also reads the crew runs' E13 events table: each event of a run
+ * With `runLog`, it also reads the crew runs' E13 events table: each event of a run
  * started with a `webhook_url` goes to that run's webhook alone (never to the bus).
  */
-export function createDispatcher(bus: EventBus, webhooks?: EventFanout, runEvents?: RunEventsStream): StreamHandler {
+export function createDispatcher(bus: EventBus, webhooks?: EventFanout, runLog?: RunLogStream): StreamHandler {
   const runRecords = (records: readonly DynamoDBRecord[]) =>
-    runEvents !== undefined && records.length > 0 && tableOfStream(records[0]!.eventSourceARN) === runEvents.table;
+    runLog !== undefined && records.length > 0 && tableOfStream(records[0]!.eventSourceARN) === runLog.table;
   return async (event) => {
     // One shard of one stream per call (as Lambda hands them).
-    if (runRecords(event.Records)) return dispatchRunEvents(event.Records, runEvents!.origin, webhooks);
+    if (runRecords(event.Records)) return dispatchRunEvents(event.Records, runLog!, webhooks);
     const recorded: { record: DynamoDBRecord; event: DomainEvent }[] = [];
     for (const record of event.Records) {
       const e = recordedEvent(record);
@@ -93,14 +95,14 @@ export function createDispatcher(bus: EventBus, webhooks?: EventFanout, runEvent
 /** A crew run's E13 events to the run's own webhook, one run after another, each in index order. */
 async function dispatchRunEvents(
   records: readonly DynamoDBRecord[],
-  origin: string,
+  runLog: RunLogStream,
   webhooks: EventFanout | undefined,
 ): Promise<DynamoDBBatchResponse> {
   const byRun = new Map<string, { record: DynamoDBRecord; event: DomainEvent }[]>();
   for (const record of records) {
     let e: DomainEvent | undefined;
     try {
-      e = runEventOf(record, origin);
+      e = runEventOf(record, runLog);
     } catch (err) {
       logger.error('crew run event record not understood', { error: err as Error });
       continue;
@@ -138,15 +140,8 @@ async function dispatchRunEvents(
 
 /** The dispatcher over a runtime: the stage's bus, webhooks, and the crew runs' events. */
 export function dispatcherFor(runtime: Runtime): StreamHandler {
-  return createDispatcher(eventBus(runtime), webhookFanout(runtime), {
-    table: runtime.tableName('runLog'),
-    origin: runtime.eventsTable.source,
-  });
+  const { bus, fanout, runLog } = dispatcherDeps(runtime);
+  return createDispatcher(bus, fanout, runLog);
 }
 
-let lambdaHandler: StreamHandler | undefined;
-
-export const handler: StreamHandler = (event) => {
-  lambdaHandler ??= dispatcherFor(lambdaRuntimeFromEnv());
-  return lambdaHandler(event);
-};
+export const handler = streamEntry(() => dispatcherFor(lambdaRuntimeFromEnv()));

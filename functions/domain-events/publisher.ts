@@ -3,8 +3,9 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isUnstorableInput } from '../../shared/aws/errors.js';
 import type { EventSource } from '../../shared/events/source.js';
 import { unstamped } from '../../shared/events/stamp.js';
-import { type StreamHandler, tableOfStream } from '../../shared/events/stream.js';
-import type { DomainEvent } from '../../shared/events/types.js';
+import { type StreamHandler, streamEntry } from '../../shared/aws/lambda.js';
+import { tableOfStream } from '../../shared/events/stream.js';
+import { type DomainEvent, envelope, envelopeType } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import type { BusinessMetrics } from '../../shared/ports/metrics.js';
 import { businessMetrics, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
@@ -30,18 +31,16 @@ export function eventOf(record: DynamoDBRecord, source: EventSource, origin: str
   const described = source.describe(unstamped(item));
   if (!described) return undefined;
   const about = item.ev_about && typeof item.ev_about === 'object' ? (item.ev_about as Record<string, unknown>) : {};
-  return {
-    specversion: '1.0',
+  return envelope({
     id: item.ev_id,
     source: origin,
-    type: `dpm.${String(item.ev_type)}`,
+    type: envelopeType(String(item.ev_type)),
     subject: described.subject,
     time: String(item.ev_at),
-    datacontenttype: 'application/json',
     actor: typeof item.ev_actor === 'string' ? item.ev_actor : null,
     sequence: Number(item.ev_seq),
     data: { ...described.data, ...about },
-  };
+  });
 }
 
 export interface PublisherDeps {
@@ -139,9 +138,4 @@ export function publisherFor(runtime: Runtime): StreamHandler {
   });
 }
 
-let lambdaHandler: StreamHandler | undefined;
-
-export const handler: StreamHandler = (event) => {
-  lambdaHandler ??= publisherFor(lambdaRuntimeFromEnv());
-  return lambdaHandler(event);
-};
+export const handler = streamEntry(() => publisherFor(lambdaRuntimeFromEnv()));

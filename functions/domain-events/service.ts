@@ -1,6 +1,6 @@
 import type { Page } from '../../shared/aws/pagination.js';
 import { NotFound } from '../../shared/errors.js';
-import { type DomainEvent, DOMAIN_EVENT_TYPES } from '../../shared/events/types.js';
+import { type DomainEvent, DOMAIN_EVENT_TYPES, envelopeType } from '../../shared/events/types.js';
 import type { FeedQuery } from './schemas.js';
 import type { EventStore, FeedFilter } from './store.js';
 
@@ -25,7 +25,7 @@ export class EventFeedService {
  * recording key.
  */
 export function feedFilter(query: Pick<FeedQuery, 'type' | 'subject' | 'since'>): FeedFilter {
-  const type = query.type && (query.type.startsWith('dpm.') ? query.type : `dpm.${query.type}`);
+  const type = query.type && (query.type.startsWith('dpm.') ? query.type : envelopeType(query.type));
   const prefix = type?.endsWith('.*') ? type.slice(0, -1) : undefined;
   return {
     ...(type && prefix !== ALL_TYPES ? { types: prefix ? typesUnder(prefix) : [type] } : {}),
@@ -39,4 +39,4 @@ export function feedFilter(query: Pick<FeedQuery, 'type' | 'subject' | 'since'>)
 const ALL_TYPES = 'dpm.';
 
 const typesUnder = (prefix: string): string[] =>
-  DOMAIN_EVENT_TYPES.map((t) => `dpm.${t}`).filter((t) => t.startsWith(prefix));
+  DOMAIN_EVENT_TYPES.map(envelopeType).filter((t) => t.startsWith(prefix));

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
 import { decodeCursor, mergedQueryPage, queryPage, type Page } from '../../shared/aws/pagination.js';
-import { eventItem, type EventsTable, FEED_PARTITION, storedEvent } from '../../shared/events/outbox.js';
+import { eventItem, type EventsTable, FEED_PARTITION, storedEvent } from '../../shared/events/events-table.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 
 const FEED = FEED_PARTITION;
@@ -19,9 +19,19 @@ export interface FeedFilter {
 export type RecordResult = 'recorded' | 'duplicate' | 'conflict';
 
 /** The events table (TABLES.domainEvents): the feed the API serves and the dispatcher reads. */
-export type EventStore = Pick<DynamoEventStore, keyof DynamoEventStore>;
+export interface EventStore {
+  /**
+   * Records an event once: a second delivery of the same stream record is a `duplicate`;
+   * another event holding the place of its sequence is a `conflict`.
+   */
+  record(event: DomainEvent, now?: Date): Promise<RecordResult>;
+  get(id: string): Promise<DomainEvent | undefined>;
+  /** Oldest first: by sequence for one subject, else in the order the events were recorded. */
+  list(filter: FeedFilter, limit: number, cursor: string | undefined): Promise<Page<DomainEvent>>;
+}
 
-export class DynamoEventStore {
+/** DynamoDB repository for the events table. */
+export class DynamoEventStore implements EventStore {
   private readonly tableName: string;
 
   constructor(

@@ -1,11 +1,11 @@
 import type { EventSource } from '../../shared/events/source.js';
-import { datasetSubject, strip } from './store.js';
+import { datasetSubject, toFinetuneJob } from './store.js';
 
 /** Every item is a job (`finetune/datasets/{id}`); data is the job as GET answers it. */
 export const finetuneEvents: EventSource = {
   table: 'finetuneJobs',
   describe(item) {
     if (typeof item.id !== 'string') return undefined;
-    return { subject: datasetSubject(item.id), data: strip(item) as unknown as Record<string, unknown> };
+    return { subject: datasetSubject(item.id), data: toFinetuneJob(item) };
   },
 };

@@ -8,15 +8,12 @@ import {
   withoutListAttributes,
 } from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
+import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { FinetuneJob } from './schemas.js';
 
 const LIST_PK = 'finetune-job';
-
-/** Fine-tuning jobs as the service sees them (its public methods; DynamoFinetuneJobStore below implements them). */
-export type FinetuneJobStore = Pick<DynamoFinetuneJobStore, keyof DynamoFinetuneJobStore>;
 
 /** A stored job: the job, its owner's principal and the sequence of its last stamped change. */
 export interface StoredJob {
@@ -25,6 +22,23 @@ export interface StoredJob {
   readonly ownerPrincipal: string | undefined;
   /** The job's `ev_seq`: what a deletion is conditioned on; absent on jobs stored before events were. */
   readonly seq: number | undefined;
+}
+
+/** Fine-tuning jobs as the service sees them. */
+export interface FinetuneJobStore {
+  /** Stores a new job owned by the principal `ownerPrincipal`, its creation stamped (`change`). */
+  create(job: FinetuneJob, ownerPrincipal: string, change: Change): Promise<void>;
+  /** The job, its owner's principal and its last change's sequence; read consistently. */
+  get(id: string): Promise<StoredJob | undefined>;
+  /** The jobs of the principal `owner`, oldest first. */
+  listOwned(owner: string, limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>>;
+  /** Every job, oldest first. */
+  listAll(limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>>;
+  /**
+   * Deletes the job read as `stored` with its deletion event, if unchanged since it was
+   * read; false when it is gone or changed (then nothing is deleted).
+   */
+  delete(stored: StoredJob, change: Change): Promise<boolean>;
 }
 
 /** The subject of a job's domain events (API.md §13). */
@@ -36,7 +50,7 @@ export const datasetSubject = (id: string) => `finetune/datasets/${id}`;
  * events table in the deleting transaction. Without `events` (a store built alone, outside
  * the composition root) deletions record no event.
  */
-export class DynamoFinetuneJobStore {
+export class DynamoFinetuneJobStore implements FinetuneJobStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -65,7 +79,7 @@ export class DynamoFinetuneJobStore {
     if (!out.Item) return undefined;
     const { owner_principal: owner, ev_seq: seq } = out.Item;
     return {
-      job: strip(out.Item),
+      job: toFinetuneJob(out.Item),
       ownerPrincipal: typeof owner === 'string' ? owner : undefined,
       seq: typeof seq === 'number' ? seq : undefined,
     };
@@ -78,13 +92,13 @@ export class DynamoFinetuneJobStore {
       OWNER_PRINCIPAL_INDEX,
       owner,
     );
-    return { items: page.items.map(strip), nextCursor: page.nextCursor };
+    return { items: page.items.map(toFinetuneJob), nextCursor: page.nextCursor };
   }
 
   /** Every job, oldest first. */
   async listAll(limit: number, cursor: string | undefined): Promise<Page<FinetuneJob>> {
     const page = await listAll({ db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor }, LIST_PK);
-    return { items: page.items.map(strip), nextCursor: page.nextCursor };
+    return { items: page.items.map(toFinetuneJob), nextCursor: page.nextCursor };
   }
 
   /**
@@ -112,7 +126,7 @@ export class DynamoFinetuneJobStore {
 }
 
 /** A stored job as GET answers it: listing attributes, owner principal and change stamp left out. */
-export const strip = (item: Record<string, unknown>): FinetuneJob => {
+export const toFinetuneJob = (item: Record<string, unknown>): FinetuneJob => {
   const { owner_principal: _owner, ...job } = withoutListAttributes<FinetuneJob & { owner_principal?: string }>(
     unstamped(item),
   );

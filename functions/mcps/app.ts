@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
-import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/app.js';
+import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
 import { PageQuery } from '../../shared/http/params.js';
 import { McpServer, McpServerParams, McpServerRequest } from './schemas.js';
 import type { McpServerService } from './service.js';

@@ -9,7 +9,7 @@ import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes } from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict } from '../../shared/errors.js';
-import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/outbox.js';
+import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { McpServer } from './schemas.js';
@@ -22,8 +22,19 @@ const DELETE_ATTEMPTS = 5;
 /** The fields a replacement writes; id and created_at stay as they were. */
 export type McpServerFields = Pick<McpServer, 'name' | 'command' | 'args' | 'enabled' | 'env' | 'updated_at'>;
 
-/** MCP server configurations as the service sees them (its public methods; DynamoMcpServerStore below implements them). */
-export type McpServerStore = Pick<DynamoMcpServerStore, keyof DynamoMcpServerStore>;
+/** MCP server configurations as the service sees them. */
+export interface McpServerStore {
+  /** Stores a new server, its creation stamped (`change`). */
+  create(server: McpServer, change: Change): Promise<void>;
+  /** Read consistently, so a server just created or replaced is found as it is. */
+  get(id: string): Promise<McpServer | undefined>;
+  /** Oldest first. */
+  list(limit: number, cursor: string | undefined): Promise<Page<McpServer>>;
+  /** Replaces an existing server's fields (id and created_at stay); undefined when there is no such server. */
+  replace(id: string, fields: McpServerFields, change: Change): Promise<McpServer | undefined>;
+  /** Deletes a server with its deletion event; the deleted server, or undefined when there was none. */
+  delete(id: string, change: Change): Promise<McpServer | undefined>;
+}
 
 /** The subject of a server's domain events (API.md §13). */
 export const serverSubject = (id: string) => `mcps/${id}`;
@@ -34,7 +45,7 @@ export const serverSubject = (id: string) => `mcps/${id}`;
  * its event in the events table in the deleting transaction. Without `events` (a store
  * built alone, outside the composition root) deletions record no event.
  */
-export class DynamoMcpServerStore {
+export class DynamoMcpServerStore implements McpServerStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -53,13 +64,13 @@ export class DynamoMcpServerStore {
 
   async get(id: string): Promise<McpServer | undefined> {
     const item = await this.read(id);
-    return item ? toServer(item) : undefined;
+    return item ? toMcpServer(item) : undefined;
   }
 
   /** Oldest first. */
   async list(limit: number, cursor: string | undefined): Promise<Page<McpServer>> {
     const page = await listAll({ db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor }, LIST_PK);
-    return { items: page.items.map(toServer), nextCursor: page.nextCursor };
+    return { items: page.items.map(toMcpServer), nextCursor: page.nextCursor };
   }
 
   /**
@@ -87,7 +98,7 @@ export class DynamoMcpServerStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return out.Attributes ? toServer(out.Attributes) : undefined;
+      return out.Attributes ? toMcpServer(out.Attributes) : undefined;
     } catch (err) {
       if (isConditionFailed(err)) return undefined;
       throw err;
@@ -104,7 +115,7 @@ export class DynamoMcpServerStore {
     for (let attempt = 1; ; attempt++) {
       const item = await this.read(id);
       if (!item) return undefined;
-      const server = toServer(item);
+      const server = toMcpServer(item);
       const seq = typeof item.ev_seq === 'number' ? item.ev_seq : undefined;
       if (await this.deleteAt(id, seq, server, change)) return server;
       if (attempt >= DELETE_ATTEMPTS) throw new Conflict(`MCP server ${id} kept changing while being deleted`);
@@ -143,7 +154,7 @@ export class DynamoMcpServerStore {
  * what GET answers, and the data of the server's domain events. Keys, listing attributes
  * and the change stamp are left out.
  */
-export const toServer = (item: Record<string, unknown>): McpServer => {
+export const toMcpServer = (item: Record<string, unknown>): McpServer => {
   const s = item as McpServer;
   return {
     id: s.id,

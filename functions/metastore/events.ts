@@ -30,6 +30,6 @@ export const catalogEvents: EventSource = {
   describe(item) {
     const domain = storedDomain(item);
     if (!domain) return undefined;
-    return { subject: domainSubject(domain.name), data: domainOf(domain, []) as unknown as Record<string, unknown> };
+    return { subject: domainSubject(domain.name), data: domainOf(domain, []) };
   },
 };

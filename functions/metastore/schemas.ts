@@ -222,7 +222,7 @@ const properties = () =>
   doc(
     z._default(
       z.record(
-        // A `__proto__` key is refused for every body before this runs (shared/http/validation.ts).
+        // A `__proto__` key is refused for every body before this runs (shared/pydantic/validate.ts).
         z.string().check(z.minLength(1), z.maxLength(MAX_NAME), z.regex(PROPERTY_NAME_PATTERN)),
         z.union([z.string().check(z.maxLength(MAX_DESCRIPTION)), z.number(), z.boolean()]),
       ),

@@ -2,7 +2,7 @@ import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { decodeCursor, encodeCursor } from '../../shared/aws/pagination.js';
 import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
-import type { EventsTable } from '../../shared/events/outbox.js';
+import type { EventsTable } from '../../shared/events/events-table.js';
 import type { Change } from '../../shared/events/types.js';
 import type {
   AnnotationEvent,

@@ -1,13 +1,23 @@
 import type { EventSource } from '../../shared/events/source.js';
-import { toConfig, toConnection } from './service.js';
-import { CONFIG_ID, CONFIG_SUBJECT, connectionSubject, toRecord, withoutId } from './store.js';
+import {
+  CONFIG_ID,
+  CONFIG_SUBJECT,
+  connectionSubject,
+  toConfigItem,
+  toConnection,
+  toConnectionRecord,
+  toInfrastructureConfig,
+} from './store.js';
 
 /** The one configuration item is the subject `migration/config`, with what its GET answers (no secret key). */
 export const migrationConfigEvents: EventSource = {
   table: 'migrationConfig',
   describe(item) {
     if (item.id !== CONFIG_ID) return undefined;
-    return { subject: CONFIG_SUBJECT, data: toConfig(withoutId(item)) as unknown as Record<string, unknown> };
+    return {
+      subject: CONFIG_SUBJECT,
+      data: toInfrastructureConfig(toConfigItem(item)),
+    };
   },
 };
 
@@ -16,10 +26,10 @@ export const migrationConnectionEvents: EventSource = {
   table: 'migrationConnections',
   describe(item) {
     if (typeof item.conn_id !== 'string') return undefined;
-    const connection = toConnection(toRecord(item));
+    const connection = toConnection(toConnectionRecord(item));
     return {
       subject: connectionSubject(connection.conn_id),
-      data: connection as unknown as Record<string, unknown>,
+      data: connection,
     };
   },
 };

@@ -9,6 +9,8 @@ export const MAX_TEXT = 4000;
 /** The write-only fields of the configuration: sealed at rest, never in a response. */
 export const SECRET_FIELDS = ['objstore_source_secret_key', 'objstore_dest_secret_key'] as const;
 export type SecretField = (typeof SECRET_FIELDS)[number];
+export const isSecretField = (field: ConfigField): field is SecretField =>
+  (SECRET_FIELDS as readonly string[]).includes(field);
 
 /** The pair that is set together or left empty together. */
 export const COUNT_FIELDS = ['copy_mappers', 'copy_bandwidth'] as const;

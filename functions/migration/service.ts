@@ -13,14 +13,20 @@ import {
   type CountField,
   type InfrastructureConfig,
   type InfrastructureConfigUpdate,
+  isSecretField,
   MAX_EXTRA_BYTES,
-  SECRET_FIELDS,
   type SecretField,
 } from './schemas.js';
-import type { ConfigItem, ConfigStore, ConfigWrite, ConnectionRecord, ConnectionStore } from './store.js';
+import {
+  type ConfigItem,
+  type ConfigStore,
+  type ConfigWrite,
+  type ConnectionRecord,
+  type ConnectionStore,
+  toConnection,
+  toInfrastructureConfig,
+} from './store.js';
 import { jsonBytes } from '../../shared/json.js';
-
-const isSecret = (field: ConfigField): field is SecretField => (SECRET_FIELDS as readonly string[]).includes(field);
 
 /** Sealed secrets are bound to their field, so one cannot be copied onto the other. */
 const configContext = (field: SecretField) => `migration-config:${field}`;
@@ -32,7 +38,7 @@ function ruleBroken(error: string, input: unknown): Invalid {
 }
 
 const pairBroken = (body: InfrastructureConfigUpdate, leftSet: CountField) => {
-  const visible = Object.fromEntries(Object.entries(body).filter(([field]) => !isSecret(field as ConfigField)));
+  const visible = Object.fromEntries(Object.entries(body).filter(([field]) => !isSecretField(field as ConfigField)));
   return ruleBroken(
     `copy_mappers and copy_bandwidth are set together or both left empty; this update would leave only ${leftSet} set`,
     visible,
@@ -64,30 +70,6 @@ function pairCondition(
   return undefined;
 }
 
-/** The configuration as its GET answers it (no write-only field): also its events' data. */
-export function toConfig(item: ConfigItem): InfrastructureConfig {
-  const out: Record<string, unknown> = {};
-  for (const field of CONFIG_FIELDS) if (!isSecret(field)) out[field] = item[field] ?? null;
-  out.updated_by = item.updated_by ?? null;
-  out.updated_at = item.updated_at ?? null;
-  return out as InfrastructureConfig;
-}
-
-/** A connection as its GET answers it (never its password): also its events' data. */
-export function toConnection(r: ConnectionRecord): Connection {
-  return {
-    conn_id: r.conn_id,
-    conn_type: r.conn_type,
-    host: r.host,
-    port: r.port,
-    schema: r.schema,
-    login: r.login,
-    extra: r.extra,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
-  };
-}
-
 /** Migration infrastructure (E3, E4): the configuration, the connection registry, probes. */
 export class MigrationService {
   constructor(
@@ -98,7 +80,7 @@ export class MigrationService {
   ) {}
 
   async getConfig(): Promise<InfrastructureConfig> {
-    return toConfig(await this.configs.get());
+    return toInfrastructureConfig(await this.configs.get());
   }
 
   /**
@@ -117,7 +99,7 @@ export class MigrationService {
     const remove: ConfigField[] = [];
     for (const [field, value] of changes) {
       if (value === null) remove.push(field);
-      else set[field] = isSecret(field) ? await this.box.seal(String(value), configContext(field)) : value;
+      else set[field] = isSecretField(field) ? await this.box.seal(String(value), configContext(field)) : value;
     }
     const updatedAt = nowIso();
     // What the event says the update was about: every field given (write-only ones by name only).
@@ -136,7 +118,7 @@ export class MigrationService {
     // failed (the configuration was already stored) brings the workflow engine up to date.
     const published = Object.fromEntries(changes);
     if (Object.keys(published).length > 0) await this.workflow.publishConfig(published);
-    return toConfig(after);
+    return toInfrastructureConfig(after);
   }
 
   /**

@@ -2,11 +2,18 @@ import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentC
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes } from '../../shared/aws/listing.js';
 import type { Page } from '../../shared/aws/pagination.js';
-import { outboxEvent, eventPut, lastSequence, type EventsTable } from '../../shared/events/outbox.js';
+import { outboxEvent, eventPut, lastSequence, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { Sealed } from '../../shared/secrets.js';
-import type { ConfigField, CountField } from './schemas.js';
+import {
+  CONFIG_FIELDS,
+  type ConfigField,
+  type Connection,
+  type CountField,
+  type InfrastructureConfig,
+  isSecretField,
+} from './schemas.js';
 
 export const CONFIG_ID = 'current';
 
@@ -53,7 +60,7 @@ export class DynamoConfigStore implements ConfigStore {
     const out = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: { id: CONFIG_ID }, ConsistentRead: true }),
     );
-    return withoutId(out.Item);
+    return toConfigItem(out.Item);
   }
 
   /**
@@ -96,7 +103,7 @@ export class DynamoConfigStore implements ConfigStore {
           ReturnValues: 'ALL_OLD',
         }),
       );
-      return withoutId(out.Attributes);
+      return toConfigItem(out.Attributes);
     } catch (err) {
       if (isConditionFailed(err)) return undefined;
       throw err;
@@ -105,7 +112,7 @@ export class DynamoConfigStore implements ConfigStore {
 }
 
 /** The configuration item as the service sees it: without its key and its change stamp. */
-export const withoutId = (item: Record<string, unknown> | undefined): ConfigItem => {
+export const toConfigItem = (item: Record<string, unknown> | undefined): ConfigItem => {
   const { id: _id, ...rest } = unstamped(item ?? {});
   return rest as ConfigItem;
 };
@@ -190,7 +197,7 @@ export class DynamoConnectionStore implements ConnectionStore {
   async put(write: ConnectionWrite, change: Change): Promise<ConnectionRecord | undefined> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       try {
-        return toRecord(await this.write(write, change, 'exists'));
+        return toConnectionRecord(await this.write(write, change, 'exists'));
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
       }
@@ -204,7 +211,7 @@ export class DynamoConnectionStore implements ConnectionStore {
       }
       const last = await lastSequence(this.db, this.eventsTable, connectionSubject(write.conn_id));
       try {
-        return toRecord(await this.write(write, change, last));
+        return toConnectionRecord(await this.write(write, change, last));
       } catch (err) {
         if (!isConditionFailed(err)) throw err;
       }
@@ -298,7 +305,7 @@ export class DynamoConnectionStore implements ConnectionStore {
 
   async get(connId: string): Promise<ConnectionRecord | undefined> {
     const item = await this.raw(connId);
-    return item ? toRecord(item) : undefined;
+    return item ? toConnectionRecord(item) : undefined;
   }
 
   /** Oldest first. */
@@ -307,7 +314,7 @@ export class DynamoConnectionStore implements ConnectionStore {
       { db: this.db, tableName: this.tableName, tableKeys: ['conn_id'], limit, cursor },
       LIST_PK,
     );
-    return { items: page.items.map(toRecord), nextCursor: page.nextCursor };
+    return { items: page.items.map(toConnectionRecord), nextCursor: page.nextCursor };
   }
 
   /**
@@ -324,7 +331,13 @@ export class DynamoConnectionStore implements ConnectionStore {
       const item = await this.raw(connId);
       if (!item) return false;
       const seq = typeof item.ev_seq === 'number' ? item.ev_seq : undefined;
-      const event = outboxEvent(this.eventsTable, connectionSubject(connId), change, seq ?? 0, data(toRecord(item)));
+      const event = outboxEvent(
+        this.eventsTable,
+        connectionSubject(connId),
+        change,
+        seq ?? 0,
+        data(toConnectionRecord(item)),
+      );
       // changed or deleted meanwhile (or a concurrent write): read it again
       if (
         await conditionally(
@@ -382,7 +395,7 @@ export class DynamoConnectionStore implements ConnectionStore {
 }
 
 /** A stored connection as the service sees it: only its fields (never the change stamp). */
-export const toRecord = (item: Record<string, unknown>): ConnectionRecord => ({
+export const toConnectionRecord = (item: Record<string, unknown>): ConnectionRecord => ({
   conn_id: item.conn_id as string,
   conn_type: item.conn_type as string,
   host: item.host as string,
@@ -394,3 +407,27 @@ export const toRecord = (item: Record<string, unknown>): ConnectionRecord => ({
   created_at: item.created_at as string,
   updated_at: item.updated_at as string,
 });
+
+/** The configuration as its GET answers it (no write-only field): also its events' data. */
+export function toInfrastructureConfig(item: ConfigItem): InfrastructureConfig {
+  const out: Record<string, unknown> = {};
+  for (const field of CONFIG_FIELDS) if (!isSecretField(field)) out[field] = item[field] ?? null;
+  out.updated_by = item.updated_by ?? null;
+  out.updated_at = item.updated_at ?? null;
+  return out as InfrastructureConfig;
+}
+
+/** A connection as its GET answers it (never its password): also its events' data. */
+export function toConnection(r: ConnectionRecord): Connection {
+  return {
+    conn_id: r.conn_id,
+    conn_type: r.conn_type,
+    host: r.host,
+    port: r.port,
+    schema: r.schema,
+    login: r.login,
+    extra: r.extra,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}

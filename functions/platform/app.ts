@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { OAuthEndpoints } from '../../shared/auth/discovery.js';
 import { NotFound } from '../../shared/errors.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { createServiceApp, type ServiceApp } from '../../shared/http/service-app.js';
 import { OAUTH2_SCHEME } from '../../shared/http/security-schemes.js';
 import { component, doc } from '../../shared/schema.js';
 import { CONSOLE_ASSETS, type ConsoleAssets, consoleCsp, consolePage } from './console.js';

@@ -1,5 +1,5 @@
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
-import { createServiceApp, type ServiceApp } from '../../shared/http/app.js';
+import { createServiceApp, type ServiceApp } from '../../shared/http/service-app.js';
 import { AskAnswer, AskRequest, DomainParams, SuggestionList, SuggestRequest } from './schemas.js';
 import type { QueryService } from './service.js';
 

@@ -1,6 +1,6 @@
-import { secrets, type Runtime } from '../composition.js';
 import type { OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { deliveryQueue, deliveryStore, runWebhookHttp, webhookHttp, webhookStore } from './compose-stores.js';
+import { secrets, type Runtime } from '../composition.js';
+import { deliveryQueue, deliveryStore, runWebhookHttp, webhookHttp, webhookStore } from './compose.js';
 import { WebhookDeliverer, type WebhookPoster } from './delivery.js';
 
 /** What the delivery worker runs (the Lambda, and the local platform's poller). */

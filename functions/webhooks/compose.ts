@@ -1,7 +1,45 @@
+import { OutboundHttp, RUN_WEBHOOK_RULES, WEBHOOK_RULES } from '../../shared/adapters/outbound-http.js';
+import { sqsAccess } from '../../shared/aws/sqs.js';
 import { secrets, type Runtime } from '../composition.js';
 import type { WebhooksDeps } from './app.js';
-import { deliveryQueue, deliveryStore, webhookHttp, webhookStore } from './compose-stores.js';
+import { DynamoDeliveryStore } from './delivery-store.js';
+import { SqsDeliveryQueue } from './delivery-queue.js';
+import { DynamoWebhookStore } from './endpoint-store.js';
+import { WebhookFanout } from './fanout.js';
 import { WebhookService } from './service.js';
+
+/*
+ * The webhooks group's builders: the stores, the delivery queue and outbound HTTP, the API's
+ * service, and the fan-out the domain-event dispatcher runs. The delivery worker's builder is
+ * apart (compose-worker.ts), so the bundles of the API, the dispatcher and crews leave the
+ * signing code out.
+ */
+
+export function webhookStore(runtime: Runtime): DynamoWebhookStore {
+  return new DynamoWebhookStore(runtime.db, runtime.tableName('webhooks'));
+}
+
+export function deliveryStore(runtime: Runtime): DynamoDeliveryStore {
+  return new DynamoDeliveryStore(runtime.db, runtime.tableName('webhookDeliveries'), runtime.config.eventsTtlDays);
+}
+
+/** Both delivery lanes: each message goes to its endpoint's. */
+export function deliveryQueue(runtime: Runtime): SqsDeliveryQueue {
+  return new SqsDeliveryQueue(sqsAccess(runtime.config), {
+    endpoints: runtime.config.webhookQueueUrl,
+    runs: runtime.config.runWebhookQueueUrl,
+  });
+}
+
+/** Outbound HTTP under the webhook URL rules: https anywhere, http to WEBHOOK_ALLOWED_HOSTS. */
+export function webhookHttp(runtime: Runtime): OutboundHttp {
+  return new OutboundHttp(runtime.config.webhookAllowedHosts, WEBHOOK_RULES);
+}
+
+/** Outbound HTTP under the per-run webhook rules: also nothing internal unless listed in WEBHOOK_ALLOWED_HOSTS. */
+export function runWebhookHttp(runtime: Runtime): OutboundHttp {
+  return new OutboundHttp(runtime.config.webhookAllowedHosts, RUN_WEBHOOK_RULES);
+}
 
 /** The service wired to DynamoDB, the delivery queue and the secret box. */
 function webhookService(runtime: Runtime): WebhookService {
@@ -17,4 +55,13 @@ function webhookService(runtime: Runtime): WebhookService {
 
 export function webhooksDeps(runtime: Runtime): WebhooksDeps {
   return { authenticator: runtime.authenticator, service: webhookService(runtime) };
+}
+
+/** The domain-event dispatcher's fan-out to webhook endpoints. */
+export function webhookFanout(runtime: Runtime): WebhookFanout {
+  return new WebhookFanout({
+    endpoints: webhookStore(runtime),
+    deliveries: deliveryStore(runtime),
+    queue: deliveryQueue(runtime),
+  });
 }

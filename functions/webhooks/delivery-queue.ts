@@ -1,7 +1,7 @@
 import type { Lazy } from '../../shared/aws/lazy.js';
 import type { Sqs } from '../../shared/aws/sqs.js';
 import { isRunEndpointId } from './run-endpoint.js';
-import type { DeliveryRecord } from './store.js';
+import type { DeliveryRecord } from './delivery-store.js';
 
 /**
  * One message of the webhook delivery queue: make attempt `attempt` (0 for the first) of

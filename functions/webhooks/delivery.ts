@@ -13,14 +13,8 @@ import {
 } from './delivery-queue.js';
 import { secretContext, stoppedByCancel } from './run-endpoint.js';
 import { signedHeaders } from './signing.js';
-import {
-  type DeliveryRecord,
-  type DeliveryStore,
-  isOpen,
-  type Settlement,
-  type StoredEndpoint,
-  type WebhookStore,
-} from './store.js';
+import { type StoredEndpoint, type WebhookStore } from './endpoint-store.js';
+import { type DeliveryRecord, type DeliveryStore, isOpen, type Settlement } from './delivery-store.js';
 
 /** A 2xx answer within this long is a success (API.md §14). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;

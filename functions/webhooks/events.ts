@@ -1,6 +1,6 @@
 import type { EventSource } from '../../shared/events/source.js';
 import { RUN_ENDPOINT_KIND } from './run-endpoint.js';
-import { toEndpoint } from './store.js';
+import { toEndpoint } from './endpoint-store.js';
 
 /**
  * Endpoints are the subjects (`webhooks/{id}`); the one change with an event is

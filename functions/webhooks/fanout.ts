@@ -2,7 +2,8 @@ import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import { currentMessage, type DeliveryQueue, dueNowMessage } from './delivery-queue.js';
 import { runEndpointId, stoppedByCancel } from './run-endpoint.js';
-import { type DeliveryStore, newDelivery, type WebhookStore } from './store.js';
+import { type WebhookStore } from './endpoint-store.js';
+import { type DeliveryStore, newDelivery } from './delivery-store.js';
 
 /** Whether an endpoint taking `eventTypes` (types, `prefix.*`, `*`; `dpm.` may lead) takes events of `type`. */
 export function takes(eventTypes: readonly string[], type: string): boolean {

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { listAttributes } from '../../shared/aws/listing.js';
-import type { DomainEvent } from '../../shared/events/types.js';
-import type { Sealed } from '../../shared/secrets.js';
+import { type DomainEvent, envelope } from '../../shared/events/types.js';
+import type { SecretBox, Sealed } from '../../shared/secrets.js';
+import type { UrlRules } from './service.js';
 
 /*
  * Per-run webhooks (API.md §14, E2's `webhook_url`): a crew run started with a URL gets an
@@ -55,6 +56,27 @@ export interface RunEndpoint {
   readonly expiresAt: number;
 }
 
+/**
+ * Per-run endpoints as crews starts runs with them (crews' RunWebhooks port, wired by its
+ * composition): the URL under the per-run rules, a new secret sealed to the endpoint.
+ */
+export class RunEndpoints {
+  constructor(
+    private readonly urls: UrlRules,
+    private readonly box: Pick<SecretBox, 'seal'>,
+  ) {}
+
+  refusal(url: string): string | undefined {
+    return this.urls.refusal(url);
+  }
+
+  async endpoint(run: Omit<RunEndpoint, 'secret'>): Promise<{ item: Record<string, unknown>; secret: string }> {
+    const secret = newWebhookSecret();
+    const sealed = await this.box.seal(secret, secretContext(runEndpointId(run.correlationId)));
+    return { item: runEndpointItem({ ...run, secret: sealed }), secret };
+  }
+}
+
 /** The webhooks-table item of a run's endpoint. */
 export function runEndpointItem(e: RunEndpoint): Record<string, unknown> {
   return {
@@ -95,16 +117,14 @@ export function runEventEnvelope(
   event: { readonly correlation_id: string; readonly index: number; readonly timestamp: string },
   origin: string,
 ): DomainEvent {
-  return {
-    specversion: '1.0',
+  return envelope({
     id: runEventId(event.correlation_id, event.index),
     source: origin,
     type: RUN_EVENT_TYPE,
     subject: `crew-runs/${event.correlation_id}`,
     time: event.timestamp,
-    datacontenttype: 'application/json',
     actor: null,
     sequence: event.index + 1,
     data: { ...event },
-  };
+  });
 }

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { DOMAIN_EVENT_TYPES } from '../../shared/events/types.js';
 import { PageQuery } from '../../shared/http/params.js';
-import { pydanticIssue } from '../../shared/http/validation.js';
+import { pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
 import { webhookUrl } from '../../shared/http/webhook-url.js';
 

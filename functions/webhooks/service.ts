@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Invalid, NotFound, valueError } from '../../shared/errors.js';
-import type { Change, DomainEvent } from '../../shared/events/types.js';
+import { type Change, type DomainEvent, envelope, envelopeType } from '../../shared/events/types.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { redactUrl } from '../../shared/redact.js';
 import { nowIso } from '../../shared/time.js';
@@ -17,14 +17,8 @@ import type {
   WebhookEndpointWithSecret,
   WebhookUpdateRequest,
 } from './schemas.js';
-import {
-  type DeliveryStore,
-  type EndpointFields,
-  newDelivery,
-  type StoredEndpoint,
-  toDelivery,
-  type WebhookStore,
-} from './store.js';
+import { type EndpointFields, type StoredEndpoint, type WebhookStore } from './endpoint-store.js';
+import { type DeliveryStore, newDelivery, toDelivery } from './delivery-store.js';
 
 /** A rotated-out secret keeps signing this long (API.md §14). */
 export const PREVIOUS_SECRET_MS = 86_400_000;
@@ -142,18 +136,16 @@ export class WebhookService {
     const sequence = await this.deps.endpoints.nextTestSequence(id);
     if (sequence === undefined) throw new NotFound(`No webhook ${id}`);
     const at = nowIso();
-    const event: DomainEvent = {
-      specversion: '1.0',
+    const event = envelope({
       id: randomUUID(),
       source: this.deps.source,
-      type: 'dpm.webhook.test',
+      type: envelopeType('webhook.test'),
       subject: `webhooks/${id}/test`,
       time: at,
-      datacontenttype: 'application/json',
       actor: caller.name,
       sequence,
       data: { ...endpoint },
-    };
+    });
     const delivery = newDelivery(id, event, at);
     await this.deps.deliveries.create(delivery);
     try {

@@ -1,13 +1,11 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
+import { type SqsHandler, sqsBatchHandler, sqsEntry } from '../../shared/aws/lambda.js';
 import { logger } from '../../shared/logger.js';
 import type { BusinessMetrics } from '../../shared/ports/metrics.js';
 import { businessMetrics, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
 import { webhookDeliverer } from './compose-worker.js';
 import type { DeliveryMessage } from './delivery-queue.js';
 import type { WebhookDeliverer } from './delivery.js';
-
-export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
 
 /** The message a record carries; undefined for one this service never sends. */
 export function deliveryMessageOf(record: SQSRecord): DeliveryMessage | undefined {
@@ -33,8 +31,7 @@ export function deliveryMessageOf(record: SQSRecord): DeliveryMessage | undefine
  * of each batch.
  */
 export function createWebhookWorkerHandler(deliverer: WebhookDeliverer, metrics?: BusinessMetrics): SqsHandler {
-  const processor = new BatchProcessor(EventType.SQS);
-  const processRecord = async (record: SQSRecord) => {
+  const processBatch = sqsBatchHandler(async (record: SQSRecord) => {
     const message = deliveryMessageOf(record);
     if (!message) {
       logger.error('webhook delivery message not understood; dropped', { message_id: record.messageId });
@@ -52,10 +49,10 @@ export function createWebhookWorkerHandler(deliverer: WebhookDeliverer, metrics?
       });
       throw err;
     }
-  };
+  });
   return async (event, context) => {
     try {
-      return await processPartialResponse(event, processRecord, processor, context ? { context } : {});
+      return await processBatch(event, context);
     } finally {
       await metrics?.flush();
     }
@@ -67,9 +64,4 @@ export function webhookWorkerFor(runtime: Runtime): SqsHandler {
   return createWebhookWorkerHandler(webhookDeliverer(runtime), businessMetrics(runtime, 'webhooks-worker'));
 }
 
-let lambdaHandler: SqsHandler | undefined;
-
-export const handler: SqsHandler = (event, context) => {
-  lambdaHandler ??= webhookWorkerFor(lambdaRuntimeFromEnv());
-  return lambdaHandler(event, context);
-};
+export const handler = sqsEntry(() => webhookWorkerFor(lambdaRuntimeFromEnv()));

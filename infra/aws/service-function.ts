@@ -23,6 +23,10 @@ export const RUNTIME_SDK_CLIENTS = [
   '@aws-sdk/client-sqs',
 ] as const;
 
+/** `data-shares` → `DataShares`: the construct id of a Lambda and of what is named after it (stable, readable). */
+export const constructId = (name: string): string =>
+  name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
+
 /** The repository root: entries and the lock file resolve from it whatever the cwd. */
 export const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -1,6 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ORIGIN } from '../../shared/cors.js';
+import type { ReservedFunction } from '../groups.js';
 
 /** Everything that differs between deployed stages; the stacks read only this record. */
 export interface StageSettings {
@@ -41,8 +42,9 @@ export interface StageSettings {
   /** A tighter throttle for the expensive routes (EXPENSIVE_ROUTES: E2, E5, E10, E12). */
   readonly expensiveRouteThrottle: Throttle;
   /**
-   * Concurrency reserved for the functions the API must not starve: the crew worker, the
-   * events publisher and the webhook worker (each is also capped at it); and for the crews
+   * Concurrency reserved for the functions the API must not starve (those declaring
+   * `reservesConcurrency` in infra/groups.ts): the crew worker, the events publisher and the
+   * webhook worker (each is also capped at it); and for the crews
    * API, whose cap keeps a flood of E13 long polls (each holds an instance up to 20 s) from
    * taking the account's concurrency. None on dev: a new account's concurrency limit (10)
    * leaves nothing to reserve (AWS keeps 100 unreserved).
@@ -131,7 +133,6 @@ export const CONTEXT_SETTINGS = [
 ] as const;
 export type ContextSetting = (typeof CONTEXT_SETTINGS)[number];
 
-/** An existing VPC, by id (no lookup): privateSubnetIds spread across availabilityZones, in order. */
 export interface Throttle {
   /** Steady requests per second. */
   readonly rateLimit: number;
@@ -139,10 +140,7 @@ export interface Throttle {
   readonly burstLimit: number;
 }
 
-/** The functions with reserved concurrency (when the stage reserves any). */
-export const RESERVED_FUNCTIONS = ['crews', 'crews-worker', 'domain-events-publisher', 'webhooks-worker'] as const;
-export type ReservedFunction = (typeof RESERVED_FUNCTIONS)[number];
-
+/** An existing VPC, by id (no lookup): privateSubnetIds spread across availabilityZones, in order. */
 export interface MigrationVpc {
   readonly vpcId: string;
   readonly availabilityZones: readonly string[];

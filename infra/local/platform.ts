@@ -464,7 +464,7 @@ function serveApps(servers: readonly Server[], runtime: Runtime, identity: Local
   }
   root.all('*', (c) => {
     const group = groupForPath(new URL(c.req.url).pathname);
-    // env: the group's app may read a body from the incoming message (shared/http/app.ts)
+    // env: the group's app may read a body from the incoming message (shared/http/request-input.ts)
     return apps[(group?.name ?? 'platform') as GroupName].fetch(c.req.raw, c.env);
   });
   const listener = getRequestListener(root.fetch);

@@ -6,7 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import type { SqsHandler } from '../../functions/crews/worker.js';
+import type { SqsHandler } from '../../shared/aws/lambda.js';
 import { settledWithin } from '../../shared/concurrency.js';
 import { logger } from '../../shared/logger.js';
 

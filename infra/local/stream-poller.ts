@@ -11,14 +11,9 @@ import {
   type _Record,
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
-import type {
-  AttributeValue,
-  DynamoDBBatchResponse,
-  DynamoDBRecord,
-  DynamoDBStreamEvent,
-  StreamRecord,
-} from 'aws-lambda';
+import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, StreamRecord } from 'aws-lambda';
 import { emulatorOptions, requestTimeouts } from '../../shared/aws/client-options.js';
+import type { StreamHandler } from '../../shared/aws/lambda.js';
 import { settledWithin } from '../../shared/concurrency.js';
 import { logger } from '../../shared/logger.js';
 import { latestStreamArns } from './provision.js';
@@ -28,7 +23,7 @@ export interface StreamPollerOptions {
   readonly region: string;
   /** Physical table names whose streams are read. */
   readonly tables: readonly string[];
-  readonly handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+  readonly handler: StreamHandler;
   /** JSON file of the checkpoints, one file per poller; absent: checkpoints in memory. */
   readonly checkpointFile?: string;
   /** Records per handler call at most (default 100; one GetRecords, so at most 1000). */

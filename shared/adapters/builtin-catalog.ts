@@ -4,7 +4,7 @@ import { conditionally } from '../aws/errors.js';
 import { Unavailable } from '../errors.js';
 import { batchGetAll } from '../aws/batch-get.js';
 import { queryAll } from '../aws/pagination.js';
-import { outboxEvent, eventPut, lastSequence } from '../events/outbox.js';
+import { outboxEvent, eventPut, lastSequence } from '../events/events-table.js';
 import { stampNew } from '../events/stamp.js';
 import type { Change } from '../events/types.js';
 import {
@@ -63,7 +63,7 @@ const ANNOTATE_ATTEMPTS = 16;
  * - domain events (API.md §13): a domain's creation is stamped on its item
  *   (`catalog.domain.created`); an annotation's event (E5's `catalog.classification.accepted`,
  *   whose subject is the table's, also counted by the metastore's registrations) goes into
- *   the events table in a transaction with the entity's PutItem (shared/events/outbox.ts).
+ *   the events table in a transaction with the entity's PutItem (shared/events/events-table.ts).
  */
 export class BuiltinCatalog implements MetadataCatalog {
   constructor(

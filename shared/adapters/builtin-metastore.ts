@@ -11,7 +11,7 @@ import { Conflict, Invalid, NotFound, Unavailable, valueError } from '../errors.
 import { conditionally } from '../aws/errors.js';
 import { batchGetAll } from '../aws/batch-get.js';
 import { queryAll } from '../aws/pagination.js';
-import { outboxEvent, eventPut, lastSequence } from '../events/outbox.js';
+import { outboxEvent, eventPut, lastSequence } from '../events/events-table.js';
 import {
   sortedNames,
   type AlterOperation,

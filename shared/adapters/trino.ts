@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict, Invalid, NotFound, Unavailable, valueError, type ValidationIssue } from '../errors.js';
-import { recordEvent } from '../events/outbox.js';
+import { recordEvent } from '../events/events-table.js';
 import { logger } from '../logger.js';
 import {
   sortedNames,
@@ -377,7 +377,7 @@ export class TrinoMetastore implements Metastore {
     }
   }
 
-  /** The change's event, recorded once Trino confirmed the change (shared/events/outbox.ts recordEvent). */
+  /** The change's event, recorded once Trino confirmed the change (shared/events/events-table.ts recordEvent). */
   private async record(event: OutboxEvent | undefined, after?: TableSchema): Promise<void> {
     if (!event) return;
     if (!this.db) throw new Error('TrinoMetastore records events only with a db (TrinoOptions.db)');

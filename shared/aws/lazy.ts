@@ -1,7 +1,8 @@
 /**
  * An SDK client with its module, loaded on the first call and shared by the next ones; a
  * failed load is tried again on the next call. How the S3 and SQS clients reach the code
- * that sends with them: a cold start that never sends never loads them.
+ * that sends with them: a cold start that never sends never loads them. Also how a queue or
+ * stream Lambda builds its handler (lambda.ts).
  */
 export type Lazy<T> = () => Promise<T>;
 

@@ -8,5 +8,5 @@ import type { TableKey } from '../../infra/tables.js';
 export interface EventSource {
   readonly table: TableKey;
   /** Undefined for an item that is no event subject (a counter, an index helper). */
-  describe(item: Record<string, unknown>): { subject: string; data: Record<string, unknown> } | undefined;
+  describe(item: Record<string, unknown>): { subject: string; data: object } | undefined;
 }

@@ -8,7 +8,7 @@ import type { Change } from './types.js';
  * So an event exists if and only if its change was committed, and no request path waits
  * for a second write. `ev_seq` counts the subject's changes: one more with every stamped
  * write, so the sequence has no gap. A deletion cannot stamp what it removes: it writes its
- * event into the events table in the transaction that deletes (shared/events/outbox.ts).
+ * event into the events table in the transaction that deletes (shared/events/events-table.ts).
  */
 export const STAMP_ATTRIBUTES = ['ev_id', 'ev_type', 'ev_at', 'ev_actor', 'ev_about', 'ev_seq'] as const;
 

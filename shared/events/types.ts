@@ -78,6 +78,28 @@ export interface DomainEvent {
   readonly data: Record<string, unknown>;
 }
 
+/** What makes an envelope: everything but the constants of CloudEvents' JSON structured mode. */
+export type EnvelopeFields = Omit<DomainEvent, 'specversion' | 'datacontenttype'>;
+
+/** The one builder of a domain event's envelope (the outbox, the publisher, test pings, runs' webhooks, the feed). */
+export function envelope(fields: EnvelopeFields): DomainEvent {
+  return {
+    specversion: '1.0',
+    id: fields.id,
+    source: fields.source,
+    type: fields.type,
+    subject: fields.subject,
+    time: fields.time,
+    datacontenttype: 'application/json',
+    actor: fields.actor,
+    sequence: fields.sequence,
+    data: fields.data,
+  };
+}
+
+/** The envelope `type` of a change's type: `dpm.<type>`. */
+export const envelopeType = (type: string): string => `dpm.${type}`;
+
 /** One change about to be committed: what its event will say besides the resource. */
 export interface Change {
   readonly type: DomainEventType;

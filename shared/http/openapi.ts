@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { components } from '../schema.js';
-import type { Access, EndpointSpec, RequestSpec, ServiceApp } from './app.js';
+import type { RequestSpec } from './request-input.js';
+import type { Access, EndpointSpec, ServiceApp } from './service-app.js';
 import { ErrorResponse, HTTPValidationError } from './schemas.js';
 import { OAUTH2_SCHEME, PSK_SCHEME, SECURITY_SCHEMES } from './security-schemes.js';
 

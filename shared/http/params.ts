@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { laxBool, laxInt, laxMessage } from '../lax.js';
+import { laxBool, laxInt, laxMessage } from '../pydantic/lax.js';
 import { doc } from '../schema.js';
-import { INT_TYPE_MESSAGE, pydanticIssue } from './validation.js';
+import { INT_TYPE_MESSAGE, pydanticIssue } from '../pydantic/issues.js';
 
 /**
  * Schemas for path, query and header values, which arrive as strings. They parse the
@@ -35,7 +35,7 @@ export function intParam(bounds: { min?: number; max?: number } = {}) {
 /**
  * An integer in a JSON body: `int_type` for a non-number, `int_from_float` for 1.5. (The
  * body's lax conversions, `"3"` → 3 and `int_parsing` for `"ten"`, are made for every
- * integer, number and boolean field before the schema runs: `laxCoerce` in shared/lax.ts.)
+ * integer, number and boolean field before the schema runs: `laxCoerce` in shared/pydantic/lax.ts.)
  */
 export const integer = () =>
   z.int({

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { pydanticIssue } from './validation.js';
+import { pydanticIssue } from '../pydantic/issues.js';
 import { doc } from '../schema.js';
 
 /**

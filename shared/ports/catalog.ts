@@ -1,5 +1,5 @@
 import { Invalid, valueError } from '../errors.js';
-import type { EventsTable } from '../events/outbox.js';
+import type { EventsTable } from '../events/events-table.js';
 import type { Change } from '../events/types.js';
 
 /** A catalog definition: a tag, a glossary term or a domain (API.md §6). */
@@ -160,7 +160,7 @@ export interface MetadataCatalog {
 }
 
 /**
- * The domain event of an annotation, written through the outbox (shared/events/outbox.ts)
+ * The domain event of an annotation, written through the outbox (shared/events/events-table.ts)
  * with the subject's next sequence: its data depends on the annotations the write leaves.
  * As with the metastore's OutboxEvent, the last sequence is read before the data on every
  * attempt.

@@ -1,4 +1,4 @@
-import type { EventsTable } from '../events/outbox.js';
+import type { EventsTable } from '../events/events-table.js';
 import type { Change } from '../events/types.js';
 
 /** A column as the metastore knows it. */
@@ -131,7 +131,7 @@ export interface Metastore extends MetastoreDdl {
 
 /**
  * A change's domain event for a subject whose events are written through the outbox
- * (shared/events/outbox.ts): into the events table, in the transaction that commits the
+ * (shared/events/events-table.ts): into the events table, in the transaction that commits the
  * change, with the subject's next sequence. Subjects changed in more than one table (a
  * table's registration in the metastore, its classification in the catalog) are counted
  * this way, so their sequence stays one.

@@ -14,6 +14,7 @@ import {
   EXPENSIVE_ROUTES,
   GROUPS,
   groupForPath,
+  RESERVED_FUNCTIONS,
   STREAM_CONSUMERS,
   WORKERS,
   type GroupDefinition,
@@ -33,9 +34,8 @@ import {
   type TableKey,
 } from '../../infra/tables.js';
 import { REPOSITORY_ROOT, RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
-import { KEY_ACTIONS } from '../../infra/aws/stateless-stack.js';
+import { KEY_ACTIONS } from '../../infra/aws/grants.js';
 import {
-  RESERVED_FUNCTIONS,
   STAGES,
   airflowPasswordSecretName,
   keycloakAdminClientSecretName,

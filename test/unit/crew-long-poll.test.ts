@@ -49,7 +49,7 @@ function world(polls?: WaitingPolls) {
         counts.gets++;
         return run;
       },
-      events: async (_id: string, from: number) => {
+      logEntries: async (_id: string, from: number) => {
         counts.reads++;
         if (failing) throw new Error('the store does not answer');
         const seen = written.filter((e) => e.index >= from);
@@ -104,7 +104,7 @@ describe('E13 long poll', () => {
   it('reads the store at most once a second while it waits, whatever else happens to the run', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const w = world();
-    const answer = w.service.events(w.id, 5, STARTER, 20);
+    const answer = w.service.runLog(w.id, 5, STARTER, 20);
     // Changes of the run that are no event at or after `start`: a runner's own wake-ups,
     // and events before the poll's start (the client asked past the end).
     const noise = setInterval(() => {
@@ -124,7 +124,7 @@ describe('E13 long poll', () => {
   it('answers as soon as this process writes an event at or after `start`, before the next read is due', async () => {
     const w = world();
     const started = Date.now();
-    const answer = w.service.events(w.id, 2, STARTER, 10);
+    const answer = w.service.runLog(w.id, 2, STARTER, 10);
     await new Promise((r) => setTimeout(r, 30));
     await w.append(2);
     expect((await answer).map((e) => e.index)).toEqual([2]);
@@ -135,7 +135,7 @@ describe('E13 long poll', () => {
   it('finds an event written elsewhere (no signal) at its next read, a second later at most', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const w = world();
-    const answer = w.service.events(w.id, 2, STARTER, 10);
+    const answer = w.service.runLog(w.id, 2, STARTER, 10);
     await vi.advanceTimersByTimeAsync(300);
     w.writeElsewhere(2);
     await vi.advanceTimersByTimeAsync(LONG_POLL_INTERVAL_MS - 300);
@@ -152,7 +152,7 @@ describe('E13 long poll', () => {
     // The write commits (and notifies) while the read is under way, too late for it to see.
     w.duringRead(read, () => w.append(2));
     let answered: RunLogEntry[] | undefined;
-    void w.service.events(w.id, 2, STARTER, 10).then((events) => (answered = events));
+    void w.service.runLog(w.id, 2, STARTER, 10).then((events) => (answered = events));
     await vi.advanceTimersByTimeAsync(readAt);
     // read again at once, not a second later
     expect(answered?.map((e) => e.index)).toEqual([2]);
@@ -182,24 +182,24 @@ describe('E13 long polls waiting at once (API.md §1 "Fair use")', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const polls = new WaitingPolls();
     const w = world(polls);
-    const ten = Array.from({ length: 10 }, () => w.service.events(w.id, 2, STARTER, 20));
+    const ten = Array.from({ length: 10 }, () => w.service.runLog(w.id, 2, STARTER, 20));
     await settle();
     expect(polls.waiting).toBe(10);
-    const refused = await w.service.events(w.id, 2, STARTER, 20).catch((err: unknown) => err);
+    const refused = await w.service.runLog(w.id, 2, STARTER, 20).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(TooManyRequests);
     expect(errorAnswer(refused)?.headers).toEqual({ 'Retry-After': '1' });
     // Polls that do not wait take no place: no wait, or something to answer at once.
-    expect(await w.service.events(w.id, 2, STARTER, 0)).toEqual([]);
+    expect(await w.service.runLog(w.id, 2, STARTER, 0)).toEqual([]);
     w.writeElsewhere(2);
-    expect((await w.service.events(w.id, 2, STARTER, 20)).map((e) => e.index)).toEqual([2]);
-    const other = w.service.events(w.id, 3, ADMIN, 20);
+    expect((await w.service.runLog(w.id, 2, STARTER, 20)).map((e) => e.index)).toEqual([2]);
+    const other = w.service.runLog(w.id, 3, ADMIN, 20);
     await settle();
     expect(polls.waiting).toBe(11);
     await vi.advanceTimersByTimeAsync(1000);
     // the ten found event 2 at their next read and answered: their places are free again
     for (const answer of ten) expect((await answer).map((e) => e.index)).toEqual([2]);
     expect(polls.waiting).toBe(1);
-    const again = Array.from({ length: 10 }, () => w.service.events(w.id, 3, STARTER, 2));
+    const again = Array.from({ length: 10 }, () => w.service.runLog(w.id, 3, STARTER, 2));
     await settle();
     expect(polls.waiting).toBe(11);
     await vi.advanceTimersByTimeAsync(20_000);
@@ -212,14 +212,14 @@ describe('E13 long polls waiting at once (API.md §1 "Fair use")', () => {
     const polls = new WaitingPolls();
     const w = world(polls);
     const clients = Array.from({ length: 10 }, () => new AbortController());
-    const gone = clients.map((client) => w.service.events(w.id, 2, STARTER, 20, client.signal));
+    const gone = clients.map((client) => w.service.runLog(w.id, 2, STARTER, 20, client.signal));
     await settle();
     expect(polls.waiting).toBe(10);
     for (const client of clients) client.abort();
     for (const answer of gone) expect(await answer).toEqual([]);
     expect(polls.waiting).toBe(0);
 
-    const failing = Array.from({ length: 10 }, () => w.service.events(w.id, 2, STARTER, 20).catch((e: Error) => e));
+    const failing = Array.from({ length: 10 }, () => w.service.runLog(w.id, 2, STARTER, 20).catch((e: Error) => e));
     await settle();
     expect(polls.waiting).toBe(10);
     w.fail();

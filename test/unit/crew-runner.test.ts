@@ -13,6 +13,7 @@ import type { RunLogEntry, Step } from '../../functions/crews/schemas.js';
 import type { StepOutcome } from '../../functions/crews/steps.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
 import type { LeaseWrite, RunItem, RunUpdate } from '../../functions/crews/store.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * One executor at a time (CrewRunner's lease) over a fake store that keeps the run store's
@@ -80,8 +81,8 @@ class MemoryRuns implements RunnerStore {
     return this.view();
   }
 
-  async allEvents(): Promise<RunLogEntry[]> {
-    this.count('allEvents');
+  async allLogEntries(): Promise<RunLogEntry[]> {
+    this.count('allLogEntries');
     return structuredClone(this.events);
   }
 
@@ -150,14 +151,6 @@ function recordingTimers() {
   return { timers, armed };
 }
 
-const until = async (probe: () => boolean, ms = 5_000) => {
-  const end = Date.now() + ms;
-  while (!probe()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
-
 const call: Step = { id: 'call', kind: 'http', method: 'POST', url: 'http://127.0.0.1:9/' };
 /** The log of a run of `call` alone that executed it once. */
 const CALLED_ONCE = ['run.queued', 'run.started', 'step.started:call', 'step.completed:call', 'run.completed'];
@@ -175,7 +168,7 @@ describe('CrewRunner: one executor at a time', () => {
     const runner = new CrewRunner(store, steps.runner, undefined, timers);
 
     const first = runner.process(ID);
-    await until(() => steps.counts.call === 1);
+    await eventually(() => steps.counts.call === 1, 5_000, 'the step called', 5);
     expect(await runner.process(ID)).toBe('done');
     expect(steps.counts).toEqual({ call: 1 });
     expect(armed).toHaveLength(1);
@@ -208,13 +201,13 @@ describe('CrewRunner: one executor at a time', () => {
     store.holdFor('dead-worker', Date.now() + 10_000);
     expect(await runner.process(ID)).toBe('done');
     expect(steps.counts).toEqual({});
-    expect(store.calls.allEvents ?? 0).toBe(0);
+    expect(store.calls.allLogEntries ?? 0).toBe(0);
     expect(armed.map((a) => a.delaySeconds)).toEqual([11]);
 
     // lapsed: the step runs again (its step.started is not written twice)
     store.holdFor('dead-worker', Date.now() - 1);
     const resumed = runner.process(ID);
-    await until(() => steps.counts.call === 1);
+    await eventually(() => steps.counts.call === 1, 5_000, 'the step called', 5);
     expect(store.run.lease_owner).not.toBe('dead-worker');
     steps.finish();
     expect(await resumed).toBe('done');
@@ -338,7 +331,7 @@ describe('CrewRunner: approval timers', () => {
 
     // the decision's own message was lost: the timer carries the run on
     const continued = runner.process(ID, undefined, timerOf(store));
-    await until(() => steps.counts.call === 1);
+    await eventually(() => steps.counts.call === 1, 5_000, 'the step called', 5);
     steps.finish();
     expect(await continued).toBe('done');
     expect(store.events.at(-1)?.type).toBe('run.completed');
@@ -357,7 +350,7 @@ describe('CrewRunner: the process stops', () => {
       stop.signal,
     );
     const running = runner.process(ID);
-    await until(() => store.events.at(-1)?.type === 'step.started');
+    await eventually(() => store.events.at(-1)?.type === 'step.started', 5_000, 'the wait step started', 5);
     const written = store.calls.append;
 
     const stoppedAt = Date.now();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import { BUILT_IN_TEMPLATES } from '../../functions/crews/built-in-templates.js';
 import { TemplateRequest } from '../../functions/crews/schemas.js';
-import { declarationIssues, resolveValues } from '../../functions/crews/service.js';
+import { declarationIssues, resolveValues } from '../../functions/crews/declaration.js';
 import { StepExecutor, type StepOutcome } from '../../functions/crews/steps.js';
 
 /** The built-in crew templates (API.md §17): valid declarations that need a model. */

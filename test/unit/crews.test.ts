@@ -7,7 +7,7 @@ import { type HttpRequester, OutboundHttp } from '../../shared/adapters/outbound
 import { Invalid, type ValidationIssue } from '../../shared/errors.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
 import { type Step, TemplateRequest, type Variable } from '../../functions/crews/schemas.js';
-import { declarationIssues, resolveValues } from '../../functions/crews/service.js';
+import { declarationIssues, resolveValues } from '../../functions/crews/declaration.js';
 import {
   boundOutputs,
   capJson,

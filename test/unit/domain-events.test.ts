@@ -7,7 +7,7 @@ import { createPublisher, eventOf } from '../../functions/domain-events/publishe
 import { tableOfStream } from '../../shared/events/stream.js';
 import { feedFilter } from '../../functions/domain-events/service.js';
 import type { RecordResult } from '../../functions/domain-events/store.js';
-import { eventItem } from '../../shared/events/outbox.js';
+import { eventItem } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import type { BusinessMetrics } from '../../shared/ports/metrics.js';

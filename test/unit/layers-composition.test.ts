@@ -111,7 +111,7 @@ describe('one composition root', () => {
   it('the scan sees what an app, a handler and the composition module import', () => {
     expect(apps).toContain('functions/decisions/app.ts');
     expect(apps.length).toBeGreaterThanOrEqual(11);
-    expect(importsOf('functions/decisions/app.ts')).toContain('shared/http/app.ts');
+    expect(importsOf('functions/decisions/app.ts')).toContain('shared/http/service-app.ts');
     expect(importsOf('functions/decisions/handler.ts')).toEqual(
       expect.arrayContaining([COMPOSITION, 'functions/decisions/compose.ts', 'functions/decisions/app.ts']),
     );
@@ -144,5 +144,39 @@ describe('one composition root', () => {
       .filter((file) => file !== COMPOSITION)
       .flatMap((file) => choicesIn(file).map((choice) => `${file}: ${choice}`));
     expect(elsewhere).toEqual([]);
+  });
+});
+
+describe('groups meet in compose files', () => {
+  // Crews, webhooks and the domain-event dispatcher work together (per-run webhooks, the run
+  // log's stream, the fan-out); each declares what it needs as an interface, and only a
+  // composition module (compose*.ts) imports the other group's code to hand it in.
+  const TIED = ['crews', 'webhooks', 'domain-events'];
+  const groupOf = (path: string) => /^functions\/([^/]+)\//.exec(path)?.[1];
+  const isCompose = (path: string) => /\/compose[^/]*\.ts$/.test(path);
+  // The registries of every group's domain events (their sources and schemas) list them all.
+  const REGISTRIES = ['functions/domain-events/catalog.ts', 'functions/domain-events/sources.ts'];
+  const crossings = (file: string, text?: string) =>
+    importsOf(file, text)
+      .filter((target) => {
+        const from = groupOf(file);
+        const to = groupOf(target);
+        return from !== undefined && to !== undefined && from !== to && TIED.includes(from) && TIED.includes(to);
+      })
+      .map((target) => `${file} → ${target}`);
+
+  it('crews, webhooks and domain-events import each other only in their compose files', () => {
+    const files = TIED.flatMap((group) => tsFiles(`functions/${group}`)).filter(
+      (file) => !isCompose(file) && !REGISTRIES.includes(file),
+    );
+    expect(files.length).toBeGreaterThan(20);
+    expect(files.flatMap((file) => crossings(file))).toEqual([]);
+  });
+
+  it('the check catches a service that imports another group', () => {
+    const text = "import { runEndpointItem } from '../webhooks/run-endpoint.js';\n";
+    expect(crossings('functions/crews/service.ts', text)).toEqual([
+      'functions/crews/service.ts → functions/webhooks/run-endpoint.ts',
+    ]);
   });
 });

@@ -62,12 +62,12 @@ describe('layers', () => {
       'shared/aws/pagination.ts',
       'shared/adapters/trino.ts',
       'shared/ports/catalog.ts',
-      'shared/lax.ts',
+      'shared/pydantic/lax.ts',
     ]) {
       expect(belowHttp).toContain(file);
     }
     // An app is HTTP: the same scan finds its import of the app factory.
-    expect(importsHttp('functions/decisions/app.ts')).toContain('shared/http/app.js');
+    expect(importsHttp('functions/decisions/app.ts')).toContain('shared/http/service-app.js');
   });
 
   it.each(belowHttp)('%s does not import shared/http', (file) => {

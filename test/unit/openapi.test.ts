@@ -8,7 +8,8 @@ vi.hoisted(() => {
 });
 
 import { generatedDocument, OPENAPI_FILE } from '../../functions/platform/generate-openapi.js';
-import type { ServiceApp } from '../../shared/http/app.js';
+import type { ServiceApp } from '../../shared/http/service-app.js';
+import { WWW_AUTHENTICATE } from '../support/tokens.js';
 
 /**
  * What /openapi.json must say (API.md §1–§2), checked against what the served routes do
@@ -204,7 +205,7 @@ describe('the routes the apps serve', () => {
       if (OPEN.has(key)) expect(res.status, key).not.toBe(401);
       else {
         expect(res.status, key).toBe(401);
-        expect(res.headers.get('www-authenticate'), key).toBeTruthy();
+        expect(res.headers.get('www-authenticate'), key).toBe(WWW_AUTHENTICATE);
       }
     }
   });

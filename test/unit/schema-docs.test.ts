@@ -6,10 +6,10 @@ vi.hoisted(() => {
 });
 
 import { EXAMPLE_TEMPLATE, TemplateRequest } from '../../functions/crews/schemas.js';
-import { declarationIssues, resolveValues } from '../../functions/crews/service.js';
+import { declarationIssues, resolveValues } from '../../functions/crews/declaration.js';
 import { references, render } from '../../functions/crews/templating.js';
 import { generatedDocument } from '../../functions/platform/generate-openapi.js';
-import { validateSource } from '../../shared/http/validation.js';
+import { validateSource } from '../../shared/pydantic/validate.js';
 
 interface Schema {
   $ref?: string;

@@ -2,16 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import type { ValidationIssue } from '../../shared/errors.js';
-import { laxBool, laxFloat, laxInt } from '../../shared/lax.js';
+import { laxBool, laxFloat, laxInt } from '../../shared/pydantic/lax.js';
 import { boolParam, integer, intParam, PageQuery } from '../../shared/http/params.js';
 import { slug } from '../../shared/http/schemas.js';
-import {
-  jsonInvalid,
-  pydanticIssue,
-  type Source,
-  toValidationIssues,
-  validateSource,
-} from '../../shared/http/validation.js';
+import { pydanticIssue, type Source, toValidationIssues } from '../../shared/pydantic/issues.js';
+import { jsonInvalid } from '../../shared/pydantic/json-body.js';
+import { validateSource } from '../../shared/pydantic/validate.js';
 
 /** Parses `raw` with `schema`, which must fail, and maps the failure the way the app does. */
 function detail(schema: z.ZodMiniType, raw: unknown, source: Source = 'body'): ValidationIssue[] {

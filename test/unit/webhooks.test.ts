@@ -14,7 +14,8 @@ import {
 import { takes } from '../../functions/webhooks/fanout.js';
 import { createWebhookWorkerHandler } from '../../functions/webhooks/worker.js';
 import { eventTypeEntryError } from '../../functions/webhooks/schemas.js';
-import { type DeliveryRecord, isOpen, type Settlement, type StoredEndpoint } from '../../functions/webhooks/store.js';
+import { type StoredEndpoint } from '../../functions/webhooks/endpoint-store.js';
+import { type DeliveryRecord, isOpen, type Settlement } from '../../functions/webhooks/delivery-store.js';
 import type { Change } from '../../shared/events/types.js';
 import type { BusinessMetrics, WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
 import type { Sealed } from '../../shared/secrets.js';

@@ -8,332 +8,10 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { conditionally, isConditionFailed, isTransactionRefused } from '../../shared/aws/errors.js';
-import { listAll, listAttributes, withoutListAttributes } from '../../shared/aws/listing.js';
+import { conditionally, isTransactionRefused } from '../../shared/aws/errors.js';
 import { decodeCursor, queryAll, queryPage, type Page } from '../../shared/aws/pagination.js';
-import { STAMP_ATTRIBUTES, stampUpdate } from '../../shared/events/stamp.js';
-import type { Change, DomainEvent } from '../../shared/events/types.js';
-import type { Sealed } from '../../shared/secrets.js';
-import { RUN_ENDPOINT_KIND, RUN_ENDPOINT_LIST_PK } from './run-endpoint.js';
-import type { DeliveryStatus, EndpointKind, WebhookDelivery, WebhookEndpoint } from './schemas.js';
-
-/** Each kind of endpoint is listed apart: the API's, and the crew runs' own. */
-const LIST_PK: Record<EndpointKind, string> = { admin: 'webhook', run: RUN_ENDPOINT_LIST_PK };
-
-/** An endpoint as stored: the public record, whose it is, and its sealed secrets. */
-export interface StoredEndpoint {
-  readonly endpoint: WebhookEndpoint;
-  readonly principal: string;
-  readonly secret: Sealed;
-  /** The secret before the last rotation: deliveries carry its signature too, until `until`. */
-  readonly previousSecret: { readonly sealed: Sealed; readonly until: string } | undefined;
-  /** Since when every delivery attempt has failed (none succeeded since); undefined when one did. */
-  readonly failingSince: string | undefined;
-  /** A crew run's own endpoint (run-endpoint.ts), listed apart (`?kind=run`). */
-  readonly forRun: boolean;
-  /** A run's endpoint whose run was cancelled: its deliveries of events before this sequence are not sent. */
-  readonly stoppedBefore: number | undefined;
-}
-
-/** The fields an update may set. */
-export type EndpointFields = Partial<
-  Pick<WebhookEndpoint, 'url' | 'event_types' | 'description' | 'enabled' | 'disabled_reason'>
-> &
-  Pick<WebhookEndpoint, 'updated_at'>;
-
-/** Webhook endpoints as the services see them (DynamoWebhookStore below implements them). */
-export type WebhookStore = Pick<DynamoWebhookStore, keyof DynamoWebhookStore>;
-
-/** DynamoDB repository for webhook endpoints (TABLES.webhooks). */
-export class DynamoWebhookStore {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly tableName: string,
-  ) {}
-
-  async create(endpoint: WebhookEndpoint, principal: string, secret: Sealed): Promise<void> {
-    await this.db.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          ...endpoint,
-          created_by_principal: principal,
-          secret,
-          ...listAttributes(LIST_PK.admin, endpoint.created_at, endpoint.id),
-        },
-        ConditionExpression: 'attribute_not_exists(id)',
-      }),
-    );
-  }
-
-  async get(id: string): Promise<StoredEndpoint | undefined> {
-    const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
-    return out.Item ? stored(out.Item) : undefined;
-  }
-
-  /** Endpoints of one kind, oldest first. */
-  async list(kind: EndpointKind, limit: number, cursor: string | undefined): Promise<Page<WebhookEndpoint>> {
-    const page = await listAll(
-      { db: this.db, tableName: this.tableName, tableKeys: ['id'], limit, cursor },
-      LIST_PK[kind],
-    );
-    return { items: page.items.map(toEndpoint), nextCursor: page.nextCursor };
-  }
-
-  /** Every enabled endpoint of the API (a Query of the listing index: endpoints are few). */
-  async enabled(): Promise<WebhookEndpoint[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'by_created',
-      KeyConditionExpression: 'list_pk = :pk',
-      FilterExpression: 'enabled = :on',
-      ExpressionAttributeValues: { ':pk': LIST_PK.admin, ':on': true },
-    });
-    return items.map(toEndpoint);
-  }
-
-  /**
-   * Sets `fields` on an endpoint that is still `enabled` as read (so a transition is decided
-   * on what it was), stamping `change` when there is one. `enabled: true` also forgets the
-   * failures so far. Undefined when there is no such endpoint, `changed` when it changed.
-   */
-  async update(
-    id: string,
-    fields: EndpointFields,
-    wasEnabled: boolean,
-    change: Change | undefined,
-  ): Promise<WebhookEndpoint | 'changed' | undefined> {
-    const entries = Object.entries(fields);
-    const stamp = change && stampUpdate(change);
-    const sets = [...entries.map((_, i) => `#f${i} = :f${i}`), ...(stamp ? [stamp.set] : [])];
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { id },
-          UpdateExpression:
-            `SET ${sets.join(', ')}` +
-            (fields.enabled === true ? ' REMOVE failing_since' : '') +
-            (stamp ? ` ADD ${stamp.add}` : ''),
-          ConditionExpression: 'attribute_exists(id) AND enabled = :was',
-          ExpressionAttributeNames: {
-            ...Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
-            ...stamp?.names,
-          },
-          ExpressionAttributeValues: {
-            ...Object.fromEntries(entries.map(([, value], i) => [`:f${i}`, value])),
-            ':was': wasEnabled,
-            ...stamp?.values,
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toEndpoint(out.Attributes!);
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-      return (await this.get(id)) ? 'changed' : undefined;
-    }
-  }
-
-  /**
-   * A new secret; the one it replaces keeps signing until `previousUntil`. Conditioned on the
-   * secret being the one read, so two rotations at once cannot lose one's secret.
-   */
-  async rotate(
-    id: string,
-    current: Sealed,
-    secret: Sealed,
-    previousUntil: string,
-    at: string,
-  ): Promise<WebhookEndpoint | 'changed' | undefined> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { id },
-          UpdateExpression:
-            'SET secret = :secret, previous_secret = :previous, previous_until = :until, updated_at = :at',
-          ConditionExpression: 'secret.#data = :current',
-          ExpressionAttributeNames: { '#data': 'data' },
-          ExpressionAttributeValues: {
-            ':secret': secret,
-            ':previous': current,
-            ':until': previousUntil,
-            ':at': at,
-            ':current': current.data,
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toEndpoint(out.Attributes!);
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-      return (await this.get(id)) ? 'changed' : undefined;
-    }
-  }
-
-  /** Deletes an endpoint (of the API or a crew run's own); false when there was none. */
-  async delete(id: string): Promise<boolean> {
-    return conditionally(
-      this.db.send(
-        new DeleteCommand({ TableName: this.tableName, Key: { id }, ConditionExpression: 'attribute_exists(id)' }),
-      ),
-    );
-  }
-
-  /**
-   * Marks a run's endpoint as stopped before `sequence` (its run was cancelled): never
-   * lowered, so a cancel handed again, or an earlier one, changes nothing. False when
-   * there is no such endpoint.
-   */
-  async stopBefore(id: string, sequence: number): Promise<boolean> {
-    try {
-      await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { id },
-          UpdateExpression: 'SET stopped_before = :seq',
-          ConditionExpression:
-            'attribute_exists(id) AND kind = :run AND (attribute_not_exists(stopped_before) OR stopped_before < :seq)',
-          ExpressionAttributeValues: { ':seq': sequence, ':run': RUN_ENDPOINT_KIND },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-      return (await this.get(id)) !== undefined;
-    }
-  }
-
-  /** The next sequence of the endpoint's test pings (1, 2, 3...); undefined when there is no endpoint. */
-  async nextTestSequence(id: string): Promise<number | undefined> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { id },
-          UpdateExpression: 'ADD test_seq :one',
-          ConditionExpression: 'attribute_exists(id)',
-          ExpressionAttributeValues: { ':one': 1 },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      return Number(out.Attributes?.test_seq);
-    } catch (err) {
-      if (isConditionFailed(err)) return undefined;
-      throw err;
-    }
-  }
-
-  /**
-   * Disables an enabled endpoint for `reason`, stamped with `change` (its
-   * `webhook.endpoint.disabled` event); with `failingSinceAtMost`, only while its deliveries
-   * have failed since then or earlier. False when it was not enabled (or not failing so long).
-   */
-  async disable(id: string, reason: string, change: Change, failingSinceAtMost?: string): Promise<boolean> {
-    const stamp = stampUpdate(change);
-    return conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { id },
-          UpdateExpression: `SET enabled = :off, disabled_reason = :reason, updated_at = :at, ${stamp.set} ADD ${stamp.add}`,
-          ConditionExpression: 'enabled = :on' + (failingSinceAtMost ? ' AND failing_since <= :cutoff' : ''),
-          ExpressionAttributeNames: stamp.names,
-          ExpressionAttributeValues: {
-            ':off': false,
-            ':on': true,
-            ':reason': reason,
-            ':at': change.at,
-            ...(failingSinceAtMost ? { ':cutoff': failingSinceAtMost } : {}),
-            ...stamp.values,
-          },
-        }),
-      ),
-    );
-  }
-
-  /** Notes a failed attempt: since when the endpoint's deliveries have all failed (undefined: no endpoint). */
-  async noteFailure(id: string, at: string): Promise<string | undefined> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { id },
-          UpdateExpression: 'SET failing_since = if_not_exists(failing_since, :at)',
-          ConditionExpression: 'attribute_exists(id)',
-          ExpressionAttributeValues: { ':at': at },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      return out.Attributes?.failing_since as string | undefined;
-    } catch (err) {
-      if (isConditionFailed(err)) return undefined;
-      throw err;
-    }
-  }
-
-  /** Notes a delivered attempt: the endpoint is no longer failing (written only when it was). */
-  async noteSuccess(id: string): Promise<void> {
-    await conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { id },
-          UpdateExpression: 'REMOVE failing_since',
-          ConditionExpression: 'attribute_exists(failing_since)',
-        }),
-      ),
-    );
-  }
-}
-
-const INTERNAL = new Set<string>([
-  ...STAMP_ATTRIBUTES,
-  'created_by_principal',
-  'secret',
-  'previous_secret',
-  'previous_until',
-  'failing_since',
-  'test_seq',
-  'kind',
-  'expires_at',
-  'stopped_before',
-]);
-
-/** The endpoint as GET answers it (never a secret), fields in the contract's order. */
-export function toEndpoint(item: Record<string, unknown>): WebhookEndpoint {
-  const e = withoutListAttributes<Record<string, unknown>>(item);
-  for (const name of INTERNAL) delete e[name];
-  return {
-    id: e.id as string,
-    url: e.url as string,
-    event_types: e.event_types as string[],
-    description: (e.description as string | null | undefined) ?? null,
-    enabled: e.enabled === true,
-    disabled_reason: (e.disabled_reason as string | null | undefined) ?? null,
-    created_by: e.created_by as string,
-    created_at: e.created_at as string,
-    updated_at: e.updated_at as string,
-  };
-}
-
-function stored(item: Record<string, unknown>): StoredEndpoint {
-  return {
-    endpoint: toEndpoint(item),
-    principal: item.created_by_principal as string,
-    secret: item.secret as Sealed,
-    previousSecret:
-      item.previous_secret && typeof item.previous_until === 'string'
-        ? { sealed: item.previous_secret as Sealed, until: item.previous_until }
-        : undefined,
-    failingSince: typeof item.failing_since === 'string' ? item.failing_since : undefined,
-    forRun: item.kind === RUN_ENDPOINT_KIND,
-    stoppedBefore: typeof item.stopped_before === 'number' ? item.stopped_before : undefined,
-  };
-}
-
-// ---- deliveries ---------------------------------------------------------------------------
+import type { DomainEvent } from '../../shared/events/types.js';
+import type { DeliveryStatus, WebhookDelivery } from './schemas.js';
 
 /** A delivery of one event to one endpoint, as stored (TABLES.webhookDeliveries). */
 export interface DeliveryRecord extends WebhookDelivery {
@@ -402,14 +80,80 @@ const statusAttributes = (endpointId: string, status: DeliveryStatus) => ({
 });
 
 /** Webhook deliveries as the services see them (DynamoDeliveryStore below implements them). */
-export type DeliveryStore = Pick<DynamoDeliveryStore, keyof DynamoDeliveryStore>;
+export interface DeliveryStore {
+  /**
+   * Records a new pending delivery, unless the endpoint already has one of this event
+   * (the dispatcher may be handed an event again): then that one is answered.
+   */
+  create(d: DeliveryRecord): Promise<{ created: boolean; delivery: DeliveryRecord | undefined }>;
+  get(endpointId: string, id: string): Promise<DeliveryRecord | undefined>;
+  /** An endpoint's deliveries, newest first, all or in one status. */
+  list(
+    endpointId: string,
+    status: DeliveryStatus | undefined,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<DeliveryRecord>>;
+  /** Every open delivery (pending or retrying), of every endpoint. */
+  open(): Promise<DeliveryRecord[]>;
+  /**
+   * Lets go of the lease on a delivery's current attempt, made by a worker known to be gone
+   * (a local platform's, before the restart): the next message may make the attempt at once.
+   */
+  releaseLease(d: DeliveryRecord): Promise<void>;
+  /**
+   * Takes attempt `attempt` of series `series` for the queue message `messageId`, unless
+   * another message is making it (its lease has not run out): one attempt at a time.
+   */
+  claim(d: DeliveryRecord, messageId: string, nowMs: number, leaseMs: number): Promise<boolean>;
+  /**
+   * Records how a delivery stands after its current attempt (`attempted`: the claimed one, so
+   * `attempts` goes up by one) or without one (an endpoint disabled meanwhile); a final status
+   * takes it out of line. False when the delivery moved on meanwhile (a redelivery).
+   */
+  settle(d: DeliveryRecord, s: Settlement, attempted: { messageId: string } | undefined): Promise<boolean>;
+  /**
+   * A new attempt series: pending again, no attempts, back in line (a new place is its old
+   * one: its subject's sequence). When another redelivery starts one meanwhile, that one
+   * is answered (`started: false`): redeliveries at once make one series. Undefined when
+   * there is no such delivery; `contended` when every try met another writer.
+   */
+  redeliver(
+    endpointId: string,
+    id: string,
+    at: string,
+  ): Promise<{ started: boolean; delivery: DeliveryRecord } | 'contended' | undefined>;
+  /**
+   * Takes one of an endpoint's `slots` in-flight slots for `holder` until `nowMs + leaseMs`
+   * (a slot whose holder died lapses then): the slot taken, or undefined when all are held.
+   */
+  takeSlot(
+    endpointId: string,
+    holder: string,
+    nowMs: number,
+    leaseMs: number,
+    slots: number,
+  ): Promise<number | undefined>;
+  /** Frees a slot `holder` took (not one that lapsed and was taken by another since). */
+  releaseSlot(endpointId: string, slot: number, holder: string): Promise<void>;
+  /** Frees every slot of an endpoint, held by a worker known to be gone (see releaseLease). */
+  releaseSlots(endpointId: string, slots: number): Promise<void>;
+  /** An endpoint's open deliveries (pending or retrying), read consistently. */
+  openOf(endpointId: string): Promise<DeliveryRecord[]>;
+  /** Removes a delivery that was never queued (its claim and place in line too). */
+  remove(d: DeliveryRecord): Promise<void>;
+  /** Whether an open delivery of the same endpoint and subject comes before `d` (read consistently). */
+  waitsInLine(d: DeliveryRecord): Promise<boolean>;
+  /** The open delivery of the same endpoint and subject next in line after `d`, if any. */
+  nextInLine(d: DeliveryRecord): Promise<DeliveryRecord | undefined>;
+}
 
 /**
  * DynamoDB repository for webhook deliveries (TABLES.webhookDeliveries): the delivery, its
  * claim (one per endpoint and event), while it is open its place in line, and the
  * endpoint's in-flight slots.
  */
-export class DynamoDeliveryStore {
+export class DynamoDeliveryStore implements DeliveryStore {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,

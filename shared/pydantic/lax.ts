@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { ValidationIssue } from './errors.js';
+import type { ValidationIssue } from '../errors.js';
 
 /**
  * pydantic v2's lax mode (FastAPI validates a parsed JSON body as Python objects): what

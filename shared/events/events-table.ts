@@ -1,7 +1,7 @@
 import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { isConditionFailed } from '../aws/errors.js';
-import type { Change, DomainEvent } from './types.js';
+import { type Change, type DomainEvent, envelope, envelopeType } from './types.js';
 
 /** Every event is in the one `by_time` partition of the events table: the feed, in recording order. */
 export const FEED_PARTITION = 'all';
@@ -41,18 +41,16 @@ export function outboxEvent(
   lastSequence: number,
   data: Record<string, unknown>,
 ): DomainEvent {
-  return {
-    specversion: '1.0',
+  return envelope({
     id: randomUUID(),
     source: table.source,
-    type: `dpm.${change.type}`,
+    type: envelopeType(change.type),
     subject,
     time: change.at,
-    datacontenttype: 'application/json',
     actor: change.actor,
     sequence: lastSequence + 1,
     data: { ...data, ...change.about },
-  };
+  });
 }
 
 /**
@@ -122,16 +120,14 @@ export async function lastSequence(db: DynamoDBDocumentClient, table: EventsTabl
 
 /** The envelope of an events-table item (what `eventItem` stored). */
 export function storedEvent(item: Record<string, unknown>): DomainEvent {
-  return {
-    specversion: '1.0',
+  return envelope({
     id: String(item.id),
     source: String(item.source),
     type: String(item.type),
     subject: String(item.subject),
     time: String(item.time),
-    datacontenttype: 'application/json',
     actor: typeof item.actor === 'string' ? item.actor : null,
     sequence: Number(item.sequence),
     data: typeof item.data_json === 'string' ? (JSON.parse(item.data_json) as Record<string, unknown>) : {},
-  };
+  });
 }
