@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { eventually, NotWithin, notYet } from '../support/eventually.js';
 import { api } from './helpers.js';
 
 /** A domain event as the feed answers it (API.md §13). */
@@ -23,7 +24,8 @@ export type FeedCall = (
 
 /**
  * The subject's events once `count` are there (they arrive through the tables' streams,
- * within milliseconds locally), or what there is at the deadline.
+ * within milliseconds locally), or what there is at the deadline: a test that checks that
+ * no more came asks for more than it expects.
  */
 export async function eventsOf(
   subject: string,
@@ -32,13 +34,23 @@ export async function eventsOf(
   options: { call?: FeedCall; deadlineMs?: number } = {},
 ): Promise<Envelope[]> {
   const call = options.call ?? api;
-  const until = Date.now() + (options.deadlineMs ?? 15_000);
-  for (;;) {
+  const read = async () => {
     const res = await call(`/api/domain-events?subject=${encodeURIComponent(subject)}&limit=1000`, { token });
     expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body as Envelope[];
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return res.body as Envelope[];
+  };
+  return eventually(
+    async () => {
+      const events = await read();
+      return events.length >= count ? events : notYet(events);
+    },
+    options.deadlineMs ?? 15_000,
+    `${count} events about ${subject}`,
+    50,
+  ).catch((err: unknown) => {
+    if (err instanceof NotWithin) return err.last as Envelope[];
+    throw err;
+  });
 }
 
 /** Long enough for a stamped change to have reached the feed: what a refused one is checked against. */

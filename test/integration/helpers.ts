@@ -104,6 +104,18 @@ export function token(name: string, options: TokenOptions = {}): Promise<string>
   return mintToken(inject('privateJwk'), { issuer: inject('issuer'), audience: inject('audience') }, name, options);
 }
 
+// The callers most files need, in one place. A file names its own users: the name is what
+// the service records (`created_by`, an event's `actor`), and tests compare it.
+
+/** A Bearer token of the test issuer's user `name` with the role `admin`. */
+export const adminToken = (name: string) => token(name, { roles: ['admin'] });
+
+/** A Bearer token of the test issuer's user `name` with the role `approver`. */
+export const approverToken = (name: string) => token(name, { roles: ['approver'] });
+
+/** The suite platform's bootstrap admin key (DPM_ADMIN_PSK): role admin, no session, principal `dpm:bootstrap-admin`. */
+export const adminPsk = () => inject('adminPsk');
+
 /** The principal of the test issuer's user `name` (its tokens' subject is `sub-<name>`). */
 export const principalOf = (name: string, subject = `sub-${name}`) => tokenPrincipal(inject('issuer'), subject);
 

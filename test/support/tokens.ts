@@ -45,3 +45,10 @@ export async function mintToken(
   if (options.notBefore !== undefined) jwt = jwt.setNotBefore(options.notBefore);
   return jwt.sign(key);
 }
+
+/**
+ * The WWW-Authenticate of every 401 (API.md §1 "Errors", the value of shared/http/errors.ts):
+ * the two schemes the service takes, Bearer and the PSK header. Written out, not imported, so
+ * that a change to it shows in the tests.
+ */
+export const WWW_AUTHENTICATE = 'Bearer, PSK realm="dpm" header="Authorization-PSK"';

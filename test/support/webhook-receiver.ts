@@ -88,21 +88,6 @@ export class WebhookReceiver {
   }
 }
 
-/** Polls `probe` until it answers something other than undefined, or fails after `ms`. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  ms = 15_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /**
  * A webhook receiver on loopback that stalls: it takes each request and, when `hangs` says
  * so, never answers (until `release`), as a receiver that accepts and hangs does; others get

@@ -5,9 +5,9 @@ import { ApprovalService } from '../../../functions/approvals/service.js';
 import { DynamoRunStore } from '../../../functions/crews/store.js';
 import { DynamoDecisionStore } from '../../../functions/decisions/store.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
-import { eventually } from '../../support/webhook-receiver.js';
+import { eventually } from '../../support/eventually.js';
 import { crewTemplate, runEvents, startRun } from '../crew-support.js';
-import { api, insertKey, principalOf, slug, table, token } from '../helpers.js';
+import { adminToken, api, approverToken, insertKey, principalOf, slug, table, token } from '../helpers.js';
 
 /**
  * People in the loop (API.md §16): `GET /api/me`, the inbox `GET /api/approvals` (what the
@@ -87,9 +87,9 @@ beforeAll(async () => {
   aliceGate = await token(names.alice, { roles: [GATE] });
   bob = await token(names.bob, { roles: ['approver', GATE] });
   carol = await token(names.carol);
-  dana = await token(names.dana, { roles: ['admin'] });
-  eve = await token(names.eve, { roles: ['approver'] });
-  admin = await token(slug('inbox-admin'), { roles: ['admin'] });
+  dana = await adminToken(names.dana);
+  eve = await approverToken(names.eve);
+  admin = await adminToken(slug('inbox-admin'));
   alicePsk = (await insertKey({ createdBy: names.alice, roles: ['approver', GATE] })).secret;
   gateTemplate = await crewTemplate(
     admin,

@@ -1,5 +1,5 @@
-import { describe, expect, inject, it } from 'vitest';
-import { baseUrl } from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { adminPsk, baseUrl } from '../helpers.js';
 
 /**
  * CORS (CORS_ORIGINS locally, the stage's `corsOrigins` on AWS): a browser portal on a
@@ -39,7 +39,7 @@ describe('CORS', () => {
     expect(res.status).toBe(405);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
     const read = await fetch(`${baseUrl()}/api/crew-templates`, {
-      headers: { origin: 'https://evil.example.com', 'authorization-psk': inject('adminPsk') },
+      headers: { origin: 'https://evil.example.com', 'authorization-psk': adminPsk() },
     });
     expect(read.status).toBe(200);
     expect(read.headers.get('access-control-allow-origin')).toBeNull();
@@ -47,7 +47,7 @@ describe('CORS', () => {
 
   it('marks a listed origin’s answers readable, the next-page cursor included, errors too', async () => {
     const read = await fetch(`${baseUrl()}/api/crew-templates?limit=1`, {
-      headers: { origin: PORTAL, 'authorization-psk': inject('adminPsk') },
+      headers: { origin: PORTAL, 'authorization-psk': adminPsk() },
     });
     expect(read.status).toBe(200);
     expect(read.headers.get('access-control-allow-origin')).toBe(PORTAL);

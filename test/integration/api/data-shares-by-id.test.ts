@@ -7,7 +7,7 @@ import { DynamoDataShareStore } from '../../../functions/data-shares/store.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import type { IdentityProvider } from '../../../shared/ports/idp.js';
 import { eventsOf as feedEvents, settle } from '../event-feed.js';
-import { api, db, eventsTable, principalOf, slug, table, token } from '../helpers.js';
+import { adminPsk, adminToken, api, db, eventsTable, principalOf, slug, table, token } from '../helpers.js';
 
 // API.md §17: GET and DELETE /api/data_shares/{share_id} take the share's `id` as well as its
 // name. An id is a lowercase UUID, which also has the shape of a name: such a key is read as
@@ -29,8 +29,8 @@ let owner: string;
 let other: string;
 
 beforeAll(async () => {
-  admin = await token('share-id-admin', { roles: ['admin'] });
-  feedReader = await token('share-id-reader', { roles: ['admin'] });
+  admin = await adminToken('share-id-admin');
+  feedReader = await adminToken('share-id-reader');
   owner = await token(ownerName);
   other = await token('share-id-other');
 });
@@ -85,7 +85,7 @@ describe('data shares by id (§17)', () => {
     expect(byId.body).toEqual(byName.body);
     expect(byId.body).toEqual(share);
     expect((await read(share.id, admin)).body).toEqual(share);
-    const viaPsk = await api<Share>(`/api/data_shares/${share.id}`, { psk: inject('adminPsk') });
+    const viaPsk = await api<Share>(`/api/data_shares/${share.id}`, { psk: adminPsk() });
     expect(viaPsk.status).toBe(200);
     expect(viaPsk.body.secret).toBe(share.secret);
   });

@@ -8,7 +8,8 @@ import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { KeycloakIdentityProvider } from '../../../shared/adapters/keycloak.js';
 import type { RequestAuthenticator } from '../../../shared/auth/authenticator.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../../support/keycloak-server.js';
-import { api, type ApiResponse, db, slug, token, eventsTable } from '../helpers.js';
+import { WWW_AUTHENTICATE } from '../../support/tokens.js';
+import { adminPsk, adminToken, api, type ApiResponse, db, slug, token, eventsTable } from '../helpers.js';
 
 interface Share {
   id: string;
@@ -28,7 +29,7 @@ let alice: string;
 let bob: string;
 
 beforeAll(async () => {
-  admin = await token('share-admin', { roles: ['admin'] });
+  admin = await adminToken('share-admin');
   alice = await token('alice');
   bob = await token('bob');
 });
@@ -106,7 +107,7 @@ describe('data shares (built-in identity provider)', () => {
     expect(own.status).toBe(200);
     expect(own.body).toEqual(share);
     expect((await read(share.name, admin)).body).toEqual(share);
-    const viaPsk = await api<Share>(`/api/data_shares/${share.name}`, { psk: inject('adminPsk') });
+    const viaPsk = await api<Share>(`/api/data_shares/${share.name}`, { psk: adminPsk() });
     expect(viaPsk.status).toBe(200);
     expect(viaPsk.body.secret).toBe(share.secret);
     const other = await read(share.name, bob);
@@ -128,7 +129,7 @@ describe('data shares (built-in identity provider)', () => {
     ]) {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: expect.any(String), code: 401 });
-      expect(res.headers.get('www-authenticate')).toBeTruthy();
+      expect(res.headers.get('www-authenticate')).toBe(WWW_AUTHENTICATE);
     }
     expect((await read(name)).status).toBe(404);
   });

@@ -12,7 +12,7 @@ import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { ensureTables } from '../../../infra/local/provision.js';
 import { sha256Hex } from '../../../shared/crypto.js';
-import { api, insertKey, slug, token } from '../helpers.js';
+import { adminPsk, adminToken, api, approverToken, insertKey, slug, token } from '../helpers.js';
 
 const DAY = 86_400_000;
 let alice: string;
@@ -22,7 +22,7 @@ let admin: string;
 beforeAll(async () => {
   alice = await token('psk-alice');
   bob = await token('psk-bob');
-  admin = await token('psk-admin', { roles: ['admin'] });
+  admin = await adminToken('psk-admin');
 });
 
 interface Created {
@@ -87,7 +87,7 @@ describe('POST /api/dataproduct/{dataproduct_id}/psk', () => {
   });
 
   it("defaults to 30 days and carries the creator's roles", async () => {
-    const approver = await token('psk-approver', { roles: ['approver'] });
+    const approver = await approverToken('psk-approver');
     const key = await createKey(approver, { description: 'retirer' });
     expect(Date.parse(key.valid_until) - Date.parse(key.created_at)).toBe(30 * DAY);
     // retire needs approver or admin, and no session: the key's role is enough
@@ -96,7 +96,7 @@ describe('POST /api/dataproduct/{dataproduct_id}/psk', () => {
     await api(`/api/decisions/${ws}/k/versions/${v.body.version}/submit`, { method: 'POST', token: alice });
     const approved = await api(`/api/decisions/${ws}/k/versions/${v.body.version}/approve`, {
       method: 'POST',
-      token: await token('someone-else', { roles: ['approver'] }),
+      token: await approverToken('someone-else'),
     });
     expect(approved.status).toBe(200);
     const retired = await api(`/api/decisions/${ws}/k/versions/${v.body.version}/retire`, {
@@ -238,9 +238,7 @@ describe('DELETE /api/dataproduct/psk/{psk_id}', () => {
     const other = await api(`/api/dataproduct/psk/${key.psk}`, { method: 'DELETE', token: bob });
     expect(other.status).toBe(403);
     expect(other.body).toEqual({ error: expect.any(String), code: 403 });
-    expect((await api(`/api/dataproduct/psk/${key.psk}`, { method: 'DELETE', psk: inject('adminPsk') })).status).toBe(
-      204,
-    );
+    expect((await api(`/api/dataproduct/psk/${key.psk}`, { method: 'DELETE', psk: adminPsk() })).status).toBe(204);
     expect(
       (await api('/api/dataproduct/psk/7c9e6679-7425-40de-944b-e07fc1f90ae7', { method: 'DELETE', token: alice }))
         .status,
@@ -353,10 +351,10 @@ describe('the bootstrap admin key', () => {
     const store = keys();
     const live = async () => (await store.findByPskId(BOOTSTRAP_ADMIN_PSK_ID)).filter((k) => !k.deleted_at);
     expect(await live()).toHaveLength(1);
-    await ensureConfiguredAdminKey(store, inject('adminPsk'));
-    await ensureConfiguredAdminKey(store, inject('adminPsk'));
+    await ensureConfiguredAdminKey(store, adminPsk());
+    await ensureConfiguredAdminKey(store, adminPsk());
     expect(await ensureGeneratedAdminKey(store)).toBeUndefined();
-    expect((await live()).map((k) => k.key_hash)).toEqual([sha256Hex(inject('adminPsk'))]);
+    expect((await live()).map((k) => k.key_hash)).toEqual([sha256Hex(adminPsk())]);
   });
 });
 
@@ -418,6 +416,6 @@ describe('secrets stay secret', () => {
     const log = readFileSync(inject('logFile'), 'utf8');
     expect(log).toContain('/api/dataproduct/');
     expect(log).not.toContain(key.key);
-    expect(log).not.toContain(inject('adminPsk'));
+    expect(log).not.toContain(adminPsk());
   });
 });

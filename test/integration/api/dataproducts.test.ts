@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
-import { api, slug, token } from '../helpers.js';
+import { WWW_AUTHENTICATE } from '../../support/tokens.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 
 // API.md §17 "Data products (sdk)": list (role filter), create from a query or an E12
 // suggestion (admin), delete (admin; its keys stop working); a key needs an existing product,
@@ -39,7 +40,7 @@ const tablePath = (t: string) => `/api/metastore/catalogs/${catalog}/schemas/${s
 
 beforeAll(async () => {
   adminName = slug('dp-admin');
-  admin = await token(adminName, { roles: ['admin'] });
+  admin = await adminToken(adminName);
   carol = await token(slug('dp-carol'));
   const created = await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name: domain } });
   expect(created.status, created.text).toBe(201);
@@ -428,7 +429,7 @@ describe("a product's pre-shared keys", () => {
     const refused = await api('/api/dataproduct/psk?limit=1', { psk: productKey });
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual({ error: "Pre-shared key's data product has been deleted", code: 401 });
-    expect(refused.headers.get('www-authenticate')).not.toBeNull();
+    expect(refused.headers.get('www-authenticate')).toBe(WWW_AUTHENTICATE);
     expect(await works(child.body.key)).toBe(401);
     expect(await works(defaultKey)).toBe(200);
   });

@@ -8,7 +8,7 @@ import { decisionsDeps } from '../../../functions/decisions/compose.js';
 import { loadConfig } from '../../../shared/config.js';
 import { createRuntime } from '../../../functions/composition.js';
 import { freePort } from '../../../infra/local/emulators.js';
-import { api, insertKey, slug, token } from '../helpers.js';
+import { adminPsk, adminToken, api, approverToken, insertKey, slug, token } from '../helpers.js';
 
 const canonicalSha = (value: unknown): string => {
   const canon = (v: unknown): string =>
@@ -32,8 +32,8 @@ let plainUser: string;
 beforeAll(async () => {
   author = await token('alice');
   submitter = await token('bob');
-  approver = await token('carol', { roles: ['approver'] });
-  approver2 = await token('dave', { roles: ['approver'] });
+  approver = await approverToken('carol');
+  approver2 = await approverToken('dave');
   plainUser = await token('erin');
 });
 
@@ -347,7 +347,7 @@ describe('what a version can hold', () => {
     expect(full.status).toBe(409);
     expect(full.body).toEqual({ error: expect.stringContaining('100 transitions'), code: 409 });
     // the author still hears the four-eyes rule, not the history limit
-    const own = await api(path('approve'), { method: 'POST', token: await token('bob', { roles: ['approver'] }) });
+    const own = await api(path('approve'), { method: 'POST', token: await approverToken('bob') });
     expect(own.status).toBe(403);
     const history = await api(path('history'), { token: plainUser });
     expect(history.body).toHaveLength(100);
@@ -592,7 +592,7 @@ describe('E1 approve', () => {
     expect(noRole.status).toBe(403);
     expect(noRole.body).toEqual({ error: expect.stringContaining('approver'), code: 403 });
     expect((await approve('BAD', 'k', 0, plainUser)).status).toBe(403);
-    const admin = await token('root', { roles: ['admin'] });
+    const admin = await adminToken('root');
     expect((await approve(ws, key, v, admin)).status).toBe(403);
     const { secret } = await insertKey({ createdBy: 'carol', roles: ['approver'] });
     const viaPsk = await api(`${base(ws, key)}/versions/${v}/approve`, { method: 'POST', psk: secret });
@@ -634,7 +634,7 @@ describe('E1 approve', () => {
 
   it('checks the state before the four-eyes rule', async () => {
     const { ws, key } = await newKey();
-    const authorApprover = await token('alice', { roles: ['approver'] });
+    const authorApprover = await approverToken('alice');
     await createVersion(ws, key);
     expect((await approve(ws, key, 1, authorApprover)).status).toBe(409);
   });
@@ -642,10 +642,10 @@ describe('E1 approve', () => {
   it('refuses the author and the submitter (four-eyes rule)', async () => {
     const { ws, key } = await newKey();
     const v = await submitted(ws, key);
-    const asAuthor = await approve(ws, key, v, await token('alice', { roles: ['approver'] }));
+    const asAuthor = await approve(ws, key, v, await approverToken('alice'));
     expect(asAuthor.status).toBe(403);
     expect(asAuthor.body.error).toMatch(/four-eyes/i);
-    const asSubmitter = await approve(ws, key, v, await token('bob', { roles: ['approver'] }));
+    const asSubmitter = await approve(ws, key, v, await approverToken('bob'));
     expect(asSubmitter.status).toBe(403);
     const still = await api(`${base(ws, key)}/versions/${v}`, { token: plainUser });
     expect(still.body).toMatchObject({ status: 'submitted', approved_by: null });
@@ -654,9 +654,7 @@ describe('E1 approve', () => {
   it('lets exactly one of many concurrent approvals win', async () => {
     const { ws, key } = await newKey();
     const v = await submitted(ws, key);
-    const approvers = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => token(`approver-${i}`, { roles: ['approver'] })),
-    );
+    const approvers = await Promise.all(Array.from({ length: 10 }, (_, i) => approverToken(`approver-${i}`)));
     const results = await Promise.all(approvers.map((t) => approve(ws, key, v, t)));
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([200, ...Array(9).fill(409)]);
@@ -695,7 +693,7 @@ describe('reject and retire', () => {
     expect((await api(`${base(ws, key)}/versions/${v1}/retire`, { method: 'POST', token: plainUser })).status).toBe(
       403,
     );
-    const admin = await api(`${base(ws, key)}/versions/${v1}/retire`, { method: 'POST', psk: inject('adminPsk') });
+    const admin = await api(`${base(ws, key)}/versions/${v1}/retire`, { method: 'POST', psk: adminPsk() });
     expect(admin.status).toBe(200);
     expect(admin.body.status).toBe('retired');
     const { secret } = await insertKey({ createdBy: 'carol', roles: ['approver'] });

@@ -8,7 +8,7 @@ import { BuiltinCatalog } from '../../../shared/adapters/builtin-catalog.js';
 import type { Caller } from '../../../shared/auth/caller.js';
 import { Unavailable } from '../../../shared/errors.js';
 import { rejection } from '../../support/rejection.js';
-import { api, db, slug, token } from '../helpers.js';
+import { adminToken, api, db, slug, token } from '../helpers.js';
 
 const BASE = '/api/documents';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -19,7 +19,7 @@ let alice: string;
 let bob: string;
 
 beforeAll(async () => {
-  admin = await token('doc-admin', { roles: ['admin'] });
+  admin = await adminToken('doc-admin');
   alice = await token(slug('alice'));
   bob = await token(slug('bob'));
 });

@@ -10,7 +10,8 @@ import { freePort } from '../../../infra/local/emulators.js';
 import { s3Access, s3With } from '../../../shared/aws/s3.js';
 import { loadConfig } from '../../../shared/config.js';
 import { createRuntime } from '../../../functions/composition.js';
-import { api, slug, token } from '../helpers.js';
+import { WWW_AUTHENTICATE } from '../../support/tokens.js';
+import { adminPsk, adminToken, api, slug, token } from '../helpers.js';
 
 const BASE = '/api/finetune/datasets';
 
@@ -21,7 +22,7 @@ let s3: S3Client;
 let bucket: string;
 
 beforeAll(async () => {
-  admin = await token('finetune-admin', { roles: ['admin'] });
+  admin = await adminToken('finetune-admin');
   alice = await token('ft-alice');
   bob = await token('ft-bob');
   bucket = inject('artifactsBucket');
@@ -127,7 +128,7 @@ describe('creating a dataset job', () => {
   });
 
   it('works with a pre-shared key, owned by the key', async () => {
-    const psk = inject('adminPsk');
+    const psk = adminPsk();
     const created = await api<Job>(BASE, { method: 'POST', psk, body: { name: 'via key' } });
     expect(created.status).toBe(201);
     const job = created.body;
@@ -153,7 +154,7 @@ describe('authentication', () => {
     for (const res of await Promise.all(calls)) {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: expect.any(String), code: 401 });
-      expect(res.headers.get('www-authenticate')).toBeTruthy();
+      expect(res.headers.get('www-authenticate')).toBe(WWW_AUTHENTICATE);
     }
     expect((await api(`${BASE}/${job.id}`, { token: alice })).status).toBe(200);
   });

@@ -5,11 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { api, type ApiResponse, db, insertKey, slug, table, token } from '../helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually, notYet } from '../../support/eventually.js';
+import { WWW_AUTHENTICATE } from '../../support/tokens.js';
+import { adminPsk, adminToken, api, type ApiResponse, db, insertKey, slug, table, token } from '../helpers.js';
 
 const run = randomUUID().slice(0, 8);
-const adminPsk = () => inject('adminPsk');
 
 const post = (path: string, auth: { token?: string; psk?: string }, body?: unknown) =>
   api(path, { method: 'POST', ...auth, body });
@@ -147,7 +148,7 @@ describe('records stored before principals (legacy) are admins’ only', () => {
     const mine = await api<{ id: string }[]>('/api/documents?limit=1000', { token: await token(name) });
     expect(mine.body.map((d) => d.id)).not.toContain(id);
     const admin = await api(`/api/documents/${id}`, {
-      token: await token(`legacy-admin-${run}`, { roles: ['admin'] }),
+      token: await adminToken(`legacy-admin-${run}`),
     });
     expectStatus(admin, 200);
     expect(admin.body.owner).toBe(name);
@@ -405,7 +406,7 @@ describe('only access tokens pass', () => {
     const check = async (t: string) => api('/api/documents', { token: t });
     const noExp = await check(await token(name, { noExpiry: true }));
     expectStatus(noExp, 401);
-    expect(noExp.headers.get('www-authenticate')).toBeTruthy();
+    expect(noExp.headers.get('www-authenticate')).toBe(WWW_AUTHENTICATE);
     expectStatus(await check(await token(name, { claims: { typ: 'Refresh' } })), 401);
     expectStatus(await check(await token(name, { claims: { typ: 'ID' } })), 401);
     expectStatus(await check(await token(name, { typ: 'JWT+refresh' })), 401);
@@ -470,15 +471,18 @@ describe('user JSON keys that are Object.prototype names are data', () => {
       },
     );
     expectStatus(started, 202);
-    let events: { type: string; data?: { outputs?: Record<string, unknown> } }[] = [];
-    for (
-      let i = 0;
-      i < 100 && !events.some((e) => e.type.startsWith('run.') && e.type !== 'run.queued' && e.type !== 'run.started');
-      i++
-    ) {
-      await new Promise((r) => setTimeout(r, 100));
-      events = (await api(`/api/events/${started.body.correlation_id}`, { psk: adminPsk() })).body;
-    }
+    type Seen = { type: string; data?: { outputs?: Record<string, unknown> } };
+    const events = await eventually(
+      async () => {
+        const seen: Seen[] = (await api(`/api/events/${started.body.correlation_id}`, { psk: adminPsk() })).body;
+        const ended = seen.some(
+          (e) => e.type.startsWith('run.') && e.type !== 'run.queued' && e.type !== 'run.started',
+        );
+        return ended ? seen : notYet(seen.map((e) => e.type));
+      },
+      10_000,
+      'the run ended',
+    );
     const done = events.at(-1)!;
     expect(done.type).toBe('run.completed');
     expect(Object.keys(done.data!.outputs!)).toEqual(['constructor']);

@@ -1,12 +1,13 @@
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { api, insertKey, slug, token } from '../helpers.js';
+import { WWW_AUTHENTICATE } from '../../support/tokens.js';
+import { adminPsk, adminToken, api, insertKey, slug, token } from '../helpers.js';
 
 let admin: string;
 let alice: string;
 
 beforeAll(async () => {
-  admin = await token('mcp-admin', { roles: ['admin'] });
+  admin = await adminToken('mcp-admin');
   alice = await token('alice');
 });
 
@@ -86,7 +87,7 @@ describe('MCP servers', () => {
     for (const res of await Promise.all(calls)) {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: expect.any(String), code: 401 });
-      expect(res.headers.get('www-authenticate')).toMatch(/\S/);
+      expect(res.headers.get('www-authenticate')).toBe(WWW_AUTHENTICATE);
     }
   });
 
@@ -109,7 +110,7 @@ describe('MCP servers', () => {
   });
 
   it('lets an admin write with the admin pre-shared key', async () => {
-    const psk = inject('adminPsk');
+    const psk = adminPsk();
     const created = await api<Server>('/api/mcps', { method: 'POST', psk, body: filesystem });
     expect(created.status).toBe(201);
     const replaced = await api<Server>(`/api/mcps/${created.body.id}`, {

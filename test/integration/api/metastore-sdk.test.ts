@@ -1,7 +1,7 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { BuiltinMetastore } from '../../../shared/adapters/builtin-metastore.js';
-import { api, db, slug, table, token, type ApiResponse } from '../helpers.js';
+import { adminToken, api, db, slug, table, token, type ApiResponse } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §17: the NX1 SDK's metastore on the built-in metastore, over HTTP. Reads for any
@@ -13,9 +13,9 @@ let alice: string;
 let reader: string;
 
 beforeAll(async () => {
-  admin = await token('sdk-metastore-admin', { roles: ['admin'] });
+  admin = await adminToken('sdk-metastore-admin');
   alice = await token('sdk-metastore-alice');
-  reader = await token('sdk-metastore-events', { roles: ['admin'] });
+  reader = await adminToken('sdk-metastore-events');
 });
 
 const M = '/api/metastore';

@@ -12,13 +12,14 @@ import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { loadConfig } from '../../../shared/config.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { CONN_ID } from '../../../functions/migration/schemas.js';
-import { api, insertKey, slug, token } from '../helpers.js';
+import { WWW_AUTHENTICATE } from '../../support/tokens.js';
+import { adminPsk, adminToken, api, approverToken, insertKey, slug, token } from '../helpers.js';
 
 let admin: string;
 let alice: string;
 
 beforeAll(async () => {
-  admin = await token('mig-admin', { roles: ['admin'] });
+  admin = await adminToken('mig-admin');
   alice = await token('alice');
 });
 
@@ -171,7 +172,7 @@ describe('GET/PUT /api/migration/infrastructure-config (E3)', () => {
   it('changes only the given fields and records who and when', async () => {
     const before = await getConfig();
     await new Promise((r) => setTimeout(r, 5));
-    const psk = inject('adminPsk');
+    const psk = adminPsk();
     const res = await api<Config>(CONFIG, {
       method: 'PUT',
       psk,
@@ -330,13 +331,13 @@ describe('authentication and roles', () => {
     for (const res of await Promise.all(calls({}))) {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: expect.any(String), code: 401 });
-      expect(res.headers.get('www-authenticate')).toMatch(/\S/);
+      expect(res.headers.get('www-authenticate')).toBe(WWW_AUTHENTICATE);
     }
     expect((await api(CONFIG, { token: 'not-a-jwt' })).status).toBe(401);
   });
 
   it('answers 403 to a caller without the admin role, by Bearer token or pre-shared key', async () => {
-    const approver = await token('mig-approver', { roles: ['approver'] });
+    const approver = await approverToken('mig-approver');
     const { secret: userPsk } = await insertKey({ createdBy: slug('plain'), roles: ['approver'] });
     for (const auth of [{ token: alice }, { token: approver }, { psk: userPsk }]) {
       for (const res of await Promise.all(calls(auth))) {
@@ -908,7 +909,7 @@ describe('write-only values in validation errors', () => {
     const password = `pw-${slug()}-never-echoed`;
     const missingType = await api(`/api/migration/connections/${slug('conn')}`, {
       method: 'PUT',
-      psk: inject('adminPsk'),
+      psk: adminPsk(),
       body: { host: '127.0.0.1', password },
     });
     expect(missingType.status).toBe(422);
@@ -924,7 +925,7 @@ describe('write-only values in validation errors', () => {
     const longSecret = `sk-${'x'.repeat(4001)}`;
     const tooLong = await api('/api/migration/infrastructure-config', {
       method: 'PUT',
-      psk: inject('adminPsk'),
+      psk: adminPsk(),
       body: { objstore_dest_secret_key: longSecret },
     });
     expect(tooLong.status).toBe(422);

@@ -1,10 +1,10 @@
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createQueryApp } from '../../../functions/query/app.js';
 import { QueryService } from '../../../functions/query/service.js';
 import { BuiltinCatalog } from '../../../shared/adapters/builtin-catalog.js';
 import { BuiltinMetastore } from '../../../shared/adapters/builtin-metastore.js';
 import type { RequestAuthenticator } from '../../../shared/auth/authenticator.js';
-import { api, db, insertKey, slug, table, token } from '../helpers.js';
+import { adminPsk, adminToken, api, db, insertKey, slug, table, token } from '../helpers.js';
 
 // POST /api/query/ask (API.md §17, the SDK's queries.ask). The suite's platform has a model
 // (LLM_BASE_URL: test/support/openai-server.ts), which writes `SELECT COUNT(*) AS answer FROM
@@ -40,7 +40,7 @@ let domain: string;
 let catalog: string;
 
 beforeAll(async () => {
-  admin = await token('ask-admin', { roles: ['admin'] });
+  admin = await adminToken('ask-admin');
   alice = await token('alice');
   domain = slug('ask');
   catalog = slug('askcat');
@@ -81,7 +81,7 @@ describe('POST /api/query/ask with a model', () => {
 
   it('works with pre-shared keys, as the SDK calls it', async () => {
     const prompt = 'How many customers?';
-    const viaAdminKey = await ask({ domain, prompt }, { psk: inject('adminPsk') });
+    const viaAdminKey = await ask({ domain, prompt }, { psk: adminPsk() });
     expect(viaAdminKey.status, viaAdminKey.text).toBe(200);
     expect(viaAdminKey.body.tables).toEqual([`${catalog}.sales.customers`]);
     const userKey = (await insertKey({ createdBy: 'ask-key-user' })).secret;

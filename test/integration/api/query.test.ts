@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 
 let admin: string;
 let alice: string;
@@ -93,7 +93,7 @@ let catalog: string;
 const schema = 'sales';
 
 beforeAll(async () => {
-  admin = await token('query-admin', { roles: ['admin'] });
+  admin = await adminToken('query-admin');
   alice = await token('alice');
   domain = slug('domain');
   catalog = slug('cat');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, token } from '../helpers.js';
+import { eventsOf } from '../event-feed.js';
+import { adminToken, api, token } from '../helpers.js';
 
 /**
  * Webhook endpoints (API.md §14) over HTTP: create, read, list, change, rotate, delete, every
@@ -41,7 +42,7 @@ function expectSecret(secret: unknown): void {
 }
 
 beforeAll(async () => {
-  admin = await token('webhook-admin', { roles: ['admin'] });
+  admin = await adminToken('webhook-admin');
   user = await token('webhook-user');
 });
 
@@ -251,11 +252,7 @@ describe('reading, changing and deleting an endpoint', () => {
     expect(on.body).toMatchObject({ enabled: true, disabled_reason: null });
     // Disabling is the endpoint's domain event (the admin's doing); enabling has none.
     const subject = encodeURIComponent(`webhooks/${created.id}`);
-    let events: any[] = [];
-    for (let i = 0; i < 100 && events.length === 0; i++) {
-      events = (await api(`/api/domain-events?subject=${subject}`, { token: admin })).body;
-      if (events.length === 0) await new Promise((r) => setTimeout(r, 100));
-    }
+    const events = await eventsOf(`webhooks/${created.id}`, 1, admin, { deadlineMs: 10_000 });
     expect(events).toEqual([
       expect.objectContaining({
         type: 'dpm.webhook.endpoint.disabled',

@@ -1,8 +1,8 @@
-import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventually } from '../../support/webhook-receiver.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
 import { eventsOf } from '../event-feed.js';
 import { crewTemplate, kindsOf as typesOf, runEvents, startRun } from '../crew-support.js';
-import { api, slug, token } from '../helpers.js';
+import { adminPsk, adminToken, api, approverToken, slug, token } from '../helpers.js';
 
 /**
  * The `approval` step (API.md §4): the run waits (`waiting`, `step.waiting`) holding no
@@ -53,15 +53,15 @@ const SIGN_OFF = [
 ];
 
 beforeAll(async () => {
-  admin = await token('approval-admin', { roles: ['admin'] });
+  admin = await adminToken('approval-admin');
   starterName = slug('starter');
   // the starter has the role too: the four-eyes rule still refuses them
-  starter = await token(starterName, { roles: ['approver'] });
+  starter = await approverToken(starterName);
   approverName = slug('approver');
-  approver = await token(approverName, { roles: ['approver'] });
-  secondApprover = await token(slug('approver2'), { roles: ['approver'] });
+  approver = await approverToken(approverName);
+  secondApprover = await approverToken(slug('approver2'));
   plainUser = await token(slug('plain'));
-  adminOnly = await token(slug('admin-only'), { roles: ['admin'] });
+  adminOnly = await adminToken(slug('admin-only'));
   // The shortest expiry is a minute: started first, checked last, while the rest runs.
   const id = await start(
     await template([{ id: 'gate', kind: 'approval', prompt: 'nobody answers', timeout_seconds: 60 }]),
@@ -92,7 +92,7 @@ describe('approval steps', () => {
 
     const refused: [string, { token?: string; psk?: string }][] = [
       ['the starter', { token: starter }],
-      ['a PSK (admin)', { psk: inject('adminPsk') }],
+      ['a PSK (admin)', { psk: adminPsk() }],
       ['a user without the role', { token: plainUser }],
       ['an admin without the role', { token: adminOnly }],
     ];
@@ -259,7 +259,7 @@ describe('approval steps', () => {
     ];
     const auths: Record<string, { token?: string; psk?: string }> = {
       nobody: {},
-      'a PSK (admin)': { psk: inject('adminPsk') },
+      'a PSK (admin)': { psk: adminPsk() },
       'a user without a role': { token: plainUser },
       'an admin without the role': { token: adminOnly },
       'a finance approver': { token: finance },

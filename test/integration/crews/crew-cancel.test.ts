@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../../support/webhook-receiver.js';
+import { eventually } from '../../support/eventually.js';
 import { eventsOf, settle } from '../event-feed.js';
 import { crewTemplate, runEvents, startRun } from '../crew-support.js';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 
 /**
  * Cancelling a crew run (API.md §4): `run.cancelled` is the last event, exactly once,
@@ -33,7 +33,7 @@ const cancel = (id: string, body: unknown = {}, as = user) =>
   api<Run>(`/api/crew-runs/${id}/cancel`, { method: 'POST', token: as, body });
 
 beforeAll(async () => {
-  admin = await token('cancel-admin', { roles: ['admin'] });
+  admin = await adminToken('cancel-admin');
   user = await token(slug('cancel-user'));
   stranger = await token(slug('cancel-stranger'));
   hanging.server = createServer((req) => {

@@ -76,7 +76,7 @@ describe('a run longer than one Lambda invocation', () => {
     );
     expect(result.batchItemFailures).toEqual([]);
     expect(requeued).toEqual([id]);
-    const midway = await store().allEvents(id);
+    const midway = await store().allLogEntries(id);
     expect(midway.map((e) => [e.type, e.step_id ?? null])).toEqual([
       ['run.queued', null],
       ['run.started', null],
@@ -98,7 +98,7 @@ describe('a run longer than one Lambda invocation', () => {
         )
       ).batchItemFailures,
     ).toEqual([]);
-    const events = await store().allEvents(id);
+    const events = await store().allLogEntries(id);
     expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
     expect(events.filter((e) => e.type === 'step.started').map((e) => e.step_id)).toEqual(['first', 'slow', 'last']);
     expect(events.at(-1)?.type).toBe('run.completed');

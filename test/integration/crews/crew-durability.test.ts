@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../infra/local/emulators.js';
 import { localUserToken } from '../../../infra/local/local-sign-in.js';
+import { eventually, notYet } from '../../support/eventually.js';
 import {
   callPlatform,
   type LocalProcess,
@@ -59,16 +60,19 @@ const call = <T = any>(
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The run's events once its last is of one of `types` (long polls between reads). */
-async function lastIs(base: string, id: string, types: string[], ms = 30_000): Promise<Event[]> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const res = await call<Event[]>(base, `/api/events/${id}?start=0`, {});
-    expect(res.status, res.text).toBe(200);
-    if (types.includes(res.body.at(-1)?.type ?? '')) return res.body;
-    if (Date.now() > until) throw new Error(`run ${id}: last event ${res.body.at(-1)?.type}, not ${types.join('/')}`);
-    await call(base, `/api/events/${id}?start=${res.body.length}&wait=2`, {});
-  }
-}
+const lastIs = (base: string, id: string, types: string[], ms = 30_000): Promise<Event[]> =>
+  eventually(
+    async () => {
+      const res = await call<Event[]>(base, `/api/events/${id}?start=0`, {});
+      expect(res.status, res.text).toBe(200);
+      if (types.includes(res.body.at(-1)?.type ?? '')) return res.body;
+      await call(base, `/api/events/${id}?start=${res.body.length}&wait=2`, {});
+      return notYet(`last event ${res.body.at(-1)?.type}`);
+    },
+    ms,
+    `run ${id} ends in ${types.join('/')}`,
+    0,
+  );
 
 /** Indexes 0..n-1 once each; no step event written twice (a resumed step is re-run, its events are not repeated). */
 function expectWhole(events: Event[]): void {

@@ -3,9 +3,9 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventually } from '../../support/webhook-receiver.js';
+import { eventually } from '../../support/eventually.js';
 import { crewTemplate, kindsOf, runEvents, startRun, type CrewEventSeen } from '../crew-support.js';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, approverToken, slug, token } from '../helpers.js';
 
 /**
  * One executor at a time (issue 25, finding 1): a crew-run message that arrives while a
@@ -118,9 +118,9 @@ async function completesOnce(id: string, tag: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  admin = await token('executor-admin', { roles: ['admin'] });
+  admin = await adminToken('executor-admin');
   starter = await token(slug('executor-starter'));
-  approver = await token(slug('executor-approver'), { roles: ['approver'] });
+  approver = await approverToken(slug('executor-approver'));
   server = createServer((req, res) => {
     const path = req.url ?? '/';
     req.resume();

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually, notYet } from '../../support/eventually.js';
 import { storeWaitingRun } from '../../support/pending-run.js';
-import { eventually } from '../../support/webhook-receiver.js';
 import { crewTemplate, startRun } from '../crew-support.js';
-import { api, baseUrl, db, principalOf, slug, table, token } from '../helpers.js';
+import { adminToken, api, baseUrl, db, principalOf, slug, table, token } from '../helpers.js';
 
 /**
  * E13 long polling (API.md §4, `wait`): with nothing at or after `start` yet and the run
@@ -20,14 +20,16 @@ const template = (steps: unknown[]) => crewTemplate(admin, steps, 'long-poll');
 const start = (templateId: string) => startRun(templateId, user);
 
 /** Polls (without waiting) until the run has an event of `type`; answers every event so far. */
-async function until(id: string, type: string): Promise<Event[]> {
-  for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
-    const res = await api<Event[]>(`/api/events/${id}?start=0`, { token: user });
-    if (res.body.some((e) => e.type === type)) return res.body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`no ${type} in run ${id}`);
-}
+const until = (id: string, type: string): Promise<Event[]> =>
+  eventually(
+    async () => {
+      const res = await api<Event[]>(`/api/events/${id}?start=0`, { token: user });
+      return res.body.some((e) => e.type === type) ? res.body : notYet(res.body.map((e) => e.type));
+    },
+    20_000,
+    `${type} in run ${id}`,
+    50,
+  );
 
 /** One long poll: its answer and how long it took. */
 async function longPoll(id: string, from: number, wait: number, as = user) {
@@ -37,7 +39,7 @@ async function longPoll(id: string, from: number, wait: number, as = user) {
 }
 
 beforeAll(async () => {
-  admin = await token('long-poll-admin', { roles: ['admin'] });
+  admin = await adminToken('long-poll-admin');
   user = await token(slug('long-poll-user'));
 });
 

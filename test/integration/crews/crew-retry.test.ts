@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { deadLetterQueueName, QUEUES } from '../../../infra/tables.js';
-import { eventually } from '../../support/webhook-receiver.js';
+import { eventually } from '../../support/eventually.js';
 import { storeUnqueuedRun } from '../../support/pending-run.js';
 import { eventsOf, settle } from '../event-feed.js';
 import { crewTemplate, kindsOf as typesOf, runEvents, startRun } from '../crew-support.js';
-import { api, db, principalOf, slug, table, token } from '../helpers.js';
+import { adminToken, api, db, principalOf, slug, table, token } from '../helpers.js';
 
 /**
  * Retrying a crew run (API.md §4): a failed or cancelled run continues under the same
@@ -51,7 +51,7 @@ const finished = (id: string, count = 1) =>
 const retry = (id: string, as = user) => api<Run>(`/api/crew-runs/${id}/retry`, { method: 'POST', token: as });
 
 beforeAll(async () => {
-  admin = await token('retry-admin', { roles: ['admin'] });
+  admin = await adminToken('retry-admin');
   userName = slug('retry-user');
   user = await token(userName);
   stranger = await token(slug('retry-stranger'));

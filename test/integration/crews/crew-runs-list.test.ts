@@ -6,9 +6,9 @@ import { CrewService } from '../../../functions/crews/service.js';
 import { DynamoRunStore, type TemplateStore } from '../../../functions/crews/store.js';
 import type { Caller } from '../../../shared/auth/caller.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
+import { eventually } from '../../support/eventually.js';
 import { storeWaitingRun } from '../../support/pending-run.js';
-import { eventually } from '../../support/webhook-receiver.js';
-import { api, db, principalOf, slug, table, token } from '../helpers.js';
+import { adminToken, api, db, principalOf, slug, table, token } from '../helpers.js';
 
 /**
  * Crew run listing and progress (API.md §4): `GET /api/crew-runs` answers the caller's own
@@ -76,7 +76,7 @@ let bobRun: string;
 let otherRun: string;
 
 beforeAll(async () => {
-  admin = await token('runs-list-admin', { roles: ['admin'] });
+  admin = await adminToken('runs-list-admin');
   aliceName = slug('runs-alice');
   alice = await token(aliceName);
   bob = await token(slug('runs-bob'));

@@ -14,10 +14,12 @@ import { MAX_EVENT_DATA_BYTES } from '../../../functions/crews/limits.js';
 import { jsonBytes } from '../../../shared/json.js';
 import { StepExecutor } from '../../../functions/crews/steps.js';
 import { DynamoRunStore, type RunItem, type RunStore, type RunUpdate } from '../../../functions/crews/store.js';
-import { createWorkerHandler, type SqsHandler } from '../../../functions/crews/worker.js';
+import { createWorkerHandler } from '../../../functions/crews/worker.js';
+import type { SqsHandler } from '../../../shared/aws/lambda.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
-import { api, db, slug, token } from '../helpers.js';
+import { eventually, notYet } from '../../support/eventually.js';
+import { adminPsk, api, db, slug, token } from '../helpers.js';
 
 // ---------------------------------------------------------------------------------------
 // The suite's DynamoDB Local, and runs inserted directly (no SQS message), so that only
@@ -160,7 +162,7 @@ const workerFor = (runs: RunStore, steps: StepRunner) =>
  * the run's event_count equal to the number of events.
  */
 async function finishedLog(id: string, stepIds: string[], outcome: 'succeeded' | 'failed') {
-  const events = await store.allEvents(id);
+  const events = await store.allLogEntries(id);
   const run = await store.get(id);
   expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
   expect(events.every((e) => e.correlation_id === id)).toBe(true);
@@ -376,7 +378,7 @@ describe('crew worker: a delivery that dies half way', () => {
       expect(await deliver(workerFor(crashing, runner), [message, bystander])).toEqual([message.messageId]);
       expect(crashing.crashed).toBe(true);
 
-      const half = await store.allEvents(id);
+      const half = await store.allLogEntries(id);
       expect(half).toHaveLength(halfLength);
       expect((await store.get(id))!.event_count).toBe(half.length);
 
@@ -414,7 +416,7 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
 
     expect(await deliver(workerFor(store, runner), [runMessage(id)])).toEqual([]);
     expect(counts).toEqual({});
-    expect(await store.allEvents(id)).toHaveLength(1);
+    expect(await store.allLogEntries(id)).toHaveLength(1);
     expect(cameBack.filter((c) => c.id === id).map((c) => c.delaySeconds)).toEqual([expect.any(Number)]);
     expect(cameBack.find((c) => c.id === id)!.delaySeconds).toBeLessThanOrEqual(3);
 
@@ -448,7 +450,7 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
     expect(await store.renewLease(id, 'two', until + 1)).toBeUndefined();
     await store.releaseLease(id, 'two');
     expect(await store.append(run, started, startedUpdate, change, { owner: 'two', now, until })).toBe(false);
-    expect(await store.allEvents(id)).toHaveLength(1);
+    expect(await store.allLogEntries(id)).toHaveLength(1);
     // Its holder renews it and reads the run in the same call; a take at a count that moved is refused.
     expect(await store.renewLease(id, 'one', until + 5_000)).toMatchObject({
       correlation_id: id,
@@ -529,7 +531,7 @@ describe('crew worker: a failing step', () => {
 
     // Delivered again: nothing more is written and nothing re-executed.
     expect(await deliver(handler, [message])).toEqual([]);
-    expect(await store.allEvents(id)).toEqual(events);
+    expect(await store.allLogEntries(id)).toEqual(events);
     expect(counts).toEqual({ a: 1, call: 1 });
   });
 
@@ -591,7 +593,7 @@ describe('crew worker: messages it cannot use', () => {
     const id = randomUUID();
     expect(await deliver(workerFor(store, executor()), [runMessage(id)])).toEqual([]);
     expect(await store.get(id)).toBeUndefined();
-    expect(await store.allEvents(id)).toEqual([]);
+    expect(await store.allLogEntries(id)).toEqual([]);
   });
 
   it('reports malformed bodies as batch item failures, and only them', async () => {
@@ -743,16 +745,20 @@ describe('crew runs through the platform', () => {
     );
     sqs.destroy();
 
-    const admin = { psk: inject('adminPsk') };
-    let run: { status: string; error: string | null; event_count: number } | undefined;
-    const deadline = Date.now() + 50_000;
-    while (Date.now() < deadline) {
-      const res = await api(`/api/crew-runs/${id}`, admin);
-      expect(res.status).toBe(200);
-      run = res.body;
-      if (run!.status === 'failed') break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    const admin = { psk: adminPsk() };
+    const run = await eventually(
+      async () => {
+        const res = await api<{ status: string; error: string | null; event_count: number }>(
+          `/api/crew-runs/${id}`,
+          admin,
+        );
+        expect(res.status).toBe(200);
+        return res.body.status === 'failed' ? res.body : notYet(res.body);
+      },
+      50_000,
+      `run ${id} failed`,
+      500,
+    );
     expect(run?.status).toBe('failed');
     expect(run!.error).toMatch(/abandoned/i);
 
@@ -766,7 +772,7 @@ describe('crew runs through the platform', () => {
   }, 60_000);
 
   async function runOverHttp(prompt: string, system?: string) {
-    const admin = { psk: inject('adminPsk') };
+    const admin = { psk: adminPsk() };
     const created = await api('/api/crew-templates', {
       method: 'POST',
       ...admin,
@@ -791,15 +797,17 @@ describe('crew runs through the platform', () => {
     });
     expect(started.status).toBe(202);
     const id = started.body.correlation_id as string;
-    let events: RunLogEntry[] = [];
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      const res = await api<RunLogEntry[]>(`/api/events/${id}?start=0`, { token: user });
-      expect(res.status).toBe(200);
-      events = res.body;
-      if (events.some((e) => e.type === 'run.completed' || e.type === 'run.failed')) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const events = await eventually(
+      async () => {
+        const res = await api<RunLogEntry[]>(`/api/events/${id}?start=0`, { token: user });
+        expect(res.status).toBe(200);
+        const ended = res.body.some((e) => e.type === 'run.completed' || e.type === 'run.failed');
+        return ended ? res.body : notYet(res.body.map((e) => e.type));
+      },
+      20_000,
+      `run ${id} ended`,
+      200,
+    );
     expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));
     const run = await api(`/api/crew-runs/${id}`, { token: user });
     expect(run.status).toBe(200);

@@ -15,8 +15,22 @@ import { ensureTables } from '../../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import type { Caller } from '../../../shared/auth/caller.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
+import { eventually, notYet } from '../../support/eventually.js';
 import { storeUnqueuedRun, storeWaitingRun } from '../../support/pending-run.js';
-import { api, type ApiResponse, db, eventsTable, principalOf, slug, table, token } from '../helpers.js';
+import { eventsOf } from '../event-feed.js';
+import {
+  adminPsk,
+  adminToken,
+  api,
+  type ApiResponse,
+  approverToken,
+  db,
+  eventsTable,
+  principalOf,
+  slug,
+  table,
+  token,
+} from '../helpers.js';
 
 let admin: string;
 let user: string;
@@ -25,10 +39,10 @@ let approver: string;
 const USER = `crews-sdk-user-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
-  admin = await token(`crews-sdk-admin-${randomUUID().slice(0, 8)}`, { roles: ['admin'] });
+  admin = await adminToken(`crews-sdk-admin-${randomUUID().slice(0, 8)}`);
   user = await token(USER);
   other = await token(`crews-sdk-other-${randomUUID().slice(0, 8)}`);
-  approver = await token(`crews-sdk-approver-${randomUUID().slice(0, 8)}`, { roles: ['approver'] });
+  approver = await approverToken(`crews-sdk-approver-${randomUUID().slice(0, 8)}`);
 });
 
 const GREETING = {
@@ -70,15 +84,16 @@ async function allCrewTypes(): Promise<any[]> {
 const FINISHED = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** The run's result once it finished (bounded: 30 s). */
-async function finishedResult(id: string, as = user): Promise<ApiResponse> {
-  for (let i = 0; i < 300; i++) {
-    const res = await api(`/api/crews/results/${id}`, { token: as });
-    expect(res.status, res.text).toBe(200);
-    if (FINISHED.has(res.body.status)) return res;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`crew run ${id} did not finish`);
-}
+const finishedResult = (id: string, as = user): Promise<ApiResponse> =>
+  eventually(
+    async () => {
+      const res = await api(`/api/crews/results/${id}`, { token: as });
+      expect(res.status, res.text).toBe(200);
+      return FINISHED.has(res.body.status) ? res : notYet(res.body.status);
+    },
+    30_000,
+    `crew run ${id} finished`,
+  );
 
 describe('GET /api/crews/types', () => {
   it('lists the four built-in templates, made at start-up, with their inputs', async () => {
@@ -107,14 +122,7 @@ describe('GET /api/crews/types', () => {
 
   it('each built-in template was created with its domain event, by no caller', async () => {
     for (const builtIn of BUILT_IN_TEMPLATES) {
-      const subject = encodeURIComponent(`crew-templates/${builtIn.id}`);
-      let events: any[] = [];
-      for (let i = 0; i < 100 && events.length === 0; i++) {
-        const res = await api<any[]>(`/api/domain-events?subject=${subject}`, { token: admin });
-        expect(res.status, res.text).toBe(200);
-        events = res.body;
-        if (events.length === 0) await new Promise((r) => setTimeout(r, 100));
-      }
+      const events = await eventsOf(`crew-templates/${builtIn.id}`, 1, admin, { deadlineMs: 10_000 });
       expect(events[0], builtIn.name).toMatchObject({
         type: 'dpm.crew.template.created',
         actor: null,
@@ -133,7 +141,7 @@ describe('GET /api/crews/types', () => {
       description: 'says hello',
       inputs: ['who', 'times'],
     });
-    const byKey = await api('/api/crews/types', { psk: inject('adminPsk') });
+    const byKey = await api('/api/crews/types', { psk: adminPsk() });
     expect(byKey.status).toBe(200);
   });
 

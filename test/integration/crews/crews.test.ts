@@ -13,14 +13,15 @@ import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { loadConfig } from '../../../shared/config.js';
 import { createRuntime } from '../../../functions/composition.js';
-import { api, slug, token } from '../helpers.js';
+import { eventually, notYet } from '../../support/eventually.js';
+import { adminPsk, adminToken, api, slug, token } from '../helpers.js';
 
 let admin: string;
 let alice: string;
 let bob: string;
 
 beforeAll(async () => {
-  admin = await token('crew-admin', { roles: ['admin'] });
+  admin = await adminToken('crew-admin');
   alice = await token('alice');
   bob = await token('bob');
 });
@@ -60,15 +61,18 @@ interface Event {
 /** Polls E13 as a client would, keeping `start` across polls, until a terminal event. */
 async function pollUntilDone(correlationId: string, t: string, timeoutMs = 20_000): Promise<Event[]> {
   const all: Event[] = [];
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const res = await api<Event[]>(`/api/events/${correlationId}?start=${all.length}`, { token: t });
-    expect(res.status).toBe(200);
-    all.push(...res.body);
-    if (all.some((e) => e.type === 'run.completed' || e.type === 'run.failed')) return all;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`run ${correlationId} did not finish; events so far: ${all.map((e) => e.type).join(', ')}`);
+  return eventually(
+    async () => {
+      const res = await api<Event[]>(`/api/events/${correlationId}?start=${all.length}`, { token: t });
+      expect(res.status).toBe(200);
+      all.push(...res.body);
+      const done = all.some((e) => e.type === 'run.completed' || e.type === 'run.failed');
+      return done ? all : notYet(all.map((e) => e.type));
+    },
+    timeoutMs,
+    `run ${correlationId} finished`,
+    50,
+  );
 }
 
 /** A pending run as stored by E2 (run.queued written, nothing started), for tests that write runs directly. */
@@ -117,7 +121,7 @@ describe('crew templates', () => {
   it('lets only admins write, with a pre-shared key too', async () => {
     expect((await api('/api/crew-templates', { method: 'POST', body: threeSteps })).status).toBe(401);
     expect((await api('/api/crew-templates', { method: 'POST', token: alice, body: threeSteps })).status).toBe(403);
-    const viaPsk = await api('/api/crew-templates', { method: 'POST', psk: inject('adminPsk'), body: threeSteps });
+    const viaPsk = await api('/api/crew-templates', { method: 'POST', psk: adminPsk(), body: threeSteps });
     expect(viaPsk.status).toBe(201);
     const id = viaPsk.body.id;
     expect((await api(`/api/crew-templates/${id}`, { method: 'PUT', token: alice, body: threeSteps })).status).toBe(
@@ -436,7 +440,7 @@ describe('E2 run and E13 events', () => {
     expect(other.body).toEqual({ error: expect.any(String), code: 403 });
     expect((await api(`/api/crew-runs/${id}`, { token: bob })).status).toBe(403);
     expect((await api(`/api/events/${id}`, { token: admin })).status).toBe(200);
-    expect((await api(`/api/crew-runs/${id}`, { psk: inject('adminPsk') })).status).toBe(200);
+    expect((await api(`/api/crew-runs/${id}`, { psk: adminPsk() })).status).toBe(200);
   });
 
   it('completes 20 concurrent runs with gap-free, unique indices', async () => {
@@ -642,14 +646,15 @@ async function finishedRun(
   t: string,
   timeoutMs = 25_000,
 ): Promise<{ status: string; error: string | null }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(`/api/crew-runs/${id}`, { token: t });
-    expect(res.status).toBe(200);
-    if (res.body.status === 'succeeded' || res.body.status === 'failed') return res.body;
-    if (Date.now() > deadline) throw new Error(`run ${id} is still ${res.body.status}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return eventually(
+    async () => {
+      const res = await api(`/api/crew-runs/${id}`, { token: t });
+      expect(res.status).toBe(200);
+      return res.body.status === 'succeeded' || res.body.status === 'failed' ? res.body : notYet(res.body.status);
+    },
+    timeoutMs,
+    `run ${id} finished`,
+  );
 }
 
 describe('step outputs of control characters (bounded as JSON)', () => {

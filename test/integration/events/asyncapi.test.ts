@@ -4,7 +4,8 @@ import * as z from 'zod/mini';
 import { EVENT_CATALOG } from '../../../functions/domain-events/catalog.js';
 import { DomainEventSchema } from '../../../functions/domain-events/schemas.js';
 import type { DomainEventType } from '../../../shared/events/types.js';
-import { api, slug, token } from '../helpers.js';
+import { eventsOf as feedEvents } from '../event-feed.js';
+import { adminToken, api, slug } from '../helpers.js';
 
 /**
  * GET /asyncapi.json (API.md §1, §13): open to anyone, the generated document with the
@@ -19,7 +20,7 @@ type Envelope = z.infer<typeof DomainEventSchema>;
 let admin: string;
 
 beforeAll(async () => {
-  admin = await token('asyncapi-admin', { roles: ['admin'] });
+  admin = await adminToken('asyncapi-admin');
 });
 
 describe('GET /asyncapi.json', () => {
@@ -57,15 +58,8 @@ describe('GET /asyncapi.json', () => {
 });
 
 /** The subject's events once `count` are there (they arrive through the tables' streams). */
-async function eventsOf(subject: string, count: number, deadlineMs = 10_000): Promise<Envelope[]> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const res = await api<Envelope[]>(`/api/domain-events?subject=${encodeURIComponent(subject)}`, { token: admin });
-    expect(res.status).toBe(200);
-    if (res.body.length >= count || Date.now() > until) return res.body;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const eventsOf = async (subject: string, count: number): Promise<Envelope[]> =>
+  (await feedEvents(subject, count, admin, { deadlineMs: 10_000 })) as Envelope[];
 
 /** Why `event` is not what the document says of its type, or undefined when it is. */
 function mismatch(event: Envelope): string | undefined {

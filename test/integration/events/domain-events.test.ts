@@ -7,9 +7,9 @@ import { DynamoEventStore } from '../../../functions/domain-events/store.js';
 import { ensureTables } from '../../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
-import { eventItem } from '../../../shared/events/outbox.js';
+import { eventItem } from '../../../shared/events/events-table.js';
 import type { DomainEvent } from '../../../shared/events/types.js';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, approverToken, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13: every committed change is a domain event (CloudEvents 1.0), with a gap-free
@@ -21,10 +21,10 @@ let bob: string;
 let carol: string;
 
 beforeAll(async () => {
-  admin = await token('events-admin', { roles: ['admin'] });
+  admin = await adminToken('events-admin');
   alice = await token('alice');
   bob = await token('bob');
-  carol = await token('carol', { roles: ['approver'] });
+  carol = await approverToken('carol');
 });
 
 const eventsOf = (subject: string, count: number) => feedEvents(subject, count, admin);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, token } from '../helpers.js';
+import { adminToken, api, token } from '../helpers.js';
 import { eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13 rows of crews: crew.template.created/.updated/.deleted (crew-templates/{id}),
@@ -11,8 +11,8 @@ let otherAdmin: string;
 let user: string;
 
 beforeAll(async () => {
-  admin = await token('crew-events-admin', { roles: ['admin'] });
-  otherAdmin = await token('crew-events-admin-2', { roles: ['admin'] });
+  admin = await adminToken('crew-events-admin');
+  otherAdmin = await adminToken('crew-events-admin-2');
   user = await token('crew-events-user');
 });
 

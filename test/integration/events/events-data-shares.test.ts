@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13 for data shares: data_share.created / .secret_rotated / .deleted about
@@ -12,8 +12,8 @@ let owner: string;
 let other: string;
 
 beforeAll(async () => {
-  feedReader = await token('share-events-reader', { roles: ['admin'] });
-  admin = await token('share-events-admin', { roles: ['admin'] });
+  feedReader = await adminToken('share-events-reader');
+  admin = await adminToken('share-events-admin');
   owner = await token('share-events-owner');
   other = await token('share-events-other');
 });
@@ -65,8 +65,12 @@ describe('data share events', () => {
     expect(beforeDelete.body.secret).toBe(rotated.body.secret);
     // GET and list answers carry no change stamp
     expect(beforeDelete.text).not.toMatch(/"ev_(id|type|at|actor|about|seq)":/);
-    expect((await api('/api/data_shares?limit=1000', { token: owner })).text).not.toMatch(/"ev_(id|type|at|actor|about|seq)":/);
-    expect((await api('/api/data_shares?limit=1000', { token: admin })).text).not.toMatch(/"ev_(id|type|at|actor|about|seq)":/);
+    expect((await api('/api/data_shares?limit=1000', { token: owner })).text).not.toMatch(
+      /"ev_(id|type|at|actor|about|seq)":/,
+    );
+    expect((await api('/api/data_shares?limit=1000', { token: admin })).text).not.toMatch(
+      /"ev_(id|type|at|actor|about|seq)":/,
+    );
 
     expect((await remove(name, admin)).status).toBe(204);
     // refused: already gone (404)

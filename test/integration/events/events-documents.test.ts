@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13 for documents (E6): `document.created` / `.status_changed` / `.suggestions_ready`
@@ -14,8 +14,8 @@ let aliceName: string;
 let bob: string;
 
 beforeAll(async () => {
-  events = await token('doc-events-reader', { roles: ['admin'] });
-  admin = await token('doc-events-admin', { roles: ['admin'] });
+  events = await adminToken('doc-events-reader');
+  admin = await adminToken('doc-events-admin');
   aliceName = slug('alice');
   alice = await token(aliceName);
   bob = await token(slug('bob'));

@@ -6,6 +6,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
+import { eventually, NotWithin, notYet } from '../../support/eventually.js';
 import {
   callPlatform,
   commandLineOf,
@@ -420,12 +421,18 @@ function differences(expected: Map<string, string[]>, feed: Map<string, Envelope
 async function expectEventsDelivered(base: string, ledger: Ledger, label: string): Promise<void> {
   const since = Date.now();
   const expected = await committedChanges(base, ledger);
-  let left: string[] = [];
-  for (;;) {
-    left = differences(expected, await feedBySubject(base));
-    if (left.length === 0 || Date.now() - since > CONVERGE_MS) break;
-    await sleep(500);
-  }
+  // Up to CONVERGE_MS for everything to arrive; if it does not, the checks below say what is missing.
+  await eventually(
+    async () => {
+      const left = differences(expected, await feedBySubject(base));
+      return left.length === 0 || notYet(left);
+    },
+    CONVERGE_MS - (Date.now() - since),
+    `${label}: every event in the feed and delivered`,
+    500,
+  ).catch((err: unknown) => {
+    if (!(err instanceof NotWithin)) throw err;
+  });
   const convergedMs = Date.now() - since;
   // Late duplicates (a batch handed again) would show up by now.
   await sleep(2_000);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13 for fine-tuning datasets: finetune.dataset.created / .deleted about
@@ -15,8 +15,8 @@ let owner: string;
 let other: string;
 
 beforeAll(async () => {
-  feedReader = await token('ft-events-reader', { roles: ['admin'] });
-  admin = await token('ft-events-admin', { roles: ['admin'] });
+  feedReader = await adminToken('ft-events-reader');
+  admin = await adminToken('ft-events-admin');
   owner = await token('ft-events-owner');
   other = await token('ft-events-other');
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13 for MCP server configurations: mcp.server.created / .updated / .deleted about
@@ -13,10 +13,10 @@ let alice: string;
 let feedReader: string;
 
 beforeAll(async () => {
-  admin = await token('mcp-events-admin', { roles: ['admin'] });
-  editor = await token('mcp-events-editor', { roles: ['admin'] });
+  admin = await adminToken('mcp-events-admin');
+  editor = await adminToken('mcp-events-editor');
   alice = await token('alice');
-  feedReader = await token('mcp-events-reader', { roles: ['admin'] });
+  feedReader = await adminToken('mcp-events-reader');
 });
 
 const eventsOf = (subject: string, count: number) => feedEvents(subject, count, feedReader);

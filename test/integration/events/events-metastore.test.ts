@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13 for the metastore and catalog (E5, E10): `metastore.table.registered` and
@@ -14,8 +14,8 @@ let alice: string;
 let aliceName: string;
 
 beforeAll(async () => {
-  events = await token('ms-events-reader', { roles: ['admin'] });
-  admin = await token('ms-events-admin', { roles: ['admin'] });
+  events = await adminToken('ms-events-reader');
+  admin = await adminToken('ms-events-admin');
   aliceName = slug('alice');
   alice = await token(aliceName);
 });

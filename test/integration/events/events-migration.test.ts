@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startPlatform, type RunningPlatform } from '../../../infra/local/platform.js';
 import { loadConfig } from '../../../shared/config.js';
 import { randomSecret } from '../../../shared/crypto.js';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13 for the migration infrastructure (§5): `migration.config.updated` about
@@ -22,7 +22,7 @@ let admin: string;
 let alice: string;
 
 beforeAll(async () => {
-  admin = await token('mig-events-admin', { roles: ['admin'] });
+  admin = await adminToken('mig-events-admin');
   alice = await token('alice');
 });
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../shared/crypto.js';
-import { api, insertKey, slug, token } from '../helpers.js';
+import { adminToken, api, insertKey, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
 // API.md §13 for pre-shared keys (§8): `psk.created` / `.extended` / `.deleted` about
@@ -10,7 +10,7 @@ import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js'
 let admin: string;
 
 beforeAll(async () => {
-  admin = await token('psk-events-admin', { roles: ['admin'] });
+  admin = await adminToken('psk-events-admin');
 });
 
 interface KeyInfo {

@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../../support/webhook-receiver.js';
+import { eventually } from '../../support/eventually.js';
 import { crewTemplate, startRun } from '../crew-support.js';
-import { api, baseUrl, slug, token } from '../helpers.js';
+import { adminToken, api, baseUrl, slug, token } from '../helpers.js';
 
 /**
  * examples/review-notifier.mjs, the README's relay of `decision.version.submitted` and
@@ -124,7 +124,7 @@ async function stopRelay(): Promise<void> {
 
 beforeAll(async () => {
   await chat.start();
-  admin = await token(slug('notify-admin'), { roles: ['admin'] });
+  admin = await adminToken(slug('notify-admin'));
   // Made disabled at a placeholder (the relay needs its secret before it listens), then
   // pointed at the relay and enabled.
   const made = await api('/api/webhooks', {

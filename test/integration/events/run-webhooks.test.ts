@@ -2,10 +2,11 @@ import { type AddressInfo, createServer, type Server, type Socket } from 'node:n
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, HangingReceiver, type ReceivedHook, WebhookReceiver } from '../../support/webhook-receiver.js';
+import { eventually } from '../../support/eventually.js';
+import { HangingReceiver, type ReceivedHook, WebhookReceiver } from '../../support/webhook-receiver.js';
 import { eventsOf, settle } from '../event-feed.js';
 import { LOOPBACK_SUFFIX, REBINDING_SUFFIX } from '../global-setup.js';
-import { api, db, recordDelivery, table, token } from '../helpers.js';
+import { adminToken, api, db, recordDelivery, table, token } from '../helpers.js';
 
 /**
  * Per-run webhooks (API.md §14, E2 `webhook_url`): every E13 event of a run started with a
@@ -25,7 +26,7 @@ const EVENTS_OF_A_RUN = 9;
 
 beforeAll(async () => {
   await receiver.start();
-  admin = await token('run-hook-admin', { roles: ['admin'] });
+  admin = await adminToken('run-hook-admin');
   user = await token('run-hook-user');
   other = await token('run-hook-other');
 });

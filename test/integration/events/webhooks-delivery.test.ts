@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { eventually, type ReceivedHook, WebhookReceiver } from '../../support/webhook-receiver.js';
+import { eventually } from '../../support/eventually.js';
+import { type ReceivedHook, WebhookReceiver } from '../../support/webhook-receiver.js';
 import { REBINDING_SUFFIX, WEBHOOK_RETRY_SCHEDULE } from '../global-setup.js';
-import { api, db, recordDelivery, slug, table, token } from '../helpers.js';
+import { adminToken, api, approverToken, db, recordDelivery, slug, table, token } from '../helpers.js';
 
 /**
  * Webhook deliveries (API.md §14) end to end: the test platform's dispatcher fans recorded
@@ -38,9 +39,9 @@ interface Delivery {
 
 beforeAll(async () => {
   await receiver.start();
-  admin = await token('hook-admin', { roles: ['admin'] });
+  admin = await adminToken('hook-admin');
   author = await token('hook-author');
-  approver = await token('hook-approver', { roles: ['approver'] });
+  approver = await approverToken('hook-approver');
 });
 
 afterAll(async () => {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_IN_FLIGHT } from '../../../functions/webhooks/delivery.js';
-import { DynamoDeliveryStore } from '../../../functions/webhooks/store.js';
-import { eventually, HangingReceiver, WebhookReceiver } from '../../support/webhook-receiver.js';
-import { api, db, recordDelivery, slug, table, token } from '../helpers.js';
+import { DynamoDeliveryStore } from '../../../functions/webhooks/delivery-store.js';
+import { eventually } from '../../support/eventually.js';
+import { HangingReceiver, WebhookReceiver } from '../../support/webhook-receiver.js';
+import { adminToken, api, db, recordDelivery, slug, table, token } from '../helpers.js';
 
 /**
  * Webhook deliveries under load (API.md §1 "Fair use", §14): per-run receivers that accept and
@@ -22,7 +23,7 @@ const templates: string[] = [];
 beforeAll(async () => {
   await receiver.start();
   await hanging.start();
-  admin = await token('fair-admin', { roles: ['admin'] });
+  admin = await adminToken('fair-admin');
   user = await token('fair-user');
 });
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, startSqs, type RunningEmulator } from '../../../infra/local/emulators.js';
 import { localUserToken } from '../../../infra/local/local-sign-in.js';
+import { eventually, notYet } from '../../support/eventually.js';
 import {
   callPlatform,
   dynamoDbPid,
@@ -72,14 +73,6 @@ async function setup<T = any>(base: string, path: string, init: PlatformCall): P
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms / 1000}s: ${what}`);
-    await sleep(250);
-  }
-}
-
 /** Lines of this run's output that tell of a rejection nobody handled (Node's own report, or a stack). */
 const unhandled = (output: string) =>
   output.split('\n').filter((l) => /unhandled|UnhandledPromiseRejection|^\s+at /i.test(l) && !l.startsWith('{'));
@@ -125,7 +118,15 @@ describe('restart of the local platform (npm start) after a kill -9 under load',
           lenient,
         })
       ).filter((d) => ['pending', 'retrying'].includes(d.status)).length;
-    await until(`${DELIVERIES} deliveries open`, async () => (await open(base, true)) >= DELIVERIES, 180_000);
+    await eventually(
+      async () => {
+        const n = await open(base, true);
+        return n >= DELIVERIES || notYet(`${n} open`);
+      },
+      180_000,
+      `${DELIVERIES} deliveries open`,
+      250,
+    );
 
     // Runs parked in waits (ten minutes of them), each holding a worker.
     const template = await setup(base, '/api/crew-templates', {
@@ -148,13 +149,14 @@ describe('restart of the local platform (npm start) after a kill -9 under load',
       runs.push(res.body.correlation_id as string);
     }
     for (const id of runs) {
-      await until(
-        `run ${id} in its wait`,
+      await eventually(
         async () => {
           const res = await call<any[]>(base, `/api/events/${id}?start=0`);
-          return res.status === 200 && res.body.at(-1)?.type === 'step.started';
+          return (res.status === 200 && res.body.at(-1)?.type === 'step.started') || notYet(res.text.slice(-300));
         },
         120_000,
+        `run ${id} in its wait`,
+        250,
       );
     }
 
@@ -177,7 +179,13 @@ describe('restart of the local platform (npm start) after a kill -9 under load',
       }
     });
     const before = acked.size;
-    await until('writes acknowledged under load', () => acked.size - before >= 60, 30_000);
+    const acknowledged = () => acked.size - before;
+    await eventually(
+      () => acknowledged() >= 60 || notYet(acknowledged()),
+      30_000,
+      '60 writes acknowledged under load',
+      250,
+    );
     first.killGroup('SIGKILL');
     await first.exited;
     stop = true;

@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../infra/local/emulators.js';
 import { localUserToken } from '../../../infra/local/local-sign-in.js';
+import { eventually, notYet } from '../../support/eventually.js';
 import {
   callPlatform,
   commandLineOf,
@@ -74,12 +75,11 @@ function listening(port: number): Promise<boolean> {
 async function stillListening(port: number, tree: readonly number[]): Promise<boolean> {
   // A JVM whose main thread has exited reads as a zombie in /proc (so `survivors` counts it
   // gone) while its other threads are still closing its sockets: a few seconds for that.
-  const deadline = Date.now() + 5_000;
-  while (await listenedByTree(port, tree)) {
-    if (Date.now() > deadline) return true;
-    await sleep(250);
-  }
-  return false;
+  // (listenedByTree throws nothing: a rejection here is the time running out.)
+  return eventually(async () => !(await listenedByTree(port, tree)), 5_000, `port ${port} closed`, 250).then(
+    () => false,
+    () => true,
+  );
 }
 
 async function listenedByTree(port: number, tree: readonly number[]): Promise<boolean> {
@@ -118,16 +118,17 @@ const complaints = (output: string) =>
   output.split('\n').filter((l) => /"level":"(WARN|ERROR)"|ECONNREFUSED|warning/i.test(l));
 
 /** Events of a run once its last is of one of `types`. */
-async function lastIs(base: string, id: string, types: string[], ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const res = await call<{ type: string; step_id?: string; index: number }[]>(base, `/api/events/${id}?start=0`);
-    expect(res.status, res.text).toBe(200);
-    if (types.includes(res.body.at(-1)?.type ?? '')) return res.body;
-    if (Date.now() > deadline) throw new Error(`run ${id}: last event ${res.body.at(-1)?.type}, not ${types}`);
-    await sleep(250);
-  }
-}
+const lastIs = (base: string, id: string, types: string[], ms = 60_000) =>
+  eventually(
+    async () => {
+      const res = await call<{ type: string; step_id?: string; index: number }[]>(base, `/api/events/${id}?start=0`);
+      expect(res.status, res.text).toBe(200);
+      return types.includes(res.body.at(-1)?.type ?? '') ? res.body : notYet(`last event ${res.body.at(-1)?.type}`);
+    },
+    ms,
+    `run ${id} ends in ${types.join('/')}`,
+    250,
+  );
 
 /**
  * An E13 long poll (wait=20) by alice on a run of hers parked at an approval step, which no

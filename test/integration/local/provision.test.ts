@@ -15,7 +15,7 @@ import { ensureTables } from '../../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import { documentClient } from '../../../shared/aws/clients.js';
-import { eventItem } from '../../../shared/events/outbox.js';
+import { eventItem } from '../../../shared/events/events-table.js';
 import type { DomainEvent } from '../../../shared/events/types.js';
 
 /** What a start may not change about a table: its keys, indexes, creation time, TTL. */

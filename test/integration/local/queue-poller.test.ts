@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEmulator, startSqs } from '../../../infra/local/emulators.js';
 import { startQueuePoller } from '../../../infra/local/queue-poller.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
-import { eventually } from '../../support/webhook-receiver.js';
+import { eventually } from '../../support/eventually.js';
 
 /**
  * The local platform's SQS consumer (infra/local/queue-poller.ts) as a stop uses it (README

@@ -1,9 +1,9 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../infra/local/emulators.js';
 import { smoke, USAGE } from '../../../infra/smoke.js';
-import { baseUrl } from '../helpers.js';
+import { adminPsk, baseUrl } from '../helpers.js';
 
 /** `npm run smoke`: the operators' read-only check of a stage, here against the local platform. */
 
@@ -29,13 +29,13 @@ function runWithStdin(args: string[], stdin: string): Promise<{ code: number | n
 
 describe('npm run smoke', () => {
   it('passes every check against the local platform, the authenticated ones with a key', async () => {
-    const results = await smoke(`${baseUrl()}/`, inject('adminPsk'));
+    const results = await smoke(`${baseUrl()}/`, adminPsk());
     expect(results.filter((r) => !r.ok)).toEqual([]);
     expect(results).toHaveLength(8);
   });
 
   it('prints one line per check and exits 0 with the key from DPM_SMOKE_PSK, never printing the key', async () => {
-    const psk = inject('adminPsk');
+    const psk = adminPsk();
     const out = await run('npx', ['tsx', 'infra/smoke.ts', baseUrl()], {
       timeout: 60_000,
       env: { ...process.env, DPM_SMOKE_PSK: psk },
@@ -48,7 +48,7 @@ describe('npm run smoke', () => {
   });
 
   it('takes the key from stdin with --psk-stdin', async () => {
-    const psk = inject('adminPsk');
+    const psk = adminPsk();
     const out = await runWithStdin([baseUrl(), '--psk-stdin'], `${psk}\n`);
     expect(out.code, out.stderr).toBe(0);
     expect(out.stdout.trim().split('\n').at(-1)).toBe('8 passed, 0 failed');
@@ -59,7 +59,7 @@ describe('npm run smoke', () => {
   });
 
   it('refuses a key on the command line (npm would print it) in one line naming DPM_SMOKE_PSK, without echoing it', async () => {
-    const psk = inject('adminPsk');
+    const psk = adminPsk();
     for (const args of [
       [baseUrl(), '--psk', psk],
       [baseUrl(), `--psk=${psk}`],

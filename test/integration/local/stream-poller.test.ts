@@ -25,6 +25,7 @@ import { ensureTables, latestStreamArns } from '../../../infra/local/provision.j
 import { startStreamPoller, type StreamPollerOptions } from '../../../infra/local/stream-poller.js';
 import { physicalTableName, type TableDefinition } from '../../../infra/tables.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
+import { eventually } from '../../support/eventually.js';
 
 const REGION = 'us-east-1';
 let dynamodb: RunningEmulator;
@@ -64,14 +65,6 @@ const put = (
   pk: string,
   extra: Record<string, { S: string } | { N: string } | { B: Uint8Array }> = {},
 ) => client.send(new PutItemCommand({ TableName: table, Item: { pk: { S: pk }, ...extra } }));
-
-/** Waits until `condition` holds, failing after `ms`. */
-async function waitFor(condition: () => boolean, ms = 10_000, what = 'the condition'): Promise<void> {
-  for (const deadline = Date.now() + ms; !condition();) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** The handler's calls, each as the list of the pk values it was handed. */
 function recorder(
@@ -113,7 +106,7 @@ describe('local stream poller (DynamoDB Local)', () => {
       );
       await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: { S: 'a' } } }));
       await put(table, 'b');
-      await waitFor(() => seen.handed().length >= 4, 10_000, 'four records');
+      await eventually(() => seen.handed().length >= 4, 10_000, 'four records', 5);
 
       const records = seen.calls.flat();
       expect(records.map((r) => [r.eventName, pkOf(r)])).toEqual([
@@ -161,10 +154,10 @@ describe('local stream poller (DynamoDB Local)', () => {
     );
     const p = poller({ tables: [table], handler: seen.handler });
     try {
-      await waitFor(() => seen.calls.length >= 2, 10_000, 'the batch handed again');
+      await eventually(() => seen.calls.length >= 2, 10_000, 'the batch handed again', 5);
       // One write more: it must come after the retried ones, never before or twice.
       await put(table, 'r6');
-      await waitFor(() => seen.handed().includes('r6'), 10_000, 'the record written later');
+      await eventually(() => seen.handed().includes('r6'), 10_000, 'the record written later', 5);
       expect(seen.keys()).toEqual([['r1', 'r2', 'r3', 'r4', 'r5'], ['r3', 'r4', 'r5'], ['r6']]);
     } finally {
       await p.stop();
@@ -181,9 +174,9 @@ describe('local stream poller (DynamoDB Local)', () => {
     });
     const p = poller({ tables: [table], handler: seen.handler });
     try {
-      await waitFor(() => seen.calls.length >= 3, 10_000, 'three handler calls');
+      await eventually(() => seen.calls.length >= 3, 10_000, 'three handler calls', 5);
       await put(table, 't4');
-      await waitFor(() => seen.handed().includes('t4'), 10_000, 'the record written later');
+      await eventually(() => seen.handed().includes('t4'), 10_000, 'the record written later', 5);
       expect(seen.keys()).toEqual([['t1', 't2', 't3'], ['t1', 't2', 't3'], ['t1', 't2', 't3'], ['t4']]);
     } finally {
       await p.stop();
@@ -197,7 +190,7 @@ describe('local stream poller (DynamoDB Local)', () => {
     const first = recorder(() => ok);
     let p = poller({ tables: [table], handler: first.handler, checkpointFile, batchSize: 2 });
     try {
-      await waitFor(() => first.handed().length >= 5, 10_000, 'the first five records');
+      await eventually(() => first.handed().length >= 5, 10_000, 'the first five records', 5);
       expect(first.keys()).toEqual([['c1', 'c2'], ['c3', 'c4'], ['c5']]);
     } finally {
       await p.stop();
@@ -219,7 +212,7 @@ describe('local stream poller (DynamoDB Local)', () => {
     p = poller({ tables: [table], handler: second.handler, checkpointFile, batchSize: 2 });
     let stopped = false;
     try {
-      await waitFor(() => second.calls.length >= 1, 10_000, 'the second start to hand a batch');
+      await eventually(() => second.calls.length >= 1, 10_000, 'the second start to hand a batch', 5);
       const stopping = p.stop().then(() => (stopped = true));
       await new Promise((r) => setTimeout(r, 50));
       // stop() waits for the handler call under way ...
@@ -237,7 +230,7 @@ describe('local stream poller (DynamoDB Local)', () => {
     p = poller({ tables: [table], handler: third.handler, checkpointFile, batchSize: 2 });
     try {
       await put(table, 'c9');
-      await waitFor(() => third.handed().includes('c9'), 10_000, 'the record written after the restart');
+      await eventually(() => third.handed().includes('c9'), 10_000, 'the record written after the restart', 5);
       expect(third.handed()).toEqual(['c8', 'c9']);
     } finally {
       await p.stop();
@@ -281,7 +274,7 @@ describe('local stream poller (DynamoDB Local)', () => {
       );
 
       await put(table, 'after');
-      await waitFor(() => seen.handed().includes('after'), 10_000, 'the record written after the upgrade');
+      await eventually(() => seen.handed().includes('after'), 10_000, 'the record written after the upgrade', 5);
       // The stream holds what changed since it was enabled, not the items already there.
       expect(seen.calls.flat().map((r) => [r.eventName, pkOf(r)])).toEqual([['INSERT', 'after']]);
     } finally {
@@ -373,7 +366,7 @@ describe('local stream poller (shard lineage and expired iterators, against a sc
         batchSize: 1,
       });
       try {
-        await waitFor(() => seen.handed().length >= 5, 10_000, 'every record of both shards');
+        await eventually(() => seen.handed().length >= 5, 10_000, 'every record of both shards', 5);
       } finally {
         await p.stop();
       }

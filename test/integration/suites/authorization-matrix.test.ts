@@ -32,9 +32,24 @@
  * names. Own-items list rows also say, per caller, whether the row's resource is listed.
  */
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../support/eventually.js';
 import { storeUnqueuedRun, storeWaitingRun } from '../../support/pending-run.js';
-import { api, type ApiResponse, baseUrl, db, insertKey, principalOf, slug, table, token } from '../helpers.js';
+import { WWW_AUTHENTICATE } from '../../support/tokens.js';
+import {
+  adminPsk,
+  adminToken,
+  api,
+  type ApiResponse,
+  approverToken,
+  baseUrl,
+  db,
+  insertKey,
+  principalOf,
+  slug,
+  table,
+  token,
+} from '../helpers.js';
 
 const CALLERS = [
   'anonymous',
@@ -86,16 +101,16 @@ beforeAll(async () => {
   };
   auth.user = { token: await token(NAMES.user) };
   auth.other = { token: await token(NAMES.other) };
-  auth.approver = { token: await token(NAMES.approver, { roles: ['approver'] }) };
-  auth.admin = { token: await token(NAMES.admin, { roles: ['admin'] }) };
+  auth.approver = { token: await approverToken(NAMES.approver) };
+  auth.admin = { token: await adminToken(NAMES.admin) };
   // Valid for a year: a key cannot make or extend a key past its own valid_until (§1), and the
   // owner's keys it extends are valid for 30 days.
   const yearAhead = new Date(Date.now() + 365 * 86_400_000).toISOString();
   auth.userPsk = { psk: (await insertKey({ createdBy: NAMES.user, validUntil: yearAhead })).secret };
   auth.approverPsk = { psk: (await insertKey({ createdBy: NAMES.approver, roles: ['approver'] })).secret };
-  auth.adminPsk = { psk: inject('adminPsk') };
+  auth.adminPsk = { psk: adminPsk() };
   setupAdmin = auth.admin;
-  setupApprover = { token: await token(NAMES.setupApprover, { roles: ['approver'] }) };
+  setupApprover = { token: await approverToken(NAMES.setupApprover) };
   auth.sameName = { token: await token(NAMES.user, { subject: `other-subject-${run}` }) };
   auth.sameSubject = {
     token: await token(NAMES.user, { claims: { preferred_username: undefined, email: SAME_SUBJECT_EMAIL } }),
@@ -234,12 +249,15 @@ const sharedEvent = once(async () => {
   const ws = slug('authz-ev');
   const v = (await must(post(`/api/decisions/${ws}/k/versions`, setupAdmin, { content: 1 }), 201, 'version')).version;
   const subject = encodeURIComponent(`decisions/${ws}/k/versions/${v}`);
-  for (let i = 0; i < 200; i++) {
-    const events = await must(api(`/api/domain-events?subject=${subject}`, setupAdmin), 200, 'event feed');
-    if (events.length > 0) return events[0].id as string;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('setup domain event: the feed never showed it');
+  return eventually(
+    async () => {
+      const events = await must(api(`/api/domain-events?subject=${subject}`, setupAdmin), 200, 'event feed');
+      return events.length > 0 ? (events[0].id as string) : undefined;
+    },
+    10_000,
+    'setup domain event: the feed shows it',
+    50,
+  );
 });
 
 /**
@@ -1570,7 +1588,7 @@ describe('authorization matrix', () => {
           } else if (status >= 400) {
             expect(res.body).toEqual({ error: expect.any(String), code: status });
             expect(res.body.error.length).toBeGreaterThan(0);
-            if (status === 401) expect(res.headers.get('www-authenticate')).toMatch(/\S/);
+            if (status === 401) expect(res.headers.get('www-authenticate')).toBe(WWW_AUTHENTICATE);
           } else if (status === 204) {
             expect(res.text).toBe('');
           }

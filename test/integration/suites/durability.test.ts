@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCK_FILE } from '../../../infra/local/data-lock.js';
+import { eventually, notYet } from '../../support/eventually.js';
 import {
   callPlatform,
   dynamoDbPid,
@@ -412,10 +413,12 @@ describe('durability of the local platform (npm start) across SIGKILL', () => {
     writeFileSync(join(dir, 'dynamodb.pid'), String(decoy.pid));
     const p = spawnPlatform({ dataDir: dir, env: PLATFORM_ENV });
     // The orphan check runs before DynamoDB Local starts, whose pid then replaces the stale one.
-    const deadline = Date.now() + 45_000;
-    while (javaPid(dir) === decoy.pid && p.running && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await eventually(
+      () => javaPid(dir) !== decoy.pid || !p.running || notYet(p.tail()),
+      45_000,
+      'DynamoDB Local started (or the platform ended)',
+      50,
+    );
     expect(javaPid(dir), `DynamoDB Local started:\n${p.tail()}`).not.toBe(decoy.pid);
     expect(processAlive(decoy.pid!), 'the unrelated process survived the start').toBe(true);
     p.killGroup('SIGKILL');

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { api, slug, token } from '../helpers.js';
+import { eventually, notYet } from '../../support/eventually.js';
+import { adminPsk, adminToken, api, slug, token } from '../helpers.js';
 
 /**
  * The real NX1 Python SDK (test/sdk/nx1-sdk, vendored unmodified; SOURCE.md names its
@@ -147,8 +148,8 @@ function nx1(args: readonly string[], client: { apiKey: string; host: string; ca
 
 const httpsBaseUrl = () => inject('httpsBaseUrl');
 /** The two ways README shows: certificate checks off, or the platform's certificate trusted. */
-const insecure = () => ({ apiKey: inject('adminPsk'), host: httpsBaseUrl(), verifySsl: false });
-const trusted = () => ({ apiKey: inject('adminPsk'), host: httpsBaseUrl(), caBundle: inject('caCertFile') });
+const insecure = () => ({ apiKey: adminPsk(), host: httpsBaseUrl(), verifySsl: false });
+const trusted = () => ({ apiKey: adminPsk(), host: httpsBaseUrl(), caBundle: inject('caCertFile') });
 
 describe('the NX1 SDK over HTTPS (API.md §17)', () => {
   it('health: ping, version and build_number, with verify_ssl=False and with REQUESTS_CA_BUNDLE', async () => {
@@ -172,7 +173,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
   });
 
   it('checks the certificate by default: without REQUESTS_CA_BUNDLE the self-signed one is refused', async () => {
-    const { results } = await sdk({ apiKey: inject('adminPsk'), host: httpsBaseUrl() }, [{ method: 'health.ping' }]);
+    const { results } = await sdk({ apiKey: adminPsk(), host: httpsBaseUrl() }, [{ method: 'health.ping' }]);
     expect(results[0]).toMatchObject({ ok: false, error: 'NX1APIError' });
     expect(results[0]!.message).toMatch(/CERTIFICATE_VERIFY_FAILED/);
   });
@@ -426,7 +427,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
     });
 
     it('tags and domains: lists, and tagging and domain assignment by catalog.schema.table, dotted names quoted', async () => {
-      const admin = await token('sdk-admin', { roles: ['admin'] });
+      const admin = await adminToken('sdk-admin');
       const domain = slug('sdk-dom');
       const made = await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name: domain } });
       expect(made.status, made.text).toBe(201);
@@ -462,7 +463,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
     });
 
     it('nx1 domains, nx1 create-table and nx1 tables-details', async () => {
-      const admin = await token('sdk-admin', { roles: ['admin'] });
+      const admin = await adminToken('sdk-admin');
       const domain = slug('sdk-dom');
       expect((await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name: domain } })).status).toBe(
         201,
@@ -510,7 +511,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
     let domain: string;
     let catalog: string;
     beforeAll(async () => {
-      const admin = await token('sdk-admin', { roles: ['admin'] });
+      const admin = await adminToken('sdk-admin');
       domain = slug('sdk-dom');
       catalog = slug('sdkcat');
       const made = await api('/api/catalog/domains', { method: 'POST', token: admin, body: { name: domain } });
@@ -537,7 +538,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
       ]);
       const viaHttp = await api('/api/query/ask', {
         method: 'POST',
-        psk: inject('adminPsk'),
+        psk: adminPsk(),
         body: { domain, prompt },
       });
       expect(viaHttp.status, viaHttp.text).toBe(200);
@@ -548,7 +549,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
         tables: [`${catalog}.sales.orders`],
         sql: expect.stringMatching(/^SELECT /),
       });
-      expect((await api(`/api/query/suggest/${domain}`, { psk: inject('adminPsk') })).body).toEqual(suggested);
+      expect((await api(`/api/query/suggest/${domain}`, { psk: adminPsk() })).body).toEqual(suggested);
       expect(suggested.length).toBeGreaterThan(0);
       expect(suggested[0]).toMatchObject({ sql: expect.stringContaining(`"${catalog}"."sales"."orders"`) });
     });
@@ -568,15 +569,17 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
   });
 
   describe('crews: types, run and results over the built-in templates', () => {
-    /** The SDK's get_crew_result until the run ends (a bounded number of calls). */
-    const finished = async (id: string) => {
-      for (let i = 0; i < 60; i++) {
-        const [result] = await sdkOk(trusted(), [{ method: 'crews.get_crew_result', args: [id] }]);
-        if (!['pending', 'running'].includes(result.status)) return result;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-      throw new Error(`run ${id} did not end`);
-    };
+    /** The SDK's get_crew_result until the run ends (each call a python3 process: 250 ms apart). */
+    const finished = (id: string) =>
+      eventually(
+        async () => {
+          const [result] = await sdkOk(trusted(), [{ method: 'crews.get_crew_result', args: [id] }]);
+          return ['pending', 'running'].includes(result.status) ? notYet(result.status) : result;
+        },
+        25_000,
+        `run ${id} ended`,
+        250,
+      );
 
     it('list_crew_types names the four built-in templates; run_crew starts one; get_crew_result reads its result', async () => {
       const [types, started] = await sdkOk(trusted(), [

@@ -10,12 +10,13 @@ import { randomSecret, sha256Hex } from '../../../shared/crypto.js';
 import { logger } from '../../../shared/logger.js';
 import { type FakeAirflow, startFakeAirflow } from '../../support/airflow-server.js';
 import { type FakeDataHub, startFakeDataHub } from '../../support/datahub-server.js';
+import { eventually, notYet } from '../../support/eventually.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../../support/keycloak-server.js';
 import { type FakeModel, startFakeModel } from '../../support/openai-server.js';
 import { type ProxyMode, startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
 import { storeUnqueuedRun, storeWaitingRun } from '../../support/pending-run.js';
 import { type FakeTrino, startFakeTrino } from '../../support/trino-server.js';
-import { slug, token } from '../helpers.js';
+import { adminToken, slug, token } from '../helpers.js';
 
 /**
  * Outages. A platform of its own (stage `outage`) reaches every dependency through a TCP
@@ -226,12 +227,12 @@ const domainEvent = async () => {
   const v = (await must<{ version: number }>(asAdmin('POST', `/api/decisions/${ws}/k/versions`, { content: 1 }), 201))
     .version;
   const path = `/api/domain-events?subject=${encodeURIComponent(`decisions/${ws}/k/versions/${v}`)}`;
-  for (let i = 0; i < 200; i++) {
-    const events = await must<{ id: string }[]>(asAdmin('GET', path), 200);
-    if (events[0]) return events[0].id;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the feed never showed the event');
+  return eventually(
+    async () => (await must<{ id: string }[]>(asAdmin('GET', path), 200))[0]?.id,
+    10_000,
+    'the feed shows the event',
+    50,
+  );
 };
 
 /** Over https any host is allowed; deliveries to the closed port fail, which nothing here minds. */
@@ -785,7 +786,7 @@ beforeAll(async () => {
   platform = await startPlatform(config, { inMemory: true, retryDelaySeconds: 1 });
   [admin, author] = await Promise.all([
     token('outage-admin', { roles: ['admin', 'approver'] }),
-    token('outage-author', { roles: ['admin'] }),
+    adminToken('outage-author'),
   ]);
   const doc = await must<{ paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }>({
     method: 'GET',
@@ -952,12 +953,15 @@ async function modelRun(): Promise<{ status: string; error: string | null }> {
     asAdmin('POST', `/api/crew-templates/${created.id}/run`, { values: {} }),
     202,
   );
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const run = await must<{ status: string; error: string | null }>(asAdmin('GET', `/api/crew-runs/${id}`));
-    if (run.status === 'succeeded' || run.status === 'failed' || Date.now() > deadline) return run;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return eventually(
+    async () => {
+      const run = await must<{ status: string; error: string | null }>(asAdmin('GET', `/api/crew-runs/${id}`));
+      return run.status === 'succeeded' || run.status === 'failed' ? run : notYet(run);
+    },
+    20_000,
+    `run ${id} ended`,
+    200,
+  );
 }
 
 // ---- tests ------------------------------------------------------------------------------

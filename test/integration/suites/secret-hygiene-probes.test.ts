@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { api, slug, token } from '../helpers.js';
+import { adminToken, api, slug, token } from '../helpers.js';
 
 /**
  * Walks the risky paths of every secret-bearing resource (API.md §5, §8, §9): validation
@@ -15,7 +15,7 @@ let alice: string;
 let bob: string;
 
 beforeAll(async () => {
-  admin = await token('hygiene-admin', { roles: ['admin'] });
+  admin = await adminToken('hygiene-admin');
   alice = await token('hygiene-alice');
   bob = await token('hygiene-bob');
 });
