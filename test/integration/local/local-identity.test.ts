@@ -26,6 +26,8 @@ const start = () =>
     loadConfig({
       STAGE: 'localidp',
       PORT: String(port),
+      // Any free TLS port: PORT + 443 (the default) may be a port another test's platform holds.
+      HTTPS_PORT: '0',
       HOST: '127.0.0.1',
       DPM_DATA_DIR: dataDir,
       DPM_ADMIN_PSK: ADMIN_PSK,
