@@ -1,4 +1,6 @@
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { IdempotencyKeys } from '../shared/http/idempotency.js';
 import { physicalTableName, TABLES, type TableKey } from '../infra/tables.js';
 import { AirflowWorkflow, deferredWorkflow } from '../shared/adapters/airflow.js';
 import { BuiltinCatalog } from '../shared/adapters/builtin-catalog.js';
@@ -85,6 +87,28 @@ export function lambdaRuntimeFromEnv(): Runtime {
 
 /** Whether `runtime` is this Lambda's (lambdaRuntimeFromEnv), not the local platform's or a test's. */
 export const onLambda = (runtime: Runtime): boolean => runtime === lambdaRuntime;
+
+/**
+ * Where `Idempotency-Key` answers are kept (API.md §1): Powertools' DynamoDB persistence
+ * layer on the idempotency table, over the runtime's client; answers holding a secret sealed
+ * as other secrets are. One per runtime: every group's app shares it.
+ */
+export function idempotencyKeys(runtime: Runtime): IdempotencyKeys {
+  let keys = idempotencyOf.get(runtime);
+  if (!keys) {
+    keys = {
+      persistence: new DynamoDBPersistenceLayer({
+        tableName: runtime.tableName('idempotency'),
+        awsSdkV3Client: runtime.db,
+      }),
+      sealer: secrets(runtime),
+    };
+    idempotencyOf.set(runtime, keys);
+  }
+  return keys;
+}
+
+const idempotencyOf = new WeakMap<Runtime, IdempotencyKeys>();
 
 /** Secrets at rest: KMS when KMS_KEY_ID is set (AWS), else the local key file. */
 export function secrets(runtime: Runtime): SecretBox {

@@ -89,13 +89,19 @@ export const GROUPS = [
     prefixes: ['/api/decisions'],
     // Every authenticated group reads the keys table to check pre-shared keys, and the data
     // products table: a key stops with its data product.
-    tables: { decisions: 'readWrite', keys: 'read', dataProducts: 'read' },
+    tables: {
+      idempotency: 'readWrite',
+      decisions: 'readWrite',
+      keys: 'read',
+      dataProducts: 'read',
+    },
   },
   {
     name: 'crews',
     entry: 'functions/crews/handler.ts',
     prefixes: ['/api/crew-templates', '/api/crew-runs', '/api/events', '/api/crews'],
     tables: {
+      idempotency: 'readWrite',
       crewTemplates: 'readWrite',
       crewRuns: 'readWrite',
       runLog: 'readWrite',
@@ -118,13 +124,22 @@ export const GROUPS = [
     entry: 'functions/dataproduct/handler.ts',
     prefixes: ['/api/dataproduct'],
     // A product's domain and the SQL of an E12 suggestion come from the catalog and metastore.
-    tables: { keys: 'readWrite', dataProducts: 'readWrite', catalog: 'read', metastore: 'read' },
+    tables: {
+      idempotency: 'readWrite',
+      keys: 'readWrite',
+      dataProducts: 'readWrite',
+      catalog: 'read',
+      metastore: 'read',
+    },
+    // A key's creation answer is kept sealed for `Idempotency-Key` repeats (it holds the secret).
+    usesKms: true,
   },
   {
     name: 'data-shares',
     entry: 'functions/data-shares/handler.ts',
     prefixes: ['/api/data_shares'],
     tables: {
+      idempotency: 'readWrite',
       dataShares: 'readWrite',
       idpClients: 'readWrite',
       keys: 'read',
@@ -139,7 +154,13 @@ export const GROUPS = [
     name: 'mcps',
     entry: 'functions/mcps/handler.ts',
     prefixes: ['/api/mcps'],
-    tables: { mcpServers: 'readWrite', keys: 'read', dataProducts: 'read', domainEvents: 'readWrite' },
+    tables: {
+      idempotency: 'readWrite',
+      mcpServers: 'readWrite',
+      keys: 'read',
+      dataProducts: 'read',
+      domainEvents: 'readWrite',
+    },
   },
   {
     name: 'finetune',
@@ -147,6 +168,7 @@ export const GROUPS = [
     prefixes: ['/api/finetune'],
     // Reads the owners of a dataset's source documents.
     tables: {
+      idempotency: 'readWrite',
       finetuneJobs: 'readWrite',
       documents: 'read',
       keys: 'read',
@@ -163,6 +185,7 @@ export const GROUPS = [
     prefixes: ['/api/metastore', '/api/catalog'],
     // Creating a domain attaches the documents waiting for it.
     tables: {
+      idempotency: 'readWrite',
       metastore: 'readWrite',
       catalog: 'readWrite',
       documents: 'readWrite',
@@ -174,7 +197,13 @@ export const GROUPS = [
     name: 'documents',
     entry: 'functions/documents/handler.ts',
     prefixes: ['/api/documents'],
-    tables: { documents: 'readWrite', catalog: 'readWrite', keys: 'read', dataProducts: 'read' },
+    tables: {
+      idempotency: 'readWrite',
+      documents: 'readWrite',
+      catalog: 'readWrite',
+      keys: 'read',
+      dataProducts: 'read',
+    },
   },
   {
     name: 'migration',
@@ -204,7 +233,13 @@ export const GROUPS = [
     entry: 'functions/webhooks/handler.ts',
     prefixes: ['/api/webhooks'],
     // Seals signing secrets; test and redeliver queue a delivery, in its endpoint's lane.
-    tables: { webhooks: 'readWrite', webhookDeliveries: 'readWrite', keys: 'read', dataProducts: 'read' },
+    tables: {
+      idempotency: 'readWrite',
+      webhooks: 'readWrite',
+      webhookDeliveries: 'readWrite',
+      keys: 'read',
+      dataProducts: 'read',
+    },
     sendsTo: ['webhookDeliveries', 'runWebhookDeliveries'],
     usesKms: true,
   },

@@ -172,6 +172,17 @@ export const TABLES = {
     indexes: [],
     ttlAttribute: 'expires_at',
   },
+  /**
+   * `Idempotency-Key` records (API.md §1): Powertools' idempotency layout (`id` = the hash of
+   * the caller's principal and key, `status`, `validation` = the request's hash, `data` = the
+   * answer, sealed when it holds a secret), kept 24 hours (`expiration`).
+   */
+  idempotency: {
+    id: 'idempotency',
+    partitionKey: S('id'),
+    indexes: [],
+    ttlAttribute: 'expiration',
+  },
   /** Data shares: the registry of shared identity-provider clients, by name. */
   dataShares: {
     id: 'data-shares',

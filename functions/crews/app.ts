@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/http/params.js';
 import {
   CancelRequest,
@@ -24,6 +25,8 @@ import type { CrewService } from './service.js';
 
 export interface CrewsDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: CrewService;
 }
 
@@ -32,8 +35,8 @@ const RUNS = ['crew runs'];
 /** The NX1 SDK's crews client (API.md §17). */
 const CREWS = ['crews (sdk)'];
 
-export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceApp {
-  return createServiceApp(authenticator)
+export function createCrewsApp({ authenticator, idempotency, service }: CrewsDeps): ServiceApp {
+  return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
         name: 'create_template',
@@ -42,6 +45,7 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         summary: 'Declare a crew template',
         tags: TEMPLATES,
         access: { anyRole: ['admin'] },
+        idempotent: true,
         request: { body: TemplateRequest, bodyRequired: true },
         success: { status: 201, description: 'The new template', schema: CrewTemplate },
       },
@@ -117,6 +121,8 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
         summary: 'Run a crew template (E2); poll its events with the correlation id',
         tags: RUNS,
         access: 'user',
+        // Sealed when kept: with a `webhook_url`, the answer holds the run's webhook secret.
+        idempotent: true,
         request: { params: TemplateParams, body: RunRequest, bodyRequired: true },
         success: { status: 202, description: 'The run is queued', schema: RunHandle },
         errors: [404],
@@ -128,6 +134,7 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
           caller,
           body.webhook_url,
         );
+        if (webhook_secret !== undefined) c.set('answerHoldsSecret', true);
         return c.json(
           {
             correlation_id,
@@ -282,6 +289,7 @@ export function createCrewsApp({ authenticator, service }: CrewsDeps): ServiceAp
           "Run a crew type (the SDK's `crews.run_crew`): E2 on the one crew template of that name, `task_input` as its values",
         tags: CREWS,
         access: 'user',
+        idempotent: true,
         request: { body: CrewTypeRunRequest, bodyRequired: true },
         success: { status: 202, description: 'The run is queued (the same handle as E2)', schema: RunHandle },
         // 404: no template has that name; 409: several have it (names are not unique).

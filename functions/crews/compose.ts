@@ -1,5 +1,5 @@
 import { sqsAccess } from '../../shared/aws/sqs.js';
-import { onLambda, secrets, type Runtime } from '../composition.js';
+import { idempotencyKeys, onLambda, type Runtime, secrets } from '../composition.js';
 import { runWebhookHttp } from '../webhooks/compose.js';
 import { RunEndpoints } from '../webhooks/run-endpoint.js';
 import type { CrewsDeps } from './app.js';
@@ -46,5 +46,5 @@ export function crewService(runtime: Runtime): CrewService {
 }
 
 export function crewsDeps(runtime: Runtime): CrewsDeps {
-  return { authenticator: runtime.authenticator, service: crewService(runtime) };
+  return { authenticator: runtime.authenticator, idempotency: idempotencyKeys(runtime), service: crewService(runtime) };
 }

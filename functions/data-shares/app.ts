@@ -1,19 +1,22 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/http/params.js';
 import { CreateShareRequest, SharedClient, ShareParams } from './schemas.js';
 import type { DataShareService } from './service.js';
 
 export interface DataSharesDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: DataShareService;
 }
 
 const TAGS = ['data shares'];
 
-export function createDataSharesApp({ authenticator, service }: DataSharesDeps): ServiceApp {
-  return createServiceApp(authenticator)
+export function createDataSharesApp({ authenticator, idempotency, service }: DataSharesDeps): ServiceApp {
+  return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
         name: 'create_data_share',
@@ -22,6 +25,7 @@ export function createDataSharesApp({ authenticator, service }: DataSharesDeps):
         summary: 'Share data: create a confidential client with a service account (the caller owns it)',
         tags: TAGS,
         access: 'user',
+        idempotent: 'sealed',
         request: { body: CreateShareRequest, bodyRequired: true },
         success: { status: 201, description: 'The new shared client, with its secret', schema: SharedClient },
         errors: [409],

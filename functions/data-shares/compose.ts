@@ -1,4 +1,4 @@
-import { identityProvider, type Runtime } from '../composition.js';
+import { idempotencyKeys, identityProvider, type Runtime } from '../composition.js';
 import type { DataSharesDeps } from './app.js';
 import { DataShareService } from './service.js';
 import { DynamoDataShareStore } from './store.js';
@@ -12,5 +12,9 @@ function dataShareService(runtime: Runtime): DataShareService {
 }
 
 export function dataSharesDeps(runtime: Runtime): DataSharesDeps {
-  return { authenticator: runtime.authenticator, service: dataShareService(runtime) };
+  return {
+    authenticator: runtime.authenticator,
+    idempotency: idempotencyKeys(runtime),
+    service: dataShareService(runtime),
+  };
 }

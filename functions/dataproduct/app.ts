@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import {
   CreatedKey,
   CreateKeyRequest,
@@ -18,6 +19,8 @@ import type { DataProductService, KeyService } from './service.js';
 
 export interface DataproductDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: KeyService;
   readonly products: DataProductService;
 }
@@ -25,8 +28,8 @@ export interface DataproductDeps {
 const TAGS = ['pre-shared keys'];
 const PRODUCT_TAGS = ['data products'];
 
-export function createDataproductApp({ authenticator, service, products }: DataproductDeps): ServiceApp {
-  return createServiceApp(authenticator)
+export function createDataproductApp({ authenticator, idempotency, service, products }: DataproductDeps): ServiceApp {
+  return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
         name: 'list_dataproducts',
@@ -48,6 +51,7 @@ export function createDataproductApp({ authenticator, service, products }: Datap
         summary: 'Create a data product from a read-only query or an E12 suggestion (admin)',
         tags: PRODUCT_TAGS,
         access: { anyRole: ['admin'] },
+        idempotent: true,
         request: { body: CreateProductRequest, bodyRequired: true },
         success: { status: 201, description: 'The new data product', schema: DataProduct },
         errors: [404, 409],
@@ -79,6 +83,7 @@ export function createDataproductApp({ authenticator, service, products }: Datap
         summary: 'Create a pre-shared key for an existing data product (or `default`); the secret is shown once',
         tags: TAGS,
         access: 'user',
+        idempotent: 'sealed',
         request: { params: ProductParams, body: CreateKeyRequest, bodyRequired: true },
         success: { status: 201, description: 'The key with its secret', schema: CreatedKey },
         errors: [404],

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/http/params.js';
 import {
   CreateVersionRequest,
@@ -17,6 +18,8 @@ import type { Action, DecisionService } from './service.js';
 
 export interface DecisionsDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: DecisionService;
 }
 
@@ -40,8 +43,8 @@ const lifecycleRoute = (
     errors: [404, 409],
   }) as const;
 
-export function createDecisionsApp({ authenticator, service }: DecisionsDeps): ServiceApp {
-  const app = createServiceApp(authenticator)
+export function createDecisionsApp({ authenticator, idempotency, service }: DecisionsDeps): ServiceApp {
+  const app = createServiceApp(authenticator, idempotency)
     .endpoint(
       {
         name: 'create_version',
@@ -50,6 +53,7 @@ export function createDecisionsApp({ authenticator, service }: DecisionsDeps): S
         summary: 'Create the next version of a decision (draft)',
         tags: TAGS,
         access: 'user',
+        idempotent: true,
         request: { params: KeyParams, body: CreateVersionRequest, bodyRequired: true },
         success: { status: 201, description: 'The new draft version', schema: VersionDetail },
       },

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/http/params.js';
 import {
   Document,
@@ -14,6 +15,8 @@ import type { DocumentService } from './service.js';
 
 export interface DocumentsDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: DocumentService;
 }
 
@@ -21,8 +24,8 @@ const TAGS = ['documents'];
 const BASE = '/api/documents';
 const ADMIN = { anyRole: ['admin'] } as const;
 
-export function createDocumentsApp({ authenticator, service }: DocumentsDeps): ServiceApp {
-  return createServiceApp(authenticator)
+export function createDocumentsApp({ authenticator, idempotency, service }: DocumentsDeps): ServiceApp {
+  return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
         name: 'create_document',
@@ -31,6 +34,7 @@ export function createDocumentsApp({ authenticator, service }: DocumentsDeps): S
         summary: 'Register a document (the caller becomes its owner)',
         tags: TAGS,
         access: 'user',
+        idempotent: true,
         request: { body: DocumentRequest, bodyRequired: true },
         success: { status: 201, description: 'The new document, uploading', schema: Document },
       },

@@ -1,4 +1,4 @@
-import { metadataCatalog, type Runtime } from '../composition.js';
+import { idempotencyKeys, metadataCatalog, type Runtime } from '../composition.js';
 import type { DocumentsDeps } from './app.js';
 import { DocumentService } from './service.js';
 import { DynamoDocumentStore } from './store.js';
@@ -14,5 +14,9 @@ export function documentService(runtime: Runtime): DocumentService {
 }
 
 export function documentsDeps(runtime: Runtime): DocumentsDeps {
-  return { authenticator: runtime.authenticator, service: documentService(runtime) };
+  return {
+    authenticator: runtime.authenticator,
+    idempotency: idempotencyKeys(runtime),
+    service: documentService(runtime),
+  };
 }

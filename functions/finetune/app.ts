@@ -1,20 +1,23 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/http/params.js';
 import { CreateDatasetRequest, FinetuneJob, JobDeleted, JobParams } from './schemas.js';
 import type { FinetuneService } from './service.js';
 
 export interface FinetuneDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: FinetuneService;
 }
 
 const TAGS = ['fine-tuning datasets'];
 const BASE = '/api/finetune/datasets';
 
-export function createFinetuneApp({ authenticator, service }: FinetuneDeps): ServiceApp {
-  return createServiceApp(authenticator)
+export function createFinetuneApp({ authenticator, idempotency, service }: FinetuneDeps): ServiceApp {
+  return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
         name: 'create_dataset',
@@ -23,6 +26,7 @@ export function createFinetuneApp({ authenticator, service }: FinetuneDeps): Ser
         summary: 'Start a fine-tuning dataset job',
         tags: TAGS,
         access: 'user',
+        idempotent: true,
         request: { body: CreateDatasetRequest, bodyRequired: true },
         success: { status: 201, description: 'The new job, pending', schema: FinetuneJob },
       },

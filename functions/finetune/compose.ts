@@ -1,5 +1,5 @@
 import { s3Access } from '../../shared/aws/s3.js';
-import type { Runtime } from '../composition.js';
+import { idempotencyKeys, type Runtime } from '../composition.js';
 import { documentStore } from '../documents/compose.js';
 import type { FinetuneDeps } from './app.js';
 import { ArtifactStore } from './artifacts.js';
@@ -16,5 +16,9 @@ function finetuneService(runtime: Runtime): FinetuneService {
 }
 
 export function finetuneDeps(runtime: Runtime): FinetuneDeps {
-  return { authenticator: runtime.authenticator, service: finetuneService(runtime) };
+  return {
+    authenticator: runtime.authenticator,
+    idempotency: idempotencyKeys(runtime),
+    service: finetuneService(runtime),
+  };
 }

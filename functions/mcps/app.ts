@@ -1,19 +1,22 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/http/params.js';
 import { McpServer, McpServerParams, McpServerRequest } from './schemas.js';
 import type { McpServerService } from './service.js';
 
 export interface McpsDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: McpServerService;
 }
 
 const TAGS = ['mcp servers'];
 
-export function createMcpsApp({ authenticator, service }: McpsDeps): ServiceApp {
-  return createServiceApp(authenticator)
+export function createMcpsApp({ authenticator, idempotency, service }: McpsDeps): ServiceApp {
+  return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
         name: 'create_mcp_server',
@@ -22,6 +25,7 @@ export function createMcpsApp({ authenticator, service }: McpsDeps): ServiceApp 
         summary: 'Register an MCP server configuration',
         tags: TAGS,
         access: { anyRole: ['admin'] },
+        idempotent: true,
         request: { body: McpServerRequest, bodyRequired: true },
         success: { status: 201, description: 'The new server configuration', schema: McpServer },
       },

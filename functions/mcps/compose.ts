@@ -1,4 +1,4 @@
-import type { Runtime } from '../composition.js';
+import { idempotencyKeys, type Runtime } from '../composition.js';
 import type { McpsDeps } from './app.js';
 import { McpServerService } from './service.js';
 import { DynamoMcpServerStore } from './store.js';
@@ -11,5 +11,5 @@ function mcpService(runtime: Runtime): McpServerService {
 }
 
 export function mcpsDeps(runtime: Runtime): McpsDeps {
-  return { authenticator: runtime.authenticator, service: mcpService(runtime) };
+  return { authenticator: runtime.authenticator, idempotency: idempotencyKeys(runtime), service: mcpService(runtime) };
 }

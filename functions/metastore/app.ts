@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/http/params.js';
 import {
   AcceptanceResult,
@@ -38,6 +39,8 @@ import type { MetastoreService } from './service.js';
 
 export interface MetastoreDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: MetastoreService;
 }
 
@@ -45,9 +48,9 @@ const METASTORE = ['metastore'];
 const CATALOG = ['metadata catalog'];
 const ADMIN = { anyRole: ['admin'] } as const;
 
-export function createMetastoreApp({ authenticator, service }: MetastoreDeps): ServiceApp {
+export function createMetastoreApp({ authenticator, idempotency, service }: MetastoreDeps): ServiceApp {
   return (
-    createServiceApp(authenticator)
+    createServiceApp(authenticator, idempotency)
       .endpoint(
         {
           name: 'list_catalogs',
@@ -217,6 +220,7 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
           summary: 'Create a catalog; answers the catalog as the catalog details list it',
           tags: METASTORE,
           access: ADMIN,
+          idempotent: true,
           request: { body: CatalogCreation, bodyRequired: true },
           success: { status: 201, description: 'The new catalog', schema: CatalogDetail },
           errors: [409],
@@ -248,6 +252,7 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
           summary: 'Create a schema in a catalog; answers the schema as the schema details list it',
           tags: METASTORE,
           access: ADMIN,
+          idempotent: true,
           request: { params: CatalogParams, body: SchemaCreation, bodyRequired: true },
           success: { status: 201, description: 'The new schema', schema: SchemaDetail },
           errors: [404, 409],
@@ -280,6 +285,7 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
           summary: 'Create a table in a schema',
           tags: METASTORE,
           access: ADMIN,
+          idempotent: true,
           request: { params: SchemaParams, body: TableCreation, bodyRequired: true },
           success: { status: 201, description: 'The new table with its catalog annotations', schema: TableMetadata },
           errors: [404, 409],
@@ -502,6 +508,7 @@ export function createMetastoreApp({ authenticator, service }: MetastoreDeps): S
           summary: 'Create a catalog domain',
           tags: CATALOG,
           access: ADMIN,
+          idempotent: true,
           request: { body: DomainRequest, bodyRequired: true },
           success: { status: 201, description: 'The new domain', schema: Domain },
           errors: [409],

@@ -1,4 +1,4 @@
-import { metadataCatalog, metastore, type Runtime } from '../composition.js';
+import { idempotencyKeys, metadataCatalog, metastore, type Runtime } from '../composition.js';
 import { documentService } from '../documents/compose.js';
 import type { MetastoreDeps } from './app.js';
 import { MetastoreService } from './service.js';
@@ -14,5 +14,9 @@ function metastoreService(runtime: Runtime): MetastoreService {
 }
 
 export function metastoreDeps(runtime: Runtime): MetastoreDeps {
-  return { authenticator: runtime.authenticator, service: metastoreService(runtime) };
+  return {
+    authenticator: runtime.authenticator,
+    idempotency: idempotencyKeys(runtime),
+    service: metastoreService(runtime),
+  };
 }

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
+import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import {
   DeliveriesQuery,
   DeliveryParams,
@@ -16,14 +17,16 @@ import type { WebhookService } from './service.js';
 
 export interface WebhooksDeps {
   readonly authenticator: RequestAuthenticator;
+  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  readonly idempotency?: IdempotencyKeys;
   readonly service: WebhookService;
 }
 
 const TAGS = ['webhooks'];
 const ADMIN = { anyRole: ['admin'] } as const;
 
-export function createWebhooksApp({ authenticator, service }: WebhooksDeps): ServiceApp {
-  return createServiceApp(authenticator)
+export function createWebhooksApp({ authenticator, idempotency, service }: WebhooksDeps): ServiceApp {
+  return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
         name: 'create_webhook',
@@ -32,6 +35,7 @@ export function createWebhooksApp({ authenticator, service }: WebhooksDeps): Ser
         summary: 'Register a webhook endpoint; its signing secret is shown only in this answer',
         tags: TAGS,
         access: ADMIN,
+        idempotent: 'sealed',
         request: { body: WebhookCreateRequest, bodyRequired: true },
         success: { status: 201, description: 'The new endpoint with its secret', schema: WebhookEndpointWithSecret },
       },
@@ -118,6 +122,7 @@ export function createWebhooksApp({ authenticator, service }: WebhooksDeps): Ser
         summary: 'Send a `dpm.webhook.test` event to this endpoint alone',
         tags: TAGS,
         access: ADMIN,
+        idempotent: true,
         request: { params: WebhookParams },
         success: { status: 202, description: 'Queued: the delivery of the test event', schema: WebhookDelivery },
         errors: [404, 409],
@@ -150,6 +155,7 @@ export function createWebhooksApp({ authenticator, service }: WebhooksDeps): Ser
         summary: 'Deliver that event again: a new attempt series',
         tags: TAGS,
         access: ADMIN,
+        idempotent: true,
         request: { params: DeliveryParams },
         success: { status: 202, description: 'Queued: the delivery, pending again', schema: WebhookDelivery },
         errors: [404, 409],

@@ -1,6 +1,6 @@
 import { OutboundHttp, RUN_WEBHOOK_RULES, WEBHOOK_RULES } from '../../shared/adapters/outbound-http.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
-import { secrets, type Runtime } from '../composition.js';
+import { idempotencyKeys, type Runtime, secrets } from '../composition.js';
 import type { WebhooksDeps } from './app.js';
 import { DynamoDeliveryStore } from './delivery-store.js';
 import { SqsDeliveryQueue } from './delivery-queue.js';
@@ -54,7 +54,11 @@ function webhookService(runtime: Runtime): WebhookService {
 }
 
 export function webhooksDeps(runtime: Runtime): WebhooksDeps {
-  return { authenticator: runtime.authenticator, service: webhookService(runtime) };
+  return {
+    authenticator: runtime.authenticator,
+    idempotency: idempotencyKeys(runtime),
+    service: webhookService(runtime),
+  };
 }
 
 /** The domain-event dispatcher's fan-out to webhook endpoints. */

@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './idempotency.js';
 import * as z from 'zod/mini';
 import { components } from '../schema.js';
 import type { RequestSpec } from './request-input.js';
@@ -146,6 +147,21 @@ function collapseNullable(schema: Record<string, unknown>): void {
   Object.assign(schema, other, { type: [other.type, 'null'] });
 }
 
+/** API.md §1 "Idempotency keys": the request header of every creating POST. */
+const IDEMPOTENCY_KEY = {
+  name: IDEMPOTENCY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header): the first request with a key is processed and its answer kept 24 hours for the caller (its principal); a repeat of the same request answers it again with `Idempotent-Replayed: true` and changes nothing. The same key with another method, path or body is 422 `idempotency_key_reused`; a repeat while the first is processed is 409; a request that failed keeps nothing.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]{1,255}$' },
+};
+
+const REPLAYED = {
+  description: '`true` when this is the kept answer of an earlier request with the same `Idempotency-Key`',
+  schema: { type: 'string', enum: ['true'] },
+};
+
 /** Parameters of one location, from an object schema's properties. */
 function parameters(set: SchemaSet, object: z.core.$ZodObject | undefined, where: 'path' | 'query' | 'header') {
   if (!object) return [];
@@ -162,10 +178,13 @@ function operation(set: SchemaSet, spec: EndpointSpec<RequestSpec, Access>): Jso
   const statuses = new Set<number>(spec.errors ?? []);
   if (spec.access !== 'public') [401, 503].forEach((s) => statuses.add(s));
   if (typeof spec.access === 'object') statuses.add(403);
-  if (req.params || req.query || req.headers || req.body) statuses.add(422);
+  if (req.params || req.query || req.headers || req.body || spec.idempotent) statuses.add(422);
+  // A repeat of an idempotency key while the first request is still processed.
+  if (spec.idempotent) statuses.add(409);
   const responses: Record<string, Json> = {
     [spec.success.status]: {
       description: spec.success.description,
+      ...(spec.idempotent ? { headers: { [REPLAYED_HEADER]: REPLAYED } } : {}),
       ...(spec.success.schema ? { content: { 'application/json': { schema: set.use(spec.success.schema) } } } : {}),
     },
   };
@@ -186,6 +205,7 @@ function operation(set: SchemaSet, spec: EndpointSpec<RequestSpec, Access>): Jso
     ...parameters(set, req.params, 'path'),
     ...parameters(set, req.query, 'query'),
     ...parameters(set, req.headers, 'header'),
+    ...(spec.idempotent ? [IDEMPOTENCY_KEY] : []),
   ];
   return {
     operationId: operationId(spec.name, spec.path, spec.method),

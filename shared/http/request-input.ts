@@ -139,7 +139,13 @@ async function bodyText(c: Context<AppEnv>): Promise<string> {
 }
 
 /** The request's parts its spec names, validated; every issue of every part in one `Invalid` (422). */
-export async function validateRequest(c: Context<AppEnv>, spec: RequestSpec, caller: Caller | undefined) {
+export async function validateRequest(
+  c: Context<AppEnv>,
+  spec: RequestSpec,
+  caller: Caller | undefined,
+  /** Issues of headers the endpoint layer reads itself (`Idempotency-Key`), listed in their place. */
+  headerIssues: readonly ValidationIssue[] = [],
+) {
   const detail: ValidationIssue[] = [];
   const parsed: Record<string, unknown> = { params: {}, query: {}, headers: {}, body: undefined, caller };
   const check = (source: Source, target: string, schema: Schema, raw: unknown) => {
@@ -150,6 +156,7 @@ export async function validateRequest(c: Context<AppEnv>, spec: RequestSpec, cal
   if (spec.params) check('path', 'params', spec.params, c.req.param());
   if (spec.query) check('query', 'query', spec.query, c.req.query());
   if (spec.headers) check('header', 'headers', spec.headers, Object.fromEntries(c.req.raw.headers));
+  detail.push(...headerIssues);
   if (spec.body) {
     const text = await bodyText(c);
     if (text.trim() === '') {
@@ -160,6 +167,8 @@ export async function validateRequest(c: Context<AppEnv>, spec: RequestSpec, cal
       try {
         json = JSON.parse(text);
         parsedOk = true;
+        // As sent: what an idempotency key's request is compared by (canonical JSON).
+        c.set('bodyJson', json);
       } catch (err) {
         detail.push(jsonInvalid(text, err));
       }

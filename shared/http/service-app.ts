@@ -8,6 +8,7 @@ import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
 import { Forbidden, NotFound, Unavailable } from '../errors.js';
 import { errorAnswer, MethodNotAllowed, sdkFailure } from './errors.js';
+import { idempotencyKeyOf, idempotentAnswer, type IdempotencyKeys, type IdempotentAnswer } from './idempotency.js';
 import { type AppEnv, requestContext } from './request-context.js';
 import { limitBody, type RequestSpec, validateRequest } from './request-input.js';
 
@@ -42,6 +43,11 @@ export interface EndpointSpec<R extends RequestSpec, A extends Access> {
   readonly access: A;
   readonly request?: R;
   readonly success: { readonly status: number; readonly description: string; readonly schema?: Schema };
+  /**
+   * Takes `Idempotency-Key` (API.md §1): every POST that creates something or starts work.
+   * `'sealed'` when its answer holds a secret (kept encrypted).
+   */
+  readonly idempotent?: IdempotentAnswer;
   /** Error statuses beyond those implied by access and validation (401, 403, 422, 503). */
   readonly errors?: readonly (403 | 404 | 409 | 413 | 429)[];
 }
@@ -56,7 +62,11 @@ export class ServiceApp extends Hono<AppEnv> {
   /** Operations of routes registered without `endpoint` (static files), as OpenAPI operation objects. */
   readonly otherOperations: { path: string; method: string; operation: Record<string, unknown> }[] = [];
 
-  constructor(private readonly authenticator: RequestAuthenticator | undefined) {
+  constructor(
+    private readonly authenticator: RequestAuthenticator | undefined,
+    /** Where idempotency keys are kept; without it a key is accepted and not kept (unit tests' apps). */
+    private readonly idempotency?: IdempotencyKeys,
+  ) {
     super();
     this.use('*', requestContext());
     this.use('*', limitBody());
@@ -79,8 +89,12 @@ export class ServiceApp extends Hono<AppEnv> {
     // One handler per route (no middleware chain): who, then what, then the endpoint.
     this.on(spec.method.toUpperCase(), honoPath, async (c) => {
       const caller = authorize ? await authorize(c) : undefined;
-      const input = await validateRequest(c, request, caller);
-      return handler(c, input as Input<R, A>);
+      const key = spec.idempotent ? idempotencyKeyOf(c) : undefined;
+      const input = await validateRequest(c, request, caller, key && 'issue' in key ? [key.issue] : []);
+      const run = () => Promise.resolve(handler(c, input as Input<R, A>));
+      if (!key || !('key' in key) || !caller || !this.idempotency) return run();
+      const scope = { principal: caller.principal, key: key.key, answer: spec.idempotent!, body: c.get('bodyJson') };
+      return idempotentAnswer(this.idempotency, c, scope, run);
     });
     return this;
   }
@@ -122,8 +136,11 @@ export function pageJson<T>(c: Context<AppEnv>, page: Page<T>): Response {
   return c.json(page.items as unknown[], 200);
 }
 
-export function createServiceApp(authenticator: RequestAuthenticator | undefined): ServiceApp {
-  return new ServiceApp(authenticator);
+export function createServiceApp(
+  authenticator: RequestAuthenticator | undefined,
+  idempotency?: IdempotencyKeys,
+): ServiceApp {
+  return new ServiceApp(authenticator, idempotency);
 }
 
 function errorToResponse(err: Error, c: Context<AppEnv>): Response {
