@@ -149,11 +149,16 @@ export interface Run {
   correlation_id: string;
   template_id: string;
   status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+  values: Record<string, unknown>;
   created_by: string;
   created_at: string;
   finished_at: string | null;
   error: string | null;
   progress: { completed_steps: number; total_steps: number; current_step: string | null };
+  /** The run's own steps (absent from a service older than reruns). */
+  step_ids?: string[];
+  rerun_of?: string | null;
+  schedule_id?: string | null;
 }
 
 export interface RunEvent {

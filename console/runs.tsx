@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, FINISHED, get, type Me, message, post, type Run, type RunEvent, seg, type Template } from './api.js';
 import { accessToken } from './auth.js';
-import { Notice, When } from './format.js';
+import { Notice, pretty, When } from './format.js';
 
 const PAGE = 50;
 
@@ -82,6 +82,29 @@ export function RunsList(props: { me: Me | undefined }) {
   );
 }
 
+/**
+ * The values of `text` (a JSON object) that differ from the run's `original` ones: what a
+ * rerun sends (the service keeps the others), or why `text` is not usable.
+ */
+function changedValues(
+  original: Record<string, unknown>,
+  text: string,
+): { values: Record<string, unknown> } | { error: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return { error: `the values are not JSON (${message(err)})` };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { error: 'the values must be a JSON object of variable name → value' };
+  const values: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(parsed))
+    if (!Object.hasOwn(original, name) || JSON.stringify(value) !== JSON.stringify(original[name]))
+      values[name] = value;
+  return { values };
+}
+
 /** Why the caller may not decide the waiting step (a display hint: the server decides), or undefined. */
 function whyNotStep(me: Me | undefined, run: Run, role: string | undefined): string | undefined {
   if (run.status !== 'waiting' || !run.progress.current_step)
@@ -104,6 +127,8 @@ export function RunView(props: { me: Me | undefined; id: string }) {
   const [busy, setBusy] = useState(false);
   const [notes, setNotes] = useState('');
   const [fromStep, setFromStep] = useState('');
+  // The rerun's values as edited; undefined until edited (the run's own values are shown).
+  const [valuesText, setValuesText] = useState<string | undefined>(undefined);
   // Bumped to start following the run log again (after a retry).
   const [follow, setFollow] = useState(0);
   const next = useRef(0);
@@ -199,8 +224,32 @@ export function RunView(props: { me: Me | undefined; id: string }) {
   // Changing a run is its starter's or an admin's; an approver may only read it (a display
   // hint by name: the server decides by principal).
   const mayChange = props.me?.roles.includes('admin') === true || run.created_by === props.me?.name;
-  const steps = template?.steps.map((s) => s.id) ?? [...new Set(events.flatMap((e) => (e.step_id ? [e.step_id] : [])))];
+  // The run's own steps (its template may have changed since it started).
+  const steps = run.step_ids ??
+    template?.steps.map((s) => s.id) ?? [...new Set(events.flatMap((e) => (e.step_id ? [e.step_id] : [])))];
+  // A rerun carries over the outputs of the steps before its first: each must have completed.
+  const completed = new Set(events.flatMap((e) => (e.type === 'step.completed' && e.step_id ? [e.step_id] : [])));
+  const firstIncomplete = steps.findIndex((id) => !completed.has(id));
   const step = run.progress.current_step;
+  const rerunnable = mayChange && finished;
+  const rerun = () => {
+    const edited = changedValues(run.values, valuesText ?? pretty(run.values));
+    if ('error' in edited) {
+      setOutcome({ error: `Rerun: ${edited.error}` });
+      return;
+    }
+    void act(
+      'Rerun',
+      async () => {
+        const started = await post<{ correlation_id: string }>(`${path}/rerun`, {
+          from_step: fromStep,
+          ...(Object.keys(edited.values).length > 0 && { values: edited.values }),
+        });
+        location.hash = `#/runs/${seg(started.correlation_id)}`;
+      },
+      'A new run started.',
+    );
+  };
 
   return (
     <section aria-labelledby="run-title" data-view="run">
@@ -225,6 +274,24 @@ export function RunView(props: { me: Me | undefined; id: string }) {
         <dd>
           {run.created_by}, <When at={run.created_at} />
         </dd>
+        {run.rerun_of && (
+          <>
+            <dt>Rerun of</dt>
+            <dd>
+              <a id="rerun-of" href={`#/runs/${seg(run.rerun_of)}`}>
+                <code>{run.rerun_of}</code>
+              </a>
+            </dd>
+          </>
+        )}
+        {run.schedule_id && (
+          <>
+            <dt>Started by schedule</dt>
+            <dd>
+              <code id="schedule-id">{run.schedule_id}</code>
+            </dd>
+          </>
+        )}
         {run.error && (
           <>
             <dt>Error</dt>
@@ -308,39 +375,49 @@ export function RunView(props: { me: Me | undefined; id: string }) {
             Retry
           </button>
         </div>
-        <div class="rerun">
-          <label for="rerun-step">Rerun from step</label>
+        <form
+          class="rerun"
+          aria-labelledby="rerun-title"
+          onSubmit={(e) => {
+            e.preventDefault();
+            rerun();
+          }}
+        >
+          <h3 id="rerun-title">Rerun from a step</h3>
+          <p class="hint" id="rerun-hint">
+            A new run of this run's steps: the steps before the one you choose keep their outputs from this run; that
+            step and the ones after it run again with the values below.
+          </p>
+          <label for="rerun-step">From step</label>
           <select
             id="rerun-step"
             value={fromStep}
-            disabled={!mayChange || !finished}
+            disabled={!rerunnable}
+            aria-describedby="rerun-hint"
             onChange={(e) => setFromStep(e.currentTarget.value)}
           >
             <option value="">Choose a step</option>
-            {steps.map((id) => (
-              <option key={id} value={id}>
-                {id}
+            {steps.map((id, i) => (
+              <option key={id} value={id} disabled={firstIncomplete >= 0 && i > firstIncomplete}>
+                {i + 1}. {id}
+                {firstIncomplete >= 0 && i > firstIncomplete ? ' (an earlier step did not complete)' : ''}
               </option>
             ))}
           </select>
-          <button
-            type="button"
-            id="rerun-run"
-            disabled={!mayChange || !finished || !fromStep || busy}
-            onClick={() =>
-              void act(
-                'Rerun',
-                async () => {
-                  const started = await post<{ correlation_id: string }>(`${path}/rerun`, { from_step: fromStep });
-                  location.hash = `#/runs/${seg(started.correlation_id)}`;
-                },
-                'A new run started.',
-              )
-            }
-          >
+          <label for="rerun-values">Values (JSON; only those you change are sent)</label>
+          <textarea
+            id="rerun-values"
+            class="code"
+            rows={Math.min(12, Math.max(3, pretty(run.values).split('\n').length))}
+            spellcheck={false}
+            value={valuesText ?? pretty(run.values)}
+            disabled={!rerunnable || busy}
+            onInput={(e) => setValuesText(e.currentTarget.value)}
+          />
+          <button type="submit" id="rerun-run" disabled={!rerunnable || !fromStep || busy}>
             Rerun
           </button>
-        </div>
+        </form>
         {!mayChange ? (
           <p class="why">
             Only the run's starter ({run.created_by}) or an admin may cancel, retry or rerun it; you may read it and
@@ -359,7 +436,8 @@ export function RunView(props: { me: Me | undefined; id: string }) {
           {events.map((e) => (
             <li key={e.index} data-type={e.type}>
               <span class="index">{e.index}</span> <When at={e.timestamp} /> <strong>{e.type}</strong>
-              {e.step_id && <span class="step"> {e.step_id}</span>}: {e.message}
+              {e.step_id && <span class="step"> {e.step_id}</span>}
+              {e.data?.reused === true && <span class="tag">reused</span>}: {e.message}
             </li>
           ))}
         </ol>

@@ -1,6 +1,9 @@
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { IdempotencyKeys } from '../shared/http/idempotency.js';
+import { EventBridgeScheduler } from '../shared/adapters/eventbridge-scheduler.js';
+import type { ScheduleFire, Scheduler } from '../shared/ports/scheduler.js';
+import { LocalScheduler } from './crews/local-scheduler.js';
 import { physicalTableName, TABLES, type TableKey } from '../infra/tables.js';
 import { AirflowWorkflow, deferredWorkflow } from '../shared/adapters/airflow.js';
 import { BuiltinCatalog } from '../shared/adapters/builtin-catalog.js';
@@ -109,6 +112,39 @@ export function idempotencyKeys(runtime: Runtime): IdempotencyKeys {
 }
 
 const idempotencyOf = new WeakMap<Runtime, IdempotencyKeys>();
+
+/**
+ * What fires crew schedules: the stage's EventBridge Scheduler group when SCHEDULE_GROUP_NAME
+ * is set (AWS), else this process's timers (the local platform: one per runtime, so the API
+ * that sets a schedule and the platform's start that sets them all share it). `send` puts a
+ * fire on the crew-run queue (the local timers' only way out, as Scheduler's target on AWS).
+ */
+export function scheduler(runtime: Runtime, send: (fire: ScheduleFire) => Promise<void>): Scheduler {
+  const { scheduleGroupName, schedulerRoleArn, crewRunQueueArn, region } = runtime.config;
+  if (scheduleGroupName) {
+    if (!schedulerRoleArn || !crewRunQueueArn)
+      throw new Error('SCHEDULE_GROUP_NAME needs SCHEDULER_ROLE_ARN and CREW_RUN_QUEUE_ARN');
+    return new EventBridgeScheduler({
+      groupName: scheduleGroupName,
+      roleArn: schedulerRoleArn,
+      queueArn: crewRunQueueArn,
+      region,
+    });
+  }
+  let local = localSchedulers.get(runtime);
+  if (!local) {
+    local = new LocalScheduler(send);
+    localSchedulers.set(runtime, local);
+  }
+  return local;
+}
+
+const localSchedulers = new WeakMap<Runtime, LocalScheduler>();
+
+/** Stops this runtime's local schedule timers (the local platform stops); nothing on AWS. */
+export function stopLocalScheduler(runtime: Runtime): void {
+  localSchedulers.get(runtime)?.stop();
+}
 
 /** Secrets at rest: KMS when KMS_KEY_ID is set (AWS), else the local key file. */
 export function secrets(runtime: Runtime): SecretBox {

@@ -32,6 +32,12 @@ export interface LambdaDefinition {
   readonly usesLlm?: boolean;
   /** It puts events on the stage's EventBridge bus. */
   readonly putsEvents?: boolean;
+  /**
+   * It creates, updates and deletes the crew schedules' EventBridge Scheduler schedules
+   * (SCHEDULE_GROUP_NAME, SCHEDULER_ROLE_ARN, CREW_RUN_QUEUE_ARN; the scheduler actions on the
+   * stage group's schedules, and passing the scheduler role to Scheduler).
+   */
+  readonly managesSchedules?: boolean;
   /** It runs in the stage's migrationVpc, when the stage has one: it connects to the customer's hosts. */
   readonly inMigrationVpc?: boolean;
   /** The stage may reserve concurrency for it (StageSettings.reservedConcurrency, by name). */
@@ -99,10 +105,11 @@ export const GROUPS = [
   {
     name: 'crews',
     entry: 'functions/crews/handler.ts',
-    prefixes: ['/api/crew-templates', '/api/crew-runs', '/api/events', '/api/crews'],
+    prefixes: ['/api/crew-templates', '/api/crew-runs', '/api/events', '/api/crews', '/api/crew-schedules'],
     tables: {
       idempotency: 'readWrite',
       crewTemplates: 'readWrite',
+      crewSchedules: 'readWrite',
       crewRuns: 'readWrite',
       runLog: 'readWrite',
       keys: 'read',
@@ -114,6 +121,8 @@ export const GROUPS = [
     },
     sendsTo: ['crewRuns'],
     usesKms: true,
+    // /api/crew-schedules: one EventBridge Scheduler schedule per crew schedule.
+    managesSchedules: true,
     // E13 long polls wait up to 20 s (MAX_WAIT_SECONDS) for the next event.
     timeoutSeconds: 28,
     // A flood of long polls takes at most its own reservation.
@@ -287,9 +296,17 @@ export const WORKERS = [
     maxBatchingWindowSeconds: 0,
     // Below the queue's visibility timeout, so a message is not redelivered mid-run.
     timeoutSeconds: 150,
-    tables: { crewRuns: 'readWrite', runLog: 'readWrite' },
+    tables: {
+      crewRuns: 'readWrite',
+      runLog: 'readWrite',
+      // A schedule's fire (API.md §4) starts its template's run and records it on the schedule.
+      crewTemplates: 'read',
+      crewSchedules: 'readWrite',
+    },
     // Queues a long run again to go on.
     sendsTo: ['crewRuns'],
+    // A fire finding its template deleted disables the schedule's Scheduler schedule.
+    managesSchedules: true,
     // Crew `llm` steps.
     usesLlm: true,
     reservesConcurrency: true,

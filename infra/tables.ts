@@ -152,9 +152,32 @@ export const TABLES = {
       { name: 'by_creator_principal', partitionKey: S('created_by_principal'), sortKey: S('created_key') },
       // Sparse: only a run waiting on an approval step carries `waiting_role` (the step's
       // role) and `waiting_key` (`<waiting since>#c#<id>`): the approvers' inbox reads each
-      // of the caller's roles' waiting steps alone, oldest first. This release's one index of
-      // this table (by_creator_principal came in the previous one).
+      // of the caller's roles' waiting steps alone, oldest first (added in the previous release).
       { name: 'waiting_steps', partitionKey: S('waiting_role'), sortKey: S('waiting_key') },
+      // Sparse: only a `pending` run of a template with `max_concurrent_runs` carries
+      // `slot_queue` (its slot key, a hash): the line of runs waiting for a slot of that key,
+      // oldest first, so a freed slot goes to the oldest (API.md §4). The slots themselves are
+      // items of this table keyed `slots#<key>` (crews/store.ts), in no index. This release's
+      // one index of this table.
+      { name: 'slot_queue', partitionKey: S('slot_queue'), sortKey: S('created_key') },
+    ],
+    ttlAttribute: 'expires_at',
+  },
+  /**
+   * Crew schedules (API.md §4 "Runs people can plan on"): the schedule (`item` = `schedule`,
+   * listable, streamed: its changes and fires are domain events) and one item per run it
+   * started (`item` = `run#<scheduled time>`, put in the run's creating transaction on
+   * condition that it is new: one run per fire; kept as long as the run).
+   */
+  crewSchedules: {
+    id: 'crew-schedules',
+    stream: true,
+    partitionKey: S('schedule_id'),
+    sortKey: S('item'),
+    indexes: [
+      BY_CREATED,
+      // Sparse (only schedules carry `template_id`): a deleted template disables its schedules.
+      { name: 'by_template', partitionKey: S('template_id'), sortKey: S('created_key') },
     ],
     ttlAttribute: 'expires_at',
   },

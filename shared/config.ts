@@ -75,6 +75,9 @@ const EnvSchema = z.object({
   KEYCLOAK_ADMIN_CLIENT_SECRET: optionalText,
   KEYCLOAK_ADMIN_CLIENT_SECRET_ARN: optionalText,
   EVENT_BUS_NAME: optionalText,
+  SCHEDULE_GROUP_NAME: optionalText,
+  SCHEDULER_ROLE_ARN: optionalText,
+  CREW_RUN_QUEUE_ARN: optionalText,
   EVENTS_TTL_DAYS: z._default(wholeNumber('must be a number of days', 1, 3650), 30),
   METASTORE: adapter(['builtin', 'trino'] as const),
   CATALOG: adapter(['builtin', 'datahub'] as const),
@@ -201,6 +204,15 @@ export interface Config {
   readonly eventsTtlDays: number;
   /** The stage's EventBridge bus (AWS); unset locally, where events go to the feed and webhooks only. */
   readonly eventBusName: string | undefined;
+  /**
+   * The stage's EventBridge Scheduler group (AWS): crew schedules are Scheduler schedules in it;
+   * unset locally, where the platform fires them itself. With it, the two below are required.
+   */
+  readonly scheduleGroupName: string | undefined;
+  /** The role Scheduler assumes to send a schedule's fires to the crew-run queue (AWS). */
+  readonly schedulerRoleArn: string | undefined;
+  /** The crew-run queue's ARN: the Scheduler schedules' target (AWS). */
+  readonly crewRunQueueArn: string | undefined;
   readonly adapters: {
     readonly metastore: 'builtin' | 'trino';
     readonly catalog: 'builtin' | 'datahub';
@@ -294,6 +306,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       clientSecret: secret ? { value: secret } : { arn: secretArn! },
     };
   }
+  if (e.SCHEDULE_GROUP_NAME) required(['SCHEDULER_ROLE_ARN', 'CREW_RUN_QUEUE_ARN'], 'SCHEDULE_GROUP_NAME is set');
   if (e.AUTH_ISSUER && !e.AUTH_AUDIENCE) {
     // Without an audience, tokens issued to any client of the issuer would pass.
     throw new ConfigError('invalid configuration: AUTH_AUDIENCE is required when AUTH_ISSUER is set');
@@ -351,6 +364,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     airflow,
     eventsTtlDays: e.EVENTS_TTL_DAYS,
     eventBusName: e.EVENT_BUS_NAME,
+    scheduleGroupName: e.SCHEDULE_GROUP_NAME,
+    schedulerRoleArn: e.SCHEDULER_ROLE_ARN,
+    crewRunQueueArn: e.CREW_RUN_QUEUE_ARN,
     adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
     llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY, apiKeyArn: e.LLM_API_KEY_ARN },
     crewHttpAllowedHosts: hostList(e.CREW_HTTP_ALLOWED_HOSTS),

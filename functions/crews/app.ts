@@ -4,6 +4,8 @@ import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/s
 import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/http/params.js';
 import {
+  BulkCancelRequest,
+  BulkCancelResult,
   CancelRequest,
   RunLogEntry,
   CrewResult,
@@ -12,15 +14,22 @@ import {
   DecisionRequest,
   CrewRun,
   CrewTemplate,
+  CrewSchedule,
+  ScheduleParams,
+  SchedulePatch,
+  ScheduleRequest,
   EventsQuery,
   RunHandle,
   RunListQuery,
   RunParams,
+  RerunRequest,
   RunRequest,
   StepParams,
   TemplateParams,
   TemplateRequest,
 } from './schemas.js';
+import { MAX_BULK_CANCEL } from './limits.js';
+import type { ScheduleService } from './schedules.js';
 import type { CrewService } from './service.js';
 
 export interface CrewsDeps {
@@ -28,14 +37,16 @@ export interface CrewsDeps {
   /** Where `Idempotency-Key` answers are kept (API.md §1). */
   readonly idempotency?: IdempotencyKeys;
   readonly service: CrewService;
+  readonly schedules: ScheduleService;
 }
 
 const TEMPLATES = ['crew templates'];
 const RUNS = ['crew runs'];
+const SCHEDULES = ['crew schedules'];
 /** The NX1 SDK's crews client (API.md §17). */
 const CREWS = ['crews (sdk)'];
 
-export function createCrewsApp({ authenticator, idempotency, service }: CrewsDeps): ServiceApp {
+export function createCrewsApp({ authenticator, idempotency, service, schedules }: CrewsDeps): ServiceApp {
   return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
@@ -110,6 +121,8 @@ export function createCrewsApp({ authenticator, idempotency, service }: CrewsDep
       },
       async (c, { params, caller }) => {
         await service.deleteTemplate(params.template_id, caller);
+        // Its schedules fire nothing more (a fire finding the template gone disables it too).
+        await schedules.templateDeleted(params.template_id, caller);
         return c.body(null, 204);
       },
     )
@@ -172,6 +185,26 @@ export function createCrewsApp({ authenticator, idempotency, service }: CrewsDep
     )
     .endpoint(
       {
+        // Before `/api/crew-runs/{correlation_id}`: a POST of this path is the bulk cancel
+        // (the run routes take GET there), and PUT or DELETE of it answer 405 with both.
+        name: 'cancel_runs',
+        method: 'post',
+        path: '/api/crew-runs/cancel',
+        summary:
+          "Cancel every unfinished crew run matching the filters (at least one): the caller's own; an admin's, everyone's unless `created_by` is `me`",
+        tags: RUNS,
+        access: 'user',
+        request: { body: BulkCancelRequest, bodyRequired: true },
+        success: {
+          status: 200,
+          description: `How many runs matched and how many this call cancelled (at most ${MAX_BULK_CANCEL} per call)`,
+          schema: BulkCancelResult,
+        },
+      },
+      async (c, { body, caller }) => c.json(await service.cancelRuns(body, caller), 200),
+    )
+    .endpoint(
+      {
         name: 'get_run',
         method: 'get',
         path: '/api/crew-runs/{correlation_id}',
@@ -213,6 +246,32 @@ export function createCrewsApp({ authenticator, idempotency, service }: CrewsDep
         errors: [403, 404, 409],
       },
       async (c, { params, caller }) => c.json(await service.retryRun(params.correlation_id, caller), 202),
+    )
+    .endpoint(
+      {
+        name: 'rerun_run',
+        method: 'post',
+        path: '/api/crew-runs/{correlation_id}/rerun',
+        summary:
+          'Rerun a finished crew run from a step as a new run (`rerun_of`): earlier steps keep their outputs, the values may be corrected',
+        tags: RUNS,
+        access: 'user',
+        idempotent: true,
+        request: { params: RunParams, body: RerunRequest, bodyRequired: true },
+        success: { status: 202, description: 'The new run is queued', schema: RunHandle },
+        errors: [403, 404, 409],
+      },
+      async (c, { params, body, caller }) => {
+        const { correlation_id } = await service.rerunRun(params.correlation_id, body.from_step, body.values, caller);
+        return c.json(
+          {
+            correlation_id,
+            status: 'pending' as const,
+            message: `Rerun of ${params.correlation_id} queued; poll /api/events/${correlation_id}?start=0`,
+          },
+          202,
+        );
+      },
     )
     .endpoint(
       {
@@ -320,5 +379,93 @@ export function createCrewsApp({ authenticator, idempotency, service }: CrewsDep
         errors: [403, 404],
       },
       async (c, { params, caller }) => c.json(await service.crewResult(params.correlation_id, caller), 200),
+    )
+    .endpoint(
+      {
+        name: 'create_schedule',
+        method: 'post',
+        path: '/api/crew-schedules',
+        summary: 'Schedule runs of a crew template (EventBridge Scheduler expressions and time zones)',
+        tags: SCHEDULES,
+        access: { anyRole: ['admin'] },
+        idempotent: true,
+        request: { body: ScheduleRequest, bodyRequired: true },
+        success: { status: 201, description: 'The schedule, with its next fire', schema: CrewSchedule },
+        errors: [404],
+      },
+      async (c, { body, caller }) => c.json(await schedules.create(body, caller), 201),
+    )
+    .endpoint(
+      {
+        name: 'list_schedules',
+        method: 'get',
+        path: '/api/crew-schedules',
+        summary: 'List crew schedules, oldest first',
+        tags: SCHEDULES,
+        access: 'user',
+        request: { query: PageQuery },
+        success: { status: 200, description: 'Schedules; more in `X-Next-Cursor`', schema: z.array(CrewSchedule) },
+      },
+      async (c, { query }) => pageJson(c, await schedules.list(query.limit, query.cursor)),
+    )
+    .endpoint(
+      {
+        name: 'get_schedule',
+        method: 'get',
+        path: '/api/crew-schedules/{schedule_id}',
+        summary: 'Read a crew schedule',
+        tags: SCHEDULES,
+        access: 'user',
+        request: { params: ScheduleParams },
+        success: { status: 200, description: 'The schedule', schema: CrewSchedule },
+        errors: [404],
+      },
+      async (c, { params }) => c.json(await schedules.get(params.schedule_id), 200),
+    )
+    .endpoint(
+      {
+        name: 'update_schedule',
+        method: 'patch',
+        path: '/api/crew-schedules/{schedule_id}',
+        summary: 'Change a crew schedule: its expression, time zone, values, overlap or whether it is enabled',
+        tags: SCHEDULES,
+        access: { anyRole: ['admin'] },
+        request: { params: ScheduleParams, body: SchedulePatch, bodyRequired: true },
+        success: { status: 200, description: 'The schedule', schema: CrewSchedule },
+        errors: [404, 409],
+      },
+      async (c, { params, body, caller }) => c.json(await schedules.update(params.schedule_id, body, caller), 200),
+    )
+    .endpoint(
+      {
+        name: 'delete_schedule',
+        method: 'delete',
+        path: '/api/crew-schedules/{schedule_id}',
+        summary: 'Delete a crew schedule (the runs it started go on)',
+        tags: SCHEDULES,
+        access: { anyRole: ['admin'] },
+        request: { params: ScheduleParams },
+        success: { status: 204, description: 'Deleted' },
+        errors: [404],
+      },
+      async (c, { params, caller }) => {
+        await schedules.delete(params.schedule_id, caller);
+        return c.body(null, 204);
+      },
+    )
+    .endpoint(
+      {
+        name: 'list_schedule_runs',
+        method: 'get',
+        path: '/api/crew-schedules/{schedule_id}/runs',
+        summary: 'The runs a crew schedule started, newest first',
+        tags: SCHEDULES,
+        access: 'user',
+        request: { params: ScheduleParams, query: PageQuery },
+        success: { status: 200, description: 'Runs; more in `X-Next-Cursor`', schema: z.array(CrewRun) },
+        errors: [404],
+      },
+      async (c, { params, query }) =>
+        pageJson(c, await schedules.runsOf(params.schedule_id, query.limit, query.cursor)),
     );
 }

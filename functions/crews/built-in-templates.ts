@@ -9,7 +9,10 @@ import type { TemplateRequest } from './schemas.js';
  * processes starting at once make one each, and one an admin replaced (same id) is never
  * created again.
  */
-export interface BuiltInTemplate extends TemplateRequest {
+export interface BuiltInTemplate extends Omit<
+  TemplateRequest,
+  'max_concurrent_runs' | 'concurrency_key' | 'run_timeout_seconds'
+> {
   readonly id: string;
   readonly description: string;
 }

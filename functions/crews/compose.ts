@@ -1,9 +1,11 @@
 import { sqsAccess } from '../../shared/aws/sqs.js';
-import { idempotencyKeys, onLambda, type Runtime, secrets } from '../composition.js';
+import { idempotencyKeys, onLambda, type Runtime, scheduler, secrets } from '../composition.js';
 import { runWebhookHttp } from '../webhooks/compose.js';
 import { RunEndpoints } from '../webhooks/run-endpoint.js';
 import type { CrewsDeps } from './app.js';
 import { SqsRunQueue } from './run-queue.js';
+import { DynamoScheduleStore } from './schedule-store.js';
+import { ScheduleService } from './schedules.js';
 import { CrewService } from './service.js';
 import { InProcessRunSignals, notifyingAppends } from './signals.js';
 import { DynamoRunStore, DynamoTemplateStore, type RunStore } from './store.js';
@@ -45,6 +47,29 @@ export function crewService(runtime: Runtime): CrewService {
   );
 }
 
+/** Crew schedules: their store, and the Scheduler chosen by the composition (fires go to the crew-run queue). */
+export function scheduleService(runtime: Runtime, crews: CrewService = crewService(runtime)): ScheduleService {
+  const queue = runQueue(runtime);
+  return new ScheduleService(
+    new DynamoScheduleStore(
+      runtime.db,
+      runtime.tableName('crewSchedules'),
+      runtime.tableName('crewRuns'),
+      runtime.eventsTable,
+    ),
+    new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
+    runStore(runtime),
+    crews,
+    scheduler(runtime, (fire) => queue.sendFire(fire)),
+  );
+}
+
 export function crewsDeps(runtime: Runtime): CrewsDeps {
-  return { authenticator: runtime.authenticator, idempotency: idempotencyKeys(runtime), service: crewService(runtime) };
+  const service = crewService(runtime);
+  return {
+    authenticator: runtime.authenticator,
+    idempotency: idempotencyKeys(runtime),
+    service,
+    schedules: scheduleService(runtime, service),
+  };
 }

@@ -134,6 +134,34 @@ export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
     }
     earlier.add(step.id);
   });
+  issues.push(...concurrencyKeyIssues(req, names));
+  return issues;
+}
+
+/**
+ * `concurrency_key` counts only under `max_concurrent_runs`, and is rendered when a run is
+ * queued, before any step ran: it may reference declared variables only.
+ */
+function concurrencyKeyIssues(req: TemplateRequest, names: ReadonlySet<string>): ValidationIssue[] {
+  const key = req.concurrency_key;
+  if (key == null) return [];
+  const loc = ['body', 'concurrency_key'];
+  const issues: ValidationIssue[] = [];
+  if (req.max_concurrent_runs == null)
+    issues.push(valueError(loc, 'concurrency_key needs max_concurrent_runs: the limit it counts per key', key));
+  for (const ref of references(key)) {
+    if (ref.kind === 'variable' && !names.has(ref.name))
+      issues.push(valueError(loc, `reference to unknown variable '${ref.name}'`, key));
+    else if (ref.kind === 'step')
+      issues.push(
+        valueError(
+          loc,
+          `reference to step '${ref.id}': a concurrency key is rendered before any step runs, from variables only`,
+          key,
+        ),
+      );
+    else if (ref.kind === 'invalid') issues.push(valueError(loc, `unknown placeholder '{{${ref.text}}}'`, key));
+  }
   return issues;
 }
 
@@ -176,4 +204,25 @@ export function resolveValues(
   }
   if (issues.length > 0) throw new Invalid(issues);
   return resolved;
+}
+
+/**
+ * A rerun's values (API.md §4): the old run's, with `overrides` checked as E2 checks values
+ * (unknown → `extra_forbidden`, wrong type → the pydantic type). A variable the old run has
+ * a value for is never missing; one it has none for (its declaration changed since) is
+ * resolved as E2 would.
+ */
+export function rerunValues(
+  variables: readonly Variable[],
+  old: Readonly<Record<string, unknown>>,
+  overrides: Record<string, unknown>,
+): Record<string, unknown> {
+  const checked = resolveValues(
+    variables.map((v) => (Object.hasOwn(old, v.name) ? { ...v, required: false } : v)),
+    overrides,
+  );
+  const values: Record<string, unknown> = Object.create(null);
+  for (const v of variables)
+    values[v.name] = Object.hasOwn(overrides, v.name) || !Object.hasOwn(old, v.name) ? checked[v.name] : old[v.name];
+  return values;
 }

@@ -1,6 +1,7 @@
 import type { EventSource } from '../../shared/events/source.js';
 import type { Change, DomainEventType } from '../../shared/events/types.js';
 import type { CrewRun } from './schemas.js';
+import { SCHEDULE_ITEM, toCrewSchedule, toSchedule } from './schedule-store.js';
 import { storedRun, toCrewTemplate, toRun } from './store.js';
 
 /** The domain event of a run reaching each status (API.md §13). */
@@ -34,4 +35,13 @@ export const crewRunEvents: EventSource = {
     const run = toRun(storedRun(item));
     return { subject: `crew-runs/${run.correlation_id}`, data: { ...run } };
   },
+};
+
+export const crewScheduleEvents: EventSource = {
+  table: 'crewSchedules',
+  // The table also holds each schedule's records of the runs it started: no event subjects.
+  describe: (item) =>
+    item.item === SCHEDULE_ITEM
+      ? { subject: `crew-schedules/${String(item.schedule_id)}`, data: { ...toCrewSchedule(toSchedule(item)) } }
+      : undefined,
 };

@@ -19,6 +19,9 @@ export const MAX_EVENT_DATA_BYTES = 350_000;
 /** One E13 answer (a JSON array of events). */
 export const MAX_EVENTS_PAGE_BYTES = 1024 * 1024;
 
+/** At most this many runs match one bulk cancel (POST /api/crew-runs/cancel); its `more` says whether others do. */
+export const MAX_BULK_CANCEL = 1000;
+
 /** Bytes one code point takes inside a JSON string (JSON.stringify's escapes, UTF-8). */
 function escapedBytes(codePoint: number): number {
   if (codePoint === 0x22 || codePoint === 0x5c) return 2;

@@ -1,6 +1,7 @@
 import type { Lazy } from '../../shared/aws/lazy.js';
+import type { ScheduleFire } from '../../shared/ports/scheduler.js';
 import { sendBatches, type Sqs } from '../../shared/aws/sqs.js';
-import type { RunTimer, StepTimer } from './runner.js';
+import type { RunTimer, RunWake } from './runner.js';
 import type { RunQueue } from './service.js';
 
 /** SendMessageBatch calls in flight at once when many runs are sent together. */
@@ -9,8 +10,9 @@ const SEND_BATCHES_AT_ONCE = 4;
 /**
  * Sends runs to the crew-run queue (SQS), for the worker Lambda to execute; a delayed
  * message is the expiry timer of an `approval` step, which says which (SQS delays at most
- * 15 minutes: the worker re-arms a longer one when it arrives), or a message that found its
- * run held by another delivery coming back.
+ * 15 minutes: the worker re-arms a longer one when it arrives), a run waiting for a slot of
+ * its concurrency limit (`slot`), or a message that found its run held by another delivery
+ * coming back.
  */
 export class SqsRunQueue implements RunQueue, RunTimer {
   constructor(
@@ -29,16 +31,24 @@ export class SqsRunQueue implements RunQueue, RunTimer {
     await sendBatches(this.sqs, this.url(), messages, 'crew-run messages', SEND_BATCHES_AT_ONCE);
   }
 
-  async after(correlationId: string, delaySeconds: number, timer?: StepTimer): Promise<void> {
+  async after(correlationId: string, delaySeconds: number, timer?: RunWake): Promise<void> {
     const queueUrl = this.url();
     const { sdk, client } = await this.sqs();
+    const wake = timer === undefined ? {} : 'slot' in timer ? { slot: timer.slot } : { timer };
     await client.send(
       new sdk.SendMessageCommand({
         QueueUrl: queueUrl,
-        MessageBody: JSON.stringify({ correlation_id: correlationId, ...(timer ? { timer } : {}) }),
+        MessageBody: JSON.stringify({ correlation_id: correlationId, ...wake }),
         ...(delaySeconds > 0 ? { DelaySeconds: Math.min(900, Math.ceil(delaySeconds)) } : {}),
       }),
     );
+  }
+
+  /** A schedule's fire (the local scheduler's; on AWS EventBridge Scheduler sends the same body). */
+  async sendFire(fire: ScheduleFire): Promise<void> {
+    const queueUrl = this.url();
+    const { sdk, client } = await this.sqs();
+    await client.send(new sdk.SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(fire) }));
   }
 
   /** The queue's URL; a deployment without one is missing a dependency (503). */

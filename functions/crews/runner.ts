@@ -5,7 +5,15 @@ import { nowIso } from '../../shared/time.js';
 import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from './limits.js';
 import type { ApprovalStep, RunLogEntry, RunLogEntryType } from './schemas.js';
 import type { StepOutcome } from './steps.js';
-import { FINISHED_STATUSES, type RunItem, type RunStore, type RunUpdate } from './store.js';
+import {
+  FINISHED_STATUSES,
+  type RunItem,
+  type RunLimit,
+  type RunStore,
+  type RunUpdate,
+  type SlotCondition,
+  type Slots,
+} from './store.js';
 import { InProcessRunSignals, type RunSignals } from './signals.js';
 import { type RenderContext, render } from './templating.js';
 
@@ -33,6 +41,12 @@ const CANCELLED = Symbol('cancelled');
 
 /** What a watched step answers when the process stopped while it ran. */
 const STOPPED = Symbol('stopped');
+
+/** What a watched step answers when the run outlived its `run_timeout_seconds` while it ran. */
+const TIMED_OUT = Symbol('timed out');
+
+/** Why a watched step was abandoned: the run's deadline passed. */
+class RunTimedOut extends Error {}
 
 /** The process is stopping: the run is left as it is (a started step stays started) for the next executor. */
 class Stopped extends Error {}
@@ -93,21 +107,83 @@ export interface StepTimer {
 }
 
 /**
+ * A message about a slot of the run's concurrency limit (run-limits.ts): `wait` brings a run
+ * that waits for one back to try again (and is sent again while it waits); `freed` is sent
+ * once, at once, to the oldest waiting run when another run let its slot go.
+ */
+export interface SlotWake {
+  readonly slot: 'wait' | 'freed';
+}
+
+/** What a message is for beyond a plain delivery: an approval's expiry, or a slot. */
+export type RunWake = StepTimer | SlotWake;
+
+/**
  * Brings a run back to the worker after a delay: the expiry of an `approval` step (with its
- * `timer`), or a message that found the run held by another delivery (as it came).
+ * `timer`), a run waiting for a slot, or a message that found the run held by another
+ * delivery (as it came); with no delay, the run a freed slot goes to.
  */
 export interface RunTimer {
-  after(correlationId: string, delaySeconds: number, timer?: StepTimer): Promise<void>;
+  after(correlationId: string, delaySeconds: number, timer?: RunWake): Promise<void>;
 }
 
 /** What the runner reads and writes of runs (RunStore's methods it uses). */
-export type RunnerStore = Pick<RunStore, 'get' | 'allLogEntries' | 'append' | 'takeLease' | 'renewLease' | 'releaseLease'>;
+export type RunnerStore = Pick<
+  RunStore,
+  | 'get'
+  | 'allLogEntries'
+  | 'append'
+  | 'takeLease'
+  | 'renewLease'
+  | 'releaseLease'
+  | 'slotQueue'
+  | 'slotQueueCount'
+  | 'slots'
+  | 'takeSlot'
+  | 'renewSlot'
+  | 'releaseSlot'
+>;
 
 /** This delivery's lease: `held` while it may hold it (a write whose outcome is unknown included). */
 interface Lease {
   readonly owner: string;
   until: number;
   held: boolean;
+}
+
+/**
+ * This delivery's hold on a slot of the run's concurrency limit. A slot is held by the run
+ * (its correlation id), so a delivery that takes over the run keeps it; the delivery that
+ * wrote as the run's executor while holding it (`ours`) lets it go at the end, unless the run
+ * goes on in another delivery (`keep`: out of time, the process stopping), where it lapses
+ * unless that delivery renews it.
+ */
+interface SlotHold {
+  limit?: RunLimit;
+  taken: boolean;
+  until: number;
+  ours: boolean;
+  keep: boolean;
+}
+
+/** A slot taken, or none free: when to try again, and the run's place in the line. */
+type SlotAnswer = { readonly taken: true } | { readonly taken: false; retryAt: number; position(): Promise<number> };
+
+/** Tries to take a slot when its item changed between read and write. */
+const SLOT_ROUNDS = 5;
+
+/** Lapsed holders dropped from a slot item in one write (a bound on the write's size). */
+const MAX_DROPPED = 25;
+
+/**
+ * When the run's current attempt times out: `run_timeout_seconds` after it started (its
+ * `run.started`, or a retried run's first `step.started` after `run.retried`); undefined
+ * without a timeout or before it started.
+ */
+function timeoutOf(run: RunItem, attempt: readonly RunLogEntry[]): number | undefined {
+  if (!run.run_timeout_seconds) return undefined;
+  const start = attempt.find((e) => e.type === 'run.started' || e.type === 'step.started');
+  return start ? Date.parse(start.timestamp) + run.run_timeout_seconds * 1000 : undefined;
 }
 
 /**
@@ -176,10 +252,13 @@ export class CrewRunner {
    * the time left is not started: the answer is 'continue-later' and the caller queues
    * the run again, so a long run never uses up its delivery attempts.
    */
-  async process(correlationId: string, deadline?: Deadline, timer?: StepTimer): Promise<ProcessResult> {
+  async process(correlationId: string, deadline?: Deadline, wake?: RunWake): Promise<ProcessResult> {
     // Stopping: nothing is started; the next start queues every unfinished run again.
     if (this.stop?.aborted) return 'done';
+    const timer = wake && 'step_id' in wake ? wake : undefined;
+    const slotWake = wake && 'slot' in wake ? wake : undefined;
     const lease: Lease = { owner: randomUUID(), until: 0, held: false };
+    const slot: SlotHold = { taken: false, until: 0, ours: false, keep: false };
     try {
       for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
         const run = await this.runs.get(correlationId);
@@ -187,18 +266,31 @@ export class CrewRunner {
           logger.warn('crew run not found; message dropped', { correlation_id: correlationId });
           return 'done';
         }
-        if (FINISHED_STATUSES.has(run.status)) return 'done';
-        // A timer of a step the run has left (it runs or waits at another) has nothing to do.
-        if (timer && run.current_step && run.current_step !== timer.step_id) return spent(correlationId, timer);
+        if (FINISHED_STATUSES.has(run.status)) {
+          // Nothing runs a finished run any more: a slot this delivery took for it goes.
+          slot.ours ||= slot.taken;
+          return 'done';
+        }
+        /*
+         * A timer of a step the run has left (it runs or waits at another) has nothing to do:
+         * judged as the message arrives; once this delivery went on with the run, a re-read
+         * (another write came first) carries on like any delivery.
+         */
+        if (timer && attempt === 0 && run.current_step && run.current_step !== timer.step_id)
+          return spent(correlationId, timer);
+        // Likewise a slot message for a run that waits for none: the message that started it carries it.
+        if (slotWake && attempt === 0 && run.status !== 'pending') return 'done';
         if (run.lease && run.lease.owner !== lease.owner && run.lease.until > Date.now()) {
-          await this.later(correlationId, run.lease.until, timer);
+          slot.ours = false;
+          // A freed slot's message is sent once: the run's own messages bring it back.
+          if (slotWake?.slot !== 'freed') await this.later(correlationId, run.lease.until, wake);
           return 'done';
         }
         // A run just queued has only its `run.queued` (nothing in it the worker needs): no Query.
         const events = run.event_count <= 1 ? [] : await this.runs.allLogEntries(correlationId);
-        if (timer && timerSpent(currentAttempt(events), timer)) return spent(correlationId, timer);
+        if (timer && attempt === 0 && timerSpent(currentAttempt(events), timer)) return spent(correlationId, timer);
         try {
-          await this.advance(run, events, deadline, lease);
+          await this.advance(run, events, deadline, lease, slot, slotWake);
           return 'done';
         } catch (err) {
           if (err instanceof OutOfTime) return 'continue-later';
@@ -212,6 +304,7 @@ export class CrewRunner {
       throw new Error(`crew run ${correlationId}: gave up after ${MAX_RESUMES} concurrent-write conflicts`);
     } finally {
       if (lease.held) await this.release(correlationId, lease);
+      if (slot.limit && slot.taken && slot.ours && !slot.keep) await this.letSlotGo(slot.limit, correlationId);
     }
   }
 
@@ -220,7 +313,7 @@ export class CrewRunner {
    * would lapse. A living holder renews it (the message then comes back again, until the
    * holder is done); a dead one's lapses and the message takes the run over.
    */
-  private async later(correlationId: string, heldUntil: number, timer: StepTimer | undefined): Promise<void> {
+  private async later(correlationId: string, heldUntil: number, timer: RunWake | undefined): Promise<void> {
     if (this.stop?.aborted) return;
     if (!this.timers) throw new Error('a run held by another delivery needs the run timer (the crew-run queue)');
     const delaySeconds = Math.min(MAX_TIMER_SECONDS, Math.max(1, Math.ceil((heldUntil - Date.now()) / 1000) + 1));
@@ -229,6 +322,109 @@ export class CrewRunner {
       delay_seconds: delaySeconds,
     });
     await this.timers.after(correlationId, delaySeconds, timer);
+  }
+
+  /**
+   * Takes a slot of the run's limit for it (or keeps the one it holds): only while fewer than
+   * `max` runs hold one and no older run waits in the key's line for one (oldest first). The
+   * line is read first (one Query); with nobody ahead, one conditional write takes a slot
+   * while fewer than `max` hold one; otherwise, or when lapsed holders fill the item, the
+   * slots are read and taken as read, the lapsed holders dropped (a killed worker's run holds
+   * its slot only until its lease lapses).
+   */
+  private async holdSlot(run: RunItem, limit: RunLimit, slot: SlotHold): Promise<SlotAnswer> {
+    const ahead = await this.runs.slotQueue(limit.key, limit.max, run);
+    let seen: Slots | undefined | null = null;
+    for (let round = 0; round < SLOT_ROUNDS; round++) {
+      const now = Date.now();
+      let when: SlotCondition;
+      if (seen === null && ahead.length > 0) {
+        seen = await this.runs.slots(limit.key);
+        continue;
+      }
+      if (seen === null) when = { fewerThan: limit.max };
+      else {
+        const holders = seen?.holders ?? {};
+        const others = Object.entries(holders).filter(([id]) => id !== run.correlation_id);
+        const live = others.filter(([, until]) => until > now);
+        // A run in the line that holds a slot already is about to start: it waits for none.
+        const waiting = ahead.filter((id) => !((holders[id] ?? 0) > now));
+        // This run's own slot, still held (it goes on in a new delivery), is kept whoever waits.
+        const mine = (holders[run.correlation_id] ?? 0) > now;
+        if (!mine && live.length + waiting.length >= limit.max) {
+          const full = live.length >= limit.max;
+          return {
+            taken: false,
+            // A holder renews its lease, a dead one's lapses: try again then. Behind older
+            // runs only, the last of them to start lets a slot go and sends this run a message.
+            retryAt: full ? Math.min(...live.map(([, until]) => until)) : now + LEASE_MS,
+            position: async () =>
+              ahead.length < limit.max
+                ? waiting.length + 1
+                : (await this.runs.slotQueueCount(limit.key, run)) - (ahead.length - waiting.length) + 1,
+          };
+        }
+        const lapsed = others.filter(([, until]) => until <= now).map(([id]) => id);
+        when = { as: seen, dropping: lapsed.slice(0, MAX_DROPPED) };
+      }
+      const until = now + LEASE_MS;
+      const expiresAt = Math.max(run.expires_at, Math.ceil(until / 1000) + 86_400);
+      const out = await this.runs.takeSlot(limit.key, run.correlation_id, until, expiresAt, when);
+      if (out.taken) {
+        Object.assign(slot, { limit, taken: true, until });
+        return { taken: true };
+      }
+      seen = out.slots;
+    }
+    // Others kept changing the slots: this run tries again shortly.
+    return {
+      taken: false,
+      retryAt: Date.now() + 1_000,
+      position: async () => (await this.runs.slotQueueCount(limit.key, run)) + 1,
+    };
+  }
+
+  /**
+   * A run waiting for a slot comes back at `retryAt`, or at its deadline when that is sooner.
+   * A `freed` message is not sent again: the run's own message (`wait`) keeps coming back.
+   */
+  private async backForSlot(
+    correlationId: string,
+    retryAt: number,
+    timesOutAt: number | undefined,
+    wake: SlotWake | undefined,
+  ): Promise<void> {
+    if (wake?.slot === 'freed' || this.stop?.aborted) return;
+    if (!this.timers) throw new Error('a run waiting for a slot needs the run timer (the crew-run queue)');
+    const at = Math.min(retryAt, timesOutAt ?? Number.POSITIVE_INFINITY);
+    const delaySeconds = Math.min(MAX_TIMER_SECONDS, Math.max(1, Math.ceil((at - Date.now()) / 1000) + 1));
+    logger.info('crew run waits for a slot; the message comes back later', {
+      correlation_id: correlationId,
+      delay_seconds: delaySeconds,
+    });
+    await this.timers.after(correlationId, delaySeconds, { slot: 'wait' });
+  }
+
+  /**
+   * Lets the run's slot go, and sends the oldest run waiting in its key's line a message at
+   * once (it starts now, not when its own message comes back). A failure leaves the slot to
+   * lapse, and the waiting runs to their own messages.
+   */
+  private async letSlotGo(limit: RunLimit, correlationId: string): Promise<void> {
+    try {
+      const left = await this.runs.releaseSlot(limit.key, correlationId);
+      const now = Date.now();
+      const held = Object.values(left).filter((until) => until > now).length;
+      if (held >= limit.max || !this.timers) return;
+      const line = await this.runs.slotQueue(limit.key, held + 1);
+      const next = line.find((id) => !((left[id] ?? 0) > now));
+      if (next) await this.timers.after(next, 0, { slot: 'freed' });
+    } catch (err) {
+      logger.warn('crew run: could not let its slot go; it lapses', {
+        correlation_id: correlationId,
+        error: err as Error,
+      });
+    }
   }
 
   /** Lets this delivery's lease go; a failure leaves it to lapse. */
@@ -271,7 +467,11 @@ export class CrewRunner {
         { status: 'failed', finished_at: at, error },
         runChange('failed', at),
       );
-      if (ok) return;
+      if (ok) {
+        // Its deliveries are given up: its slot, if one holds it, goes to the next in line.
+        if (run.limit) await this.letSlotGo(run.limit, correlationId);
+        return;
+      }
     }
   }
 
@@ -280,6 +480,8 @@ export class CrewRunner {
     events: RunLogEntry[],
     deadline: Deadline | undefined,
     lease: Lease,
+    slot: SlotHold,
+    slotWake: SlotWake | undefined,
   ): Promise<void> {
     // A retried run's log goes on after `run.retried`: what came before it counts only for completed steps.
     const attempt = currentAttempt(events);
@@ -296,6 +498,9 @@ export class CrewRunner {
     let pending: RunLogEntry[] = [];
     let update: RunUpdate = {};
     let status = run.status;
+    let lastType = events.at(-1)?.type;
+    // The run's deadline (`run_timeout_seconds`), from the start of this attempt; set when it starts.
+    let timesOutAt = timeoutOf(run, attempt);
     // Each write takes or renews the lease; `release` lets it go with the delivery's last write.
     const flush = async (release = false) => {
       if (pending.length === 0) return;
@@ -311,6 +516,8 @@ export class CrewRunner {
       }
       if (until === null) lease.held = false;
       else lease.until = until;
+      // Written as the run's executor while holding its slot: this delivery lets the slot go.
+      if (slot.taken) slot.ours = true;
       next += pending.length;
       pending = [];
       update = {};
@@ -326,6 +533,9 @@ export class CrewRunner {
       pending.push(this.event(run, next + pending.length, type, message, stepId, data));
       Object.assign(update, fields);
       if (fields?.status) status = fields.status;
+      lastType = type;
+      if (timesOutAt === undefined && run.run_timeout_seconds && (type === 'run.started' || type === 'step.started'))
+        timesOutAt = Date.now() + run.run_timeout_seconds * 1000;
     };
     const fail = async (stepId: string, error: string, withStepEvent: boolean) => {
       if (withStepEvent) await add('step.failed', `Step ${stepId} failed: ${error}`, stepId, { error });
@@ -344,8 +554,64 @@ export class CrewRunner {
     };
     const find = (within: RunLogEntry[], type: RunLogEntryType, id: string) =>
       within.find((e) => e.type === type && e.step_id === id);
+    // Outlived `run_timeout_seconds`: `run.timed_out`, then `run.failed`, in the run's last write.
+    const timedOut = async () => {
+      const seconds = run.run_timeout_seconds!;
+      const error = `timed out after ${seconds} s`;
+      await add('run.timed_out', `Run timed out: unfinished ${seconds} s after it started`, undefined, {
+        timeout_seconds: seconds,
+      });
+      await add(
+        'run.failed',
+        `Run failed: ${error}`,
+        undefined,
+        { error },
+        { status: 'failed', finished_at: nowIso(), error },
+      );
+      await flush(true);
+      log.info('crew run timed out', { timeout_seconds: seconds });
+    };
+    const overdue = () => timesOutAt !== undefined && Date.now() >= timesOutAt;
+    /*
+     * A run with a concurrency limit holds a slot while it runs: taken before it starts, or
+     * goes on after an approval (a run waiting for one holds none), and renewed with its
+     * lease. None free: the run waits `pending` (again, when it had started; not when a step
+     * of it is under way, which can only be a step resumed after its worker died), with
+     * `run.throttled` once per wait, and comes back later. False when it waits.
+     */
+    const slotted = async (stepUnderWay: boolean): Promise<boolean> => {
+      const limit = run.limit;
+      if (!limit) return true;
+      if (slot.taken) {
+        if (slot.until - Date.now() >= (LEASE_MS * 2) / 3) return true;
+        const until = Date.now() + LEASE_MS;
+        if (await this.runs.renewSlot(limit.key, run.correlation_id, until)) {
+          slot.until = until;
+          return true;
+        }
+        // It lapsed and went to another run: one is taken again, as any run takes one.
+        slot.taken = false;
+      }
+      const got = await this.holdSlot(run, limit, slot);
+      if (got.taken) return true;
+      if (lastType !== 'run.throttled') {
+        const position = await got.position();
+        await add(
+          'run.throttled',
+          `Run waits for a slot of its concurrency limit (${limit.max} at once): position ${position} in line`,
+          undefined,
+          { position },
+          status === 'running' && !stepUnderWay ? { status: 'pending' } : undefined,
+        );
+      }
+      await flush(true);
+      await this.backForSlot(run.correlation_id, got.retryAt, timesOutAt, slotWake);
+      return false;
+    };
 
+    if (overdue()) return timedOut();
     if (!events.some((e) => e.type === 'run.started')) {
+      if (!(await slotted(false))) return;
       await add('run.started', 'Run started', undefined, undefined, { status: 'running', started_at: nowIso() });
     }
     // Keyed by step ids (the template's names): no inherited keys.
@@ -363,13 +629,19 @@ export class CrewRunner {
       const failed = find(attempt, 'step.failed', step.id);
       if (failed) return fail(step.id, String(failed.data?.error ?? 'step failed'), false);
       if (this.stop?.aborted) {
+        slot.keep = true;
         await flush(true);
         throw new Stopped();
       }
       if (deadline && deadline.remainingMs() < stepBudgetMs(step)) {
+        slot.keep = true;
         await flush(true);
         throw new OutOfTime();
       }
+      if (overdue()) return timedOut();
+      // An approval that waits needs no slot (it runs nothing); any other step runs in one.
+      const waitsForDecision = step.kind === 'approval' && find(attempt, 'step.waiting', step.id);
+      if (!waitsForDecision && !(await slotted(find(attempt, 'step.started', step.id) !== undefined))) return;
       if (!find(attempt, 'step.started', step.id)) {
         // A retried run (pending) or one resumed after a decision runs again from here.
         const resumed: RunUpdate =
@@ -381,7 +653,15 @@ export class CrewRunner {
       }
       const ctx = { values: run.values, outputs };
       if (step.kind === 'approval') {
-        const error = await this.awaitDecision(run, step, find(attempt, 'step.waiting', step.id), ctx, add, flush);
+        const error = await this.awaitDecision(
+          run,
+          step,
+          find(attempt, 'step.waiting', step.id),
+          ctx,
+          add,
+          flush,
+          timesOutAt,
+        );
         if (error) await fail(step.id, error, true);
         return;
       }
@@ -391,10 +671,19 @@ export class CrewRunner {
       } else {
         await flush();
         if (!lease.held) await this.hold(run, next, lease);
-        const watched = await this.whileWatched(run.correlation_id, lease, (cancelled) =>
-          this.steps.execute(step, ctx, cancelled),
+        const watched = await this.whileWatched(
+          run.correlation_id,
+          lease,
+          (cancelled) => this.steps.execute(step, ctx, cancelled),
+          slot,
+          timesOutAt,
         );
-        if (watched === STOPPED) throw new Stopped();
+        if (watched === STOPPED) {
+          slot.keep = true;
+          throw new Stopped();
+        }
+        // Abandoned at the deadline: the step stays started, and the run ends timed out.
+        if (watched === TIMED_OUT) return timedOut();
         // Cancelled meanwhile: `run.cancelled` is the run's last event; re-read, nothing more is written.
         if (watched === CANCELLED) throw new IndexTaken();
         outcome = watched;
@@ -443,6 +732,7 @@ export class CrewRunner {
       fields?: RunUpdate,
     ) => Promise<void>,
     flush: (release?: boolean) => Promise<void>,
+    timesOutAt: number | undefined,
   ): Promise<string | undefined> {
     let expiresMs: number;
     if (!waiting) {
@@ -471,45 +761,70 @@ export class CrewRunner {
       await flush(true);
     }
     if (!this.timers) throw new Error('an approval step needs the run timer (the crew-run queue)');
-    // The timer says which wait it ends: once the step is decided, or the run went on, it does nothing.
+    // The timer says which wait it ends: once the step is decided, or the run went on, it does
+    // nothing. It comes back at the run's deadline when that is sooner: the run then times out.
+    const dueMs = Math.min(expiresMs, timesOutAt ?? Number.POSITIVE_INFINITY);
     await this.timers.after(
       run.correlation_id,
-      Math.min(MAX_TIMER_SECONDS, Math.max(0, Math.ceil((expiresMs - Date.now()) / 1000))),
+      Math.min(MAX_TIMER_SECONDS, Math.max(0, Math.ceil((dueMs - Date.now()) / 1000))),
       { step_id: step.id, expires_at: new Date(expiresMs).toISOString() },
     );
     return undefined;
   }
 
   /**
-   * Runs `work` with a signal that aborts once the run is cancelled, its lease is lost or
-   * the process stops: the run is read every CANCEL_CHECK_MS, or at once when this process
-   * changes it (the local platform's API); once a third of the lease has passed, that read
-   * is the lease's renewal (one call either way).
+   * Runs `work` with a signal that aborts once the run is cancelled, its lease (or its slot)
+   * is lost, its deadline passes or the process stops: the run is read every CANCEL_CHECK_MS,
+   * or at once when this process changes it (the local platform's API); once a third of the
+   * lease has passed, that read is the lease's renewal (one call either way; a run holding a
+   * slot renews it at the same time, a second call).
    */
   private async whileWatched<T>(
     correlationId: string,
     lease: Lease,
     work: (cancelled: AbortSignal) => Promise<T>,
-  ): Promise<T | typeof CANCELLED | typeof STOPPED> {
+    slot: SlotHold,
+    timesOutAt: number | undefined,
+  ): Promise<T | typeof CANCELLED | typeof STOPPED | typeof TIMED_OUT> {
     const controller = new AbortController();
     if (this.stop?.aborted) controller.abort(new Error('the process is stopping'));
     this.watched.add(controller);
     let working = true;
     const watch = (async () => {
       while (working) {
-        await this.signals.next(correlationId, CANCEL_CHECK_MS);
+        const untilDeadline = timesOutAt === undefined ? CANCEL_CHECK_MS : Math.max(0, timesOutAt - Date.now());
+        await this.signals.next(correlationId, Math.min(CANCEL_CHECK_MS, untilDeadline));
         if (!working) return;
+        if (timesOutAt !== undefined && Date.now() >= timesOutAt) {
+          controller.abort(new RunTimedOut('the run timed out'));
+          return;
+        }
         try {
           let run: RunItem | undefined;
           if (lease.until - Date.now() < (LEASE_MS * 2) / 3) {
             const until = Date.now() + LEASE_MS;
-            run = await this.runs.renewLease(correlationId, lease.owner, until);
+            const limit = slot.taken ? slot.limit : undefined;
+            const [renewed, slotKept] = await Promise.all([
+              this.runs.renewLease(correlationId, lease.owner, until),
+              limit ? this.runs.renewSlot(limit.key, correlationId, until) : true,
+            ]);
+            run = renewed;
             if (!run) {
               lease.held = false;
+              // The delivery that took the run over holds its slot now.
+              slot.ours = false;
+              slot.taken = false;
               controller.abort(new Error('another delivery took the run over'));
               return;
             }
             lease.until = until;
+            if (!slotKept) {
+              // It lapsed and went to another run: the step is abandoned, and the run takes one again.
+              slot.taken = false;
+              controller.abort(new Error('the run lost its slot'));
+              return;
+            }
+            if (limit) slot.until = until;
           } else run = await this.runs.get(correlationId);
           if (run?.status === 'cancelled') {
             controller.abort(new Error('the run was cancelled'));
@@ -524,7 +839,8 @@ export class CrewRunner {
     try {
       const result = await work(controller.signal);
       if (!controller.signal.aborted) return result;
-      return this.stop?.aborted ? STOPPED : CANCELLED;
+      if (this.stop?.aborted) return STOPPED;
+      return controller.signal.reason instanceof RunTimedOut ? TIMED_OUT : CANCELLED;
     } finally {
       working = false;
       this.watched.delete(controller);

@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import { intParam, PageQuery } from '../../shared/http/params.js';
+import { integer, intParam, PageQuery } from '../../shared/http/params.js';
 import { component, doc } from '../../shared/schema.js';
 import { runWebhookUrl } from '../../shared/http/webhook-url.js';
-import { MAX_ERROR_BYTES, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
+import { MAX_BULK_CANCEL, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
 
 export const VARIABLE_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
 export type VariableType = (typeof VARIABLE_TYPES)[number];
@@ -202,10 +202,22 @@ const TEMPLATE_SYNTAX = [
   '',
   'Spaces inside the braces are allowed (`{{ name }}`). A string is inserted as it is (not escaped, not URL-encoded), null as nothing, any other value (number, boolean, object, array, an `http` output) as its JSON text.',
   '',
-  '**Declaration rules** (422 `value_error` otherwise): variable names are unique, step ids are unique, and neither may be `__proto__`; a `default` has the declared type; a placeholder names a declared variable or an earlier step (not the step itself or a later one); any other `{{...}}` is refused as an unknown placeholder. At most 100 variables and 20 steps.',
+  '**Declaration rules** (422 `value_error` otherwise): variable names are unique, step ids are unique, and neither may be `__proto__`; a `default` has the declared type; a placeholder names a declared variable or an earlier step (not the step itself or a later one); any other `{{...}}` is refused as an unknown placeholder; `concurrency_key` needs `max_concurrent_runs` and its placeholders name declared variables only. At most 100 variables and 20 steps.',
   '',
   `**Outputs**: a step's output is kept up to ${MAX_OUTPUT_BYTES / 1024} KiB as JSON (UTF-8); a larger one is cut and ends with a \`…[truncated: N bytes as JSON, over the limit of ${MAX_OUTPUT_BYTES}]\` marker. A failure's text is kept up to ${MAX_ERROR_BYTES / 1024} KiB.`,
 ].join('\n');
+
+/** The bounds of a template's run limits (API.md §4 "Runs people can plan on"). */
+export const RUN_LIMITS = {
+  maxConcurrent: { min: 1, max: 1000 },
+  timeout: { min: 1, max: 604_800 },
+  /** The longest `concurrency_key` template; its rendered text is hashed, however long. */
+  keyLength: 1000,
+} as const;
+
+const MAX_CONCURRENT_RUNS_DOC = `runs of this template that may be \`running\` at once, ${RUN_LIMITS.maxConcurrent.min}–${RUN_LIMITS.maxConcurrent.max} (no limit when not set; a run waiting for an approval does not count): a run over it stays \`pending\` with the event \`run.throttled\` (data \`{"position"}\`: 1 is next) once, and starts when a slot frees, oldest first; each run keeps the limit its template had when it was queued`;
+const CONCURRENCY_KEY_DOC = `only with \`max_concurrent_runs\`: a template string of the run's variables (\`{{customer}}\`, rendered like \`render\`; no step outputs; at most ${RUN_LIMITS.keyLength} characters): the limit then counts per rendered key, so runs with different keys do not wait for each other`;
+const RUN_TIMEOUT_DOC = `how long a run may take, ${RUN_LIMITS.timeout.min}–${RUN_LIMITS.timeout.max} seconds from \`run.started\` (a retried run's from its new start; time \`waiting\` for an approval counts, and so does waiting for a slot once started): a run still unfinished then ends \`failed\` with \`run.timed_out\` and \`run.failed\` (error \`timed out after N s\`), a running step abandoned within a second`;
 
 export const TemplateRequest = component(
   'CrewTemplateRequest',
@@ -224,6 +236,20 @@ export const TemplateRequest = component(
         z.array(Step).check(z.minLength(1), z.maxLength(MAX_STEPS)),
         `the steps, run in order (1–${MAX_STEPS}); ids are unique`,
       ),
+      max_concurrent_runs: doc(
+        z.optional(
+          z.nullable(integer().check(z.gte(RUN_LIMITS.maxConcurrent.min), z.lte(RUN_LIMITS.maxConcurrent.max))),
+        ),
+        MAX_CONCURRENT_RUNS_DOC,
+      ),
+      concurrency_key: doc(
+        z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(RUN_LIMITS.keyLength)))),
+        CONCURRENCY_KEY_DOC,
+      ),
+      run_timeout_seconds: doc(
+        z.optional(z.nullable(integer().check(z.gte(RUN_LIMITS.timeout.min), z.lte(RUN_LIMITS.timeout.max)))),
+        RUN_TIMEOUT_DOC,
+      ),
     }),
     TEMPLATE_SYNTAX,
     { example: EXAMPLE_TEMPLATE },
@@ -239,6 +265,9 @@ export const CrewTemplate = component(
     description: doc(z.nullable(z.string()), 'what the template does; null when not given'),
     variables: doc(z.array(Variable), 'the declared variables, with `type` and `required` filled in'),
     steps: doc(z.array(Step), 'the steps, run in order'),
+    max_concurrent_runs: doc(z.optional(z.int()), `${MAX_CONCURRENT_RUNS_DOC}; absent when not set`),
+    concurrency_key: doc(z.optional(z.string()), `${CONCURRENCY_KEY_DOC}; absent when not set`),
+    run_timeout_seconds: doc(z.optional(z.int()), `${RUN_TIMEOUT_DOC}; absent when not set`),
     created_by: doc(z.string(), "the creator's name"),
     created_at: doc(z.iso.datetime(), 'when the template was created (ISO 8601 UTC)'),
     updated_at: doc(z.iso.datetime(), 'when it was last replaced (ISO 8601 UTC)'),
@@ -317,6 +346,15 @@ export const CrewRun = component(
       }),
       'how far the run is',
     ),
+    step_ids: doc(
+      z.array(z.string()),
+      "the ids of the run's steps, in order: its template's when it started (a rerun's, the run it reruns); `from_step` of a rerun is one of them",
+    ),
+    rerun_of: doc(
+      z.nullable(z.string()),
+      'the run this one reruns (`POST /api/crew-runs/{correlation_id}/rerun`); null for a run started otherwise',
+    ),
+    schedule_id: doc(z.nullable(z.string()), 'the schedule that started the run; null for a run started otherwise'),
   }),
 );
 export type CrewRun = z.infer<typeof CrewRun>;
@@ -332,6 +370,8 @@ export const RUN_LOG_ENTRY_TYPES = [
   'run.failed',
   'run.cancelled',
   'run.retried',
+  'run.throttled',
+  'run.timed_out',
 ] as const;
 export type RunLogEntryType = (typeof RUN_LOG_ENTRY_TYPES)[number];
 
@@ -342,14 +382,14 @@ export const RunLogEntry = component(
     correlation_id: doc(z.string(), 'the run'),
     type: doc(
       z.enum(RUN_LOG_ENTRY_TYPES),
-      'in order: `run.queued` (index 0, written by E2), `run.started`, per step `step.started` then `step.completed` or `step.failed` (an `approval` step writes `step.waiting` before its outcome), then `run.completed` or `run.failed`; `run.cancelled` (data `{"by", "reason"}`) ends a cancelled run, whenever it comes; `run.retried` (data `{"by"}`) continues a failed or cancelled run, followed by the step that runs again',
+      'in order: `run.queued` (index 0, written by E2; a rerun writes with it one `step.completed` with `data.reused` per step carried over), `run.started`, per step `step.started` then `step.completed` or `step.failed` (an `approval` step writes `step.waiting` before its outcome), then `run.completed` or `run.failed`; `run.cancelled` (data `{"by", "reason"}`) ends a cancelled run, whenever it comes; `run.retried` (data `{"by"}`) continues a failed or cancelled run, followed by the step that runs again; `run.throttled` (data `{"position"}`) when a run of a template with `max_concurrent_runs` has to wait for a slot (once per wait: before it starts, or again when it goes on after an approval while every slot is taken); `run.timed_out` (data `{"timeout_seconds"}`) then `run.failed` when it outlived `run_timeout_seconds`',
     ),
     timestamp: doc(z.iso.datetime(), 'when the event was written (ISO 8601 UTC)'),
     step_id: doc(z.optional(z.string()), 'the step, on `step.*` events'),
     message: doc(z.string(), `a human-readable account (at most ${MAX_MESSAGE_BYTES / 1024} KiB)`),
     data: doc(
       z.optional(z.record(z.string(), z.unknown())),
-      '`run.queued`: `{"template_id", "values"}`; `step.completed`: `{"output"}`; `step.waiting`: `{"prompt", "role", "expires_at"}`; `step.failed` and `run.failed`: `{"error"}`; `run.completed`: `{"outputs": {step id: output}}`, where an output too large for the event is replaced by a note pointing to its `step.completed` event',
+      '`run.queued`: `{"template_id", "values"}` (a rerun\'s adds `"rerun_of", "from_step"`); `step.completed`: `{"output"}` (a rerun\'s step carried over from the run it reruns: `{"output", "reused": true}`, written with `run.queued`); `step.waiting`: `{"prompt", "role", "expires_at"}`; `step.failed` and `run.failed`: `{"error"}`; `run.throttled`: `{"position"}`; `run.timed_out`: `{"timeout_seconds"}`; `run.completed`: `{"outputs": {step id: output}}`, where an output too large for the event is replaced by a note pointing to its `step.completed` event',
     ),
   }),
 );
@@ -371,6 +411,73 @@ export const CancelRequest = component(
   }),
 );
 export type CancelRequest = z.infer<typeof CancelRequest>;
+
+export const RerunRequest = component(
+  'CrewRunRerunRequest',
+  z.strictObject({
+    from_step: doc(
+      z.string().check(z.regex(/^[a-z0-9_-]{1,64}$/)),
+      "the first step to run again, one of the run's `step_ids` (422 `value_error` otherwise); every step before it must have completed in the run (409 otherwise), and its output is carried over",
+    ),
+    values: doc(
+      z._default(z.record(z.string(), z.unknown()), {}),
+      "variable name → value replacing the run's (default `{}`: the run's values as they were), checked as E2 checks `values` against the variables the run was started with: no undeclared name (422 `extra_forbidden`), each of its variable's type",
+    ),
+  }),
+);
+export type RerunRequest = z.infer<typeof RerunRequest>;
+
+/** The statuses of a run that has not finished: what a bulk cancel may filter on. */
+export const UNFINISHED_STATUSES = ['pending', 'running', 'waiting'] as const;
+
+const BULK_CANCEL_FILTERS = ['template_id', 'status', 'created_before', 'created_by'] as const;
+
+export const BulkCancelRequest = component(
+  'CrewRunsCancelRequest',
+  doc(
+    z
+      .strictObject({
+        template_id: doc(z.optional(z.string().check(z.minLength(1), z.maxLength(64))), 'only runs of this template'),
+        status: doc(
+          z.optional(z.array(z.enum(UNFINISHED_STATUSES)).check(z.minLength(1))),
+          'only runs in one of these statuses (`pending`, `running`, `waiting`)',
+        ),
+        created_before: doc(
+          z.optional(z.iso.datetime({ offset: true })),
+          'only runs queued before this instant (ISO 8601, with `Z` or an offset)',
+        ),
+        created_by: doc(
+          z.optional(z.literal('me')),
+          "`me`: only the caller's own runs (what a caller without the role `admin` always gets)",
+        ),
+      })
+      .check(
+        // As a pydantic model validator: only once every field is valid.
+        z.refine((body) => BULK_CANCEL_FILTERS.some((name) => body[name] !== undefined), {
+          message: `at least one filter is needed (${BULK_CANCEL_FILTERS.join(', ')})`,
+          when: (payload) => payload.issues.length === 0,
+        }),
+      ),
+    `Which unfinished runs to cancel: those matching every filter given (at least one). A caller without the role \`admin\` cancels only their own runs; an admin everyone's, or with \`"created_by": "me"\` their own. At most ${MAX_BULK_CANCEL} runs match one call, oldest first.`,
+  ),
+);
+export type BulkCancelRequest = z.infer<typeof BulkCancelRequest>;
+
+export const BulkCancelResult = component(
+  'CrewRunsCancelled',
+  z.object({
+    matched: doc(z.int(), `unfinished runs that matched the filters when read (at most ${MAX_BULK_CANCEL})`),
+    cancelled: doc(
+      z.int(),
+      'of those, the runs this call cancelled (`run.cancelled`, as by the single cancel); a run that finished or was cancelled meanwhile is matched but not counted',
+    ),
+    more: doc(
+      z.boolean(),
+      `true when more than ${MAX_BULK_CANCEL} runs matched: call again to cancel the next ones (the runs cancelled now no longer match)`,
+    ),
+  }),
+);
+export type BulkCancelResult = z.infer<typeof BulkCancelResult>;
 
 /** The longest E13 long poll (`wait`), in seconds. */
 export const MAX_WAIT_SECONDS = 20;
@@ -466,3 +573,82 @@ export const CrewResult = component(
   }),
 );
 export type CrewResult = z.infer<typeof CrewResult>;
+
+/* Crew schedules (API.md §4 "Runs people can plan on"). */
+
+export const SCHEDULE_OVERLAPS = ['skip', 'allow'] as const;
+
+const scheduleExpression = doc(
+  z.string().check(z.minLength(1), z.maxLength(256)),
+  "EventBridge Scheduler's syntax and semantics: `cron(minutes hours day-of-month month day-of-week year)` (one of the day fields `?`; `, - * / L W #`; JAN-DEC, SUN-SAT) or `rate(N minute|minutes|hour|hours|day|days)`",
+);
+const scheduleTimezone = doc(
+  z.string().check(z.minLength(1), z.maxLength(64)),
+  'IANA time zone name (`ScheduleExpressionTimezone`) the cron fields are read in, with its daylight-saving rules: a skipped wall time fires nothing that day, a repeated one fires once',
+);
+const scheduleValues = doc(
+  z.record(z.string(), z.unknown()),
+  "the run's variable values, checked as E2 checks them against the template's variables",
+);
+const scheduleOverlap = doc(
+  z.enum(SCHEDULE_OVERLAPS),
+  "`skip`: a fire while the schedule's previous run is unfinished starts nothing (it records `last_skipped_at`); `allow`: it starts a run anyway",
+);
+
+export const ScheduleRequest = component(
+  'CrewScheduleRequest',
+  z.strictObject({
+    template_id: doc(z.string().check(z.minLength(1), z.maxLength(64)), 'the crew template each fire runs'),
+    name: doc(z.string().check(z.minLength(1), z.maxLength(200)), 'what people call it'),
+    expression: scheduleExpression,
+    timezone: z._default(scheduleTimezone, 'UTC'),
+    values: z._default(scheduleValues, {}),
+    overlap: z._default(scheduleOverlap, 'skip'),
+    enabled: doc(z._default(z.boolean(), true), 'a disabled schedule fires nothing'),
+  }),
+);
+export type ScheduleRequest = z.infer<typeof ScheduleRequest>;
+
+export const SchedulePatch = component(
+  'CrewSchedulePatch',
+  z.strictObject({
+    expression: z.optional(scheduleExpression),
+    timezone: z.optional(scheduleTimezone),
+    values: z.optional(scheduleValues),
+    overlap: z.optional(scheduleOverlap),
+    enabled: z.optional(doc(z.boolean(), 'a disabled schedule fires nothing')),
+  }),
+);
+export type SchedulePatch = z.infer<typeof SchedulePatch>;
+
+export const ScheduleParams = z.object({
+  schedule_id: doc(z.string().check(z.minLength(1), z.maxLength(64)), 'the schedule id returned at creation'),
+});
+
+export const CrewSchedule = component(
+  'CrewSchedule',
+  z.object({
+    id: doc(z.string(), 'the schedule id (UUID)'),
+    template_id: doc(z.string(), 'the crew template each fire runs'),
+    name: doc(z.string(), 'what people call it'),
+    expression: scheduleExpression,
+    timezone: scheduleTimezone,
+    values: scheduleValues,
+    overlap: scheduleOverlap,
+    enabled: doc(z.boolean(), 'a disabled schedule fires nothing'),
+    next_run_at: doc(
+      z.nullable(z.iso.datetime()),
+      'the next fire (null when disabled or when the expression has none left)',
+    ),
+    last_run_at: doc(z.nullable(z.iso.datetime()), 'the scheduled time of the last fire that started a run'),
+    last_correlation_id: doc(z.nullable(z.string()), 'the run that fire started'),
+    last_skipped_at: doc(
+      z.nullable(z.iso.datetime()),
+      'the scheduled time of the last fire that started nothing (`overlap: skip` while the previous run was unfinished, or values the template no longer takes)',
+    ),
+    created_by: doc(z.string(), 'who created it: every run it starts is theirs'),
+    created_at: doc(z.iso.datetime(), 'when it was created (ISO 8601 UTC)'),
+    updated_at: doc(z.iso.datetime(), 'when it was last changed (a `rate()` counts from here)'),
+  }),
+);
+export type CrewSchedule = z.infer<typeof CrewSchedule>;

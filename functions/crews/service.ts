@@ -10,17 +10,29 @@ import {
   type ValidationIssue,
   valueError,
 } from '../../shared/errors.js';
+import { mapLimit } from '../../shared/concurrency.js';
+import { canonicalJson } from '../../shared/crypto.js';
 import { logger } from '../../shared/logger.js';
 import { redactUrl } from '../../shared/redact.js';
 import { nowIso } from '../../shared/time.js';
-import { capText, fittingPage, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from './limits.js';
+import { capText, fittingPage, MAX_BULK_CANCEL, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from './limits.js';
 import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from './built-in-templates.js';
-import type { RunLogEntry, CrewResult, CrewRun, CrewTemplate, CrewType, TemplateRequest } from './schemas.js';
-import { FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
+import type {
+  BulkCancelRequest,
+  BulkCancelResult,
+  CrewResult,
+  CrewRun,
+  CrewTemplate,
+  CrewType,
+  RunLogEntry,
+  TemplateRequest,
+} from './schemas.js';
+import { type ExtraPut, FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
 import { runChange, runRetried } from './events.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
-import { declarationIssues, resolveValues } from './declaration.js';
+import { declarationIssues, rerunValues, resolveValues } from './declaration.js';
 import { WaitingPolls } from './waiting-polls.js';
+import { runLimitsOf, templateLimits, withoutLimits } from './run-limits.js';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -30,6 +42,19 @@ const CANCEL_ROUNDS = 10;
 
 /** The same answer for every step id of a run the caller could decide nothing of (see decideStep). */
 const NO_DECIDING_ROLE = 'Deciding a step of this run needs the role its approval step names';
+
+/** What a new run is made of: its template's (E2), or for a rerun the old run's snapshot. */
+type RunTemplate = Pick<CrewTemplate, 'id' | 'name' | 'steps'> & { readonly variables?: CrewTemplate['variables'] };
+
+/** A rerun of run `of` from step `fromStep`: the outputs it carries over, by step, in order. */
+interface RerunOf {
+  readonly of: string;
+  readonly fromStep: string;
+  readonly reused: readonly (readonly [stepId: string, output: unknown])[];
+}
+
+/** How many runs of a bulk cancel are cancelled at once. */
+const BULK_CANCEL_CONCURRENCY = 8;
 
 /** What `retry` continues. */
 const RETRYABLE: ReadonlySet<string> = new Set(['failed', 'cancelled']);
@@ -65,6 +90,17 @@ export interface RunWebhooks {
    * secret, shown once in E2's answer.
    */
   endpoint(run: RunEndpointOf): Promise<{ readonly item: Record<string, unknown>; readonly secret: string }>;
+}
+
+/** The fire's record exists: this fire already started its run (startScheduledRun). */
+class AlreadyFired extends Error {}
+
+/** A run a schedule's fire starts (schedules.ts). */
+export interface ScheduledRun {
+  readonly scheduleId: string;
+  readonly scheduledTime: string;
+  /** The schedule's record of the run, put in the run's creating transaction if it is new. */
+  record(run: RunItem): ExtraPut;
 }
 
 /** Whose run a run's webhook endpoint serves. */
@@ -103,6 +139,7 @@ export class CrewService {
       description: req.description ?? null,
       variables: req.variables,
       steps: req.steps,
+      ...templateLimits(req),
       created_by: caller.name,
       created_at: at,
       updated_at: at,
@@ -126,11 +163,12 @@ export class CrewService {
     const current = await this.getTemplate(id);
     const at = nowIso();
     const template: CrewTemplate = {
-      ...current,
+      ...withoutLimits(current),
       name: req.name,
       description: req.description ?? null,
       variables: req.variables,
       steps: req.steps,
+      ...templateLimits(req),
       updated_at: at,
     };
     const change = { type: 'crew.template.updated', actor: caller.name, at } as const;
@@ -174,15 +212,30 @@ export class CrewService {
       issues.push(...err.issues);
     }
     if (webhookUrl !== undefined) {
-      const refusal = this.webhooks
-        ? this.webhooks.refusal(webhookUrl)
-        : 'per-run webhooks are not available here';
+      const refusal = this.webhooks ? this.webhooks.refusal(webhookUrl) : 'per-run webhooks are not available here';
       // The input is echoed without the URL's credentials, if it carries any.
       if (refusal) issues.push(valueError(['body', 'webhook_url'], refusal, redactUrl(webhookUrl)));
     }
     if (issues.length > 0) throw new Invalid(issues);
+    return this.queueRun(template, resolved, caller, webhookUrl);
+  }
+
+  /**
+   * Stores a new run of `template` with its `run.queued` event (index 0), for a rerun the
+   * `step.completed` of each step it carries over after it, and with `webhookUrl` the run's
+   * own webhook endpoint, in one transaction, then queues it (E2 and reruns).
+   */
+  private async queueRun(
+    template: RunTemplate,
+    resolved: Record<string, unknown>,
+    caller: Caller,
+    webhookUrl?: string,
+    rerun?: RerunOf,
+    fire?: ScheduledRun,
+  ): Promise<{ correlation_id: string; webhook_secret?: string }> {
     const at = nowIso();
     const correlationId = randomUUID();
+    const reused = rerun?.reused ?? [];
     const expiresAt = Math.floor(Date.now() / 1000) + this.settings.eventsTtlDays * 86_400;
     const webhook =
       webhookUrl !== undefined && this.webhooks
@@ -205,26 +258,51 @@ export class CrewService {
       created_at: at,
       started_at: null,
       finished_at: null,
-      event_count: 1,
+      event_count: 1 + reused.length,
       error: null,
       steps: template.steps,
+      ...(template.variables ? { variables: template.variables } : {}),
       expires_at: expiresAt,
       template_name: template.name,
+      ...runLimitsOf(template, resolved),
+      ...(rerun ? { rerun_of: rerun.of, completed_steps: reused.length } : {}),
+      ...(fire ? { schedule_id: fire.scheduleId } : {}),
     };
-    await this.runs.create(
-      run,
-      {
-        index: 0,
-        correlation_id: run.correlation_id,
-        type: 'run.queued',
-        timestamp: at,
-        message: `Run of crew template '${template.name}' queued by ${caller.name}`,
-        data: { template_id: template.id, values: resolved },
+    const queued: RunLogEntry = {
+      index: 0,
+      correlation_id: run.correlation_id,
+      type: 'run.queued',
+      timestamp: at,
+      message: rerun
+        ? `Rerun of run ${rerun.of} from step ${rerun.fromStep} (crew template '${template.name}') queued by ${caller.name}`
+        : fire
+          ? `Run of crew template '${template.name}' queued by schedule ${fire.scheduleId} (due ${fire.scheduledTime}) for ${caller.name}`
+          : `Run of crew template '${template.name}' queued by ${caller.name}`,
+      data: {
+        template_id: template.id,
+        values: resolved,
+        ...(rerun ? { rerun_of: rerun.of, from_step: rerun.fromStep } : {}),
+        ...(fire ? { schedule_id: fire.scheduleId, scheduled_time: fire.scheduledTime } : {}),
       },
+    };
+    const carried = reused.map(([stepId, output], i): RunLogEntry => ({
+      index: 1 + i,
+      correlation_id: run.correlation_id,
+      type: 'step.completed',
+      step_id: stepId,
+      timestamp: at,
+      message: `Step ${stepId} completed: its output in run ${rerun?.of} is reused`,
+      data: { output, reused: true },
+    }));
+    const stored = await this.runs.create(
+      run,
+      [queued, ...carried],
       runChange('pending', at, caller.name),
       webhook?.item,
+      fire?.record(run),
     );
-    await this.queueOrFail(run, 1);
+    if (!stored) throw new AlreadyFired();
+    await this.queueOrFail(run, run.event_count);
     return { correlation_id: run.correlation_id, ...(webhook ? { webhook_secret: webhook.secret } : {}) };
   }
 
@@ -271,6 +349,27 @@ export class CrewService {
   ): Promise<{ correlation_id: string }> {
     await this.builtInsMade();
     return this.startRunOf(await this.templateNamed(crewType), taskInput, caller, undefined, 'task_input');
+  }
+
+  /**
+   * A schedule's fire (API.md §4): E2 of `template` as the schedule's creator (`starter`)
+   * would start it, with `schedule_id` on the run. `fire.record` is stored in the run's
+   * creating transaction on condition that it is new, so a fire repeated (a message
+   * delivered twice, a restart) makes no second run: then the answer is undefined.
+   */
+  async startScheduledRun(
+    template: CrewTemplate,
+    values: Record<string, unknown>,
+    starter: Pick<Caller, 'name' | 'principal'>,
+    fire: ScheduledRun,
+  ): Promise<{ correlation_id: string } | undefined> {
+    const resolved = resolveValues(template.variables, values, 'values');
+    try {
+      return await this.queueRun(template, resolved, starter as Caller, undefined, undefined, fire);
+    } catch (err) {
+      if (err instanceof AlreadyFired) return undefined;
+      throw err;
+    }
   }
 
   /**
@@ -382,20 +481,67 @@ export class CrewService {
     for (let round = 0; round < CANCEL_ROUNDS; round++) {
       const run = await this.ownRun(correlationId, caller);
       if (FINISHED_STATUSES.has(run.status)) throw new Conflict(`Crew run ${correlationId} already ${run.status}`);
-      const at = nowIso();
-      const update = { status: 'cancelled' as const, finished_at: at };
-      const event: RunLogEntry = {
-        index: run.event_count,
-        correlation_id: run.correlation_id,
-        type: 'run.cancelled',
-        timestamp: at,
-        message: capText(`Run cancelled by ${caller.name}${reason ? `: ${reason}` : ''}`, MAX_MESSAGE_BYTES),
-        data: { by: caller.name, reason: reason ?? null },
-      };
-      if (await this.runs.append(run, event, update, runChange('cancelled', at, caller.name)))
-        return toRun({ ...run, ...update, event_count: run.event_count + 1 });
+      const cancelled = await this.cancelAt(run, reason, caller);
+      if (cancelled) return toRun(cancelled);
     }
     throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
+  }
+
+  /**
+   * `run.cancelled` at the run's next index as read, with its status, conditioned on that
+   * index: the run as cancelled, or undefined when it moved on since the read.
+   */
+  private async cancelAt(run: RunItem, reason: string | undefined, caller: Caller): Promise<RunItem | undefined> {
+    const at = nowIso();
+    const update = { status: 'cancelled' as const, finished_at: at };
+    const event: RunLogEntry = {
+      index: run.event_count,
+      correlation_id: run.correlation_id,
+      type: 'run.cancelled',
+      timestamp: at,
+      message: capText(`Run cancelled by ${caller.name}${reason ? `: ${reason}` : ''}`, MAX_MESSAGE_BYTES),
+      data: { by: caller.name, reason: reason ?? null },
+    };
+    return (await this.runs.append(run, event, update, runChange('cancelled', at, caller.name)))
+      ? { ...run, ...update, event_count: run.event_count + 1 }
+      : undefined;
+  }
+
+  /**
+   * Bulk cancel (API.md §4): every unfinished run matching the filter, cancelled as by
+   * cancelRun. A caller without the role `admin`, or with `createdBy: 'me'`, reads only their
+   * own runs (their index); an admin otherwise only unfinished runs (`open_runs`). At most
+   * MAX_BULK_CANCEL runs per call, oldest first (`more` says whether others matched). A run
+   * that finished, or moved out of the wanted statuses, between the read and its cancel is
+   * matched but not cancelled.
+   */
+  async cancelRuns(filter: BulkCancelRequest, caller: Caller): Promise<BulkCancelResult> {
+    const own = !isAdmin(caller) || filter.created_by === 'me';
+    const { runs, more } = await this.runs.openRunsMatching(
+      {
+        ...(own ? { owner: caller.principal } : {}),
+        ...(filter.template_id !== undefined ? { templateId: filter.template_id } : {}),
+        ...(filter.status !== undefined ? { statuses: filter.status } : {}),
+        // As `created_at` is written, so that the index's order compares them.
+        ...(filter.created_before !== undefined
+          ? { createdBefore: new Date(filter.created_before).toISOString() }
+          : {}),
+      },
+      MAX_BULK_CANCEL,
+    );
+    const wanted = (run: RunItem) =>
+      !FINISHED_STATUSES.has(run.status) &&
+      (filter.status === undefined || (filter.status as readonly string[]).includes(run.status));
+    const cancelled = await mapLimit(runs, BULK_CANCEL_CONCURRENCY, async (found) => {
+      let run: RunItem | undefined = found;
+      // The index is read eventually consistent: a run that moved on is read again.
+      for (let round = 0; round < CANCEL_ROUNDS && run && wanted(run); round++) {
+        if (await this.cancelAt(run, undefined, caller)) return true;
+        run = await this.runs.get(found.correlation_id);
+      }
+      return false;
+    });
+    return { matched: runs.length, cancelled: cancelled.filter(Boolean).length, more };
   }
 
   /**
@@ -427,6 +573,103 @@ export class CrewService {
       }
     }
     throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
+  }
+
+  /**
+   * Reruns a finished run from step `fromStep` as a new run of the caller's (API.md §4), the
+   * old run left as it is. The new run has the old run's steps and variables (snapshots taken
+   * when it started: what the template became since does not matter), the old values with
+   * `values` over them, and the outputs of the steps before `fromStep` carried over: a
+   * `step.completed` with `data.reused` for each, written with its `run.queued`. Its
+   * starter's or an admin's (the new run is then the admin's). An approval step's decision
+   * carries over only to its starter rerunning with the same values: what was approved is
+   * then exactly what runs again; anyone else, or other values, must ask again.
+   *
+   * The checks come in API.md §3's order (validation of the request before the run's state):
+   *
+   * | check                                                                   | answer |
+   * |-------------------------------------------------------------------------|--------|
+   * | (app) no or invalid credentials; a bad path or body                      | 401, 422 |
+   * | no such run                                                              | 404    |
+   * | neither its starter nor an admin                                         | 403    |
+   * | `fromStep` is none of its steps; `values` as E2 checks them (together)   | 422    |
+   * | not finished                                                             | 409    |
+   * | `values` given, no variables known (an old run whose template is gone)   | 409    |
+   * | a step before `fromStep` never completed                                 | 409    |
+   * | an approval step before `fromStep`, and another caller or other values   | 409    |
+   */
+  async rerunRun(
+    correlationId: string,
+    fromStep: string,
+    values: Record<string, unknown>,
+    caller: Caller,
+  ): Promise<{ correlation_id: string }> {
+    const old = await this.ownRun(correlationId, caller);
+    const from = old.steps.findIndex((step) => step.id === fromStep);
+    // Its template as it is now, when it still exists: the variables of a run stored before
+    // runs kept theirs, and the template's own settings.
+    const current = await this.templates.get(old.template_id);
+    const variables = old.variables ?? current?.variables;
+    const overridden = Object.keys(values).length > 0;
+    const issues: ValidationIssue[] = [];
+    if (from < 0) {
+      const ids = old.steps.map((step) => step.id).join(', ');
+      issues.push(
+        valueError(
+          ['body', 'from_step'],
+          `crew run ${correlationId} has no step '${fromStep}' (its steps: ${ids})`,
+          fromStep,
+        ),
+      );
+    }
+    let resolved = old.values;
+    if (overridden && variables) {
+      try {
+        resolved = rerunValues(variables, old.values, values);
+      } catch (err) {
+        if (!(err instanceof Invalid)) throw err;
+        issues.push(...err.issues);
+      }
+    }
+    if (issues.length > 0) throw new Invalid(issues);
+    if (!FINISHED_STATUSES.has(old.status))
+      throw new Conflict(`Crew run ${correlationId} is ${old.status}: only a finished run can be rerun`);
+    if (overridden && !variables)
+      throw new Conflict(
+        `Crew run ${correlationId} was stored before runs kept their variables and its template is gone: its values cannot be checked, so it can be rerun only with the values it had`,
+      );
+    const before = old.steps.slice(0, from);
+    const events = before.length > 0 ? await this.runs.allLogEntries(correlationId) : [];
+    const reused = before.map((step) => {
+      // The first outcome counts, as for the runner (a retried run keeps its completed steps).
+      const done = events.find((e) => e.type === 'step.completed' && e.step_id === step.id);
+      if (!done)
+        throw new Conflict(
+          `Step ${step.id} never completed in crew run ${correlationId}: rerun from step ${step.id} or an earlier one`,
+        );
+      return [step.id, done.data?.output ?? null] as const;
+    });
+    const approval = before.find((step) => step.kind === 'approval');
+    if (
+      approval &&
+      (!isPrincipal(old.created_by_principal, caller) || canonicalJson(resolved) !== canonicalJson(old.values))
+    )
+      throw new Conflict(
+        `Step ${approval.id} is an approval decided in crew run ${correlationId}: its decision carries over only to a rerun by the run's starter with the same values; rerun from step ${approval.id} or an earlier one to ask again`,
+      );
+    const template: RunTemplate = {
+      ...current,
+      id: old.template_id,
+      name: old.template_name ?? current?.name ?? old.template_id,
+      steps: old.steps,
+      ...(variables ? { variables } : {}),
+    };
+    const { correlation_id } = await this.queueRun(template, resolved, caller, undefined, {
+      of: correlationId,
+      fromStep,
+      reused,
+    });
+    return { correlation_id };
   }
 
   /**

@@ -7,15 +7,19 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../shared/aws/listing.js';
-import { decodeCursor, encodeCursor, type Page, type Positioned } from '../../shared/aws/pagination.js';
+import { decodeCursor, encodeCursor, type Page, type Positioned, queryPage } from '../../shared/aws/pagination.js';
 import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
-import type { RunLogEntry, CrewRun, CrewTemplate, Step } from './schemas.js';
+import type { RunLogEntry, CrewRun, CrewTemplate, RunStatus, Step, Variable } from './schemas.js';
 
 const LIST_PK = 'template';
+
+/** A template's optional run limits (API.md §4), each its own attribute. */
+const TEMPLATE_LIMITS = ['max_concurrent_runs', 'concurrency_key', 'run_timeout_seconds'] as const;
 
 /** Index `by_name` (infra/tables.ts): templates by their name. */
 const BY_NAME = 'by_name';
@@ -98,12 +102,25 @@ export class DynamoTemplateStore implements TemplateStore {
   async replace(template: CrewTemplate, change: Change): Promise<boolean> {
     const stamp = stampUpdate(change);
     const { name, description, variables_json, steps, updated_at } = templateItem(template);
+    // The run limits a replacement leaves out are removed (a PUT replaces the whole template).
+    const limitNames: Record<string, string> = {};
+    const limitValues: Record<string, unknown> = {};
+    const limitSets: string[] = [];
+    const limitRemoves: string[] = [];
+    TEMPLATE_LIMITS.forEach((field, i) => {
+      limitNames[`#l${i}`] = field;
+      if (template[field] === undefined) limitRemoves.push(`#l${i}`);
+      else {
+        limitValues[`:l${i}`] = template[field];
+        limitSets.push(`, #l${i} = :l${i}`);
+      }
+    });
     return conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { id: template.id },
-          UpdateExpression: `SET #name = :name, #description = :description, #variables = :variables, #steps = :steps, #updated = :updated, ${stamp.set} ADD ${stamp.add}`,
+          UpdateExpression: `SET #name = :name, #description = :description, #variables = :variables, #steps = :steps, #updated = :updated${limitSets.join('')}, ${stamp.set} ADD ${stamp.add}${limitRemoves.length ? ` REMOVE ${limitRemoves.join(', ')}` : ''}`,
           ConditionExpression: 'attribute_exists(id)',
           ExpressionAttributeNames: {
             '#name': 'name',
@@ -111,6 +128,7 @@ export class DynamoTemplateStore implements TemplateStore {
             '#variables': 'variables_json',
             '#steps': 'steps',
             '#updated': 'updated_at',
+            ...limitNames,
             ...stamp.names,
           },
           ExpressionAttributeValues: {
@@ -119,6 +137,7 @@ export class DynamoTemplateStore implements TemplateStore {
             ':variables': variables_json,
             ':steps': steps,
             ':updated': updated_at,
+            ...limitValues,
             ...stamp.values,
           },
         }),
@@ -200,6 +219,9 @@ export const toRun = (item: RunItem): CrewRun => {
       total_steps: total,
       current_step: item.current_step ?? null,
     },
+    step_ids: Array.isArray(item.steps) ? item.steps.map((step) => step.id) : [],
+    rerun_of: item.rerun_of ?? null,
+    schedule_id: item.schedule_id ?? null,
   };
 };
 
@@ -207,7 +229,9 @@ export const toRun = (item: RunItem): CrewRun => {
 export function storedRun(item: Record<string, unknown>): RunItem {
   const {
     open: _open,
+    slot_queue: _queue,
     values_json,
+    variables_json,
     lease_owner,
     lease_until,
     ...run
@@ -216,12 +240,13 @@ export function storedRun(item: Record<string, unknown>): RunItem {
     typeof lease_owner === 'string' && typeof lease_until === 'number'
       ? { lease: { owner: lease_owner, until: lease_until } }
       : {};
-  return { ...run, ...lease, values: parsed(values_json) ?? {} } as RunItem;
+  const variables = variables_json === undefined ? {} : { variables: parsed(variables_json) };
+  return { ...run, ...lease, ...variables, values: parsed(values_json) ?? {} } as RunItem;
 }
 
 function runItem(run: RunItem): Record<string, unknown> {
-  const { values, ...rest } = run;
-  return { ...rest, values_json: json(values) };
+  const { values, variables, ...rest } = run;
+  return { ...rest, values_json: json(values), ...(variables ? { variables_json: json(variables) } : {}) };
 }
 
 function eventItem(event: RunLogEntry, expiresAt: number): Record<string, unknown> {
@@ -236,10 +261,19 @@ export function toRunLogEntry(item: Record<string, unknown>): RunLogEntry {
 }
 
 /** A run as stored: its public record plus the steps it executes (a snapshot). */
-export interface RunItem extends Omit<CrewRun, 'progress'> {
+export interface RunItem extends Omit<CrewRun, 'progress' | 'step_ids' | 'rerun_of' | 'schedule_id'> {
   /** The starter's principal (API.md §1); absent on runs stored before principals were. */
   created_by_principal?: string;
   steps: Step[];
+  /**
+   * The template's variables when the run started (a snapshot, like `steps`: a rerun's values
+   * are checked against them); absent on runs stored before it was kept.
+   */
+  variables?: Variable[];
+  /** The run a rerun reruns. */
+  rerun_of?: string;
+  /** The schedule that started the run. */
+  schedule_id?: string;
   expires_at: number;
   /** Steps completed so far; absent on runs stored before progress was kept. */
   completed_steps?: number;
@@ -262,7 +296,37 @@ export interface RunItem extends Omit<CrewRun, 'progress'> {
    * (API.md §16), from the moment a step waits and after it is decided.
    */
   approval_roles?: string[];
+  /** Its template's `max_concurrent_runs` when the run was queued, with its slot key (run-limits.ts). */
+  limit?: RunLimit;
+  /** Its template's `run_timeout_seconds` when the run was queued. */
+  run_timeout_seconds?: number;
 }
+
+/**
+ * A run's concurrency limit: at most `max` runs of one slot `key` (a hash of the template
+ * and its rendered `concurrency_key`) hold a slot at once.
+ */
+export interface RunLimit {
+  readonly key: string;
+  readonly max: number;
+}
+
+/** The runs holding a slot of a limit: correlation id → when its lease ends (ms since the epoch), lapsed ones included. */
+export type SlotHolders = Readonly<Record<string, number>>;
+
+/** A limit's slots as read: its holders, and a version that every change of who holds one moves on. */
+export interface Slots {
+  readonly holders: SlotHolders;
+  readonly version: number;
+}
+
+/**
+ * The condition of taking a slot: fewer than `fewerThan` others hold one (lapsed holders
+ * included), or the slots are still as read (`as`; undefined: none was taken yet), the
+ * `dropping` holders (lapsed) let go in the same write.
+ */
+export type SlotCondition =
+  { readonly fewerThan: number } | { readonly as: Slots | undefined; readonly dropping: readonly string[] };
 
 /** The approval step a run waits on, as the approvers' inbox lists it. */
 export interface WaitingStep {
@@ -296,6 +360,15 @@ export interface RunFilter {
   readonly templateId?: string;
 }
 
+/** Which unfinished runs a bulk cancel reads; `owner` (a principal) for a caller's own runs. */
+export interface OpenRunFilter {
+  readonly owner?: string;
+  readonly templateId?: string;
+  readonly statuses?: readonly RunStatus[];
+  /** Only runs queued before this instant (ISO 8601 UTC with milliseconds, as `created_at`). */
+  readonly createdBefore?: string;
+}
+
 /** Every run's listing partition (index `by_created`). */
 const RUN_LIST_PK = 'run';
 
@@ -320,6 +393,47 @@ const WAITING_STEPS = { name: 'waiting_steps', partitionKey: 'waiting_role', sor
 /** What a run leaving `waiting` loses: it leaves the `waiting_steps` index. */
 const WAITING_ATTRIBUTES = ['waiting_role', 'waiting_key', 'waiting'] as const;
 
+/**
+ * Index `slot_queue` (infra/tables.ts): only `pending` runs with a concurrency limit, by
+ * their slot key, oldest first: the line of runs waiting for a slot.
+ */
+const SLOT_QUEUE = { name: 'slot_queue', partitionKey: 'slot_queue', sortKey: 'created_key' } as const;
+
+/**
+ * The item holding a limit's slots, in the runs table beside the runs (whose ids are UUIDs):
+ * `holders` maps each holder's correlation id to when its lease ends.
+ */
+const slotItemKey = (key: string) => ({ correlation_id: `slots#${key}` });
+
+/** The slots as stored (a holder's lease end is a number; anything else is no holder). */
+function toSlots(item: Record<string, unknown>): Slots {
+  const stored = item.holders && typeof item.holders === 'object' ? (item.holders as Record<string, unknown>) : {};
+  const holders = Object.fromEntries(
+    Object.entries(stored).filter((e): e is [string, number] => typeof e[1] === 'number'),
+  );
+  return { holders, version: typeof item.version === 'number' ? item.version : 0 };
+}
+
+/** The key condition of a slot key's line, before `before` when given. */
+function slotQueueKey(key: string, before?: QueuedRun) {
+  return {
+    KeyConditionExpression: before ? '#q = :key AND #k < :before' : '#q = :key',
+    ExpressionAttributeNames: { '#q': SLOT_QUEUE.partitionKey, ...(before ? { '#k': SLOT_QUEUE.sortKey } : {}) },
+    ExpressionAttributeValues: {
+      ':key': key,
+      ...(before
+        ? { ':before': listAttributes(RUN_LIST_PK, before.created_at, before.correlation_id).created_key }
+        : {}),
+    },
+  };
+}
+
+/** Where a run stands in its slot key's line (`created_key`, as listings sort it). */
+export type QueuedRun = Pick<RunItem, 'created_at' | 'correlation_id'>;
+
+/** What an append needs of its run: its id and expiry, and its limit (whose line a status change moves it in or out of). */
+export type AppendedRun = Pick<RunItem, 'correlation_id' | 'expires_at'> & Partial<Pick<RunItem, 'limit'>>;
+
 /** Fields of the run written together with an event. */
 export type RunUpdate = Partial<
   Pick<
@@ -335,10 +449,27 @@ export type RunUpdate = Partial<
   >
 >;
 
+/** One more item a run's creating transaction puts, on its own condition (a schedule's record of the run). */
+export interface ExtraPut {
+  readonly table: string;
+  readonly item: Record<string, unknown>;
+  readonly condition: string;
+}
+
 /** Runs and their events as the service and the runner see them (its public methods; DynamoRunStore below implements them). */
 export interface RunStore {
-  /** The run, its event 0 and, when it has one, its own webhook endpoint: one transaction. */
-  create(run: RunItem, first: RunLogEntry, change: Change, webhook?: Record<string, unknown>): Promise<void>;
+  /**
+   * The run, its first events (event 0; a rerun's carried-over steps after it) and, when it
+   * has one, its own webhook endpoint and `also` (a schedule's record of the run): one
+   * transaction. False when `also`'s condition refused it (nothing is stored).
+   */
+  create(
+    run: RunItem,
+    first: RunLogEntry | readonly RunLogEntry[],
+    change: Change,
+    webhook?: Record<string, unknown>,
+    also?: ExtraPut,
+  ): Promise<boolean>;
   get(correlationId: string): Promise<RunItem | undefined>;
   /**
    * Runs newest first, filtered (one page of at most `limit`; one Query, never a Scan), from
@@ -352,6 +483,12 @@ export interface RunStore {
   /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */
   openRuns(limit: number, cursor: string | undefined): Promise<Page<string>>;
   /**
+   * Unfinished runs matching `filter`, oldest first: at most `limit`, and whether more match.
+   * An owner's are read from their own index (no one else's run is read), anyone's from the
+   * sparse `open_runs` (no finished run is read); the other filters within it.
+   */
+  openRunsMatching(filter: OpenRunFilter, limit: number): Promise<{ runs: RunItem[]; more: boolean }>;
+  /**
    * Appends the events, the first at the run's next index and the rest after it: the events
    * and the run's new count (and status) are one transaction conditioned on the count, so
    * indices have no gaps and no duplicates. False when the index was taken. Several events
@@ -359,7 +496,7 @@ export interface RunStore {
    * the next step's opening one). With `lease`, also conditioned on it (the runner's writes).
    */
   append(
-    run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
+    run: AppendedRun,
     written: RunLogEntry | readonly RunLogEntry[],
     update?: RunUpdate,
     change?: Change,
@@ -375,6 +512,32 @@ export interface RunStore {
   renewLease(correlationId: string, owner: string, until: number): Promise<RunItem | undefined>;
   /** Lets `owner`'s lease go (nothing when it is not theirs). */
   releaseLease(correlationId: string, owner: string): Promise<void>;
+  /**
+   * Runs in the line of slot `key` (`pending` runs with that limit), oldest first: at most
+   * `limit` ids, of those queued before `before` when given (one Query of the sparse
+   * `slot_queue` index, eventually consistent).
+   */
+  slotQueue(key: string, limit: number, before?: QueuedRun): Promise<string[]>;
+  /** How many runs wait in the line of slot `key` before `before` (Queries that count, no items read out). */
+  slotQueueCount(key: string, before: QueuedRun): Promise<number>;
+  /** The slots of `key`, read consistently; undefined before the first was taken. */
+  slots(key: string): Promise<Slots | undefined>;
+  /**
+   * Holds a slot of `key` for run `holder` until `until` (ms) when `when` holds, or when it
+   * holds one already: one conditional write; the slots' item is kept at least until
+   * `expiresAt` (epoch seconds). Not taken: the slots as they were (undefined: none yet).
+   */
+  takeSlot(
+    key: string,
+    holder: string,
+    until: number,
+    expiresAt: number,
+    when: SlotCondition,
+  ): Promise<{ readonly taken: true } | { readonly taken: false; readonly slots: Slots | undefined }>;
+  /** Extends `holder`'s slot of `key` to `until`; false when it holds none (it lapsed and was given to another). */
+  renewSlot(key: string, holder: string, until: number): Promise<boolean>;
+  /** Lets `holder`'s slot of `key` go (nothing when it holds none); answers the holders left. */
+  releaseSlot(key: string, holder: string): Promise<SlotHolders>;
   /**
    * Events with index ≥ `from`, ascending: one Query, however long the run is (fewer than
    * `limit` when they hold more than the 1 MB a Query reads).
@@ -394,10 +557,20 @@ export class DynamoRunStore implements RunStore {
     private readonly webhooksTable?: string,
   ) {}
 
-  /** The run, its event 0 and, when it has one, its own webhook endpoint: one transaction. */
-  async create(run: RunItem, first: RunLogEntry, change: Change, webhook?: Record<string, unknown>): Promise<void> {
+  /**
+   * The run, its first events (event 0; a rerun's carried-over steps after it) and, when it
+   * has one, its own webhook endpoint: one transaction.
+   */
+  async create(
+    run: RunItem,
+    first: RunLogEntry | readonly RunLogEntry[],
+    change: Change,
+    webhook?: Record<string, unknown>,
+    also?: ExtraPut,
+  ): Promise<boolean> {
     if (webhook && !this.webhooksTable) throw new Error('run store without a webhooks table: no per-run webhook');
-    await this.db.send(
+    const entries: readonly RunLogEntry[] = Array.isArray(first) ? first : [first as RunLogEntry];
+    const write = this.db.send(
       new TransactWriteCommand({
         TransactItems: [
           {
@@ -406,19 +579,21 @@ export class DynamoRunStore implements RunStore {
               Item: {
                 ...runItem(run),
                 open: OPEN,
+                // A run with a concurrency limit waits in its key's line until it starts.
+                ...(run.limit ? { [SLOT_QUEUE.partitionKey]: run.limit.key } : {}),
                 ...listAttributes(RUN_LIST_PK, run.created_at, run.correlation_id),
                 ...stampNew(change),
               },
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
           },
-          {
+          ...entries.map((entry) => ({
             Put: {
               TableName: this.runLogTable,
-              Item: eventItem(first, run.expires_at),
+              Item: eventItem(entry, run.expires_at),
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
-          },
+          })),
           ...(webhook
             ? [
                 {
@@ -430,9 +605,16 @@ export class DynamoRunStore implements RunStore {
                 },
               ]
             : []),
+          ...(also ? [{ Put: { TableName: also.table, Item: also.item, ConditionExpression: also.condition } }] : []),
         ],
       }),
     );
+    if (!also) {
+      await write;
+      return true;
+    }
+    // Only `also`'s condition can refuse (the run's id is new): it exists already.
+    return conditionally(write);
   }
 
   async get(correlationId: string): Promise<RunItem | undefined> {
@@ -518,6 +700,61 @@ export class DynamoRunStore implements RunStore {
   }
 
   /**
+   * Unfinished runs matching `filter`, oldest first: at most `limit`, and whether more match.
+   * An owner's are read from their own index (no one else's run is read), anyone's from the
+   * sparse `open_runs` (no finished run is read); the other filters within it.
+   */
+  async openRunsMatching(filter: OpenRunFilter, limit: number): Promise<{ runs: RunItem[]; more: boolean }> {
+    const index = filter.owner !== undefined ? RUNS_BY_OWNER : OPEN_RUNS;
+    const names: Record<string, string> = { '#p': index.partitionKey };
+    const values: Record<string, unknown> = { ':p': filter.owner ?? OPEN };
+    let keyCondition = '#p = :p';
+    if (filter.createdBefore !== undefined) {
+      // `created_key` is `<created_at>#<id>`: below the instant exactly when `created_at` is.
+      names['#s'] = index.sortKey;
+      values[':before'] = filter.createdBefore;
+      keyCondition += ' AND #s < :before';
+    }
+    const filters: string[] = [];
+    if (filter.owner !== undefined) {
+      // The owner's index holds their finished runs too: only those still carrying `open`.
+      names['#open'] = 'open';
+      filters.push('attribute_exists(#open)');
+    }
+    if (filter.templateId !== undefined) {
+      names['#template'] = 'template_id';
+      values[':template'] = filter.templateId;
+      filters.push('#template = :template');
+    }
+    if (filter.statuses !== undefined) {
+      names['#status'] = 'status';
+      const statuses = [...new Set(filter.statuses)].map((status, i) => {
+        values[`:status${i}`] = status;
+        return `:status${i}`;
+      });
+      filters.push(`#status IN (${statuses.join(', ')})`);
+    }
+    const page = await queryPage(
+      this.db,
+      {
+        TableName: this.runsTable,
+        IndexName: index.name,
+        KeyConditionExpression: keyCondition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
+      },
+      {
+        limit,
+        start: undefined,
+        keyAttributes: ['correlation_id', index.partitionKey, index.sortKey],
+        readAhead: limit,
+      },
+    );
+    return { runs: page.items.map(storedRun), more: page.nextCursor !== undefined };
+  }
+
+  /**
    * Appends the events, the first at the run's next index and the rest after it: the events
    * and the run's new count (and status) are one transaction conditioned on the count, so
    * indices have no gaps and no duplicates. False when the index was taken. Several events
@@ -525,7 +762,7 @@ export class DynamoRunStore implements RunStore {
    * the next step's opening one). With `lease`, also conditioned on it (the runner's writes).
    */
   async append(
-    run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
+    run: AppendedRun,
     written: RunLogEntry | readonly RunLogEntry[],
     update: RunUpdate = {},
     /** The run's change when `update` changes its status (its domain event). */
@@ -572,6 +809,14 @@ export class DynamoRunStore implements RunStore {
           names[`#w${i}`] = attr;
           removes.push(`#w${i}`);
         });
+      }
+      // A run with a concurrency limit is in its key's line while `pending`, and only then.
+      if (run.limit) {
+        names['#sq'] = SLOT_QUEUE.partitionKey;
+        if (update.status === 'pending') {
+          values[':sq'] = run.limit.key;
+          sets.push('#sq = :sq');
+        } else removes.push('#sq');
       }
     }
     let condition = 'event_count = :index';
@@ -662,6 +907,144 @@ export class DynamoRunStore implements RunStore {
         ':lease_owner': owner,
       }),
     );
+  }
+
+  async slotQueue(key: string, limit: number, before?: QueuedRun): Promise<string[]> {
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.runsTable,
+        IndexName: SLOT_QUEUE.name,
+        ...slotQueueKey(key, before),
+        ProjectionExpression: 'correlation_id',
+        Limit: limit,
+      }),
+    );
+    return (out.Items ?? []).map((i) => String(i.correlation_id));
+  }
+
+  async slotQueueCount(key: string, before: QueuedRun): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.runsTable,
+          IndexName: SLOT_QUEUE.name,
+          ...slotQueueKey(key, before),
+          Select: 'COUNT',
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += out.Count ?? 0;
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return count;
+  }
+
+  async slots(key: string): Promise<Slots | undefined> {
+    const out = await this.db.send(
+      new GetCommand({ TableName: this.runsTable, Key: slotItemKey(key), ConsistentRead: true }),
+    );
+    return out.Item ? toSlots(out.Item) : undefined;
+  }
+
+  async takeSlot(
+    key: string,
+    holder: string,
+    until: number,
+    expiresAt: number,
+    when: SlotCondition,
+  ): Promise<{ readonly taken: true } | { readonly taken: false; readonly slots: Slots | undefined }> {
+    // The holders' ids go in as attribute names (placeholders), never into the expression text.
+    const names: Record<string, string> = {
+      '#holders': 'holders',
+      '#h': holder,
+      '#version': 'version',
+      '#exp': 'expires_at',
+    };
+    const values: Record<string, unknown> = { ':until': until, ':one': 1, ':exp': expiresAt };
+    let write: () => Promise<unknown>;
+    if ('as' in when && when.as === undefined) {
+      const first = new PutCommand({
+        TableName: this.runsTable,
+        Item: { ...slotItemKey(key), holders: { [holder]: until }, version: 1, expires_at: expiresAt },
+        ConditionExpression: 'attribute_not_exists(correlation_id)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      write = () => this.db.send(first);
+    } else {
+      let condition: string;
+      const removes: string[] = [];
+      if ('fewerThan' in when) {
+        values[':n'] = when.fewerThan;
+        condition = 'attribute_exists(#holders.#h) OR size(#holders) < :n';
+      } else {
+        values[':version'] = when.as!.version;
+        const unchanged = when.dropping.map((id, i) => {
+          names[`#d${i}`] = id;
+          values[`:d${i}`] = when.as!.holders[id];
+          removes.push(`#holders.#d${i}`);
+          return ` AND #holders.#d${i} = :d${i}`;
+        });
+        condition = `#version = :version${unchanged.join('')}`;
+      }
+      const update = new UpdateCommand({
+        TableName: this.runsTable,
+        Key: slotItemKey(key),
+        UpdateExpression: `SET #holders.#h = :until, #exp = :exp${removes.length ? ` REMOVE ${removes.join(', ')}` : ''} ADD #version :one`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      write = () => this.db.send(update);
+    }
+    try {
+      await write();
+      return { taken: true };
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      // The document client does not unmarshall the item returned with a failed condition.
+      const old = (err as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+      return { taken: false, slots: old ? toSlots(unmarshall(old)) : undefined };
+    }
+  }
+
+  async renewSlot(key: string, holder: string, until: number): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.runsTable,
+          Key: slotItemKey(key),
+          UpdateExpression: 'SET #holders.#h = :until',
+          ConditionExpression: 'attribute_exists(#holders.#h)',
+          ExpressionAttributeNames: { '#holders': 'holders', '#h': holder },
+          ExpressionAttributeValues: { ':until': until },
+        }),
+      ),
+    );
+  }
+
+  async releaseSlot(key: string, holder: string): Promise<SlotHolders> {
+    try {
+      const out = await this.db.send(
+        new UpdateCommand({
+          TableName: this.runsTable,
+          Key: slotItemKey(key),
+          UpdateExpression: 'REMOVE #holders.#h ADD #version :one',
+          ConditionExpression: 'attribute_exists(#holders.#h)',
+          ExpressionAttributeNames: { '#holders': 'holders', '#h': holder, '#version': 'version' },
+          ExpressionAttributeValues: { ':one': 1 },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return out.Attributes ? toSlots(out.Attributes).holders : {};
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      const old = (err as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+      return old ? toSlots(unmarshall(old)).holders : {};
+    }
   }
 
   /** One conditional update of the run's lease attributes; with `returnRun`, the run as written. */

@@ -2,20 +2,28 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { type SqsHandler, sqsBatchHandler, sqsEntry } from '../../shared/aws/lambda.js';
 import { logger } from '../../shared/logger.js';
 import { lambdaRuntimeFromEnv } from '../composition.js';
-import { runQueue } from './compose.js';
+import { runQueue, scheduleService } from './compose.js';
 import { crewRunner } from './compose-worker.js';
-import type { CrewRunner, StepTimer } from './runner.js';
+import type { CrewRunner, RunWake, StepTimer } from './runner.js';
+import type { ScheduleService } from './schedules.js';
 import type { RunQueue } from './service.js';
+import type { ScheduleFire } from '../../shared/ports/scheduler.js';
 
 /**
  * What a crew-run message carries: `{"correlation_id"}`, and with `timer` the approval
- * expiry it is for (run-queue.ts; messages queued before timers said so are plain). A
- * malformed body throws (and ends in the DLQ).
+ * expiry it is for, with `slot` (`wait` or `freed`) a slot of the run's concurrency limit
+ * (run-queue.ts; messages queued before timers or slots said so are plain). A malformed
+ * body throws (and ends in the DLQ).
  */
-export function runMessageOf(record: SQSRecord): { correlationId: string; timer?: StepTimer } {
-  const body = JSON.parse(record.body) as { correlation_id?: unknown; timer?: unknown };
+export function runMessageOf(record: SQSRecord): { correlationId: string; timer?: RunWake } {
+  const body = JSON.parse(record.body) as { correlation_id?: unknown; timer?: unknown; slot?: unknown };
   if (typeof body.correlation_id !== 'string' || body.correlation_id.length !== 36) {
     throw new Error(`message ${record.messageId} carries no correlation_id`);
+  }
+  if (body.slot !== undefined) {
+    if (body.slot !== 'wait' && body.slot !== 'freed')
+      throw new Error(`message ${record.messageId} carries a malformed slot`);
+    return { correlationId: body.correlation_id, timer: { slot: body.slot } };
   }
   if (body.timer === undefined) return { correlationId: body.correlation_id };
   const timer = body.timer as Partial<Record<keyof StepTimer, unknown>> | null;
@@ -25,6 +33,23 @@ export function runMessageOf(record: SQSRecord): { correlationId: string; timer?
   return { correlationId: body.correlation_id, timer: { step_id: timer.step_id, expires_at: timer.expires_at } };
 }
 
+/**
+ * A schedule's fire (`{"schedule_id", "scheduled_time"}`: EventBridge Scheduler's target
+ * input on AWS, the local scheduler's message otherwise), or undefined for a run's message.
+ */
+export function scheduleFireOf(record: SQSRecord): ScheduleFire | undefined {
+  const body = JSON.parse(record.body) as Partial<Record<keyof ScheduleFire, unknown>>;
+  if (body.schedule_id === undefined) return undefined;
+  if (
+    typeof body.schedule_id !== 'string' ||
+    typeof body.scheduled_time !== 'string' ||
+    Number.isNaN(Date.parse(body.scheduled_time))
+  )
+    throw new Error(`message ${record.messageId} carries a malformed schedule fire`);
+  // Scheduler's `<aws.scheduler.scheduled-time>` has no milliseconds: one spelling per instant.
+  return { schedule_id: body.schedule_id, scheduled_time: new Date(body.scheduled_time).toISOString() };
+}
+
 /** The run a crew-run message carries; a malformed body throws. */
 export const correlationIdOf = (record: SQSRecord): string => runMessageOf(record).correlationId;
 
@@ -32,8 +57,17 @@ export const correlationIdOf = (record: SQSRecord): string => runMessageOf(recor
  * Partial batch responses: only the records that failed are delivered again. A run that
  * needs more time than this invocation has left is queued again and acknowledged.
  */
-export function createWorkerHandler(runner: CrewRunner, queue?: RunQueue): SqsHandler {
+export function createWorkerHandler(
+  runner: CrewRunner,
+  queue?: RunQueue,
+  schedules?: Pick<ScheduleService, 'fire'>,
+): SqsHandler {
   return sqsBatchHandler(async (record: SQSRecord, context?: Context) => {
+    const fire = scheduleFireOf(record);
+    if (fire) {
+      if (!schedules) throw new Error('a schedule fire needs the schedules (crews/compose.ts scheduleService)');
+      return schedules.fire(fire.schedule_id, fire.scheduled_time);
+    }
     const { correlationId, timer } = runMessageOf(record);
     try {
       const deadline = context && queue ? { remainingMs: () => context.getRemainingTimeInMillis() } : undefined;
@@ -54,5 +88,5 @@ export function createWorkerHandler(runner: CrewRunner, queue?: RunQueue): SqsHa
 
 export const handler = sqsEntry(() => {
   const runtime = lambdaRuntimeFromEnv();
-  return createWorkerHandler(crewRunner(runtime), runQueue(runtime));
+  return createWorkerHandler(crewRunner(runtime), runQueue(runtime), scheduleService(runtime));
 });

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { DomainEventType } from '../../shared/events/types.js';
 import { PROBE_TYPES } from '../../shared/ports/workflow.js';
 import { doc } from '../../shared/schema.js';
-import { RunLogEntry, CrewRun, CrewTemplate } from '../crews/schemas.js';
+import { RunLogEntry, CrewRun, CrewSchedule, CrewTemplate } from '../crews/schemas.js';
 import { SharedClient } from '../data-shares/schemas.js';
 import { DataProduct, KeyInfo } from '../dataproduct/schemas.js';
 import { VersionDetail } from '../decisions/schemas.js';
@@ -72,6 +72,11 @@ const template = (summary: string): EventDescription => ({
   data: CrewTemplate,
 });
 const run = (summary: string): EventDescription => ({ subject: 'crew-runs/{correlation_id}', summary, data: CrewRun });
+const schedule = (summary: string): EventDescription => ({
+  subject: 'crew-schedules/{id}',
+  summary,
+  data: CrewSchedule,
+});
 const connection = (summary: string, data: Schema = Connection): EventDescription => ({
   subject: 'migration/connections/{conn_id}',
   summary,
@@ -111,13 +116,31 @@ export const EVENT_CATALOG: Readonly<Record<DomainEventType, EventDescription>> 
   'crew.template.created': template('A crew template was declared'),
   'crew.template.updated': template('A crew template was replaced'),
   'crew.template.deleted': template('A crew template was deleted (data: the template as it was)'),
-  'crew.run.queued': run('A crew run was queued (E2)'),
+  'crew.run.queued': run(
+    'A crew run was queued (E2), or is `pending` again: approved while every slot of its concurrency limit was taken',
+  ),
   'crew.run.started': run('A worker started a crew run'),
   'crew.run.waiting': run('A crew run is waiting'),
   'crew.run.succeeded': run('A crew run succeeded'),
   'crew.run.failed': run('A crew run failed (data `error` says why)'),
   'crew.run.cancelled': run('A crew run was cancelled'),
   'crew.run.retried': run('A crew run was retried'),
+  'crew.schedule.created': schedule('A crew schedule was created'),
+  'crew.schedule.updated': schedule('A crew schedule was changed (also: disabled because its template was deleted)'),
+  'crew.schedule.deleted': schedule('A crew schedule was deleted (data: the schedule as it was)'),
+  'crew.schedule.fired': {
+    subject: 'crew-schedules/{id}',
+    summary:
+      'A crew schedule fired: data `correlation_id` is the run it started, or `skipped: true` with a `reason` when it started none',
+    data: withAbout(
+      CrewSchedule,
+      z.object({
+        correlation_id: z.optional(doc(z.string(), 'the run the fire started')),
+        skipped: z.optional(doc(z.boolean(), 'true when the fire started no run')),
+        reason: z.optional(doc(z.string(), 'why it started none')),
+      }),
+    ),
+  },
   'migration.config.updated': {
     subject: 'migration/config',
     summary: 'The migration infrastructure configuration was updated (E3)',

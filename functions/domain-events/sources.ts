@@ -1,5 +1,5 @@
 import type { EventSource } from '../../shared/events/source.js';
-import { crewRunEvents, crewTemplateEvents } from '../crews/events.js';
+import { crewRunEvents, crewScheduleEvents, crewTemplateEvents } from '../crews/events.js';
 import { dataShareEvents } from '../data-shares/events.js';
 import { dataProductEvents, pskEvents } from '../dataproduct/events.js';
 import { decisionEvents } from '../decisions/events.js';
@@ -15,6 +15,7 @@ export const EVENT_SOURCES: readonly EventSource[] = [
   decisionEvents,
   crewTemplateEvents,
   crewRunEvents,
+  crewScheduleEvents,
   pskEvents,
   dataProductEvents,
   dataShareEvents,

@@ -2,14 +2,17 @@ import { Annotations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
+import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { IScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { LambdaDefinition } from '../groups.js';
 import type { BucketKey, QueueKey, TableKey } from '../tables.js';
 import { KEY_ACTIONS, grantBuckets, grantSecretValue, grantSends, grantTables } from './grants.js';
+import { grantScheduleManagement } from './schedules.js';
 import { ServiceFunction, constructId } from './service-function.js';
 import { airflowSettings, keycloakSettings, migrationVpcSettings, type Stage } from './stages.js';
 
@@ -29,6 +32,10 @@ export interface LambdaResources {
   readonly key: IKey;
   /** The stage's bus `dpm-<stage>`: Lambdas with `putsEvents` put events on it. */
   readonly eventBus: IEventBus;
+  /** Crew schedules' group `dpm-<stage>`: Lambdas with `managesSchedules` create their schedules in it. */
+  readonly scheduleGroup: IScheduleGroup;
+  /** The role those schedules send to the crew-run queue as: Lambdas with `managesSchedules` pass it. */
+  readonly schedulerRole: IRole;
   /** Required when the stage's identity provider is Keycloak (the stateful stack creates it). */
   readonly keycloakAdminClientSecret?: ISecret;
   /** Required when the stage's workflow engine is Airflow (the stateful stack creates it). */
@@ -116,6 +123,11 @@ export function lambdaFor(scope: Construct, definition: LambdaDefinition, resour
     environment: {
       ...sharedEnvironment(resources),
       ...(definition.putsEvents && { EVENT_BUS_NAME: resources.eventBus.eventBusName }),
+      ...(definition.managesSchedules && {
+        SCHEDULE_GROUP_NAME: resources.scheduleGroup.scheduleGroupName,
+        SCHEDULER_ROLE_ARN: resources.schedulerRole.roleArn,
+        CREW_RUN_QUEUE_ARN: resources.queues.crewRuns.queueArn,
+      }),
       ...Object.fromEntries(
         (definition.sendsTo ?? []).map((queue) => [QUEUE_URL_VARIABLE[queue], resources.queues[queue].queueUrl]),
       ),
@@ -164,6 +176,7 @@ export function lambdaFor(scope: Construct, definition: LambdaDefinition, resour
   }
   // events:PutEvents on exactly the stage's bus.
   if (definition.putsEvents) resources.eventBus.grantPutEventsTo(fn);
+  if (definition.managesSchedules) grantScheduleManagement(fn, resources.scheduleGroup, resources.schedulerRole);
   for (const secret of [secrets.idp, secrets.workflow, secrets.adminPsk]) if (secret) grantSecretValue(fn, secret);
   return fn;
 }

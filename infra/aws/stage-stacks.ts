@@ -35,6 +35,8 @@ export function stageStacks(
     adminPsk: stateful.adminPsk,
     llmApiKey: stateful.llmApiKey,
     eventBus: stateful.eventBus,
+    scheduleGroup: stateful.scheduleGroup,
+    schedulerRole: stateful.schedulerRole,
     streamDeadLetterQueues: stateful.streamDeadLetterQueues,
     ...(options.buildNumber !== undefined && { buildNumber: options.buildNumber }),
     ...(options.projectRoot !== undefined && { projectRoot: options.projectRoot }),

@@ -12,9 +12,11 @@ import {
   type Attribute,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { type Archive, type CfnArchive, EventBus } from 'aws-cdk-lib/aws-events';
+import type { Role } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret, type SecretProps } from 'aws-cdk-lib/aws-secretsmanager';
+import type { ScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { STREAM_CONSUMERS, WORKERS, type StreamConsumerDefinition, type WorkerDefinition } from '../groups.js';
@@ -44,6 +46,7 @@ import {
   type Stage,
 } from './stages.js';
 import { STREAM_DEAD_LETTER_RETENTION_DAYS, eventBusName, streamDeadLetterQueueName } from './domain-events.js';
+import { crewSchedules } from './schedules.js';
 
 export interface StatefulStackProps extends StackProps {
   readonly stage: Stage;
@@ -79,7 +82,7 @@ const SERVICE_OPERATIONS = [
 
 /**
  * Data that outlives deployments: tables (with their streams), queues, the event bus and its
- * archive, buckets, the key that encrypts them, DLQ alarms, secrets.
+ * archive, buckets, the key that encrypts them, DLQ alarms, secrets, the crew schedules' group.
  */
 export class StatefulStack extends Stack {
   readonly key: Key;
@@ -91,6 +94,9 @@ export class StatefulStack extends Stack {
   readonly eventBus: EventBus;
   /** Every event put on the bus, kept `eventArchiveRetentionDays` for replays. */
   readonly eventArchive: Archive;
+  /** Crew schedules' EventBridge Scheduler group `dpm-<stage>` (API.md §4), and the role its schedules send as. */
+  readonly scheduleGroup: ScheduleGroup;
+  readonly schedulerRole: Role;
   /** Per STREAM_CONSUMERS entry, by name: where its event source sends the batches it gives up on. */
   readonly streamDeadLetterQueues: Readonly<Record<string, Queue>>;
   readonly buckets: Readonly<Record<BucketKey, Bucket>>;
@@ -239,6 +245,10 @@ export class StatefulStack extends Stack {
     this.queues = queues;
     this.deadLetterQueues = deadLetterQueues;
     this.deadLetterAlarms = deadLetterAlarms;
+
+    const schedules = crewSchedules(this, stage, queues.crewRuns, this.key);
+    this.scheduleGroup = schedules.group;
+    this.schedulerRole = schedules.role;
 
     // Nothing consumes these: an operator reads what failed and redrives from the stream or the feed.
     const streamDeadLetterQueues: Record<string, Queue> = {};

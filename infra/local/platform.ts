@@ -10,10 +10,10 @@ import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { CORS } from '../../shared/cors.js';
 import { serviceApps } from '../../functions/apps.js';
-import { createRuntime, type Runtime } from '../../functions/composition.js';
+import { createRuntime, type Runtime, stopLocalScheduler } from '../../functions/composition.js';
 import { dispatcherFor } from '../../functions/domain-events/dispatcher.js';
 import { publisherFor } from '../../functions/domain-events/publisher.js';
-import { crewService } from '../../functions/crews/compose.js';
+import { crewService, scheduleService } from '../../functions/crews/compose.js';
 import { crewRunner } from '../../functions/crews/compose-worker.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler } from '../../functions/crews/worker.js';
@@ -100,9 +100,11 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
   const servers: Server[] = [];
   let consumers: { stop(drainMs: number): Promise<void> } | undefined;
   let stopped: Promise<void> | undefined;
+  let stopSchedules = () => {};
   const stopAll = () =>
     (stopped ??= (async () => {
       stopping.abort();
+      stopSchedules();
       const closed = servers.map(closeServer);
       await Promise.all([consumers?.stop(DRAIN_MS), settledWithin(closed, DRAIN_MS)]);
       // Requests still open (long polls) are cut: nothing may use the emulators once they stop.
@@ -211,6 +213,9 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     );
     throwIfStopped();
     const workers = startWorkers(runtime, sqsClient, queues, options.retryDelaySeconds ?? 2, stopping.signal);
+    // Crew schedules fire from this process's timers (API.md §4): set from what is stored.
+    stopSchedules = () => stopLocalScheduler(runtime);
+    await phase('could not set the crew schedules', () => scheduleService(runtime).armAll());
     const events = startEventPipeline(runtime, options.inMemory ? undefined : effective.dataDir);
     consumers = {
       stop: async (drainMs) => void (await Promise.all([workers.stop(drainMs), events.stop(drainMs)])),
@@ -262,7 +267,7 @@ function startWorkers(
       sqs,
       queueUrl: queue.url,
       queueArn: arn(queue.url),
-      handler: createWorkerHandler(runner),
+      handler: createWorkerHandler(runner, undefined, scheduleService(runtime)),
       concurrency: CREW_WORKER_CONCURRENCY,
       retryDelaySeconds,
     }),

@@ -36,6 +36,7 @@ const PHASES = [
   'own-runs',
   'inbox',
   'sdk',
+  'runs-plan',
   'bundles',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
@@ -1635,6 +1636,123 @@ await bareServer.stop();
 await platform.stop();
 await idp.stop();
 
+const RUNS_PLAN_REQUESTS = 200;
+const RUNS_PLAN_SAMPLES = 10;
+
+/** Issue 29: Idempotency-Key replays, a throttled run's start after the slot frees, schedule fire → run.started. */
+const runsPlan = await inPhase('runs-plan', 'Idempotency-Key replays, throttled starts, schedule fires', async () => {
+  const post = (path: string, token: string, body: unknown, key?: string) =>
+    fetch(`${platform.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { ...auth(token), ...json, ...(key ? { 'idempotency-key': key } : {}) },
+      body: JSON.stringify(body),
+    });
+  const made = async (res: Response) => {
+    if (res.status >= 300) throw new Error(`${res.status}: ${await res.text()}`);
+    return (await res.json()) as Record<string, any>;
+  };
+  const template = await made(
+    await post('/api/crew-templates', adminToken, {
+      name: 'bench-plan',
+      steps: [{ id: 'one', kind: 'render', template: 'x' }],
+    }),
+  );
+  const eventsOfRun = async (id: string, until: string) => {
+    for (let start = 0, seen: any[] = []; ;) {
+      const res = await fetch(`${platform.baseUrl}/api/events/${id}?start=${start}&wait=20`, {
+        headers: auth(adminToken),
+      });
+      const page = (await res.json()) as any[];
+      seen = [...seen, ...page];
+      start += page.length;
+      if (seen.some((e) => e.type === until)) return seen;
+    }
+  };
+
+  // E2 with a fresh key each time, then the same key again and again (one at a time).
+  const serial = async (key: (i: number) => string) => {
+    const times: number[] = [];
+    const before = dynamoCalls;
+    for (let i = 0; i < RUNS_PLAN_REQUESTS; i++) {
+      const sent = performance.now();
+      const res = await post(`/api/crew-templates/${template.id}/run`, userToken, { values: {} }, key(i));
+      await res.text();
+      if (res.status !== 202) throw new Error(`E2 answered ${res.status}`);
+      times.push(performance.now() - sent);
+    }
+    return {
+      p50: percentile(times, 0.5),
+      p99: percentile(times, 0.99),
+      calls: (dynamoCalls - before) / RUNS_PLAN_REQUESTS,
+    };
+  };
+  const tag = randomUUID().slice(0, 8);
+  const plain = await serial(() => '');
+  const fresh = await serial((i) => `bench-${tag}-${i}`);
+  const replayed = await serial(() => `bench-${tag}-0`);
+  await quiesce(60);
+
+  // A throttled run: max_concurrent_runs 1, the first run waits 1 s; the second starts when it ends.
+  const limited = await made(
+    await post('/api/crew-templates', adminToken, {
+      name: 'bench-limited',
+      max_concurrent_runs: 1,
+      steps: [{ id: 'pause', kind: 'wait', seconds: 1 }],
+    }),
+  );
+  const startDelays: number[] = [];
+  for (let i = 0; i < RUNS_PLAN_SAMPLES; i++) {
+    const first = await made(await post(`/api/crew-templates/${limited.id}/run`, userToken, { values: {} }));
+    const second = await made(await post(`/api/crew-templates/${limited.id}/run`, userToken, { values: {} }));
+    const [a, b] = await Promise.all([
+      eventsOfRun(first.correlation_id, 'run.completed'),
+      eventsOfRun(second.correlation_id, 'run.completed'),
+    ]);
+    const ended = Date.parse(a.find((e) => e.type === 'run.completed').timestamp);
+    const started = Date.parse(b.find((e) => e.type === 'run.started').timestamp);
+    if (!b.some((e) => e.type === 'run.throttled')) throw new Error('the second run was not throttled');
+    startDelays.push(started - ended);
+  }
+
+  // A schedule's fire (the message Scheduler sends) → the run's run.started.
+  const scheduled = await made(
+    await post('/api/crew-schedules', adminToken, {
+      template_id: template.id,
+      name: 'bench-schedule',
+      expression: 'cron(0 0 1 1 ? 2099)',
+      overlap: 'allow',
+    }),
+  );
+  const { runQueue } = await import('../../functions/crews/compose.js');
+  const queue = runQueue(platform.runtime);
+  const fireToStart: number[] = [];
+  for (let i = 0; i < RUNS_PLAN_SAMPLES; i++) {
+    const sent = Date.now();
+    await queue.sendFire({
+      schedule_id: scheduled.id,
+      scheduled_time: new Date(Date.UTC(2030, 0, 1, 0, i)).toISOString(),
+    });
+    let run: { correlation_id: string } | undefined;
+    while (!run) {
+      const res = await fetch(`${platform.baseUrl}/api/crew-schedules/${scheduled.id}/runs?limit=1`, {
+        headers: auth(adminToken),
+      });
+      const [latest] = (await res.json()) as { correlation_id: string; created_at: string }[];
+      if (latest && Date.parse(latest.created_at) >= sent) run = latest;
+      else await sleep(5);
+    }
+    const events = await eventsOfRun(run.correlation_id, 'run.started');
+    fireToStart.push(Date.parse(events.find((e) => e.type === 'run.started').timestamp) - sent);
+  }
+  return {
+    plain,
+    fresh,
+    replayed,
+    throttled: { n: startDelays.length, p50: percentile(startDelays, 0.5), p99: percentile(startDelays, 0.99) },
+    fire: { n: fireToStart.length, p50: percentile(fireToStart, 0.5), p99: percentile(fireToStart, 0.99) },
+  };
+});
+
 const bundles = await inPhase('bundles', 'Lambda bundles', () => measureBundles(ROOT));
 
 const ms = (n: number) => n.toFixed(2);
@@ -1780,6 +1898,13 @@ const lines = [
   ...when(crews, ({ crewRunsSerial, crewRuns, crewSeconds, eventsPerSecond, crewCores }) => [
     `| crews | E2 answer → run.completed (3 render steps, concurrency 1, E13 long poll) | ${crewRunsSerial.requests} | ${crewRunsSerial.errors} | | ${ms(crewRunsSerial.p50)} | ${ms(crewRunsSerial.p99)} | | | target p50 ≤ 100 ms (issue 16): ${verdict(crewRunsSerial.p50, 100)} |`,
     `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | ${(crewRuns.requests / crewSeconds).toFixed(0)} runs/s | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | ${crewRuns.callsPerOp.toFixed(2)} a run | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}); CPU over these runs: DynamoDB Local ${crewCores.emulator === undefined ? '?' : crewCores.emulator.toFixed(2)} cores, the service process (with the bench's client) ${crewCores.service.toFixed(2)} cores (of ${cpus().length}) |`,
+  ]),
+  ...when(runsPlan, ({ plain, fresh, replayed, throttled, fire }) => [
+    `| crews | E2 without Idempotency-Key (one at a time) | ${RUNS_PLAN_REQUESTS} | 0 | | ${ms(plain.p50)} | ${ms(plain.p99)} | | ${plain.calls.toFixed(2)} | the baseline of the next two rows |`,
+    `| crews | E2 with a fresh Idempotency-Key (one at a time) | ${RUNS_PLAN_REQUESTS} | 0 | | ${ms(fresh.p50)} | ${ms(fresh.p99)} | | ${fresh.calls.toFixed(2)} | + the key's conditional put and its answer's update (Powertools' layer) |`,
+    `| crews | E2 replayed: the same Idempotency-Key again (one at a time) | ${RUNS_PLAN_REQUESTS} | 0 | | ${ms(replayed.p50)} | ${ms(replayed.p99)} | | ${replayed.calls.toFixed(2)} | p50 ×${ratio(replayed.p50, fresh.p50)} of a fresh key's: one refused conditional put answers the kept answer (no run, no event) |`,
+    `| crews | throttled run (max_concurrent_runs 1): the first run's run.completed → the second's run.started | ${throttled.n} | | | ${ms(throttled.p50)} | ${ms(throttled.p99)} | | | the slot's release sends the oldest waiting run's message at once |`,
+    `| crews | schedule fire (the message Scheduler sends) → run.started | ${fire.n} | | | ${ms(fire.p50)} | ${ms(fire.p99)} | | | through the crew-run queue: the fire, then the run's own message |`,
   ]),
   ...when(cancel, ({ cancelLatency }) => [
     `| crews | cancel answer → run.cancelled written, run inside a 60 s wait (one at a time) | ${cancelLatency.n} | | | ${ms(cancelLatency.p50)} | ${ms(cancelLatency.p99)} | | | a run started right after the cancel completes ${ms(cancelLatency.abandonP50)} ms after it (p50): the worker gave the wait up (a cancel is seen once a second, at once within one process) |`,

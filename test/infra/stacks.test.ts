@@ -300,7 +300,22 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       // Crew runs: a caller's own runs from their own index, newest first by created_key;
       // an admin's unfinished statuses from the sparse open_runs (API.md §4, GET /api/crew-runs).
       const runs = tableNamed(TABLES.crewRuns)[1].Properties;
-      expect(indexNames(TABLES.crewRuns)).toEqual(['open_runs', 'by_created', 'by_creator_principal', 'waiting_steps']);
+      expect(indexNames(TABLES.crewRuns)).toEqual([
+        'open_runs',
+        'by_created',
+        'by_creator_principal',
+        'waiting_steps',
+        'slot_queue',
+      ]);
+      // §4: the line of runs waiting for a slot of a concurrency limit, oldest first
+      expect(ownerIndex(TABLES.crewRuns, 'slot_queue')).toEqual({
+        IndexName: 'slot_queue',
+        KeySchema: [
+          { AttributeName: 'slot_queue', KeyType: 'HASH' },
+          { AttributeName: 'created_key', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      });
       // §16: the approvers' inbox reads each role's waiting approval steps alone, oldest first
       expect(ownerIndex(TABLES.crewRuns, 'waiting_steps')).toEqual({
         IndexName: 'waiting_steps',
@@ -1265,7 +1280,9 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(sealers).toContain('data-shares');
       // a crew run's own webhook secret (E2 `webhook_url`) is sealed where the run is made
       expect(sealers).toContain('crews');
-      for (const other of ['platform', 'decisions', 'dataproduct', 'mcps', 'finetune']) {
+      // a key's creation answer, kept sealed for Idempotency-Key repeats (API.md §1)
+      expect(sealers).toContain('dataproduct');
+      for (const other of ['platform', 'decisions', 'mcps', 'finetune']) {
         expect(sealers).not.toContain(other);
       }
       for (const fn of functionDefs) {

@@ -131,6 +131,31 @@ describe('loadConfig', () => {
       expect(fails({ WEBHOOK_RETRY_SCHEDULE: bad })).toMatch(/^invalid configuration: WEBHOOK_RETRY_SCHEDULE must be /);
   });
 
+  it("reads the crew schedules' Scheduler settings (AWS), all three or none", () => {
+    const local = loadConfig({});
+    expect([local.scheduleGroupName, local.schedulerRoleArn, local.crewRunQueueArn]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    const aws = {
+      SCHEDULE_GROUP_NAME: 'dpm-prod',
+      SCHEDULER_ROLE_ARN: 'arn:aws:iam::123456789012:role/Dpm-prod-Stateful-SchedulerRole',
+      CREW_RUN_QUEUE_ARN: 'arn:aws:sqs:eu-west-1:123456789012:dpm-prod-crew-runs',
+    };
+    expect(loadConfig(aws)).toMatchObject({
+      scheduleGroupName: 'dpm-prod',
+      schedulerRoleArn: aws.SCHEDULER_ROLE_ARN,
+      crewRunQueueArn: aws.CREW_RUN_QUEUE_ARN,
+    });
+    expect(fails({ ...aws, SCHEDULER_ROLE_ARN: ' ' })).toBe(
+      'invalid configuration: SCHEDULER_ROLE_ARN is required when SCHEDULE_GROUP_NAME is set',
+    );
+    expect(fails({ SCHEDULE_GROUP_NAME: 'dpm-prod', SCHEDULER_ROLE_ARN: aws.SCHEDULER_ROLE_ARN })).toBe(
+      'invalid configuration: CREW_RUN_QUEUE_ARN is required when SCHEDULE_GROUP_NAME is set',
+    );
+  });
+
   it('reads CORS_ORIGINS as lowercase origins (none by default), and refuses anything else with one line', () => {
     expect(loadConfig({}).corsOrigins).toEqual([]);
     expect(loadConfig({ CORS_ORIGINS: ' https://Portal.example.com, ,http://localhost:5173 ' }).corsOrigins).toEqual([

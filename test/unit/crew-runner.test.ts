@@ -6,13 +6,14 @@ import {
   LEASE_MS,
   type RunnerStore,
   type RunTimer,
+  type RunWake,
   type StepRunner,
   type StepTimer,
 } from '../../functions/crews/runner.js';
 import type { RunLogEntry, Step } from '../../functions/crews/schemas.js';
 import type { StepOutcome } from '../../functions/crews/steps.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
-import type { LeaseWrite, RunItem, RunUpdate } from '../../functions/crews/store.js';
+import type { LeaseWrite, RunItem, RunUpdate, SlotCondition, SlotHolders, Slots } from '../../functions/crews/store.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -127,6 +128,72 @@ class MemoryRuns implements RunnerStore {
     delete this.run.lease_until;
   }
 
+  /** The slots of each key, as DynamoRunStore keeps them in their item. */
+  readonly slotItems = new Map<string, { holders: Record<string, number>; version: number }>();
+  /** The runs waiting in this run's key's line before it, oldest first (the tests set them). */
+  ahead: string[] = [];
+
+  async slotQueue(_key: string, limit: number, before?: unknown): Promise<string[]> {
+    this.count('slotQueue');
+    const self = this.run.status === 'pending' && this.run.limit ? [ID] : [];
+    return (before ? this.ahead : [...this.ahead, ...self]).slice(0, limit);
+  }
+
+  async slotQueueCount(): Promise<number> {
+    this.count('slotQueueCount');
+    return this.ahead.length;
+  }
+
+  async slots(key: string): Promise<Slots | undefined> {
+    this.count('slots');
+    return structuredClone(this.slotItems.get(key));
+  }
+
+  async takeSlot(
+    key: string,
+    holder: string,
+    until: number,
+    _expiresAt: number,
+    when: SlotCondition,
+  ): Promise<{ taken: true } | { taken: false; slots: Slots | undefined }> {
+    this.count('takeSlot');
+    const item = this.slotItems.get(key);
+    const refused = { taken: false as const, slots: structuredClone(item) };
+    if ('fewerThan' in when) {
+      if (!item || !(holder in item.holders || Object.keys(item.holders).length < when.fewerThan)) return refused;
+    } else if (!when.as) {
+      if (item) return refused;
+      this.slotItems.set(key, { holders: { [holder]: until }, version: 1 });
+      return { taken: true };
+    } else if (
+      item?.version !== when.as.version ||
+      when.dropping.some((id) => item.holders[id] !== when.as!.holders[id])
+    ) {
+      return refused;
+    } else for (const id of when.dropping) delete item.holders[id];
+    item.holders[holder] = until;
+    item.version++;
+    return { taken: true };
+  }
+
+  async renewSlot(key: string, holder: string, until: number): Promise<boolean> {
+    this.count('renewSlot');
+    const item = this.slotItems.get(key);
+    if (!item || !(holder in item.holders)) return false;
+    item.holders[holder] = until;
+    return true;
+  }
+
+  async releaseSlot(key: string, holder: string): Promise<SlotHolders> {
+    this.count('releaseSlot');
+    const item = this.slotItems.get(key);
+    if (item && holder in item.holders) {
+      delete item.holders[holder];
+      item.version++;
+    }
+    return structuredClone(item?.holders ?? {});
+  }
+
   kinds() {
     return this.events.map((e) => (e.step_id ? `${e.type}:${e.step_id}` : e.type));
   }
@@ -146,7 +213,7 @@ function heldSteps() {
 }
 
 function recordingTimers() {
-  const armed: { id: string; delaySeconds: number; timer: StepTimer | undefined }[] = [];
+  const armed: { id: string; delaySeconds: number; timer: RunWake | undefined }[] = [];
   const timers: RunTimer = { after: async (id, delaySeconds, timer) => void armed.push({ id, delaySeconds, timer }) };
   return { timers, armed };
 }
@@ -368,4 +435,241 @@ describe('CrewRunner: the process stops', () => {
     expect(await runner.process(ID)).toBe('done');
     expect(store.calls.get).toBe(reads);
   }, 10_000);
+});
+
+/** Steps that succeed at once. */
+const doneSteps: StepRunner = { execute: async () => ({ ok: true, output: 'done' }) };
+
+describe('CrewRunner: concurrency limits (slots)', () => {
+  const KEY = 'k'.repeat(64);
+  const limited = (steps: Step[], max = 1) => {
+    const store = new MemoryRuns(steps);
+    store.run.limit = { key: KEY, max };
+    return store;
+  };
+
+  it('a run over its limit stays pending: run.throttled once with its position, no step, and its message comes back when the holder would lapse', async () => {
+    const store = limited([call]);
+    store.slotItems.set(KEY, { holders: { other: Date.now() + 10_000 }, version: 1 });
+    const steps = heldSteps();
+    const { timers, armed } = recordingTimers();
+    const runner = new CrewRunner(store, steps.runner, undefined, timers);
+
+    expect(await runner.process(ID)).toBe('done');
+    expect(store.kinds()).toEqual(['run.queued', 'run.throttled']);
+    expect(store.events.at(-1)!.data).toEqual({ position: 1 });
+    expect(store.run.status).toBe('pending');
+    expect(store.run.lease_owner).toBeUndefined();
+    expect(armed).toEqual([{ id: ID, delaySeconds: 11, timer: { slot: 'wait' } }]);
+
+    // Its message back, the slot still held: nothing more is written; it comes back again.
+    expect(await runner.process(ID, undefined, { slot: 'wait' })).toBe('done');
+    expect(store.kinds()).toEqual(['run.queued', 'run.throttled']);
+    expect(armed).toHaveLength(2);
+    expect(armed[1]!.timer).toEqual({ slot: 'wait' });
+    // A freed slot's message is sent once: it is not sent again.
+    expect(await runner.process(ID, undefined, { slot: 'freed' })).toBe('done');
+    expect(armed).toHaveLength(2);
+    expect(steps.counts).toEqual({});
+
+    // The holder's lease lapsed (its worker died): the run takes the slot over, runs, lets it go.
+    store.slotItems.get(KEY)!.holders.other = Date.now() - 1;
+    const running = runner.process(ID, undefined, { slot: 'wait' });
+    await eventually(() => steps.counts.call === 1, 5_000, 'the step called', 5);
+    expect(Object.keys(store.slotItems.get(KEY)!.holders)).toEqual([ID]);
+    steps.finish();
+    expect(await running).toBe('done');
+    expect(store.kinds()).toEqual(['run.queued', 'run.throttled', ...CALLED_ONCE.slice(1)]);
+    expect(store.slotItems.get(KEY)!.holders).toEqual({});
+  }, 10_000);
+
+  it('a free slot goes to no run while an older one waits in line (oldest first), which the run then follows', async () => {
+    const store = limited([call], 2);
+    store.slotItems.set(KEY, { holders: { running: Date.now() + LEASE_MS }, version: 3 });
+    store.ahead = ['older'];
+    const { timers, armed } = recordingTimers();
+    const runner = new CrewRunner(store, heldSteps().runner, undefined, timers);
+    expect(await runner.process(ID)).toBe('done');
+    expect(store.kinds()).toEqual(['run.queued', 'run.throttled']);
+    expect(store.events.at(-1)!.data).toEqual({ position: 2 });
+    expect(Object.keys(store.slotItems.get(KEY)!.holders)).toEqual(['running']);
+    expect(armed.map((a) => a.timer)).toEqual([{ slot: 'wait' }]);
+  });
+
+  it('a run that ends lets its slot go and sends the oldest run in line a message at once', async () => {
+    const store = limited([{ id: 'a', kind: 'render', template: 'x' }]);
+    const { timers, armed } = recordingTimers();
+    await new CrewRunner(store, doneSteps, undefined, timers).process(ID);
+    expect(store.events.at(-1)!.type).toBe('run.completed');
+    expect(store.slotItems.get(KEY)!.holders).toEqual({});
+    expect(armed).toEqual([]);
+
+    const next = limited([{ id: 'a', kind: 'render', template: 'x' }]);
+    next.ahead = ['waiting-1', 'waiting-2'];
+    next.slotItems.set(KEY, { holders: {}, version: 1 });
+    const woken = recordingTimers();
+    // Behind older runs it waits; as if they went, it takes the slot, and at its end wakes the oldest.
+    await new CrewRunner(next, doneSteps, undefined, woken.timers).process(ID);
+    expect(next.kinds()).toEqual(['run.queued', 'run.throttled']);
+    const line = ['waiting-2'];
+    next.slotQueue = async (_key, limit, before) => (before ? [] : line.slice(0, limit));
+    await new CrewRunner(next, doneSteps, undefined, woken.timers).process(ID, undefined, { slot: 'wait' });
+    expect(next.events.at(-1)!.type).toBe('run.completed');
+    expect(woken.armed.at(-1)).toEqual({ id: 'waiting-2', delaySeconds: 0, timer: { slot: 'freed' } });
+  });
+
+  it('a run that goes on in a new delivery (out of time) keeps its slot, also while others wait in line', async () => {
+    const store = limited([
+      { id: 'a', kind: 'render', template: 'x' },
+      { id: 'b', kind: 'render', template: 'y' },
+    ]);
+    const runner = new CrewRunner(store, doneSteps, undefined, recordingTimers().timers);
+    expect(await runner.process(ID, { remainingMs: () => 0 })).toBe('continue-later');
+    expect(Object.keys(store.slotItems.get(KEY)!.holders)).toEqual([ID]);
+    store.ahead = ['queued-later-but-older'];
+    expect(await runner.process(ID)).toBe('done');
+    expect(store.kinds()).toEqual([
+      'run.queued',
+      'run.started',
+      'step.started:a',
+      'step.completed:a',
+      'step.started:b',
+      'step.completed:b',
+      'run.completed',
+    ]);
+    expect(store.slotItems.get(KEY)!.holders).toEqual({});
+  });
+
+  it("a run started by a freed slot's message that loses its slot while a step runs takes one again and goes on", async () => {
+    vi.useFakeTimers();
+    const store = limited([call]);
+    const counts = { call: 0 };
+    // The step ends when it is abandoned the first time, and at once the second.
+    const steps: StepRunner = {
+      execute: (_step, _ctx, cancelled) =>
+        new Promise((resolve) => {
+          if (++counts.call > 1) return resolve({ ok: true, output: 'done' });
+          cancelled?.addEventListener('abort', () => resolve({ ok: false, error: 'abandoned' }));
+        }),
+    };
+    const running = new CrewRunner(store, steps, undefined, recordingTimers().timers).process(ID, undefined, {
+      slot: 'freed',
+    });
+    await vi.waitFor(() => expect(counts.call).toBe(1));
+    // Its slot lapsed and was dropped by another run's take: the renewal finds none.
+    delete store.slotItems.get(KEY)!.holders[ID];
+    await vi.advanceTimersByTimeAsync(25 * CANCEL_CHECK_MS);
+    expect(await running).toBe('done');
+    expect(counts.call).toBe(2);
+    expect(store.kinds()).toEqual(CALLED_ONCE);
+    expect(store.slotItems.get(KEY)!.holders).toEqual({});
+  });
+
+  it('an approval timer that carried a decided run on goes on with it when the run loses its slot in a step', async () => {
+    vi.useFakeTimers();
+    const expires = new Date(Date.now() + 30_000).toISOString();
+    const store = new MemoryRuns(
+      [gate, call],
+      [
+        { type: 'run.started', message: 'started' },
+        { type: 'step.started', step_id: 'gate', message: 'started' },
+        { type: 'step.waiting', step_id: 'gate', message: 'waits', data: { expires_at: expires } },
+        { type: 'step.completed', step_id: 'gate', message: 'approved', data: { output: { approved: true } } },
+      ],
+    );
+    Object.assign(store.run, { status: 'running', current_step: null, limit: { key: KEY, max: 1 } });
+    const counts = { call: 0 };
+    const steps: StepRunner = {
+      execute: (_step, _ctx, cancelled) =>
+        new Promise((resolve) => {
+          if (++counts.call > 1) return resolve({ ok: true, output: 'done' });
+          cancelled?.addEventListener('abort', () => resolve({ ok: false, error: 'abandoned' }));
+        }),
+    };
+    const running = new CrewRunner(store, steps, undefined, recordingTimers().timers).process(ID, undefined, {
+      step_id: 'gate',
+      expires_at: expires,
+    });
+    await vi.waitFor(() => expect(counts.call).toBe(1));
+    delete store.slotItems.get(KEY)!.holders[ID];
+    await vi.advanceTimersByTimeAsync(25 * CANCEL_CHECK_MS);
+    expect(await running).toBe('done');
+    expect(counts.call).toBe(2);
+    expect(store.events.at(-1)!.type).toBe('run.completed');
+  });
+
+  it('a run without a limit makes no slot call', async () => {
+    const store = new MemoryRuns([{ id: 'a', kind: 'render', template: 'x' }]);
+    store.run.run_timeout_seconds = 60;
+    await new CrewRunner(store, doneSteps, undefined, recordingTimers().timers).process(ID);
+    expect(store.events.at(-1)!.type).toBe('run.completed');
+    expect(store.calls).toEqual({ get: 1, append: 2 });
+  });
+});
+
+describe('CrewRunner: run deadlines (run_timeout_seconds)', () => {
+  it('abandons a running wait step at the deadline: run.timed_out then run.failed, the step left started', async () => {
+    const store = new MemoryRuns([
+      { id: 'w', kind: 'wait', seconds: 30 },
+      { id: 'after', kind: 'render', template: 'never' },
+    ]);
+    store.run.run_timeout_seconds = 1;
+    const runner = new CrewRunner(
+      store,
+      new StepExecutor(new OutboundHttp([]), undefined),
+      undefined,
+      recordingTimers().timers,
+    );
+    const begun = Date.now();
+    expect(await runner.process(ID)).toBe('done');
+    // a guard against a hang: the 30 s wait was given up
+    expect(Date.now() - begun).toBeLessThan(10_000);
+    expect(store.kinds()).toEqual(['run.queued', 'run.started', 'step.started:w', 'run.timed_out', 'run.failed']);
+    expect(store.events.at(-2)!.data).toEqual({ timeout_seconds: 1 });
+    expect(store.events.at(-1)!.data).toEqual({ error: 'timed out after 1 s' });
+    expect(store.run).toMatchObject({ status: 'failed', error: 'timed out after 1 s', current_step: 'w' });
+    expect(store.run.lease_owner).toBeUndefined();
+  }, 15_000);
+
+  it("a run waiting for an approval: its timer comes back at the deadline (not the approval's expiry), and the run times out", async () => {
+    const store = new MemoryRuns([gate]);
+    store.run.run_timeout_seconds = 5;
+    const { timers, armed } = recordingTimers();
+    const runner = new CrewRunner(store, heldSteps().runner, undefined, timers);
+    expect(await runner.process(ID)).toBe('done');
+    expect(store.run.status).toBe('waiting');
+    const timer = armed[0]!.timer as StepTimer;
+    expect(armed[0]!.delaySeconds).toBe(5);
+
+    // the deadline passed (the run started 6 s ago)
+    const started = store.events.find((e) => e.type === 'run.started')!;
+    started.timestamp = new Date(Date.now() - 6_000).toISOString();
+    expect(await runner.process(ID, undefined, timer)).toBe('done');
+    expect(store.kinds()).toEqual([
+      'run.queued',
+      'run.started',
+      'step.started:gate',
+      'step.waiting:gate',
+      'run.timed_out',
+      'run.failed',
+    ]);
+    expect(store.run).toMatchObject({ status: 'failed', error: 'timed out after 5 s' });
+  });
+
+  it('a retried run times out counting from its new start, not its first', async () => {
+    const long = new Date(Date.now() - 3_600_000).toISOString();
+    const store = new MemoryRuns(
+      [{ id: 'a', kind: 'render', template: 'x' }],
+      [
+        { type: 'run.started', message: 'started' },
+        { type: 'run.failed', message: 'failed', data: { error: 'boom' } },
+        { type: 'run.retried', message: 'retried' },
+      ],
+    );
+    store.events[1]!.timestamp = long;
+    store.run.run_timeout_seconds = 60;
+    Object.assign(store.run, { status: 'pending' });
+    await new CrewRunner(store, doneSteps, undefined, recordingTimers().timers).process(ID);
+    expect(store.events.at(-1)!.type).toBe('run.completed');
+  });
 });

@@ -343,6 +343,9 @@ describe('E2 run and E13 events', () => {
       event_count: events.length,
       error: null,
       progress: { completed_steps: 3, total_steps: 3, current_step: null },
+      step_ids: ['hello', 'pause', 'echo'],
+      rerun_of: null,
+      schedule_id: null,
     });
 
     const later = await api<Event[]>(`/api/events/${id}?start=5`, { token: alice });
@@ -488,6 +491,8 @@ describe('E2 run and E13 events', () => {
           via: 'bearer' as const,
         }),
       } as never,
+      // no schedule route is called here
+      schedules: {} as never,
       service,
     });
     const template = await createTemplate();

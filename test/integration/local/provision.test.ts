@@ -206,6 +206,7 @@ describe('local provisioning', () => {
         ['by_created', 'ACTIVE'],
         ['by_creator_principal', 'ACTIVE'],
         ['open_runs', 'ACTIVE'],
+        ['slot_queue', 'ACTIVE'],
         ['waiting_steps', 'ACTIVE'],
       ]);
       const own = await db.send(

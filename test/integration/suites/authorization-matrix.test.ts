@@ -205,6 +205,24 @@ const cancelledRunOfUser = async () => {
   return id;
 };
 
+/** A run of `user`'s with one step `only`, cancelled (so it can be rerun from `only`); never queued before. */
+const cancelledRunWithStepOfUser = async () => {
+  const id = await storeUnqueuedRun(
+    db(),
+    { crewRuns: table('crewRuns'), runLog: table('runLog') },
+    { name: NAMES.user, principal: principalOf(NAMES.user) },
+    [{ id: 'only', kind: 'render', template: 'rerun' }],
+  );
+  await must(post(`/api/crew-runs/${id}/cancel`, setupAdmin, {}), 200, 'cancel');
+  return id;
+};
+
+/** A pending run of `user`'s, with its template id (one no other run has): `{ id, templateId }`. */
+const pendingRunOfUserByTemplate = async () => {
+  const id = await pendingRunOfUser();
+  return { id, templateId: (await must(api(`/api/crew-runs/${id}`, setupAdmin), 200, 'run')).template_id as string };
+};
+
 /** A run of `user`'s parked at its `approval` step `gate` (status `waiting`). */
 const waitingRunOfUser = () =>
   storeWaitingRun(
@@ -283,6 +301,16 @@ const deliveryCount = async (id: string) => {
 
 const MCP = { name: 'authz mcp', command: 'mcp-server', args: ['--stdio'] };
 const mcp = async () => (await must(post('/api/mcps', setupAdmin, MCP), 201, 'mcp server')).id;
+const scheduleTemplate = once(template);
+const scheduleBody = async () => ({
+  template_id: await scheduleTemplate(),
+  name: 'authz schedule',
+  // 1 January 2099: never fires while the suite runs
+  expression: 'cron(0 0 1 1 ? 2099)',
+});
+const crewSchedule = async () =>
+  (await must(post('/api/crew-schedules', setupAdmin, await scheduleBody()), 201, 'crew schedule')).id as string;
+const sharedSchedule = once(crewSchedule);
 const sharedMcp = once(mcp);
 
 const job = async (owner: Auth = auth.user) =>
@@ -398,6 +426,13 @@ interface Row {
    * must leave it as it was; an allowed one must change it.
    */
   observe?: (state: any) => Promise<unknown>;
+  /**
+   * For rows whose allowed calls reach the resource for some callers only (a bulk action over
+   * the caller's own items), or for none (what the call makes is another resource): per caller
+   * in CALLERS order whether an allowed call must change what `observe` reads (`y` / `n`; `-`
+   * for the cells that are refused). Without it, every allowed call must change it.
+   */
+  changes?: string;
   /**
    * For own-items lists (`request` asks for `limit=1000`; further pages are followed): whether
    * the row's resource is in the list, and per caller in CALLERS order whether it must be
@@ -720,6 +755,31 @@ const ROWS: Row[] = [
     expect: OWNER_OR_ADMIN_202,
   },
   {
+    // A new run, the caller's: the old one (observed) stays exactly as it was.
+    method: 'POST',
+    path: '/api/crew-runs/{correlation_id}/rerun',
+    setup: once(cancelledRunWithStepOfUser),
+    request: (id: string) => ({ path: `/api/crew-runs/${id}/rerun`, body: { from_step: 'only' } }),
+    observe: (id: string) => readAsAdmin(`/api/crew-runs/${id}`),
+    expect: OWNER_OR_ADMIN_202,
+    changes: '- - - n - - n n - n - n -',
+  },
+  {
+    // Any user, over their own runs (by principal); an admin over everyone's. Only the row's
+    // template: no other run is touched.
+    method: 'POST',
+    path: '/api/crew-runs/cancel',
+    fresh: true,
+    setup: pendingRunOfUserByTemplate,
+    request: (run: { templateId: string }) => ({
+      path: '/api/crew-runs/cancel',
+      body: { template_id: run.templateId },
+    }),
+    observe: (run: { id: string }) => readAsAdmin(`/api/crew-runs/${run.id}`),
+    expect: ANY_USER_200,
+    changes: '- - - y n n y y n y n y n',
+  },
+  {
     // A person with the step's role (approver), with a Bearer session, who did not start the run.
     method: 'POST',
     path: '/api/crew-runs/{correlation_id}/steps/{step_id}/decision',
@@ -1010,6 +1070,53 @@ const ROWS: Row[] = [
     setup: mcp,
     request: (id: string) => ({ path: `/api/mcps/${id}` }),
     observe: (id: string) => readAsAdmin(`/api/mcps/${id}`),
+    expect: ADMIN_204,
+  },
+
+  // §4 Crew schedules: admins declare, any user reads.
+  {
+    method: 'POST',
+    path: '/api/crew-schedules',
+    setup: scheduleBody,
+    request: (body: unknown) => ({ path: '/api/crew-schedules', body }),
+    expect: ADMIN_201,
+  },
+  {
+    method: 'GET',
+    path: '/api/crew-schedules',
+    request: () => ({ path: '/api/crew-schedules' }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/crew-schedules/{schedule_id}',
+    setup: sharedSchedule,
+    request: (id: string) => ({ path: `/api/crew-schedules/${id}` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'GET',
+    path: '/api/crew-schedules/{schedule_id}/runs',
+    setup: sharedSchedule,
+    request: (id: string) => ({ path: `/api/crew-schedules/${id}/runs` }),
+    expect: ANY_USER_200,
+  },
+  {
+    method: 'PATCH',
+    path: '/api/crew-schedules/{schedule_id}',
+    fresh: true,
+    setup: crewSchedule,
+    request: (id: string) => ({ path: `/api/crew-schedules/${id}`, body: { enabled: false } }),
+    observe: (id: string) => readAsAdmin(`/api/crew-schedules/${id}`),
+    expect: ADMIN_200,
+  },
+  {
+    method: 'DELETE',
+    path: '/api/crew-schedules/{schedule_id}',
+    fresh: true,
+    setup: crewSchedule,
+    request: (id: string) => ({ path: `/api/crew-schedules/${id}` }),
+    observe: (id: string) => readAsAdmin(`/api/crew-schedules/${id}`),
     expect: ADMIN_204,
   },
 
@@ -1500,13 +1607,28 @@ const ROWS: Row[] = [
 
 /** Per caller, whether the row's resource must be in the list (`lists` rows only). */
 function listed(row: Row): Record<Caller, boolean | undefined> {
-  const marks = row.lists!.expect.trim().split(/\s+/);
+  return marked(row, row.lists!.expect, 'lists', (status) => status === 200);
+}
+
+/** Per caller, whether an allowed call must change the row's resource (`changes` rows only). */
+function changed(row: Row): Record<Caller, boolean | undefined> {
+  return marked(row, row.changes!, 'changes', (status) => status >= 200 && status < 300);
+}
+
+/** `y` / `n` per cell whose status `takes`, `-` for the others: true / false / undefined per caller. */
+function marked(
+  row: Row,
+  text: string,
+  what: string,
+  takes: (status: number) => boolean,
+): Record<Caller, boolean | undefined> {
+  const marks = text.trim().split(/\s+/);
   const statuses = cells(row);
   if (
     marks.length !== CALLERS.length ||
-    CALLERS.some((c, i) => !(statuses[c] === 200 ? ['y', 'n'] : ['-']).includes(marks[i] ?? ''))
+    CALLERS.some((c, i) => !(takes(statuses[c]) ? ['y', 'n'] : ['-']).includes(marks[i] ?? ''))
   )
-    throw new Error(`${rowName(row)}: lists needs y/n per 200 cell and - otherwise, got "${row.lists!.expect}"`);
+    throw new Error(`${rowName(row)}: ${what} needs y/n per cell it applies to and - otherwise, got "${text}"`);
   return Object.fromEntries(CALLERS.map((c, i) => [c, marks[i] === '-' ? undefined : marks[i] === 'y'])) as Record<
     Caller,
     boolean | undefined
@@ -1546,6 +1668,7 @@ describe('authorization matrix', () => {
     // Every row parses to a full set of cells (cells and listed throw on a malformed row).
     for (const row of ROWS) expect(() => cells(row), rowName(row)).not.toThrow();
     for (const row of ROWS.filter((r) => r.lists)) expect(() => listed(row), rowName(row)).not.toThrow();
+    for (const row of ROWS.filter((r) => r.changes)) expect(() => changed(row), rowName(row)).not.toThrow();
   });
 
   it('the identity columns are shown under the names they claim', async () => {
@@ -1569,6 +1692,7 @@ describe('authorization matrix', () => {
   for (const row of ROWS) {
     const expected = cells(row);
     const sees = row.lists && listed(row);
+    const reaches = row.changes ? changed(row) : undefined;
     // Refused calls (401/403) must not change anything (`observe` checks that), so they share
     // one resource per row; calls that are allowed to change state get a fresh one each.
     const shared = row.setup && (row.fresh ? once(row.setup) : row.setup);
@@ -1603,6 +1727,8 @@ describe('authorization matrix', () => {
             const after = await row.observe(state);
             if (res.status === 401 || res.status === 403)
               expect(after, 'a refused call changed the resource').toEqual(before);
+            else if (res.status < 300 && reaches?.[caller] === false)
+              expect(after, 'an allowed call changed a resource it does not reach').toEqual(before);
             else if (res.status < 300) expect(after, 'an allowed call left the resource as it was').not.toEqual(before);
           }
         });

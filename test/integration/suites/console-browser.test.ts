@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localUserToken } from '../../../infra/local/local-sign-in.js';
 import { type RunningPlatform, startPlatform } from '../../../infra/local/platform.js';
 import { loadConfig } from '../../../shared/config.js';
+import { DynamoRunStore } from '../../../functions/crews/store.js';
 import { chromiumExecutable } from '../../support/chromium.js';
 
 /**
@@ -23,9 +27,17 @@ const WORKSPACE = 'console-walk';
 let browser: Browser;
 let platform: RunningPlatform;
 let base: string;
+/** A shop on loopback for crew `http` steps: order 13 answers 500, any other 200. */
+let shop: Server;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
+  shop = createServer((req, res) => {
+    const unlucky = req.url!.endsWith('/13');
+    res.writeHead(unlucky ? 500 : 200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(unlucky ? { error: 'out of stock' } : { shipped: true }));
+  });
+  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
   const { path, args } = await chromiumExecutable();
   [browser, platform] = await Promise.all([
     chromium.launch({
@@ -39,6 +51,7 @@ beforeAll(async () => {
         HOST: '127.0.0.1',
         DPM_DATA_DIR: mkdtempSync(join(tmpdir(), 'dpm-console-browser-')),
         DPM_ADMIN_PSK: ADMIN_PSK,
+        CREW_HTTP_ALLOWED_HOSTS: `127.0.0.1:${(shop.address() as AddressInfo).port}`,
       }),
       { inMemory: true },
     ),
@@ -49,6 +62,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await platform?.stop();
+  shop?.closeAllConnections();
+  await new Promise((resolve) => shop?.close(resolve));
 });
 
 interface Session {
@@ -329,4 +344,140 @@ describe('the review console in headless Chromium', () => {
       await context.close();
     }
   }, 180_000);
+
+  it('reruns a failed run from a step with a corrected value, and links the new run to the old', async () => {
+    const shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+    const template = await call<{ id: string }>('/api/crew-templates', {
+      method: 'POST',
+      psk: ADMIN_PSK,
+      body: {
+        name: `console-order-${Date.now()}`,
+        variables: [
+          { name: 'order', type: 'integer', required: true },
+          { name: 'customer', type: 'string', default: 'ada' },
+        ],
+        steps: [
+          { id: 'brief', kind: 'render', template: 'order {{order}} for {{customer}}' },
+          { id: 'ship', kind: 'http', method: 'POST', url: `${shopUrl}/orders/{{order}}` },
+          { id: 'notice', kind: 'render', template: '{{steps.brief.output}}: shipped' },
+        ],
+      },
+    });
+    expect(template.status, template.text).toBe(201);
+    const carol = await localUserToken(base, 'carol');
+    const started = await call<{ correlation_id: string }>(`/api/crew-templates/${template.body.id}/run`, {
+      method: 'POST',
+      token: carol,
+      body: { values: { order: 13 } },
+    });
+    expect(started.status, started.text).toBe(202);
+    const old = started.body.correlation_id;
+
+    const { context, page, outside, errors } = await session();
+    try {
+      await page.goto(`${base}/console/`);
+      await signIn(page, 'carol');
+      await page.goto(`${base}/console/#/runs/${old}`);
+      await expect.poll(() => page.locator('#run-status').textContent(), { timeout: 30_000 }).toBe('failed');
+      await expect
+        .poll(() => page.locator('#timeline li').last().getAttribute('data-type'), { timeout: 10_000 })
+        .toBe('run.failed');
+      // the run's own steps; the one after the failed step cannot be the first of a rerun
+      const options = await page.locator('#rerun-step option').evaluateAll((els) =>
+        els.map((el) => {
+          const option = el as unknown as { value: string; disabled: boolean };
+          return [option.value, option.disabled];
+        }),
+      );
+      expect(options).toEqual([
+        ['', false],
+        ['brief', false],
+        ['ship', false],
+        ['notice', true],
+      ]);
+      expect(JSON.parse(await page.locator('#rerun-values').inputValue())).toEqual({ order: 13, customer: 'ada' });
+      expect(await page.locator('#rerun-run').isDisabled()).toBe(true);
+      await shot(page, '11-carol-run-failed');
+
+      // from the failed step, the order corrected: only the changed value is sent
+      await page.locator('#rerun-step').selectOption('ship');
+      await page.locator('#rerun-values').fill('{\n  "order": 14,\n  "customer": "ada"\n}');
+      await shot(page, '12-carol-rerun-form');
+      const sent = page.waitForRequest((r) => r.url().endsWith(`/api/crew-runs/${old}/rerun`));
+      await page.locator('#rerun-run').click();
+      expect((await sent).postDataJSON()).toEqual({ from_step: 'ship', values: { order: 14 } });
+
+      // the new run's page: linked to the old run, the first step reused, the rest run again
+      await page.waitForURL((url) => /#\/runs\/[0-9a-f-]{36}$/.test(url.hash) && !url.hash.endsWith(old), {
+        timeout: 20_000,
+      });
+      const id = decodeURIComponent(new URL(page.url()).hash.split('/').at(-1)!);
+      await expect.poll(() => page.locator('#run-status').textContent(), { timeout: 30_000 }).toBe('succeeded');
+      await expect
+        .poll(() => page.locator('#timeline li').last().getAttribute('data-type'), { timeout: 10_000 })
+        .toBe('run.completed');
+      expect(await page.locator('#rerun-of').textContent()).toBe(old);
+      const timeline = await page.locator('#timeline li').evaluateAll((lis) => lis.map((li) => li.textContent ?? ''));
+      expect(timeline[1]).toMatch(
+        /step\.completed brief ?reused: Step brief completed: its output in run .* is reused/,
+      );
+      expect(await page.locator('#timeline li .tag').allTextContents()).toEqual(['reused']);
+      expect(await page.locator('#run-progress').textContent()).toContain('3 of 3 steps');
+      await shot(page, '13-carol-rerun-succeeded');
+      const rerun = await call(`/api/crew-runs/${id}`, { token: carol });
+      expect(rerun.body).toMatchObject({ rerun_of: old, values: { order: 14, customer: 'ada' }, created_by: 'carol' });
+
+      // back to the old run through the link: unchanged
+      await page.locator('#rerun-of').click();
+      await page.waitForURL((url) => url.hash.endsWith(old), { timeout: 10_000 });
+      await expect.poll(() => page.locator('#run-status').textContent(), { timeout: 10_000 }).toBe('failed');
+
+      // a run a schedule started shows its schedule (the run stored as a fire leaves it)
+      const scheduled = await storeScheduledRun('carol', old);
+      await page.goto(`${base}/console/#/runs/${scheduled.id}`);
+      await expect
+        .poll(() => page.locator('#schedule-id').textContent(), { timeout: 10_000 })
+        .toBe(scheduled.scheduleId);
+      expect(await page.locator('#rerun-of').count()).toBe(0);
+      await shot(page, '14-carol-scheduled-run');
+      expect(outside).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
 });
+
+/**
+ * A run of `starter`'s that schedule `<uuid>` started, stored directly as a fire leaves it
+ * (queued; never taken by the worker here): the console only shows the schedule's id. Its
+ * steps and values are those of run `like`.
+ */
+async function storeScheduledRun(starter: string, like: string): Promise<{ id: string; scheduleId: string }> {
+  const runs = new DynamoRunStore(
+    platform.runtime.db,
+    platform.runtime.tableName('crewRuns'),
+    platform.runtime.tableName('runLog'),
+  );
+  const model = (await runs.get(like))!;
+  const [id, scheduleId] = [randomUUID(), randomUUID()];
+  const at = new Date().toISOString();
+  await runs.create(
+    {
+      ...model,
+      correlation_id: id,
+      schedule_id: scheduleId,
+      status: 'pending',
+      created_at: at,
+      started_at: null,
+      finished_at: null,
+      event_count: 1,
+      error: null,
+      completed_steps: 0,
+      current_step: null,
+    },
+    { index: 0, correlation_id: id, type: 'run.queued', timestamp: at, message: `queued by schedule for ${starter}` },
+    { type: 'crew.run.queued', actor: starter, at },
+  );
+  return { id, scheduleId };
+}

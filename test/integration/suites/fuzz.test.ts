@@ -712,6 +712,15 @@ const pools: Pools = { keep: {}, scratch: {}, body: {} };
 /** Only this singleton route is shared with another test file (migration.test.ts): bodies sent to it must fail validation. */
 const SINGLETONS = new Set(['PUT /api/migration/infrastructure-config']);
 
+/**
+ * Routes that act on whatever matches their body, beyond the fuzz's own data, unless a field
+ * is pinned to it: an admin's bulk cancel would cancel every other file's runs. The fields are
+ * set on every object body sent to them (the other fields are still generated and mutated).
+ */
+const PINNED: Record<string, () => Record<string, unknown>> = {
+  'POST /api/crew-runs/cancel': () => ({ template_id: pools.keep.template_id![0] }),
+};
+
 function isDestructive(route: Route, param: string): boolean {
   if (route.method === 'DELETE') return true;
   // Replacing a template or connection could make it slow to run or probe.
@@ -816,11 +825,16 @@ function bodyFor(route: Route): fc.Arbitrary<{ value: unknown } | undefined> {
       value: isJsonObject(b.value) ? { ...b.value, fuzz_unknown_field: extra } : b.value,
     }));
   }
-  return fc.oneof(
-    { weight: 3, arbitrary: example.map((value) => ({ value })) },
-    { weight: 6, arbitrary: mutated },
-    { weight: 1, arbitrary: fc.constant(undefined) },
-  );
+  const pinned = PINNED[`${route.method} ${route.path}`];
+  const pin = (body: { value: unknown } | undefined) =>
+    pinned && body && isJsonObject(body.value) ? { value: { ...body.value, ...pinned() } } : body;
+  return fc
+    .oneof(
+      { weight: 3, arbitrary: example.map((value) => ({ value })) },
+      { weight: 6, arbitrary: mutated },
+      { weight: 1, arbitrary: fc.constant(undefined) },
+    )
+    .map(pin);
 }
 
 /** One arbitrary per route, built once (building them per generated value is slow). */
@@ -1213,6 +1227,10 @@ beforeAll(async () => {
   const runnable = await created('/api/crew-templates', render);
   const scratchTemplate = await created('/api/crew-templates', render);
   const run = await created(`/api/crew-templates/${runnable.id}/run`, { values: { who: 'fuzz' } });
+  // Schedules that never fire while the suite runs (1 January 2099).
+  const schedule = { name: 'fuzz schedule', template_id: runnable.id, expression: 'cron(0 0 1 1 ? 2099)' };
+  const crewSchedule = await created('/api/crew-schedules', schedule);
+  const scratchSchedule = await created('/api/crew-schedules', schedule);
   const docA = await created('/api/documents', { filename: 'a.pdf', mime_type: 'application/pdf', size_bytes: 10 });
   const docB = await created('/api/documents', { filename: 'b.pdf', mime_type: 'application/pdf', size_bytes: 10 });
   await created(`/api/documents/${docB.id}/status`, { status: 'extracting' });
@@ -1290,6 +1308,7 @@ beforeAll(async () => {
     key: [key],
     version: ['1', '2', '3'],
     server_id: [mcp.id],
+    schedule_id: [crewSchedule.id],
     catalog_name: [catalog, protoTable[0]],
     catalog: [catalog, protoTable[0]],
     schema_name: [schema, protoTable[1]],
@@ -1311,6 +1330,7 @@ beforeAll(async () => {
     psk_id: [scratchPsk.psk],
     dataproduct_id: [scratchProduct.id],
     server_id: [scratchMcp.id],
+    schedule_id: [scratchSchedule.id],
     conn_id: [scratchConn],
     catalog_name: [scratchCatalog, ddlCatalog],
     schema_name: [emptySchema, tableSchema],
@@ -1333,8 +1353,14 @@ beforeAll(async () => {
     accepted_tags: ['fuzz-tag'],
     accepted_glossary_terms: ['fuzz-term'],
     tables: [`${catalog}.${schema}.${table}`],
+    // schedule expressions that never fire while the suite runs (a rate() fires within a minute)
+    expression: ['cron(0 0 1 1 ? 2099)', 'cron(30 2 ? 1 MON#1 2098)'],
+    template_id: [runnable.id],
+    timezone: ['UTC', 'Europe/Berlin'],
     // a crew type that names one template (a built-in), so POST /api/crews/run gets past the name
     crew_type: ['ask'],
+    // the kept run's step, so a rerun of it gets past the step
+    from_step: ['r'],
   });
 }, 60_000);
 

@@ -164,6 +164,15 @@ const cancelledRun = async () => {
   return id;
 };
 
+/** A cancelled run with one render step (never queued before), to be rerun from it. */
+const cancelledRunWithStep = async () => {
+  const id = await storeUnqueuedRun(platform.runtime.db, runTables(), RUN_OWNER, [
+    { id: 'hello', kind: 'render', template: 'hello' },
+  ]);
+  await must(asAdmin('POST', `/api/crew-runs/${id}/cancel`, {}), 200);
+  return id;
+};
+
 async function run(): Promise<string> {
   const id = await template();
   const queued = await must<{ correlation_id: string }>(
@@ -252,6 +261,14 @@ async function connection(): Promise<string> {
 }
 
 const call = (method: string, path: string, body?: unknown) => () => Promise.resolve(asAdmin(method, path, body));
+/** A schedule that never fires while the suite runs (1 January 2099). */
+const scheduleBody = async () => ({
+  template_id: await template(),
+  name: 'outage schedule',
+  expression: 'cron(0 0 1 1 ? 2099)',
+});
+const crewSchedule = async () =>
+  (await must<{ id: string }>(asAdmin('POST', '/api/crew-schedules', await scheduleBody()))).id;
 
 const suggestionsCheck = (answer: Answer, degraded: boolean) => {
   expect(Array.isArray(answer.body) && answer.body.length > 0, answer.text).toBe(true);
@@ -312,6 +329,16 @@ const CASES: Record<string, EndpointCase> = {
   'POST /api/crew-runs/{correlation_id}/cancel': {
     needs: ['dynamodb'],
     prepare: async () => asAdmin('POST', `/api/crew-runs/${await pendingRun()}/cancel`, {}),
+  },
+  'POST /api/crew-runs/{correlation_id}/rerun': {
+    needs: ['dynamodb', 'fauxqs'],
+    prepare: async () =>
+      asAdmin('POST', `/api/crew-runs/${await cancelledRunWithStep()}/rerun`, { from_step: 'hello' }),
+  },
+  // A template of its own: nothing matches, so the answer is 200 {"matched": 0, ...} once DynamoDB answers.
+  'POST /api/crew-runs/cancel': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('POST', '/api/crew-runs/cancel', { template_id: await template() }),
   },
   'POST /api/crew-runs/{correlation_id}/retry': {
     needs: ['dynamodb', 'fauxqs'],
@@ -481,6 +508,28 @@ const CASES: Record<string, EndpointCase> = {
     prepare: async () => asAdmin('GET', `/api/domain-events/${await domainEvent()}`),
   },
 
+  // Crew schedules: stored in DynamoDB; locally the timers are the platform's own (no queue until a fire).
+  'POST /api/crew-schedules': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('POST', '/api/crew-schedules', await scheduleBody()),
+  },
+  'GET /api/crew-schedules': { needs: ['dynamodb'], prepare: call('GET', '/api/crew-schedules') },
+  'GET /api/crew-schedules/{schedule_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('GET', `/api/crew-schedules/${await crewSchedule()}`),
+  },
+  'GET /api/crew-schedules/{schedule_id}/runs': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('GET', `/api/crew-schedules/${await crewSchedule()}/runs`),
+  },
+  'PATCH /api/crew-schedules/{schedule_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('PATCH', `/api/crew-schedules/${await crewSchedule()}`, { overlap: 'allow' }),
+  },
+  'DELETE /api/crew-schedules/{schedule_id}': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('DELETE', `/api/crew-schedules/${await crewSchedule()}`),
+  },
   'POST /api/mcps': { needs: ['dynamodb'], prepare: call('POST', '/api/mcps', MCP) },
   'GET /api/mcps': { needs: ['dynamodb'], prepare: call('GET', '/api/mcps') },
   'GET /api/mcps/{server_id}': { needs: ['dynamodb'], prepare: async () => asAdmin('GET', `/api/mcps/${await mcp()}`) },

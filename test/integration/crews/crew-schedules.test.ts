@@ -1,0 +1,321 @@
+import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { physicalQueueName, QUEUES } from '../../../infra/tables.js';
+import { eventually } from '../../support/eventually.js';
+import { eventsOf } from '../event-feed.js';
+import { adminToken, api, slug, token } from '../helpers.js';
+
+/**
+ * Crew schedules (API.md §4 "Runs people can plan on"): declared by an admin, validated as
+ * EventBridge Scheduler and E2 would, fired by the local platform's timers through the
+ * crew-run queue (as Scheduler's target on AWS): one run per fire, `schedule_id` and the
+ * creator on the run, overlap `skip`, disabled schedules and deleted templates fire nothing.
+ * Fires are sent to the queue directly where a test needs a given time (the message
+ * Scheduler sends), and one real `rate(1 minute)` fire runs end to end.
+ */
+
+let admin: string;
+let adminName: string;
+let user: string;
+let templateId: string;
+let waitTemplateId: string;
+let sqs: SQSClient;
+let queueUrl: string;
+
+type Schedule = Record<string, any>;
+
+const create = (body: Record<string, unknown>, as = admin) =>
+  api<Schedule>('/api/crew-schedules', { method: 'POST', token: as, body });
+
+const schedule = async (body: Record<string, unknown>): Promise<Schedule> => {
+  const res = await create({
+    name: slug('nightly'),
+    template_id: templateId,
+    expression: 'cron(0 2 * * ? *)',
+    ...body,
+  });
+  expect(res.status, res.text).toBe(201);
+  return res.body;
+};
+
+/** What EventBridge Scheduler sends for a fire (its target input), at `time`. */
+const fire = (id: string, time: string) =>
+  sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: JSON.stringify({ schedule_id: id, scheduled_time: time }),
+    }),
+  );
+
+const runsOf = async (id: string) => {
+  const res = await api<Record<string, any>[]>(`/api/crew-schedules/${id}/runs`, { token: admin });
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+};
+
+const finished = (correlationId: string) =>
+  eventually(
+    async () => {
+      const run = (await api(`/api/crew-runs/${correlationId}`, { token: admin })).body;
+      return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : undefined;
+    },
+    30_000,
+    `run ${correlationId} finished`,
+  );
+
+beforeAll(async () => {
+  adminName = slug('sched-admin');
+  admin = await adminToken(adminName);
+  user = await token(slug('sched-user'));
+  const made = await api('/api/crew-templates', {
+    method: 'POST',
+    token: admin,
+    body: {
+      name: slug('sched'),
+      variables: [{ name: 'customer', required: true }],
+      steps: [{ id: 'hello', kind: 'render', template: 'hello {{customer}}' }],
+    },
+  });
+  expect(made.status, made.text).toBe(201);
+  templateId = made.body.id;
+  const waits = await api('/api/crew-templates', {
+    method: 'POST',
+    token: admin,
+    body: { name: slug('sched-wait'), steps: [{ id: 'pause', kind: 'wait', seconds: 4 }] },
+  });
+  waitTemplateId = waits.body.id;
+  sqs = new SQSClient({
+    region: 'us-east-1',
+    endpoint: inject('sqsEndpoint'),
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  queueUrl = (
+    await sqs.send(new GetQueueUrlCommand({ QueueName: physicalQueueName(inject('stage'), QUEUES.crewRuns) }))
+  ).QueueUrl!;
+});
+
+afterAll(() => sqs?.destroy());
+
+describe('declaring schedules', () => {
+  it('creates one with its defaults and next fire, readable by any user', async () => {
+    const res = await create({
+      name: 'nightly acme',
+      template_id: templateId,
+      expression: 'cron(30 2 * * ? *)',
+      timezone: 'Europe/Berlin',
+      values: { customer: 'acme' },
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({
+      template_id: templateId,
+      name: 'nightly acme',
+      expression: 'cron(30 2 * * ? *)',
+      timezone: 'Europe/Berlin',
+      values: { customer: 'acme' },
+      overlap: 'skip',
+      enabled: true,
+      last_run_at: null,
+      last_correlation_id: null,
+      last_skipped_at: null,
+      created_by: adminName,
+    });
+    // 02:30 in Berlin is 00:30 or 01:30 UTC, within the next 24 hours.
+    const next = Date.parse(res.body.next_run_at);
+    expect(next - Date.now()).toBeGreaterThan(0);
+    expect(next - Date.now()).toBeLessThanOrEqual(86_400_000);
+    expect(new Date(next).getUTCMinutes()).toBe(30);
+    const read = await api(`/api/crew-schedules/${res.body.id}`, { token: user });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(res.body);
+    const listed = await api<Schedule[]>('/api/crew-schedules?limit=1000', { token: user });
+    expect(listed.body.map((s) => s.id)).toContain(res.body.id);
+    const events = await eventsOf(`crew-schedules/${res.body.id}`, 1, admin);
+    expect(events[0]).toMatchObject({ type: 'dpm.crew.schedule.created', data: res.body });
+  });
+
+  it('refuses a bad expression, time zone and values together (422, as E2 would)', async () => {
+    const res = await create({
+      name: 'bad',
+      template_id: templateId,
+      expression: 'cron(0 2 * * * *)',
+      timezone: 'Mars/Olympus',
+      values: { colour: 'red' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.detail.map((d: any) => [d.type, d.loc])).toEqual([
+      ['value_error', ['body', 'expression']],
+      ['value_error', ['body', 'timezone']],
+      ['missing', ['body', 'values', 'customer']],
+      ['extra_forbidden', ['body', 'values', 'colour']],
+    ]);
+    expect(res.body.detail[0].msg).toMatch(/\?/);
+    const rate = await create({
+      name: 'r',
+      template_id: templateId,
+      expression: 'rate(0 minutes)',
+      values: { customer: 'a' },
+    });
+    expect(rate.status).toBe(422);
+    expect(rate.body.detail[0].loc).toEqual(['body', 'expression']);
+    const shape = await create({ name: 'r', template_id: templateId, expression: 'every day', overlap: 'never' });
+    expect(shape.status).toBe(422);
+    expect(shape.body.detail.map((d: any) => [d.type, d.loc])).toEqual([['enum', ['body', 'overlap']]]);
+  });
+
+  it('answers 404 for an unknown template or schedule, 403 to a non-admin writer, 401 without credentials', async () => {
+    const unknown = await create({
+      name: 'x',
+      template_id: '00000000-0000-4000-8000-000000000000',
+      expression: 'rate(1 hour)',
+    });
+    expect(unknown.status).toBe(404);
+    expect((await create({ name: 'x', template_id: templateId, expression: 'rate(1 hour)' }, user)).status).toBe(403);
+    expect((await api('/api/crew-schedules', { method: 'POST', body: {} })).status).toBe(401);
+    const missing = '00000000-0000-4000-8000-000000000000';
+    expect((await api(`/api/crew-schedules/${missing}`, { token: user })).status).toBe(404);
+    expect((await api(`/api/crew-schedules/${missing}/runs`, { token: user })).status).toBe(404);
+    expect(
+      (await api(`/api/crew-schedules/${missing}`, { method: 'PATCH', token: admin, body: { enabled: false } })).status,
+    ).toBe(404);
+    expect((await api(`/api/crew-schedules/${missing}`, { method: 'DELETE', token: admin })).status).toBe(404);
+    const made = await schedule({ values: { customer: 'a' } });
+    expect(
+      (await api(`/api/crew-schedules/${made.id}`, { method: 'PATCH', token: user, body: { enabled: false } })).status,
+    ).toBe(403);
+    expect((await api(`/api/crew-schedules/${made.id}`, { method: 'DELETE', token: user })).status).toBe(403);
+  });
+
+  it('changes a schedule (PATCH): next fire follows, a bad change is 422 and changes nothing', async () => {
+    const made = await schedule({ values: { customer: 'a' } });
+    const patched = await api(`/api/crew-schedules/${made.id}`, {
+      method: 'PATCH',
+      token: admin,
+      body: { expression: 'cron(15 * * * ? *)', overlap: 'allow' },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toMatchObject({ expression: 'cron(15 * * * ? *)', overlap: 'allow', enabled: true });
+    expect(new Date(patched.body.next_run_at).getUTCMinutes()).toBe(15);
+    expect(patched.body.updated_at >= made.updated_at).toBe(true);
+    const bad = await api(`/api/crew-schedules/${made.id}`, {
+      method: 'PATCH',
+      token: admin,
+      body: { timezone: 'Nowhere/Land', values: {} },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail.map((d: any) => [d.type, d.loc])).toEqual([
+      ['value_error', ['body', 'timezone']],
+      ['missing', ['body', 'values', 'customer']],
+    ]);
+    const disabled = await api(`/api/crew-schedules/${made.id}`, {
+      method: 'PATCH',
+      token: admin,
+      body: { enabled: false },
+    });
+    expect(disabled.body).toMatchObject({ enabled: false, next_run_at: null, expression: 'cron(15 * * * ? *)' });
+    const extra = await api(`/api/crew-schedules/${made.id}`, { method: 'PATCH', token: admin, body: { name: 'x' } });
+    expect(extra.status).toBe(422);
+    expect(extra.body.detail[0]).toMatchObject({ type: 'extra_forbidden', loc: ['body', 'name'] });
+    const events = await eventsOf(`crew-schedules/${made.id}`, 3, admin);
+    expect(events.map((e) => e.type)).toEqual([
+      'dpm.crew.schedule.created',
+      'dpm.crew.schedule.updated',
+      'dpm.crew.schedule.updated',
+    ]);
+  });
+
+  it('deletes a schedule (204, event with the schedule as it was); it is gone', async () => {
+    const made = await schedule({ values: { customer: 'a' } });
+    expect((await api(`/api/crew-schedules/${made.id}`, { method: 'DELETE', token: admin })).status).toBe(204);
+    expect((await api(`/api/crew-schedules/${made.id}`, { token: admin })).status).toBe(404);
+    const events = await eventsOf(`crew-schedules/${made.id}`, 2, admin);
+    expect(events.at(-1)).toMatchObject({ type: 'dpm.crew.schedule.deleted', data: { id: made.id } });
+  });
+});
+
+describe('fires', () => {
+  it('a fire starts the run as the schedule’s creator, with schedule_id; a repeated fire starts nothing', async () => {
+    const made = await schedule({ values: { customer: 'globex' }, overlap: 'allow' });
+    const at = '2026-11-26T02:00:00.000Z';
+    await fire(made.id, at);
+    await fire(made.id, '2026-11-26T02:00:00Z');
+    const [run] = await eventually(async () => {
+      const runs = await runsOf(made.id);
+      return runs.length > 0 ? runs : undefined;
+    }, 20_000);
+    expect(run).toMatchObject({ schedule_id: made.id, created_by: adminName, values: { customer: 'globex' } });
+    await finished(run!.correlation_id);
+    const after = (await api(`/api/crew-schedules/${made.id}`, { token: admin })).body;
+    expect(after).toMatchObject({ last_run_at: at, last_correlation_id: run!.correlation_id });
+    // The repeated message has been handled by now (the run finished after both were queued).
+    await fire(made.id, at);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await runsOf(made.id)).toHaveLength(1);
+    const events = await eventsOf(`crew-schedules/${made.id}`, 3, admin, { deadlineMs: 2000 });
+    expect(events.map((e) => e.type)).toEqual(['dpm.crew.schedule.created', 'dpm.crew.schedule.fired']);
+    expect(events[1]!.data).toMatchObject({ correlation_id: run!.correlation_id, last_run_at: at });
+    // The creator's own run: listed among theirs.
+    const own = await api(`/api/crew-runs/${run!.correlation_id}`, { token: admin });
+    expect(own.body.schedule_id).toBe(made.id);
+  });
+
+  it('overlap skip: a fire while the previous run is unfinished starts nothing and records last_skipped_at', async () => {
+    const res = await create({ name: slug('skip'), template_id: waitTemplateId, expression: 'rate(1 day)' });
+    const made = res.body;
+    await fire(made.id, '2026-11-26T03:00:00.000Z');
+    const [first] = await eventually(async () => {
+      const runs = await runsOf(made.id);
+      return runs.length > 0 ? runs : undefined;
+    }, 20_000);
+    await fire(made.id, '2026-11-26T03:01:00.000Z');
+    const skipped = await eventually(async () => {
+      const s = (await api(`/api/crew-schedules/${made.id}`, { token: admin })).body;
+      return s.last_skipped_at ? s : undefined;
+    }, 20_000);
+    expect(skipped.last_skipped_at).toBe('2026-11-26T03:01:00.000Z');
+    expect(skipped.last_correlation_id).toBe(first!.correlation_id);
+    expect(await runsOf(made.id)).toHaveLength(1);
+    const events = await eventsOf(`crew-schedules/${made.id}`, 3, admin);
+    expect(events[2]).toMatchObject({ type: 'dpm.crew.schedule.fired', data: { skipped: true } });
+    // Once it finished, the next fire runs again.
+    await finished(first!.correlation_id);
+    await fire(made.id, '2026-11-26T03:02:00.000Z');
+    await eventually(async () => ((await runsOf(made.id)).length === 2 ? true : undefined), 20_000);
+  });
+
+  it('a disabled schedule fires nothing; a deleted template disables its schedules', async () => {
+    const made = await schedule({ values: { customer: 'a' }, enabled: false });
+    expect(made.next_run_at).toBeNull();
+    await fire(made.id, '2026-11-26T04:00:00.000Z');
+    const other = await api('/api/crew-templates', {
+      method: 'POST',
+      token: admin,
+      body: { name: slug('doomed'), steps: [{ id: 'x', kind: 'render', template: 'x' }] },
+    });
+    const doomed = await create({ name: slug('doomed'), template_id: other.body.id, expression: 'rate(5 minutes)' });
+    expect(doomed.body.enabled).toBe(true);
+    expect((await api(`/api/crew-templates/${other.body.id}`, { method: 'DELETE', token: admin })).status).toBe(204);
+    const after = (await api(`/api/crew-schedules/${doomed.body.id}`, { token: admin })).body;
+    expect(after).toMatchObject({ enabled: false, next_run_at: null });
+    await fire(doomed.body.id, '2026-11-26T04:00:00.000Z');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await runsOf(made.id)).toEqual([]);
+    expect(await runsOf(doomed.body.id)).toEqual([]);
+  });
+
+  it('a rate(1 minute) schedule fires by itself (the local platform’s timers)', async () => {
+    const made = await schedule({ expression: 'rate(1 minute)', values: { customer: 'initech' } });
+    expect(Date.parse(made.next_run_at) - Date.now()).toBeLessThanOrEqual(60_000);
+    const [run] = await eventually(
+      async () => {
+        const runs = await runsOf(made.id);
+        return runs.length > 0 ? runs : undefined;
+      },
+      90_000,
+      'the first fire of a rate(1 minute) schedule',
+    );
+    expect(run).toMatchObject({ schedule_id: made.id, values: { customer: 'initech' } });
+    const events = await eventsOf(`crew-schedules/${made.id}`, 2, admin);
+    expect(events[1]).toMatchObject({ type: 'dpm.crew.schedule.fired', data: { correlation_id: run!.correlation_id } });
+    await api(`/api/crew-schedules/${made.id}`, { method: 'DELETE', token: admin });
+  }, 120_000);
+});
