@@ -1,6 +1,4 @@
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { IdempotencyKeys } from '../shared/http/idempotency.js';
 import { EventBridgeScheduler } from '../shared/adapters/eventbridge-scheduler.js';
 import type { ScheduleFire, Scheduler } from '../shared/ports/scheduler.js';
 import { LocalScheduler } from './crews/local-scheduler.js';
@@ -90,28 +88,6 @@ export function lambdaRuntimeFromEnv(): Runtime {
 
 /** Whether `runtime` is this Lambda's (lambdaRuntimeFromEnv), not the local platform's or a test's. */
 export const onLambda = (runtime: Runtime): boolean => runtime === lambdaRuntime;
-
-/**
- * Where `Idempotency-Key` answers are kept (API.md §1): Powertools' DynamoDB persistence
- * layer on the idempotency table, over the runtime's client; answers holding a secret sealed
- * as other secrets are. One per runtime: every group's app shares it.
- */
-export function idempotencyKeys(runtime: Runtime): IdempotencyKeys {
-  let keys = idempotencyOf.get(runtime);
-  if (!keys) {
-    keys = {
-      persistence: new DynamoDBPersistenceLayer({
-        tableName: runtime.tableName('idempotency'),
-        awsSdkV3Client: runtime.db,
-      }),
-      sealer: secrets(runtime),
-    };
-    idempotencyOf.set(runtime, keys);
-  }
-  return keys;
-}
-
-const idempotencyOf = new WeakMap<Runtime, IdempotencyKeys>();
 
 /**
  * What fires crew schedules: the stage's EventBridge Scheduler group when SCHEDULE_GROUP_NAME

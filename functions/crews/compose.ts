@@ -1,5 +1,6 @@
 import { sqsAccess } from '../../shared/aws/sqs.js';
-import { idempotencyKeys, onLambda, type Runtime, scheduler, secrets } from '../composition.js';
+import { onLambda, type Runtime, scheduler, secrets } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import { runWebhookHttp } from '../webhooks/compose.js';
 import { RunEndpoints } from '../webhooks/run-endpoint.js';
 import type { CrewsDeps } from './app.js';
@@ -47,8 +48,22 @@ export function crewService(runtime: Runtime): CrewService {
   );
 }
 
-/** Crew schedules: their store, and the Scheduler chosen by the composition (fires go to the crew-run queue). */
-export function scheduleService(runtime: Runtime, crews: CrewService = crewService(runtime)): ScheduleService {
+/** The crew service that starts a schedule's runs in the worker: without per-run webhooks. */
+function firesCrewService(runtime: Runtime): CrewService {
+  return new CrewService(
+    new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
+    runStore(runtime),
+    runQueue(runtime),
+    { eventsTtlDays: runtime.config.eventsTtlDays },
+  );
+}
+
+/**
+ * Crew schedules: their store, and the Scheduler chosen by the composition (fires go to the
+ * crew-run queue). The worker's starts runs with a crew service of its own: a fire has no
+ * per-run webhook, so its bundle keeps neither the webhooks' code nor KMS.
+ */
+export function scheduleService(runtime: Runtime, crews: CrewService = firesCrewService(runtime)): ScheduleService {
   const queue = runQueue(runtime);
   return new ScheduleService(
     new DynamoScheduleStore(
@@ -68,7 +83,7 @@ export function crewsDeps(runtime: Runtime): CrewsDeps {
   const service = crewService(runtime);
   return {
     authenticator: runtime.authenticator,
-    idempotency: idempotencyKeys(runtime),
+    idempotency: idempotencyKeys(runtime, secrets(runtime)),
     service,
     schedules: scheduleService(runtime, service),
   };

@@ -1,4 +1,5 @@
-import { idempotencyKeys, identityProvider, type Runtime } from '../composition.js';
+import { identityProvider, type Runtime, secrets } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import type { DataSharesDeps } from './app.js';
 import { DataShareService } from './service.js';
 import { DynamoDataShareStore } from './store.js';
@@ -14,7 +15,7 @@ function dataShareService(runtime: Runtime): DataShareService {
 export function dataSharesDeps(runtime: Runtime): DataSharesDeps {
   return {
     authenticator: runtime.authenticator,
-    idempotency: idempotencyKeys(runtime),
+    idempotency: idempotencyKeys(runtime, secrets(runtime)),
     service: dataShareService(runtime),
   };
 }

@@ -1,4 +1,5 @@
-import { idempotencyKeys, metadataCatalog, metastore, type Runtime } from '../composition.js';
+import { metadataCatalog, metastore, type Runtime, secrets } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import { QueryService } from '../query/service.js';
 import type { DataproductDeps } from './app.js';
 import { DataProductService, KeyService } from './service.js';
@@ -9,7 +10,7 @@ export function dataproductDeps(runtime: Runtime): DataproductDeps {
   const queries = new QueryService(metastore(runtime), catalog);
   return {
     authenticator: runtime.authenticator,
-    idempotency: idempotencyKeys(runtime),
+    idempotency: idempotencyKeys(runtime, secrets(runtime)),
     service: new KeyService(runtime.keys, runtime.psk, runtime.dataProducts),
     products: new DataProductService(runtime.dataProducts, catalog, queries, runtime.psk),
   };

@@ -1,4 +1,5 @@
-import { idempotencyKeys, type Runtime } from '../composition.js';
+import { type Runtime } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import type { DecisionsDeps } from './app.js';
 import { DecisionService } from './service.js';
 import { DynamoDecisionStore } from './store.js';

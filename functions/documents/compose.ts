@@ -1,4 +1,5 @@
-import { idempotencyKeys, metadataCatalog, type Runtime } from '../composition.js';
+import { metadataCatalog, type Runtime } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import type { DocumentsDeps } from './app.js';
 import { DocumentService } from './service.js';
 import { DynamoDocumentStore } from './store.js';

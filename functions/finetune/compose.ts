@@ -1,5 +1,6 @@
 import { s3Access } from '../../shared/aws/s3.js';
-import { idempotencyKeys, type Runtime } from '../composition.js';
+import { type Runtime } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import { documentStore } from '../documents/compose.js';
 import type { FinetuneDeps } from './app.js';
 import { ArtifactStore } from './artifacts.js';

@@ -1,4 +1,5 @@
-import { idempotencyKeys, type Runtime } from '../composition.js';
+import { type Runtime } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import type { McpsDeps } from './app.js';
 import { McpServerService } from './service.js';
 import { DynamoMcpServerStore } from './store.js';

@@ -1,4 +1,5 @@
-import { idempotencyKeys, metadataCatalog, metastore, type Runtime } from '../composition.js';
+import { metadataCatalog, metastore, type Runtime } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import { documentService } from '../documents/compose.js';
 import type { MetastoreDeps } from './app.js';
 import { MetastoreService } from './service.js';

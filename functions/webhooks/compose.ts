@@ -1,6 +1,7 @@
 import { OutboundHttp, RUN_WEBHOOK_RULES, WEBHOOK_RULES } from '../../shared/adapters/outbound-http.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
-import { idempotencyKeys, type Runtime, secrets } from '../composition.js';
+import { type Runtime, secrets } from '../composition.js';
+import { idempotencyKeys } from '../idempotency.js';
 import type { WebhooksDeps } from './app.js';
 import { DynamoDeliveryStore } from './delivery-store.js';
 import { SqsDeliveryQueue } from './delivery-queue.js';
@@ -56,7 +57,7 @@ function webhookService(runtime: Runtime): WebhookService {
 export function webhooksDeps(runtime: Runtime): WebhooksDeps {
   return {
     authenticator: runtime.authenticator,
-    idempotency: idempotencyKeys(runtime),
+    idempotency: idempotencyKeys(runtime, secrets(runtime)),
     service: webhookService(runtime),
   };
 }

@@ -52,7 +52,8 @@ export interface AnswerSealer {
 /** What the composition hands to every app: where keys are kept, and how secret answers are sealed. */
 export interface IdempotencyKeys {
   readonly persistence: BasePersistenceLayer;
-  readonly sealer: AnswerSealer;
+  /** The groups whose answers may hold a secret have one; an answer to seal without it is a wiring error. */
+  readonly sealer?: AnswerSealer;
 }
 
 /**
@@ -67,6 +68,11 @@ type StoredAnswer = {
   readonly status: number;
   readonly headers: readonly (readonly [string, string])[];
 } & ({ readonly body: string } | { readonly sealed: Sealed });
+
+function sealerOf(keys: IdempotencyKeys): AnswerSealer {
+  if (!keys.sealer) throw new Error('a sealed answer, and no sealer to open it (compose.ts: idempotencyKeys)');
+  return keys.sealer;
+}
 
 /** The work answered an error: it is given to the caller and nothing is stored. */
 class NotStored extends Error {
@@ -141,9 +147,9 @@ export async function idempotentAnswer(
       const text = await answer.text();
       fresh = new Response(text, { status: answer.status, headers: answer.headers });
       const headers = [...answer.headers].filter(([name]) => KEPT_HEADERS.has(name.toLowerCase()));
-      return scope.answer === 'sealed' || c.get('answerHoldsSecret')
-        ? { status: answer.status, headers, sealed: await keys.sealer.seal(text, sealContext) }
-        : { status: answer.status, headers, body: text };
+      if (scope.answer !== 'sealed' && !c.get('answerHoldsSecret'))
+        return { status: answer.status, headers, body: text };
+      return { status: answer.status, headers, sealed: await sealerOf(keys).seal(text, sealContext) };
     },
     { persistenceStore: keys.persistence, config, keyPrefix: 'dpm' },
   );
@@ -156,7 +162,7 @@ export async function idempotentAnswer(
       remaining,
     );
     if (fresh) return fresh;
-    const body = 'sealed' in stored ? await keys.sealer.open(stored.sealed, sealContext) : stored.body;
+    const body = 'sealed' in stored ? await sealerOf(keys).open(stored.sealed, sealContext) : stored.body;
     const headers = new Headers(stored.headers as [string, string][]);
     headers.set(REPLAYED_HEADER, 'true');
     return new Response(body, { status: stored.status, headers });

@@ -100,7 +100,9 @@ async function inPhase<T>(name: PhaseName, what: string, body: () => Promise<T>)
   try {
     return await body();
   } catch (err) {
-    phase(`${name} failed: ${(err as Error).stack ?? String(err)}`);
+    phase(
+      `${name} failed: ${(err as Error).stack ?? String(err)}${(err as Error).cause ? `\ncaused by: ${String((err as Error).cause)}` : ''}`,
+    );
     failedPhases.push(`${name} (${(err as Error).message})`);
     return undefined;
   }
@@ -1633,9 +1635,6 @@ const sdk = await inPhase(
 );
 
 await bareServer.stop();
-await platform.stop();
-await idp.stop();
-
 const RUNS_PLAN_REQUESTS = 200;
 const RUNS_PLAN_SAMPLES = 10;
 
@@ -1752,6 +1751,9 @@ const runsPlan = await inPhase('runs-plan', 'Idempotency-Key replays, throttled 
     fire: { n: fireToStart.length, p50: percentile(fireToStart, 0.5), p99: percentile(fireToStart, 0.99) },
   };
 });
+
+await platform.stop();
+await idp.stop();
 
 const bundles = await inPhase('bundles', 'Lambda bundles', () => measureBundles(ROOT));
 
@@ -1900,7 +1902,7 @@ const lines = [
     `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | ${(crewRuns.requests / crewSeconds).toFixed(0)} runs/s | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | ${crewRuns.callsPerOp.toFixed(2)} a run | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}); CPU over these runs: DynamoDB Local ${crewCores.emulator === undefined ? '?' : crewCores.emulator.toFixed(2)} cores, the service process (with the bench's client) ${crewCores.service.toFixed(2)} cores (of ${cpus().length}) |`,
   ]),
   ...when(runsPlan, ({ plain, fresh, replayed, throttled, fire }) => [
-    `| crews | E2 without Idempotency-Key (one at a time) | ${RUNS_PLAN_REQUESTS} | 0 | | ${ms(plain.p50)} | ${ms(plain.p99)} | | ${plain.calls.toFixed(2)} | the baseline of the next two rows |`,
+    `| crews | E2 without Idempotency-Key (one at a time) | ${RUNS_PLAN_REQUESTS} | 0 | | ${ms(plain.p50)} | ${ms(plain.p99)} | | ${plain.calls.toFixed(2)} | the baseline of the next two rows (DynamoDB calls include the worker running each run) |`,
     `| crews | E2 with a fresh Idempotency-Key (one at a time) | ${RUNS_PLAN_REQUESTS} | 0 | | ${ms(fresh.p50)} | ${ms(fresh.p99)} | | ${fresh.calls.toFixed(2)} | + the key's conditional put and its answer's update (Powertools' layer) |`,
     `| crews | E2 replayed: the same Idempotency-Key again (one at a time) | ${RUNS_PLAN_REQUESTS} | 0 | | ${ms(replayed.p50)} | ${ms(replayed.p99)} | | ${replayed.calls.toFixed(2)} | p50 ×${ratio(replayed.p50, fresh.p50)} of a fresh key's: one refused conditional put answers the kept answer (no run, no event) |`,
     `| crews | throttled run (max_concurrent_runs 1): the first run's run.completed → the second's run.started | ${throttled.n} | | | ${ms(throttled.p50)} | ${ms(throttled.p99)} | | | the slot's release sends the oldest waiting run's message at once |`,
