@@ -69,6 +69,22 @@ describe('the secret scan', () => {
     // A second creation answer with the same key is not "the" creation: shown once.
     const again = exchange('POST', '/api/dataproduct/dp-2/psk', 201, { psk: 'id-2', key: PSK });
     expect(scan(input([created, again])).findings.length).toBeGreaterThan(0);
+    // An Idempotency-Key replay (API.md §1) is the kept creation answer given again: allowed;
+    // a "replay" of nothing that showed it is a leak.
+    const replayed = exchange(
+      'POST',
+      '/api/dataproduct/dp-1/psk',
+      201,
+      { psk: 'id-1', key: PSK },
+      {},
+      {
+        'idempotent-replayed': 'true',
+      },
+    );
+    expect(scan(input([created, replayed])).findings).toEqual([]);
+    expect(scan(input([replayed])).findings.map((f) => f.where)).toEqual([
+      expect.stringContaining('a replayed answer'),
+    ]);
   });
 
   it('flags the key elsewhere in its own creation response, and a key sent as a header anywhere', () => {

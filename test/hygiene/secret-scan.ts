@@ -153,6 +153,12 @@ interface Allowance {
   readonly disclosure: Disclosure;
   readonly exchangeId?: string;
   readonly owner?: string;
+  /**
+   * The answer was an `Idempotency-Key` replay (`Idempotent-Replayed: true`, API.md §1): the
+   * creation answer kept for that caller and key, given again, not a second disclosure. It
+   * must repeat a creation answer of the same method and path.
+   */
+  readonly replayOf?: string;
 }
 
 interface Secret {
@@ -257,10 +263,12 @@ export function scan(input: ScanInput): ScanResult {
       const body = parseJson(ex.responseText);
       if (!isObject(body)) continue;
       const owner = d.owner ? String(body[d.owner]) : undefined;
+      const replay = ex.responseHeaders['idempotent-replayed'] === 'true';
       learn(body[d.field], d.kind, `disclosed by ${describeExchange(ex)}`, {
         disclosure: d,
-        exchangeId: d.once ? ex.id : undefined,
+        exchangeId: d.once && !replay ? ex.id : undefined,
         owner,
+        ...(d.once && replay ? { replayOf: `${ex.method} ${path}` } : {}),
       });
     }
   }
@@ -269,6 +277,18 @@ export function scan(input: ScanInput): ScanResult {
   for (const secret of secrets.values()) {
     const owners = new Set(secret.allowances.filter((a) => a.owner !== undefined).map((a) => a.owner));
     const shownOnce = secret.allowances.filter((a) => a.exchangeId !== undefined);
+    for (const replay of secret.allowances.filter((a) => a.replayOf !== undefined)) {
+      // The same disclosure rule: the same method and path as the creation it repeats.
+      const original = shownOnce.find((a) => a.disclosure === replay.disclosure);
+      if (!original)
+        findings.push({
+          kind: [...secret.kinds].join('+'),
+          origin: secret.origin,
+          where: `a replayed answer (${replay.replayOf}) of no creation answer that showed it`,
+          excerpt: mask(secret.value, [...secrets.values()]),
+        });
+    }
+
     if (shownOnce.length > 1) {
       findings.push({
         kind: [...secret.kinds].join('+'),
