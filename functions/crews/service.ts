@@ -228,7 +228,8 @@ export class CrewService {
   private async queueRun(
     template: RunTemplate,
     resolved: Record<string, unknown>,
-    caller: Caller,
+    /** Whose run it is (a schedule's fire: its creator's). */
+    caller: Pick<Caller, 'name' | 'principal'>,
     webhookUrl?: string,
     rerun?: RerunOf,
     fire?: ScheduledRun,
@@ -365,7 +366,7 @@ export class CrewService {
   ): Promise<{ correlation_id: string } | undefined> {
     const resolved = resolveValues(template.variables, values, 'values');
     try {
-      return await this.queueRun(template, resolved, starter as Caller, undefined, undefined, fire);
+      return await this.queueRun(template, resolved, starter, undefined, undefined, fire);
     } catch (err) {
       if (err instanceof AlreadyFired) return undefined;
       throw err;
