@@ -114,7 +114,7 @@ export const GROUPS = [
       runLog: 'readWrite',
       keys: 'read',
       dataProducts: 'read',
-      // a template's deletion records its event
+      // a template's deletion and a run's changes record their events (the outbox)
       domainEvents: 'readWrite',
       // a run started with a `webhook_url` writes its own endpoint, its secret sealed
       webhooks: 'readWrite',
@@ -299,6 +299,8 @@ export const WORKERS = [
     tables: {
       crewRuns: 'readWrite',
       runLog: 'readWrite',
+      // A run's status changes write their domain events in the same transaction (the outbox).
+      domainEvents: 'readWrite',
       // A schedule's fire (API.md §4) starts its template's run and records it on the schedule.
       crewTemplates: 'read',
       crewSchedules: 'readWrite',
@@ -319,7 +321,8 @@ export const WORKERS = [
     batchSize: 10,
     maxConcurrencySetting: 'queueWorkerMaxConcurrency',
     timeoutSeconds: 30,
-    tables: { crewRuns: 'readWrite', runLog: 'readWrite' },
+    // An abandoned run's run.failed writes its domain event in the same transaction.
+    tables: { crewRuns: 'readWrite', runLog: 'readWrite', domainEvents: 'readWrite' },
   },
   {
     // Posts webhook deliveries (API.md §14): at most 10 s each, in parallel across a batch.

@@ -7,6 +7,7 @@ import { ApprovalService } from './service.js';
 export function approvalsDeps(runtime: Runtime): ApprovalsDeps {
   const sources = {
     decisions: new DynamoDecisionStore(runtime.db, runtime.tableName('decisions')),
+    // read only: no events table, so it cannot change a run
     runs: new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('runLog')),
   };
   return { authenticator: runtime.authenticator, service: new ApprovalService(sources) };

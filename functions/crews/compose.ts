@@ -30,7 +30,13 @@ export const runSignals = new InProcessRunSignals();
 /** With `webhooksTable`, runs may be created with their own webhook endpoint (the API's). */
 export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
   return notifyingAppends(
-    new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('runLog'), webhooksTable),
+    new DynamoRunStore(
+      runtime.db,
+      runtime.tableName('crewRuns'),
+      runtime.tableName('runLog'),
+      runtime.eventsTable,
+      webhooksTable,
+    ),
     runSignals,
   );
 }

@@ -3,6 +3,13 @@ import type { ScheduleFire } from '../../shared/ports/scheduler.js';
 import { sendBatches, type Sqs } from '../../shared/aws/sqs.js';
 import type { RunTimer, RunWake } from './runner.js';
 import type { RunQueue } from './service.js';
+import type { RunItem } from './store.js';
+
+/**
+ * The largest run a message carries (JSON bytes): with the rest of the body it stays within
+ * one 64 KB chunk, which SQS bills as one request; a larger run is read by the worker.
+ */
+export const CARRIED_RUN_BYTES = 60_000;
 
 /** SendMessageBatch calls in flight at once when many runs are sent together. */
 const SEND_BATCHES_AT_ONCE = 4;
@@ -20,8 +27,17 @@ export class SqsRunQueue implements RunQueue, RunTimer {
     private readonly queueUrl: string | undefined,
   ) {}
 
-  send(correlationId: string): Promise<void> {
-    return this.after(correlationId, 0);
+  /** A run's message; with `run` (a new run as stored) it carries the run when it fits in CARRIED_RUN_BYTES. */
+  async send(correlationId: string, run?: RunItem): Promise<void> {
+    const carried = run === undefined ? undefined : JSON.stringify(run);
+    if (carried === undefined || Buffer.byteLength(carried) > CARRIED_RUN_BYTES) return this.after(correlationId, 0);
+    const { sdk, client } = await this.sqs();
+    await client.send(
+      new sdk.SendMessageCommand({
+        QueueUrl: this.url(),
+        MessageBody: `{"correlation_id":${JSON.stringify(correlationId)},"run":${carried}}`,
+      }),
+    );
   }
 
   /** Ten runs a SendMessageBatch, a few batches at once (the local platform's requeue at start). */

@@ -6,6 +6,7 @@ import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from './li
 import type { ApprovalStep, RunLogEntry, RunLogEntryType } from './schemas.js';
 import type { StepOutcome } from './steps.js';
 import {
+  type EarlierChange,
   FINISHED_STATUSES,
   type RunItem,
   type RunLimit,
@@ -252,7 +253,7 @@ export class CrewRunner {
    * the time left is not started: the answer is 'continue-later' and the caller queues
    * the run again, so a long run never uses up its delivery attempts.
    */
-  async process(correlationId: string, deadline?: Deadline, wake?: RunWake): Promise<ProcessResult> {
+  async process(correlationId: string, deadline?: Deadline, wake?: RunWake, carried?: RunItem): Promise<ProcessResult> {
     // Stopping: nothing is started; the next start queues every unfinished run again.
     if (this.stop?.aborted) return 'done';
     const timer = wake && 'step_id' in wake ? wake : undefined;
@@ -261,7 +262,12 @@ export class CrewRunner {
     const slot: SlotHold = { taken: false, until: 0, ours: false, keep: false };
     try {
       for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
-        const run = await this.runs.get(correlationId);
+        /*
+         * A new run's message carries the run as stored: no read. Every write is conditioned
+         * on the run's event count, so a message handed again (the run went on meanwhile)
+         * writes nothing and its delivery reads the run as any other.
+         */
+        const run = attempt === 0 && carried ? carried : await this.runs.get(correlationId);
         if (!run) {
           logger.warn('crew run not found; message dropped', { correlation_id: correlationId });
           return 'done';
@@ -490,13 +496,18 @@ export class CrewRunner {
     /*
      * Events are gathered and written together where nothing observable happens between
      * them: a step's closing event with the next step's opening one, and render steps (no
-     * I/O) entirely. Before a step with I/O everything gathered is written, so its
-     * `step.started` is there while it runs. One status change per write: each is its own
-     * domain event.
+     * I/O) entirely, so a run of render steps is one write from `run.started` to
+     * `run.completed`. Before a step with I/O everything gathered is written, so its
+     * `step.started` is there while it runs. Each status change in a write is its own
+     * domain event, written with it (the run as that change left it).
      */
     let next = Math.max(events.length, run.event_count);
     let pending: RunLogEntry[] = [];
     let update: RunUpdate = {};
+    /** The status changes gathered, each with the run's fields and event count as it left them. */
+    let changes: EarlierChange[] = [];
+    /** The run as this delivery's last write left it (what the next write's events describe). */
+    let written: RunItem = run;
     let status = run.status;
     let lastType = events.at(-1)?.type;
     // The run's deadline (`run_timeout_seconds`), from the start of this attempt; set when it starts.
@@ -504,13 +515,21 @@ export class CrewRunner {
     // Each write takes or renews the lease; `release` lets it go with the delivery's last write.
     const flush = async (release = false) => {
       if (pending.length === 0) return;
-      const at = update.finished_at ?? update.started_at ?? pending[pending.length - 1]!.timestamp;
-      const change = update.status ? runChange(update.status, at) : undefined;
       const now = Date.now();
       const until = release ? null : now + LEASE_MS;
       const held = lease.held;
       lease.held = true;
-      if (!(await this.runs.append(run, pending, update, change, { owner: lease.owner, now, until }))) {
+      const last = changes.at(-1);
+      if (
+        !(await this.runs.append(
+          written,
+          pending,
+          update,
+          last?.change,
+          { owner: lease.owner, now, until },
+          changes.slice(0, -1),
+        ))
+      ) {
         lease.held = held;
         throw new IndexTaken();
       }
@@ -519,8 +538,15 @@ export class CrewRunner {
       // Written as the run's executor while holding its slot: this delivery lets the slot go.
       if (slot.taken) slot.ours = true;
       next += pending.length;
+      written = {
+        ...written,
+        ...update,
+        event_count: next,
+        event_sequence: (written.event_sequence ?? 0) + changes.length,
+      };
       pending = [];
       update = {};
+      changes = [];
     };
     const add = async (
       type: RunLogEntryType,
@@ -529,10 +555,14 @@ export class CrewRunner {
       data?: Record<string, unknown>,
       fields?: RunUpdate,
     ) => {
-      if (fields?.status && update.status) await flush();
-      pending.push(this.event(run, next + pending.length, type, message, stepId, data));
+      const entry = this.event(run, next + pending.length, type, message, stepId, data);
+      pending.push(entry);
       Object.assign(update, fields);
-      if (fields?.status) status = fields.status;
+      if (fields?.status) {
+        status = fields.status;
+        const at = fields.finished_at ?? fields.started_at ?? entry.timestamp;
+        changes.push({ change: runChange(fields.status, at), update: { ...update }, eventCount: next + pending.length });
+      }
       lastType = type;
       if (timesOutAt === undefined && run.run_timeout_seconds && (type === 'run.started' || type === 'step.started'))
         timesOutAt = Date.now() + run.run_timeout_seconds * 1000;

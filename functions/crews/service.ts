@@ -61,7 +61,11 @@ const RETRYABLE: ReadonlySet<string> = new Set(['failed', 'cancelled']);
 
 /** Where runs go to be executed (the crew-run queue). */
 export interface RunQueue {
-  send(correlationId: string): Promise<void>;
+  /**
+   * With `run`, the message carries the run as just stored (a new run's first message), so
+   * the worker need not read it back; the queue leaves it out when it is large.
+   */
+  send(correlationId: string, run?: RunItem): Promise<void>;
   /** Several runs at once (SQS: batches of ten); a queue without it is sent to one by one. */
   sendAll?(correlationIds: readonly string[]): Promise<void>;
 }
@@ -303,7 +307,8 @@ export class CrewService {
       fire?.record(run),
     );
     if (!stored) throw new AlreadyFired();
-    await this.queueOrFail(run, run.event_count);
+    // The message carries the run as stored: the worker starts it without reading it back.
+    await this.queueOrFail(stored, stored.event_count, true);
     return { correlation_id: run.correlation_id, ...(webhook ? { webhook_secret: webhook.secret } : {}) };
   }
 
@@ -794,15 +799,19 @@ export class CrewService {
    * Queues the run; a run that cannot be queued is failed at once at `index` (never left
    * pending with nothing to carry it) and the answer is 503.
    */
-  private async queueOrFail(run: RunItem, index: number): Promise<void> {
+  private async queueOrFail(run: RunItem, index: number, carry = false): Promise<void> {
     try {
-      await this.queue.send(run.correlation_id);
+      await this.queue.send(run.correlation_id, carry ? run : undefined);
     } catch (err) {
       logger.error('could not queue crew run', { correlation_id: run.correlation_id, error: err as Error });
       const error = 'The run could not be queued: the queue did not answer';
       const failedAt = nowIso();
+      // As stored now: failed only when nothing wrote after the write that queued it.
+      const current = await this.runs.get(run.correlation_id);
+      if (current?.event_count !== index)
+        throw new Unavailable('The crew-run queue did not answer; the run was left as it is');
       await this.runs.append(
-        run,
+        current,
         {
           index,
           correlation_id: run.correlation_id,

@@ -227,6 +227,7 @@ export const toRun = (item: RunItem): CrewRun => {
 
 /** A stored run as the service and the runner (and its events) see it. */
 export function storedRun(item: Record<string, unknown>): RunItem {
+  const sequence = typeof item.ev_seq === 'number' ? { event_sequence: item.ev_seq } : {};
   const {
     open: _open,
     slot_queue: _queue,
@@ -241,22 +242,53 @@ export function storedRun(item: Record<string, unknown>): RunItem {
       ? { lease: { owner: lease_owner, until: lease_until } }
       : {};
   const variables = variables_json === undefined ? {} : { variables: parsed(variables_json) };
-  return { ...run, ...lease, ...variables, values: parsed(values_json) ?? {} } as RunItem;
+  return { ...run, ...lease, ...variables, ...sequence, values: parsed(values_json) ?? {} } as RunItem;
 }
 
 function runItem(run: RunItem): Record<string, unknown> {
-  const { values, variables, ...rest } = run;
+  const { values, variables, event_sequence: _sequence, lease: _lease, ...rest } = run;
   return { ...rest, values_json: json(values), ...(variables ? { variables_json: json(variables) } : {}) };
 }
 
-function eventItem(event: RunLogEntry, expiresAt: number): Record<string, unknown> {
+/** A run log entry's item; it says whether its run has its own webhook (the dispatcher skips those that have none). */
+function eventItem(event: RunLogEntry, run: Pick<RunItem, 'expires_at' | 'run_webhook'>): Record<string, unknown> {
   const { data, ...rest } = event;
-  return { ...rest, ...(data !== undefined ? { data_json: json(data) } : {}), expires_at: expiresAt };
+  return {
+    ...rest,
+    ...(data !== undefined ? { data_json: json(data) } : {}),
+    ...(run.run_webhook !== undefined ? { run_webhook: run.run_webhook } : {}),
+    expires_at: run.expires_at,
+  };
+}
+
+/** Whether a run log item's run has no webhook of its own (entries written before runs said so may have one). */
+export const entryOfRunWithoutWebhook = (item: Record<string, unknown>): boolean => item.run_webhook === false;
+
+/** The subject of a run's domain events (API.md §13). */
+export const runSubject = (correlationId: string) => `crew-runs/${correlationId}`;
+
+/** The run as a write leaves it: its fields updated, its event count moved on. */
+const runAfter = (run: RunItem, update: RunUpdate, eventCount: number): RunItem => ({
+  ...run,
+  ...update,
+  event_count: eventCount,
+});
+
+/**
+ * A status change of a run made by a write before that write's last one (the runner writes
+ * a run of `render` steps whole: started, then succeeded), with the run as that change left it.
+ */
+export interface EarlierChange {
+  readonly change: Change;
+  /** The run's fields as that change left them (the write's update so far). */
+  readonly update: RunUpdate;
+  /** The run's event count right after that change. */
+  readonly eventCount: number;
 }
 
 /** An E13 event as GET /api/events answers it, from its stored item. */
 export function toRunLogEntry(item: Record<string, unknown>): RunLogEntry {
-  const { expires_at: _ttl, data_json, ...event } = item;
+  const { expires_at: _ttl, run_webhook: _hook, data_json, ...event } = item;
   return (data_json === undefined ? event : { ...event, data: parsed(data_json) }) as RunLogEntry;
 }
 
@@ -300,6 +332,16 @@ export interface RunItem extends Omit<CrewRun, 'progress' | 'step_ids' | 'rerun_
   limit?: RunLimit;
   /** Its template's `run_timeout_seconds` when the run was queued. */
   run_timeout_seconds?: number;
+  /**
+   * The sequence of the run's last domain event (`ev_seq`): its changes' events are written
+   * with the changes (the outbox), each at the next sequence. Absent on items written by hand.
+   */
+  event_sequence?: number;
+  /**
+   * Whether the run has its own webhook (E2 `webhook_url`): its log entries say so, so the
+   * dispatcher reads the endpoint only for runs that have one. Absent on runs stored before.
+   */
+  run_webhook?: boolean;
 }
 
 /**
@@ -431,9 +473,6 @@ function slotQueueKey(key: string, before?: QueuedRun) {
 /** Where a run stands in its slot key's line (`created_key`, as listings sort it). */
 export type QueuedRun = Pick<RunItem, 'created_at' | 'correlation_id'>;
 
-/** What an append needs of its run: its id and expiry, and its limit (whose line a status change moves it in or out of). */
-export type AppendedRun = Pick<RunItem, 'correlation_id' | 'expires_at'> & Partial<Pick<RunItem, 'limit'>>;
-
 /** Fields of the run written together with an event. */
 export type RunUpdate = Partial<
   Pick<
@@ -461,7 +500,8 @@ export interface RunStore {
   /**
    * The run, its first events (event 0; a rerun's carried-over steps after it) and, when it
    * has one, its own webhook endpoint and `also` (a schedule's record of the run): one
-   * transaction. False when `also`'s condition refused it (nothing is stored).
+   * transaction. Answers the run as stored, or undefined when `also`'s condition refused it
+   * (nothing is stored).
    */
   create(
     run: RunItem,
@@ -469,7 +509,7 @@ export interface RunStore {
     change: Change,
     webhook?: Record<string, unknown>,
     also?: ExtraPut,
-  ): Promise<boolean>;
+  ): Promise<RunItem | undefined>;
   get(correlationId: string): Promise<RunItem | undefined>;
   /**
    * Runs newest first, filtered (one page of at most `limit`; one Query, never a Scan), from
@@ -494,13 +534,17 @@ export interface RunStore {
    * indices have no gaps and no duplicates. False when the index was taken. Several events
    * go together where nothing observable happens between them (a step's closing event and
    * the next step's opening one). With `lease`, also conditioned on it (the runner's writes).
+   * `run` is the run as read (or as the caller's last write left it): each status change's
+   * domain event (`earlier` ones, then `change`) is written in the same transaction, at the
+   * run's next sequences, with the run as that change left it as its data.
    */
   append(
-    run: AppendedRun,
+    run: RunItem,
     written: RunLogEntry | readonly RunLogEntry[],
     update?: RunUpdate,
     change?: Change,
     lease?: LeaseWrite,
+    earlier?: readonly EarlierChange[],
   ): Promise<boolean>;
   /**
    * Takes the run's lease without an event (a delivery resuming a step whose `step.started`
@@ -553,9 +597,31 @@ export class DynamoRunStore implements RunStore {
     private readonly db: DynamoDBDocumentClient,
     private readonly runsTable: string,
     private readonly runLogTable: string,
+    /**
+     * Where a run's domain events go, written in the transaction of the change (the outbox):
+     * a store without it reads and writes runs but refuses to change one.
+     */
+    private readonly events?: EventsTable,
     /** Where a run's own webhook endpoint goes (E2 `webhook_url`). */
     private readonly webhooksTable?: string,
   ) {}
+
+  /**
+   * The transaction items recording `changes` (API.md §13), the first at the sequence after
+   * `lastSequence`; each event's data is the run as its change left it.
+   */
+  private changeEvents(
+    run: RunItem,
+    changes: readonly { change: Change; after: RunItem }[],
+    lastSequence: number,
+  ): ReturnType<typeof eventPut>[] {
+    if (changes.length === 0) return [];
+    if (!this.events) throw new Error('run store without the domain events table: a run cannot change');
+    const events = this.events;
+    return changes.map(({ change, after }, i) =>
+      eventPut(events, outboxEvent(events, runSubject(run.correlation_id), change, lastSequence + i, { ...toRun(after) })),
+    );
+  }
 
   /**
    * The run, its first events (event 0; a rerun's carried-over steps after it) and, when it
@@ -567,9 +633,10 @@ export class DynamoRunStore implements RunStore {
     change: Change,
     webhook?: Record<string, unknown>,
     also?: ExtraPut,
-  ): Promise<boolean> {
+  ): Promise<RunItem | undefined> {
     if (webhook && !this.webhooksTable) throw new Error('run store without a webhooks table: no per-run webhook');
     const entries: readonly RunLogEntry[] = Array.isArray(first) ? first : [first as RunLogEntry];
+    const stored: RunItem = { ...run, run_webhook: webhook !== undefined, event_sequence: 1 };
     const write = this.db.send(
       new TransactWriteCommand({
         TransactItems: [
@@ -582,7 +649,8 @@ export class DynamoRunStore implements RunStore {
                 // A run with a concurrency limit waits in its key's line until it starts.
                 ...(run.limit ? { [SLOT_QUEUE.partitionKey]: run.limit.key } : {}),
                 ...listAttributes(RUN_LIST_PK, run.created_at, run.correlation_id),
-                ...stampNew(change),
+                run_webhook: webhook !== undefined,
+                ev_seq: 1,
               },
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
@@ -590,10 +658,12 @@ export class DynamoRunStore implements RunStore {
           ...entries.map((entry) => ({
             Put: {
               TableName: this.runLogTable,
-              Item: eventItem(entry, run.expires_at),
+              Item: eventItem(entry, stored),
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
           })),
+          // its `queued` event, at sequence 1
+          ...this.changeEvents(stored, [{ change, after: stored }], 0),
           ...(webhook
             ? [
                 {
@@ -611,10 +681,10 @@ export class DynamoRunStore implements RunStore {
     );
     if (!also) {
       await write;
-      return true;
+      return stored;
     }
     // Only `also`'s condition can refuse (the run's id is new): it exists already.
-    return conditionally(write);
+    return (await conditionally(write)) ? stored : undefined;
   }
 
   async get(correlationId: string): Promise<RunItem | undefined> {
@@ -762,12 +832,13 @@ export class DynamoRunStore implements RunStore {
    * the next step's opening one). With `lease`, also conditioned on it (the runner's writes).
    */
   async append(
-    run: AppendedRun,
+    run: RunItem,
     written: RunLogEntry | readonly RunLogEntry[],
     update: RunUpdate = {},
     /** The run's change when `update` changes its status (its domain event). */
     change?: Change,
     lease?: LeaseWrite,
+    earlier: readonly EarlierChange[] = [],
   ): Promise<boolean> {
     const events = Array.isArray(written) ? written : [written as RunLogEntry];
     const first = events[0];
@@ -775,14 +846,20 @@ export class DynamoRunStore implements RunStore {
     events.forEach((e, i) => {
       if (e.index !== first.index + i) throw new Error(`events to append are not consecutive at index ${e.index}`);
     });
-    const stamp = change && stampUpdate(change);
-    const names: Record<string, string> = { ...stamp?.names };
+    const next = first.index + events.length;
+    const changes = [
+      ...earlier.map((e) => ({ change: e.change, after: runAfter(run, e.update, e.eventCount) })),
+      ...(change ? [{ change, after: runAfter(run, update, next) }] : []),
+    ];
+    const lastSequence = run.event_sequence ?? 0;
+    const changeEvents = this.changeEvents(run, changes, lastSequence);
+    const names: Record<string, string> = changes.length ? { '#ev_seq': 'ev_seq' } : {};
     const values: Record<string, unknown> = {
       ':index': first.index,
-      ':next': first.index + events.length,
-      ...stamp?.values,
+      ':next': next,
+      ...(changes.length ? { ':ev_seq': lastSequence + changes.length } : {}),
     };
-    const sets = ['event_count = :next', ...(stamp ? [stamp.set] : [])];
+    const sets = ['event_count = :next', ...(changes.length ? ['#ev_seq = :ev_seq'] : [])];
     Object.entries(update).forEach(([attr, value], i) => {
       names[`#u${i}`] = attr;
       values[`:u${i}`] = value;
@@ -838,15 +915,16 @@ export class DynamoRunStore implements RunStore {
             ...events.map((event) => ({
               Put: {
                 TableName: this.runLogTable,
-                Item: eventItem(event, run.expires_at),
+                Item: eventItem(event, run),
                 ConditionExpression: 'attribute_not_exists(correlation_id)',
               },
             })),
+            ...changeEvents,
             {
               Update: {
                 TableName: this.runsTable,
                 Key: { correlation_id: run.correlation_id },
-                UpdateExpression: `SET ${sets.join(', ')}${remove}${stamp ? ` ADD ${stamp.add}` : ''}`,
+                UpdateExpression: `SET ${sets.join(', ')}${remove}`,
                 ConditionExpression: condition,
                 ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
                 ExpressionAttributeValues: values,

@@ -7,18 +7,24 @@ import { crewRunner } from './compose-worker.js';
 import type { CrewRunner, RunWake, StepTimer } from './runner.js';
 import type { ScheduleService } from './schedules.js';
 import type { RunQueue } from './service.js';
+import type { RunItem } from './store.js';
 import type { ScheduleFire } from '../../shared/ports/scheduler.js';
 
 /**
- * What a crew-run message carries: `{"correlation_id"}`, and with `timer` the approval
+ * What a crew-run message carries: `{"correlation_id"}`; a new run's first message also
+ * `run`, the run as E2 stored it (the worker starts it without reading it back); with `timer` the approval
  * expiry it is for, with `slot` (`wait` or `freed`) a slot of the run's concurrency limit
  * (run-queue.ts; messages queued before timers or slots said so are plain). A malformed
  * body throws (and ends in the DLQ).
  */
-export function runMessageOf(record: SQSRecord): { correlationId: string; timer?: RunWake } {
-  const body = JSON.parse(record.body) as { correlation_id?: unknown; timer?: unknown; slot?: unknown };
+export function runMessageOf(record: SQSRecord): { correlationId: string; timer?: RunWake; run?: RunItem } {
+  const body = JSON.parse(record.body) as { correlation_id?: unknown; timer?: unknown; slot?: unknown; run?: unknown };
   if (typeof body.correlation_id !== 'string' || body.correlation_id.length !== 36) {
     throw new Error(`message ${record.messageId} carries no correlation_id`);
+  }
+  if (body.run !== undefined) {
+    const run = carriedRun(body.run, body.correlation_id);
+    return run ? { correlationId: body.correlation_id, run } : { correlationId: body.correlation_id };
   }
   if (body.slot !== undefined) {
     if (body.slot !== 'wait' && body.slot !== 'freed')
@@ -31,6 +37,23 @@ export function runMessageOf(record: SQSRecord): { correlationId: string; timer?
     throw new Error(`message ${record.messageId} carries a malformed timer`);
   }
   return { correlationId: body.correlation_id, timer: { step_id: timer.step_id, expires_at: timer.expires_at } };
+}
+
+/**
+ * The run a new run's message carries (run-queue.ts `send`), when it is one: a pending run of
+ * this id with its steps and event counts. Anything else is ignored (the worker reads the run).
+ */
+function carriedRun(value: unknown, correlationId: string): RunItem | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const run = value as Partial<RunItem>;
+  const ok =
+    run.correlation_id === correlationId &&
+    run.status === 'pending' &&
+    typeof run.event_count === 'number' &&
+    typeof run.event_sequence === 'number' &&
+    typeof run.expires_at === 'number' &&
+    Array.isArray(run.steps);
+  return ok ? (run as RunItem) : undefined;
 }
 
 /**
@@ -68,10 +91,10 @@ export function createWorkerHandler(
       if (!schedules) throw new Error('a schedule fire needs the schedules (crews/compose.ts scheduleService)');
       return schedules.fire(fire.schedule_id, fire.scheduled_time);
     }
-    const { correlationId, timer } = runMessageOf(record);
+    const { correlationId, timer, run } = runMessageOf(record);
     try {
       const deadline = context && queue ? { remainingMs: () => context.getRemainingTimeInMillis() } : undefined;
-      if ((await runner.process(correlationId, deadline, timer)) === 'continue-later') {
+      if ((await runner.process(correlationId, deadline, timer, run)) === 'continue-later') {
         logger.info('crew run continues in a new delivery', { correlation_id: correlationId });
         await queue!.send(correlationId);
       }

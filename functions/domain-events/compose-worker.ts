@@ -1,6 +1,6 @@
 import type { EventBus } from '../../shared/ports/event-bus.js';
 import { eventBus, type Runtime } from '../composition.js';
-import { toRunLogEntry } from '../crews/store.js';
+import { entryOfRunWithoutWebhook, toRunLogEntry } from '../crews/store.js';
 import { runEventEnvelope } from '../webhooks/run-endpoint.js';
 import { webhookFanout } from '../webhooks/compose.js';
 import type { EventFanout, RunLogStream } from './dispatcher.js';
@@ -17,7 +17,8 @@ export function dispatcherDeps(runtime: Runtime): { bus: EventBus; fanout: Event
     fanout: webhookFanout(runtime),
     runLog: {
       table: runtime.tableName('runLog'),
-      envelopeOf: (item) => runEventEnvelope(toRunLogEntry(item), origin),
+      envelopeOf: (item) =>
+        entryOfRunWithoutWebhook(item) ? undefined : runEventEnvelope(toRunLogEntry(item), origin),
     },
   };
 }

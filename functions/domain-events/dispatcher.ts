@@ -15,6 +15,8 @@ export interface EventFanout {
   fanOut(events: readonly DomainEvent[]): Promise<ReadonlySet<string>>;
   /** A crew run's E13 events (envelopes in index order) to the run's own webhook, if it has one. */
   fanOutToRun(correlationId: string, events: readonly DomainEvent[]): Promise<ReadonlySet<string>>;
+  /** The webhook endpoints changed (the local platform's writes): the next fan-out reads them again. */
+  endpointsChanged?(): void;
 }
 
 /**
@@ -24,8 +26,8 @@ export interface EventFanout {
 export interface RunLogStream {
   /** Physical table name. */
   readonly table: string;
-  /** A run log item as its run's webhook's envelope. */
-  envelopeOf(item: Record<string, unknown>): DomainEvent;
+  /** A run log item as its run's webhook's envelope; undefined when its run has no webhook (nothing is read). */
+  envelopeOf(item: Record<string, unknown>): DomainEvent | undefined;
 }
 
 type Image = Parameters<typeof unmarshall>[0];
@@ -139,9 +141,8 @@ async function dispatchRunEvents(
 }
 
 /** The dispatcher over a runtime: the stage's bus, webhooks, and the crew runs' events. */
-export function dispatcherFor(runtime: Runtime): StreamHandler {
-  const { bus, fanout, runLog } = dispatcherDeps(runtime);
-  return createDispatcher(bus, fanout, runLog);
+export function dispatcherFor(runtime: Runtime, deps = dispatcherDeps(runtime)): StreamHandler {
+  return createDispatcher(deps.bus, deps.fanout, deps.runLog);
 }
 
 export const handler = streamEntry(() => dispatcherFor(lambdaRuntimeFromEnv()));

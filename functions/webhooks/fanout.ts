@@ -3,6 +3,7 @@ import { logger } from '../../shared/logger.js';
 import { currentMessage, type DeliveryQueue, dueNowMessage } from './delivery-queue.js';
 import { runEndpointId, stoppedByCancel } from './run-endpoint.js';
 import { type WebhookStore } from './endpoint-store.js';
+import type { WebhookEndpoint } from './schemas.js';
 import { type DeliveryStore, newDelivery } from './delivery-store.js';
 
 /** Whether an endpoint taking `eventTypes` (types, `prefix.*`, `*`; `dpm.` may lead) takes events of `type`. */
@@ -21,7 +22,21 @@ export interface FanoutDeps {
   readonly deliveries: Pick<DeliveryStore, 'create' | 'openOf'>;
   readonly queue: DeliveryQueue;
   readonly now?: () => number;
+  /** How long the endpoints read are used (ENDPOINTS_FRESH_MS unless given). */
+  readonly endpointsFreshMs?: number;
 }
+
+/**
+ * How long a dispatcher uses the enabled endpoints it read before reading them again: an
+ * event costs no read of them (one Query per 10 s per dispatcher instead of one per batch).
+ * An endpoint created, changed or disabled takes effect in every dispatcher within this
+ * time, and at once in one that sees its change: the local platform's (its writes of the
+ * webhooks table, endpointsChanged) and one handed a `webhook.endpoint.*` event.
+ */
+export const ENDPOINTS_FRESH_MS = 10_000;
+
+/** Event types whose arrival means the endpoints changed (read them again before fanning out). */
+const ENDPOINT_EVENT_PREFIX = 'dpm.webhook.endpoint.';
 
 /**
  * The dispatcher's webhook half (API.md §14): each recorded event becomes one delivery per
@@ -38,13 +53,36 @@ export class WebhookFanout {
     this.now = deps.now ?? Date.now;
   }
 
+  /** The enabled endpoints as last read, and when; a failed read is not kept. */
+  private endpointsRead?: { readonly at: number; readonly endpoints: Promise<WebhookEndpoint[]> };
+
+  /** The endpoints changed (a write of this process, or their event): the next fan-out reads them. */
+  endpointsChanged(): void {
+    this.endpointsRead = undefined;
+  }
+
+  /** The enabled endpoints: read at most once per ENDPOINTS_FRESH_MS (concurrent fan-outs share one read). */
+  private enabledEndpoints(): Promise<WebhookEndpoint[]> {
+    const now = this.now();
+    const read = this.endpointsRead;
+    if (read && now - read.at < (this.deps.endpointsFreshMs ?? ENDPOINTS_FRESH_MS)) return read.endpoints;
+    const endpoints = this.deps.endpoints.enabled();
+    const entry = { at: now, endpoints };
+    this.endpointsRead = entry;
+    endpoints.catch(() => {
+      if (this.endpointsRead === entry) this.endpointsRead = undefined;
+    });
+    return endpoints;
+  }
+
   /** The ids of the events not fanned out (with every later one of their subject): hand them again. */
   async fanOut(events: readonly DomainEvent[]): Promise<ReadonlySet<string>> {
     const failed = new Set<string>();
     if (events.length === 0) return failed;
+    if (events.some((e) => e.type.startsWith(ENDPOINT_EVENT_PREFIX))) this.endpointsChanged();
     let endpoints;
     try {
-      endpoints = await this.deps.endpoints.enabled();
+      endpoints = await this.enabledEndpoints();
     } catch (err) {
       logger.warn('webhook endpoints not read; events handed again', { count: events.length, error: err as Error });
       return new Set(events.map((e) => e.id));

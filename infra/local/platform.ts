@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -11,6 +12,7 @@ import { cors } from 'hono/cors';
 import { CORS } from '../../shared/cors.js';
 import { serviceApps } from '../../functions/apps.js';
 import { createRuntime, type Runtime, stopLocalScheduler } from '../../functions/composition.js';
+import { dispatcherDeps } from '../../functions/domain-events/compose-worker.js';
 import { dispatcherFor } from '../../functions/domain-events/dispatcher.js';
 import { publisherFor } from '../../functions/domain-events/publisher.js';
 import { crewService, scheduleService } from '../../functions/crews/compose.js';
@@ -79,7 +81,16 @@ export interface PlatformOptions {
    * StartupError (a Ctrl-C during start-up).
    */
   readonly signal?: AbortSignal;
+  /**
+   * Wraps each local Lambda's handler (the API groups, the queue workers, the stream
+   * consumers), named as in infra/groups.ts: the benchmark counts invocations and handler
+   * time with it. Without it the handlers run as they are.
+   */
+  readonly instrument?: Instrument;
 }
+
+/** Returns `handler` or a function that calls it (and may observe the call). */
+export type Instrument = <H extends (...args: never[]) => Promise<unknown>>(lambda: string, handler: H) => H;
 
 /** How long a stop waits for the work under way (messages, stream batches, requests) before it stops the emulators. */
 const DRAIN_MS = 5_000;
@@ -212,15 +223,23 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       () => Promise.all([crewService(runtime).requeueOpenRuns(), webhookDeliverer(runtime).requeueOpen()]),
     );
     throwIfStopped();
-    const workers = startWorkers(runtime, sqsClient, queues, options.retryDelaySeconds ?? 2, stopping.signal);
+    const instrument: Instrument = options.instrument ?? ((_, handler) => handler);
+    const workers = startWorkers(
+      runtime,
+      sqsClient,
+      queues,
+      options.retryDelaySeconds ?? 2,
+      stopping.signal,
+      instrument,
+    );
     // Crew schedules fire from this process's timers (API.md §4): set from what is stored.
     stopSchedules = () => stopLocalScheduler(runtime);
     await phase('could not set the crew schedules', () => scheduleService(runtime).armAll());
-    const events = startEventPipeline(runtime, options.inMemory ? undefined : effective.dataDir);
+    const events = startEventPipeline(runtime, options.inMemory ? undefined : effective.dataDir, instrument);
     consumers = {
       stop: async (drainMs) => void (await Promise.all([workers.stop(drainMs), events.stop(drainMs)])),
     };
-    serveApps(servers, runtime, identity);
+    serveApps(servers, runtime, identity, options.instrument);
     return {
       baseUrl,
       httpsBaseUrl,
@@ -258,6 +277,7 @@ function startWorkers(
   queues: Record<QueueKey, QueueUrls>,
   retryDelaySeconds: number,
   stop: AbortSignal,
+  instrument: Instrument,
 ) {
   const runner = crewRunner(runtime, { stop });
   const queue = queues.crewRuns;
@@ -267,7 +287,7 @@ function startWorkers(
       sqs,
       queueUrl: queue.url,
       queueArn: arn(queue.url),
-      handler: createWorkerHandler(runner, undefined, scheduleService(runtime)),
+      handler: instrument('crews-worker', createWorkerHandler(runner, undefined, scheduleService(runtime))),
       concurrency: CREW_WORKER_CONCURRENCY,
       retryDelaySeconds,
     }),
@@ -275,18 +295,23 @@ function startWorkers(
       sqs,
       queueUrl: queue.deadLetterUrl,
       queueArn: arn(queue.deadLetterUrl),
-      handler: createDeadLetterHandler(runner),
+      handler: instrument('crews-dead-letter', createDeadLetterHandler(runner)),
       concurrency: 4,
       retryDelaySeconds,
     }),
     // The two webhook lanes, each with consumers of its own (API.md §1 "Fair use"): the
     // API's endpoints, and crew runs' own, whose receivers any user chooses.
-    ...(['webhookDeliveries', 'runWebhookDeliveries'] as const).map((lane) =>
+    ...(
+      [
+        ['webhookDeliveries', 'webhooks-worker'],
+        ['runWebhookDeliveries', 'run-webhooks-worker'],
+      ] as const
+    ).map(([lane, lambda]) =>
       startQueuePoller({
         sqs,
         queueUrl: queues[lane].url,
         queueArn: arn(queues[lane].url),
-        handler: createWebhookWorkerHandler(webhookDeliverer(runtime)),
+        handler: instrument(lambda, createWebhookWorkerHandler(webhookDeliverer(runtime))),
         concurrency: 16,
         retryDelaySeconds,
       }),
@@ -301,25 +326,39 @@ function startWorkers(
  * the events table. Checkpoints live beside the database, so a restart goes on where the
  * last run stopped (in memory for an in-memory database, which forgets its streams too).
  */
-function startEventPipeline(runtime: Runtime, dataDir: string | undefined) {
+function startEventPipeline(runtime: Runtime, dataDir: string | undefined, instrument: Instrument) {
   const streamsOf = (name: (typeof STREAM_CONSUMERS)[number]['name']): readonly TableKey[] =>
     STREAM_CONSUMERS.find((c) => c.name === name)!.streams;
   const { config } = runtime;
   const endpoint = config.endpoints.dynamodb!;
+  const dispatcher = dispatcherDeps(runtime);
+  // A webhook endpoint this process writes (its API) is used by the next fan-out, not up to
+  // ENDPOINTS_FRESH_MS later (functions/webhooks/fanout.ts): the write is seen as it is made.
+  const webhooksTable = runtime.tableName('webhooks');
+  const watcher = `localWebhookEndpoints-${randomUUID()}`;
+  runtime.db.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      if (!READS.test(context.commandName ?? '') && tablesWritten(args.input).includes(webhooksTable))
+        dispatcher.fanout.endpointsChanged?.();
+      return out;
+    },
+    { step: 'initialize', name: watcher },
+  );
   const pollers = [
     // The checkpoint files keep their names from before the consumers' rename: a data dir goes on where it stopped.
     startStreamPoller({
       endpoint,
       region: config.region,
       tables: streamsOf('domain-events-publisher').map((t) => runtime.tableName(t)),
-      handler: publisherFor(runtime),
+      handler: instrument('domain-events-publisher', publisherFor(runtime)),
       ...(dataDir ? { checkpointFile: join(dataDir, 'streams-events-publisher.json') } : {}),
     }),
     startStreamPoller({
       endpoint,
       region: config.region,
       tables: streamsOf('domain-events-dispatcher').map((t) => runtime.tableName(t)),
-      handler: dispatcherFor(runtime),
+      handler: instrument('domain-events-dispatcher', dispatcherFor(runtime, dispatcher)),
       ...(dataDir ? { checkpointFile: join(dataDir, 'streams-events-dispatcher.json') } : {}),
     }),
   ];
@@ -332,6 +371,7 @@ function startEventPipeline(runtime: Runtime, dataDir: string | undefined) {
   return {
     stop: async (drainMs?: number) => {
       wakers.delete(wake);
+      runtime.db.middlewareStack.remove(watcher);
       await Promise.all(pollers.map((p) => p.stop(drainMs)));
     },
   };
@@ -447,8 +487,20 @@ function bind(server: Server, host: string, port: number, variable: 'PORT' | 'HT
  * Every group's app on the bound servers (HTTP and HTTPS alike), routed by path prefix; `/oidc`
  * to the local identity provider.
  */
-function serveApps(servers: readonly Server[], runtime: Runtime, identity: LocalIdentityProvider | undefined): void {
+function serveApps(
+  servers: readonly Server[],
+  runtime: Runtime,
+  identity: LocalIdentityProvider | undefined,
+  instrument: Instrument | undefined,
+): void {
   const apps = serviceApps(runtime);
+  type Fetch = (request: Request, env: HttpBindings) => Response | Promise<Response>;
+  const fetchOf = Object.fromEntries(
+    Object.entries(apps).map(([name, app]): [string, Fetch] => [
+      name,
+      instrument ? instrument(name, async (request: Request, env: HttpBindings) => app.fetch(request, env)) : app.fetch,
+    ]),
+  );
   // As API Gateway: preflights answered and CORS headers added here, for CORS_ORIGINS only.
   const root = new Hono<{ Bindings: HttpBindings }>();
   const origins = runtime.config.corsOrigins;
@@ -470,7 +522,7 @@ function serveApps(servers: readonly Server[], runtime: Runtime, identity: Local
   root.all('*', (c) => {
     const group = groupForPath(new URL(c.req.url).pathname);
     // env: the group's app may read a body from the incoming message (shared/http/request-input.ts)
-    return apps[(group?.name ?? 'platform') as GroupName].fetch(c.req.raw, c.env);
+    return fetchOf[(group?.name ?? 'platform') as GroupName]!(c.req.raw, c.env);
   });
   const listener = getRequestListener(root.fetch);
   for (const server of servers) {

@@ -2,6 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Step } from '../../functions/crews/schemas.js';
 import { DynamoRunStore } from '../../functions/crews/store.js';
+import type { EventsTable } from '../../shared/events/events-table.js';
+
+/** The stage's domain events table beside its crew-runs table (`dpm-<stage>-crew-runs`): where runs' events go. */
+function eventsTableBeside(crewRuns: string): EventsTable {
+  const stage = crewRuns.replace(/^dpm-/, '').replace(/-crew-runs$/, '');
+  return { tableName: `dpm-${stage}-domain-events`, ttlDays: 30, source: `dpm/${stage}` };
+}
+
+/** The run store of the tables a test names. */
+const runStoreOf = (db: DynamoDBDocumentClient, tables: { crewRuns: string; runLog: string }) =>
+  new DynamoRunStore(db, tables.crewRuns, tables.runLog, eventsTableBeside(tables.crewRuns));
 
 /**
  * A crew run stored as E2 leaves it (its `run.queued` event written) but never queued: no
@@ -16,7 +27,7 @@ export async function storeUnqueuedRun(
 ): Promise<string> {
   const id = randomUUID();
   const now = new Date().toISOString();
-  await new DynamoRunStore(db, tables.crewRuns, tables.runLog).create(
+  await runStoreOf(db, tables).create(
     {
       correlation_id: id,
       template_id: randomUUID(),
@@ -53,11 +64,11 @@ export async function storeWaitingRun(
   const id = await storeUnqueuedRun(db, tables, owner, [
     { id: stepId, kind: 'approval', prompt: 'go?', role, timeout_seconds: 3600 },
   ]);
-  const store = new DynamoRunStore(db, tables.crewRuns, tables.runLog);
+  const store = runStoreOf(db, tables);
   const now = new Date().toISOString();
   const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
   const appended = await store.append(
-    { correlation_id: id, expires_at: Math.floor(Date.now() / 1000) + 3600 },
+    (await store.get(id))!,
     [
       { index: 1, correlation_id: id, type: 'run.started', timestamp: now, message: 'started' },
       { index: 2, correlation_id: id, type: 'step.started', step_id: stepId, timestamp: now, message: 'started' },

@@ -5,7 +5,7 @@ import { eventually } from '../../support/eventually.js';
 import { storeWaitingRun } from '../../support/pending-run.js';
 import { eventsOf } from '../event-feed.js';
 import { crewTemplate, runEvents, startRun } from '../crew-support.js';
-import { adminToken, api, db, principalOf, slug, table, token } from '../helpers.js';
+import { adminToken, api, db, eventsTable, principalOf, slug, table, token } from '../helpers.js';
 
 /**
  * Bulk cancel (API.md §4 "Runs people can plan on"): `POST /api/crew-runs/cancel` cancels
@@ -24,7 +24,7 @@ type Run = { correlation_id: string; status: string; event_count: number };
 type Answer = { matched: number; cancelled: number; more: boolean };
 
 const tables = () => ({ crewRuns: table('crewRuns'), runLog: table('runLog') });
-const store = () => new DynamoRunStore(db(), table('crewRuns'), table('runLog'));
+const store = () => new DynamoRunStore(db(), table('crewRuns'), table('runLog'), eventsTable());
 
 /**
  * A run of `owner`'s as E2 leaves it but never queued (no worker takes it): `pending`, or
@@ -60,7 +60,7 @@ async function storedRun(
   if (options.status === 'running') {
     const now = new Date().toISOString();
     const started = await store().append(
-      { correlation_id: id, expires_at: expiresAt },
+      (await store().get(id))!,
       { index: 1, correlation_id: id, type: 'run.started', timestamp: now, message: 'started' },
       { status: 'running', started_at: now },
       { type: 'crew.run.started', actor: null, at: now },

@@ -18,6 +18,11 @@ const store = () =>
     }),
     physicalTableName(inject('stage'), TABLES.crewRuns),
     physicalTableName(inject('stage'), TABLES.runLog),
+    {
+      tableName: physicalTableName(inject('stage'), TABLES.domainEvents),
+      ttlDays: 30,
+      source: `dpm/${inject('stage')}`,
+    },
   );
 
 /** A never-queued run of `steps` (the test delivers it to the handler itself). */

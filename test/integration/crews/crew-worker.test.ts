@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../../functions/crews/runner.js';
@@ -12,6 +12,8 @@ import type { RunLogEntry, Step } from '../../../functions/crews/schemas.js';
 import { runChange } from '../../../functions/crews/events.js';
 import { MAX_EVENT_DATA_BYTES } from '../../../functions/crews/limits.js';
 import { jsonBytes } from '../../../shared/json.js';
+import { storedEvent } from '../../../shared/events/events-table.js';
+import type { DomainEvent } from '../../../shared/events/types.js';
 import { StepExecutor } from '../../../functions/crews/steps.js';
 import { DynamoRunStore, type RunItem, type RunStore, type RunUpdate } from '../../../functions/crews/store.js';
 import { createWorkerHandler } from '../../../functions/crews/worker.js';
@@ -19,7 +21,7 @@ import type { SqsHandler } from '../../../shared/aws/lambda.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
 import { eventually, notYet } from '../../support/eventually.js';
-import { adminPsk, api, db, slug, token } from '../helpers.js';
+import { adminPsk, api, db, slug, table, token } from '../helpers.js';
 
 // ---------------------------------------------------------------------------------------
 // The suite's DynamoDB Local, and runs inserted directly (no SQS message), so that only
@@ -28,6 +30,8 @@ import { adminPsk, api, db, slug, token } from '../helpers.js';
 
 const runsTable = () => physicalTableName(inject('stage'), TABLES.crewRuns);
 const eventsTable = () => physicalTableName(inject('stage'), TABLES.runLog);
+/** Where the runs' domain events go (the outbox of their writes). */
+const domainEvents = () => ({ tableName: table('domainEvents'), ttlDays: 30, source: `dpm/${inject('stage')}` });
 
 let store: RunStore;
 
@@ -41,11 +45,11 @@ class CrashingStore extends DynamoRunStore {
     private readonly write: number,
     private readonly when: 'after-write' | 'before-write',
   ) {
-    super(db(), runsTable(), eventsTable());
+    super(db(), runsTable(), eventsTable(), domainEvents());
   }
 
   override async append(
-    run: Pick<RunItem, 'correlation_id' | 'expires_at'>,
+    run: RunItem,
     written: RunLogEntry | readonly RunLogEntry[],
     ...rest: Parameters<DynamoRunStore['append']> extends [unknown, unknown, ...infer R] ? R : never
   ): Promise<boolean> {
@@ -161,6 +165,19 @@ const workerFor = (runs: RunStore, steps: StepRunner) =>
  * followed by one step.completed / step.failed, one terminal event and it is last, and
  * the run's event_count equal to the number of events.
  */
+/** The domain events recorded for run `id`, by sequence (read consistently from the events table). */
+async function domainEventsOf(id: string): Promise<DomainEvent[]> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: domainEvents().tableName,
+      KeyConditionExpression: 'subject = :s',
+      ExpressionAttributeValues: { ':s': `crew-runs/${id}` },
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []).map(storedEvent);
+}
+
 async function finishedLog(id: string, stepIds: string[], outcome: 'succeeded' | 'failed') {
   const events = await store.allLogEntries(id);
   const run = await store.get(id);
@@ -219,7 +236,7 @@ const hits: Hit[] = [];
 const hitsFor = (part: string) => hits.filter((h) => h.url.includes(part));
 
 beforeAll(async () => {
-  store = new DynamoRunStore(db(), runsTable(), eventsTable());
+  store = new DynamoRunStore(db(), runsTable(), eventsTable(), domainEvents());
   server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -396,13 +413,36 @@ describe('crew worker: a delivery that dies half way', () => {
     },
   );
 
-  it('three render steps are written with run.started at once, run.completed apart (each status change its own write)', async () => {
+  it('three render steps are one write from run.started to run.completed, with both status changes as domain events in it', async () => {
     const id = await insertRun(chain, { x: 'X' });
     const recording = new CrashingStore(-1, 'after-write');
     expect(await deliver(workerFor(recording, executor()), [runMessage(id)])).toEqual([]);
-    expect(recording.writes.map((w) => w.length)).toEqual([7, 1]);
-    const { terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(recording.writes.map((w) => w.length)).toEqual([8]);
+    const { terminal, run } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
     expect(terminal.data).toEqual({ outputs: chainOutputs });
+    // Written by the same transaction (the outbox), each at the run's next sequence, its data
+    // the run as that change left it: started with no step done yet, succeeded with all three.
+    const recorded = await domainEventsOf(id);
+    expect(recorded.map((e) => [e.sequence, e.type])).toEqual([
+      [1, 'dpm.crew.run.queued'],
+      [2, 'dpm.crew.run.started'],
+      [3, 'dpm.crew.run.succeeded'],
+    ]);
+    expect(recorded[1]!.data).toMatchObject({
+      status: 'running',
+      started_at: run.started_at,
+      finished_at: null,
+      event_count: 2,
+      progress: { completed_steps: 0, total_steps: 3 },
+    });
+    expect(recorded[2]!.data).toMatchObject({
+      status: 'succeeded',
+      finished_at: run.finished_at,
+      event_count: 9,
+      progress: { completed_steps: 3, total_steps: 3, current_step: null },
+    });
+    expect(recorded[2]!.time).toBe(run.finished_at);
+    expect(run.event_sequence).toBe(3);
   });
 });
 
@@ -474,8 +514,8 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
     expect(terminal.data).toEqual({ outputs: chainOutputs });
   });
 
-  it('one delivery of three render steps costs three DynamoDB calls: the run read, and two writes that take and let go of the lease', async () => {
-    const id = await insertRun(chain, { x: 'X' });
+  /** The DynamoDB calls of one delivery of `message` (through a client of its own), in order. */
+  async function callsOfDelivery(message: SQSRecord): Promise<string[]> {
     const base = new DynamoDBClient({
       region: 'us-east-1',
       endpoint: inject('dynamodbEndpoint'),
@@ -489,12 +529,61 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
       },
       { step: 'initialize', name: 'countCalls' },
     );
-    const counted = new DynamoRunStore(DynamoDBDocumentClient.from(base), runsTable(), eventsTable());
-    expect(await deliver(workerFor(counted, executor()), [runMessage(id)])).toEqual([]);
+    const counted = new DynamoRunStore(DynamoDBDocumentClient.from(base), runsTable(), eventsTable(), domainEvents());
+    expect(await deliver(workerFor(counted, executor()), [message])).toEqual([]);
     base.destroy();
-    expect(calls).toEqual(['GetItemCommand', 'TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
+    return calls;
+  }
+
+  it('one delivery of three render steps costs two DynamoDB calls: the run read, and one write that needs no lease', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    expect(await callsOfDelivery(runMessage(id))).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
     const { run } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
     expect(run.lease).toBeUndefined();
+  });
+
+  it('a message carrying the new run (as E2 sends it) costs one call: the write', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const carried = (await store.get(id))!;
+    const message = sqsRecord(JSON.stringify({ correlation_id: id, run: carried }));
+    expect(await callsOfDelivery(message)).toEqual(['TransactWriteItemsCommand']);
+    const { terminal } = await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
+    expect(terminal.data).toEqual({ outputs: chainOutputs });
+
+    // Handed again once the run went on: the carried run is stale, its write is refused (the
+    // renders computed again are pure), the run is read and found finished; nothing is written twice.
+    const before = await store.allLogEntries(id);
+    expect(await callsOfDelivery({ ...message, messageId: `again-${randomUUID()}` })).toEqual([
+      'TransactWriteItemsCommand',
+      'GetItemCommand',
+    ]);
+    expect(await store.allLogEntries(id)).toEqual(before);
+    expect((await domainEventsOf(id)).map((e) => e.sequence)).toEqual([1, 2, 3]);
+  });
+
+  it('a stale carried run never runs a step with I/O again: the write before it is refused first', async () => {
+    const tag = slug('carried');
+    const steps: Step[] = [{ id: 'call', kind: 'http', method: 'GET', url: `http://127.0.0.1:${port}/echo/${tag}` }];
+    const id = await insertRun(steps);
+    const message = sqsRecord(JSON.stringify({ correlation_id: id, run: (await store.get(id))! }));
+    expect(await deliver(workerFor(store, executor()), [message])).toEqual([]);
+    await finishedLog(id, ['call'], 'succeeded');
+    expect(hitsFor(tag)).toHaveLength(1);
+    const before = await store.allLogEntries(id);
+    expect(await deliver(workerFor(store, executor()), [{ ...message, messageId: `again-${randomUUID()}` }])).toEqual(
+      [],
+    );
+    expect(hitsFor(tag)).toHaveLength(1);
+    expect(await store.allLogEntries(id)).toEqual(before);
+  });
+
+  it('a carried run of another id, or not pending, is not used: the worker reads the run', async () => {
+    const id = await insertRun(chain, { x: 'X' });
+    const carried = (await store.get(id))!;
+    // a message whose run says it is another (a malformed message): read, not trusted
+    const other = sqsRecord(JSON.stringify({ correlation_id: id, run: { ...carried, correlation_id: randomUUID() } }));
+    expect(await callsOfDelivery(other)).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+    await finishedLog(id, ['a', 'b', 'c'], 'succeeded');
   });
 });
 

@@ -473,7 +473,11 @@ describe('E2 run and E13 events', () => {
         ttlDays: 30,
         source: `dpm/${stage}`,
       }),
-      new DynamoRunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.runLog)),
+      new DynamoRunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.runLog), {
+        tableName: physicalTableName(stage, TABLES.domainEvents),
+        ttlDays: 30,
+        source: `dpm/${stage}`,
+      }),
       {
         send: async (id) => {
           sent.push(id);
@@ -532,7 +536,12 @@ async function storePendingRun(
   },
 ) {
   const runtime = platformRuntime();
-  const store = new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('runLog'));
+  const store = new DynamoRunStore(
+    runtime.db,
+    runtime.tableName('crewRuns'),
+    runtime.tableName('runLog'),
+    runtime.eventsTable,
+  );
   const id = randomUUID();
   const now = new Date().toISOString();
   const item = pendingRun(id, now, fields);
