@@ -143,7 +143,7 @@ export function eventBus(runtime: Runtime): EventBus {
  */
 export function businessMetrics(
   runtime: Runtime,
-  service: 'domain-events-publisher' | 'webhooks-worker',
+  service: 'domain-events-dispatcher' | 'webhooks-worker',
 ): BusinessMetrics {
   return runtime === lambdaRuntime ? new EmfBusinessMetrics(service, runtime.config.stage) : new NoBusinessMetrics();
 }

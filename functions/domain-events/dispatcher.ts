@@ -6,7 +6,8 @@ import { tableOfStream } from '../../shared/events/stream.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import type { EventBus } from '../../shared/ports/event-bus.js';
-import { lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
+import { businessMetrics, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
+import type { BusinessMetrics } from '../../shared/ports/metrics.js';
 import { dispatcherDeps } from './compose-worker.js';
 
 /** Where the dispatcher hands events besides the bus: webhooks (API.md §14). */
@@ -54,10 +55,20 @@ function runEventOf(record: DynamoDBRecord, runLog: RunLogStream): DomainEvent |
  * With `runLog`, it also reads the crew runs' E13 events table: each event of a run
  * started with a `webhook_url` goes to that run's webhook alone (never to the bus).
  */
-export function createDispatcher(bus: EventBus, webhooks?: EventFanout, runLog?: RunLogStream): StreamHandler {
+export function createDispatcher(
+  bus: EventBus,
+  webhooks?: EventFanout,
+  runLog?: RunLogStream,
+  /**
+   * Counts `DomainEvents` by type, once per event: the events the dispatcher is done with
+   * before the first it hands back (Lambda hands a stream's batch again from its first
+   * failure, so those are never handed again); flushed at the end of each batch.
+   */
+  metrics?: BusinessMetrics,
+): StreamHandler {
   const runRecords = (records: readonly DynamoDBRecord[]) =>
     runLog !== undefined && records.length > 0 && tableOfStream(records[0]!.eventSourceARN) === runLog.table;
-  return async (event) => {
+  const dispatch: StreamHandler = async (event) => {
     // One shard of one stream per call (as Lambda hands them).
     if (runRecords(event.Records)) return dispatchRunEvents(event.Records, runLog!, webhooks);
     const recorded: { record: DynamoDBRecord; event: DomainEvent }[] = [];
@@ -86,11 +97,21 @@ export function createDispatcher(bus: EventBus, webhooks?: EventFanout, runLog?:
         : new Set<string>(),
     ]);
     const failedIds = new Set([...onBus, ...toWebhooks]);
+    const firstFailed = recorded.findIndex((r) => failedIds.has(r.event.id));
+    for (const r of firstFailed < 0 ? recorded : recorded.slice(0, firstFailed))
+      metrics?.count('DomainEvents', { type: r.event.type });
     return {
       batchItemFailures: recorded
         .filter((r) => failedIds.has(r.event.id))
         .map((r) => ({ itemIdentifier: r.record.dynamodb?.SequenceNumber ?? '' })),
     };
+  };
+  return async (event) => {
+    try {
+      return await dispatch(event);
+    } finally {
+      await metrics?.flush();
+    }
   };
 }
 
@@ -142,7 +163,7 @@ async function dispatchRunEvents(
 
 /** The dispatcher over a runtime: the stage's bus, webhooks, and the crew runs' events. */
 export function dispatcherFor(runtime: Runtime, deps = dispatcherDeps(runtime)): StreamHandler {
-  return createDispatcher(deps.bus, deps.fanout, deps.runLog);
+  return createDispatcher(deps.bus, deps.fanout, deps.runLog, businessMetrics(runtime, 'domain-events-dispatcher'));
 }
 
 export const handler = streamEntry(() => dispatcherFor(lambdaRuntimeFromEnv()));

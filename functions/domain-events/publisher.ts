@@ -7,8 +7,7 @@ import { type StreamHandler, streamEntry } from '../../shared/aws/lambda.js';
 import { tableOfStream } from '../../shared/events/stream.js';
 import { type DomainEvent, envelope, envelopeType } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
-import type { BusinessMetrics } from '../../shared/ports/metrics.js';
-import { businessMetrics, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
+import { lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
 import { eventStore } from './compose.js';
 import { EVENT_SOURCES } from './sources.js';
 import type { EventStore } from './store.js';
@@ -49,8 +48,6 @@ export interface PublisherDeps {
   readonly sources: ReadonlyMap<string, EventSource>;
   /** `dpm/<stage>` */
   readonly origin: string;
-  /** Counts `DomainEvents` by type, once per event newly recorded; flushed at the end of each batch. */
-  readonly metrics?: BusinessMetrics;
 }
 
 /**
@@ -59,11 +56,11 @@ export interface PublisherDeps {
  * event there). One subject's records are recorded in their order, so the events table's
  * own stream, and what the dispatcher sends from it, keeps that order; subjects go in
  * parallel. A record that fails is answered as a batch item failure: Lambda (or the local
- * poller) hands it and what follows it again, in order. Only an event newly recorded is
- * counted: one handed again finds itself recorded and counts nothing.
+ * poller) hands it and what follows it again, in order. (The dispatcher counts the events,
+ * those written by outboxes too.)
  */
 export function createPublisher(deps: PublisherDeps): StreamHandler {
-  const publish: StreamHandler = async (event) => {
+  return async (event) => {
     const bySubject = new Map<string, { record: DynamoDBRecord; event: DomainEvent }[]>();
     const failures: string[] = [];
     for (const record of event.Records) {
@@ -90,7 +87,6 @@ export function createPublisher(deps: PublisherDeps): StreamHandler {
         for (const [i, { event: e }] of items.entries()) {
           try {
             const result = await deps.events.record(e);
-            if (result === 'recorded') deps.metrics?.count('DomainEvents', { type: e.type });
             if (result === 'conflict')
               logger.error('an event already holds this sequence', {
                 subject: e.subject,
@@ -118,13 +114,6 @@ export function createPublisher(deps: PublisherDeps): StreamHandler {
     );
     return { batchItemFailures: failures.filter((f) => f !== '').map((itemIdentifier) => ({ itemIdentifier })) };
   };
-  return async (event) => {
-    try {
-      return await publish(event);
-    } finally {
-      await deps.metrics?.flush();
-    }
-  };
 }
 
 /** The publisher over a runtime: every group's event source, by its table's physical name. */
@@ -134,7 +123,6 @@ export function publisherFor(runtime: Runtime): StreamHandler {
     events: eventStore(runtime),
     sources,
     origin: runtime.eventsTable.source,
-    metrics: businessMetrics(runtime, 'domain-events-publisher'),
   });
 }
 

@@ -30,10 +30,10 @@ interface Emf {
   [key: string]: unknown;
 }
 
-/** An EMF line of the events publisher on prod, as read back (its `_aws` metadata under `cw`, no timestamp). */
+/** An EMF line of the events dispatcher on prod, as read back (its `_aws` metadata under `cw`, no timestamp). */
 const emfOf = (metric: string, dimension: string, value: string, count: number) => ({
   cw: [{ Namespace: 'dpm', Dimensions: [['service', 'stage', dimension]], Metrics: [{ Name: metric, Unit: 'Count' }] }],
-  service: 'domain-events-publisher',
+  service: 'domain-events-dispatcher',
   stage: 'prod',
   [dimension]: value,
   [metric]: count,
@@ -45,7 +45,7 @@ describe('the EMF business metrics (Powertools Metrics)', () => {
   afterEach(() => vi.unstubAllEnvs());
 
   it('writes one EMF line per metric and dimension values, namespace dpm, counts summed', async () => {
-    const metrics = new EmfBusinessMetrics('domain-events-publisher', 'prod');
+    const metrics = new EmfBusinessMetrics('domain-events-dispatcher', 'prod');
     const lines = await stdoutOf(async () => {
       metrics.count('DomainEvents', { type: 'dpm.crew.run.succeeded' });
       metrics.count('DomainEvents', { type: 'dpm.crew.run.failed' });
@@ -81,7 +81,7 @@ describe('the EMF business metrics (Powertools Metrics)', () => {
   });
 
   it('keeps dimension values that look like object keys as data', async () => {
-    const metrics = new EmfBusinessMetrics('domain-events-publisher', 'prod');
+    const metrics = new EmfBusinessMetrics('domain-events-dispatcher', 'prod');
     const lines = await stdoutOf(async () => {
       metrics.count('DomainEvents', { type: '__proto__' });
       metrics.count('DomainEvents', { type: 'constructor' });
@@ -109,7 +109,7 @@ describe('the local business metrics', () => {
 describe('the choice of business metrics', () => {
   it('is EMF for the Lambda’s runtime only, nothing for any other (the local platform’s)', () => {
     const noDb = {} as DynamoDBDocumentClient;
-    expect(businessMetrics(createRuntime(loadConfig({}), noDb), 'domain-events-publisher')).toBeInstanceOf(
+    expect(businessMetrics(createRuntime(loadConfig({}), noDb), 'domain-events-dispatcher')).toBeInstanceOf(
       NoBusinessMetrics,
     );
     expect(businessMetrics(lambdaRuntimeFromEnv(), 'webhooks-worker')).toBeInstanceOf(EmfBusinessMetrics);

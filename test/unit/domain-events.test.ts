@@ -203,47 +203,6 @@ describe('the publisher', () => {
     };
   }
 
-  it('counts each event newly recorded once by its type, a record handed again not at all', async () => {
-    const created = { ...version(1, 'draft'), ...stampNew(change('decision.version.created')) };
-    const submitted = { ...version(1, 'submitted'), ...stampNew(change('decision.version.submitted'), 1) };
-    const other = subjectRecords(2, 1);
-    const batch = [record('INSERT', created), record('MODIFY', submitted, created), ...other];
-    const m = countingMetrics();
-    const publisher = createPublisher({ events: onceEach(), sources, origin: ORIGIN, metrics: m.metrics });
-    expect(await publisher({ Records: batch })).toEqual({ batchItemFailures: [] });
-    expect(m.counted.sort()).toEqual([
-      'DomainEvents {"type":"dpm.decision.version.created"} 1',
-      'DomainEvents {"type":"dpm.decision.version.created"} 1',
-      'DomainEvents {"type":"dpm.decision.version.submitted"} 1',
-    ]);
-    expect(m.flushes()).toBe(1);
-    // The same batch handed again (a retry): every event is in the store already.
-    expect(await publisher({ Records: batch })).toEqual({ batchItemFailures: [] });
-    expect(m.counted).toHaveLength(3);
-    expect(m.flushes()).toBe(2);
-  });
-
-  it('counts no event that failed or conflicts, and flushes also when a record fails', async () => {
-    const m = countingMetrics();
-    const publisher = createPublisher({
-      events: {
-        record: async (e) => {
-          if (e.subject.endsWith('/1') && e.sequence === 2) throw new Error('throttled');
-          return e.sequence === 1 ? 'recorded' : 'conflict';
-        },
-      },
-      sources,
-      origin: ORIGIN,
-      metrics: m.metrics,
-    });
-    const out = await publisher({ Records: [...subjectRecords(1, 3), ...subjectRecords(2, 3)] });
-    expect(out.batchItemFailures).toHaveLength(2);
-    expect(m.counted).toEqual([
-      'DomainEvents {"type":"dpm.decision.version.created"} 1',
-      'DomainEvents {"type":"dpm.decision.version.created"} 1',
-    ]);
-    expect(m.flushes()).toBe(1);
-  });
 });
 
 describe('the dispatcher', () => {
@@ -281,6 +240,36 @@ describe('the dispatcher', () => {
     expect(out.batchItemFailures).toEqual([{ itemIdentifier: records[1]!.dynamodb!.SequenceNumber }]);
     const down = createDispatcher({ publish: () => Promise.reject(new Error('down')) });
     expect((await down({ Records: records })).batchItemFailures).toHaveLength(3);
+  });
+
+  it('counts each event it is done with once by its type (outbox events too), none from the first it hands back on', async () => {
+    const counted: string[] = [];
+    let flushes = 0;
+    const metrics: BusinessMetrics = {
+      count: (metric, dimensions, value = 1) => void counted.push(`${metric} ${JSON.stringify(dimensions)} ${value}`),
+      flush: async () => void (flushes += 1),
+    };
+    const records = [inserted(1), inserted(2), inserted(3)];
+    let refuse = 2;
+    const dispatcher = createDispatcher(
+      { publish: async (events) => ({ failed: events.filter((e) => e.sequence === refuse) }) },
+      undefined,
+      undefined,
+      metrics,
+    );
+    // 2 is handed back, and 3 with it (Lambda starts the batch again at 2): only 1 counts
+    expect((await dispatcher({ Records: records })).batchItemFailures).toHaveLength(1);
+    expect(counted).toEqual(['DomainEvents {"type":"dpm.decision.version.created"} 1']);
+    expect(flushes).toBe(1);
+    refuse = 0;
+    expect((await dispatcher({ Records: records.slice(1) })).batchItemFailures).toEqual([]);
+    expect(counted).toHaveLength(3);
+    expect(flushes).toBe(2);
+    // a bus that is down: nothing counts, and the metrics are flushed all the same
+    const down = createDispatcher({ publish: () => Promise.reject(new Error('down')) }, undefined, undefined, metrics);
+    expect((await down({ Records: records })).batchItemFailures).toHaveLength(3);
+    expect(counted).toHaveLength(3);
+    expect(flushes).toBe(3);
   });
 });
 
