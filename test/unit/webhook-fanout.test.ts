@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DeliveryMessage, DeliveryQueue } from '../../functions/webhooks/delivery-queue.js';
+import type { DeliveryQueue } from '../../functions/webhooks/delivery-queue.js';
 import type { DeliveryRecord } from '../../functions/webhooks/delivery-store.js';
 import { ENDPOINTS_FRESH_MS, WebhookFanout } from '../../functions/webhooks/fanout.js';
 import type { WebhookEndpoint } from '../../functions/webhooks/schemas.js';
@@ -40,7 +40,7 @@ function world(initial: WebhookEndpoint[]) {
   let fail = false;
   const reads = { count: 0 };
   const delivered: { endpoint: string; event: string }[] = [];
-  const queue: DeliveryQueue = { send: async (_messages: readonly DeliveryMessage[]) => undefined } as DeliveryQueue;
+  const queue: DeliveryQueue = { send: async () => undefined };
   const fanout = new WebhookFanout({
     endpoints: {
       enabled: async () => {
@@ -49,7 +49,7 @@ function world(initial: WebhookEndpoint[]) {
         return endpoints;
       },
       get: async () => undefined,
-      stopBefore: async () => undefined,
+      stopBefore: async () => true,
     },
     deliveries: {
       create: async (d: DeliveryRecord) => {
