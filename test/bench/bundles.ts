@@ -1,9 +1,25 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import type { RunningPlatform } from '../../infra/local/platform.js';
 import { RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
-import { GROUPS, STREAM_CONSUMERS, WORKERS } from '../../infra/groups.js';
+import { GROUPS, STREAM_CONSUMERS, WORKERS, type GroupDefinition } from '../../infra/groups.js';
+import { sqsAccess } from '../../shared/aws/sqs.js';
+import type { TestIssuer } from '../support/identity-provider.js';
+import { mintToken } from '../support/tokens.js';
+import { CallLog, startRecordingProxy } from './aws-call-recorder.js';
+import { COLD_START_CASES } from './cold-start-cases.js';
+import {
+  type ChildAnswer,
+  type ColdStartTargets,
+  type HandlerRequest,
+  lambdaEnvironment,
+  LOOPBACK_ONLY,
+  runChild,
+  startReceiver,
+} from './cold-start.js';
+import { startKmsStandIn } from './kms-stand-in.js';
 
 /** Same esbuild settings as ServiceFunction's NodejsFunction bundling (infra/aws/service-function.ts). */
 const LAMBDA_BUILD = {
@@ -18,7 +34,7 @@ const LAMBDA_BUILD = {
   external: [...RUNTIME_SDK_CLIENTS] as string[],
 } as const;
 
-/** A minimal Hono + DynamoDB document client Lambda: the yardstick for every bundle. */
+/** A minimal Hono + DynamoDB document client Lambda: the yardstick of the bundles' size and module init. */
 const BASELINE = `
 import { Hono } from 'hono';
 import { handle } from 'hono/aws-lambda';
@@ -30,12 +46,40 @@ const app = new Hono().get('/items/:id', async (c) =>
 export const handler = handle(app);
 `;
 
+/** One side of a cold start (the group's bundle, or its bare handler): medians over the fresh processes. */
+export interface ColdStartSide {
+  /** Import of the bundle through the answer to the request. */
+  readonly ms: number;
+  /** The import alone (module init). */
+  readonly initMs: number;
+  readonly bytes: number;
+  /** The AWS calls the request made, in order (through the recording proxies and the KMS stand-in), in the first run. */
+  readonly calls: readonly string[];
+  /** Other lists of calls that later runs made (none when every run made the same). */
+  readonly otherCalls: readonly string[];
+}
+
+export interface ColdStartFigure {
+  /** The main request, as the row names it. */
+  readonly what: string;
+  readonly status: number;
+  readonly runs: number;
+  readonly group: ColdStartSide;
+  readonly bare: ColdStartSide;
+}
+
 export interface BundleFigure {
   name: string;
   bytes: number;
   initMs: number;
-  /** HTTP bundles only: a fresh process importing the bundle and answering COLD_START_EVENT. */
-  coldStart?: { ms: number; status: number };
+  /** HTTP groups only: the cold start of the group's main request, beside its bare handler. */
+  coldStart?: ColdStartFigure;
+}
+
+/** What the cold starts need of the running bench: the local platform and its token issuer. */
+export interface ColdStartPlatform {
+  readonly platform: RunningPlatform;
+  readonly idp: TestIssuer;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -47,119 +91,165 @@ const CHILD_ENV = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
-/** Module init time of a bundle in a fresh Node process. */
+/** Module init time of a bundle in a fresh Node process (connections to loopback only, as every child's). */
 function initTime(file: string): number {
   const script = `const t = performance.now(); await import(${JSON.stringify(file)}); process.stdout.write(String(performance.now() - t));`;
-  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: CHILD_ENV }).toString());
+  return Number(
+    execFileSync(process.execPath, ['--import', LOOPBACK_ONLY, '--input-type=module', '-e', script], {
+      env: CHILD_ENV,
+    }).toString(),
+  );
 }
 
-/**
- * The first request of every cold start measured, the same for every HTTP bundle and the
- * baseline: an API Gateway HTTP API (payload 2.0) GET without credentials of a path that
- * needs no AWS call. The platform answers it (200); every other group, and the baseline,
- * routes it and answers 404 through its not-found handler.
- */
-const COLD_START_EVENT = {
-  version: '2.0',
-  routeKey: '$default',
-  rawPath: '/api/health/ping',
-  rawQueryString: '',
-  headers: { host: 'bench.execute-api.us-east-1.amazonaws.com', 'user-agent': 'bench', accept: 'application/json' },
-  requestContext: {
-    accountId: '123456789012',
-    apiId: 'bench',
-    domainName: 'bench.execute-api.us-east-1.amazonaws.com',
-    domainPrefix: 'bench',
-    http: { method: 'GET', path: '/api/health/ping', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' },
-    requestId: 'bench-cold-start',
-    routeKey: '$default',
-    stage: '$default',
-    time: '01/Jan/2025:00:00:00 +0000',
-    timeEpoch: 1735689600000,
-  },
-  isBase64Encoded: false,
-};
+/** Fresh processes per bundle without a cold start, for its module init (information): medians of this many. */
+export const INIT_RUNS = 5;
+/** Fresh processes per group and per bare handler for the cold starts: medians of this many. */
+export const COLD_START_RUNS = 7;
 
-const COLD_START_CONTEXT = `{
-  callbackWaitsForEmptyEventLoop: true,
-  functionName: 'bench',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:bench',
-  memoryLimitInMB: '1024',
-  awsRequestId: 'bench-cold-start',
-  logGroupName: '/aws/lambda/bench',
-  logStreamName: 'bench',
-  getRemainingTimeInMillis: () => 30000,
-}`;
-
-/**
- * Cold start of an HTTP bundle in a fresh Node process: importing the bundle (module
- * init) plus answering its first request, COLD_START_EVENT. The figure goes out on
- * stderr, as the handler logs its request on stdout.
- */
-function coldStart(file: string): { ms: number; status: number } {
-  const script = [
-    'const t = performance.now();',
-    `const { handler } = await import(${JSON.stringify(file)});`,
-    `const res = await handler(${JSON.stringify(COLD_START_EVENT)}, ${COLD_START_CONTEXT});`,
-    'const ms = performance.now() - t;',
-    'process.stderr.write(`\\n@@cold-start ${JSON.stringify({ ms, status: res.statusCode })}\\n`);',
-  ].join('\n');
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env: CHILD_ENV });
-  const line = child.stderr
-    .toString()
-    .split('\n')
-    .find((l) => l.startsWith('@@cold-start '));
-  if (child.status !== 0 || !line) {
-    throw new Error(`cold start of ${file} failed (${child.status}): ${child.stderr.toString().slice(-2000)}`);
-  }
-  return JSON.parse(line.slice('@@cold-start '.length)) as { ms: number; status: number };
-}
-
-/** Fresh processes per bundle for each figure: medians of this many. */
-const RUNS = 7;
-
-export async function measureBundles(root: string): Promise<{ baseline: BundleFigure; groups: BundleFigure[] }> {
+export async function measureBundles(
+  root: string,
+  bench: ColdStartPlatform,
+): Promise<{ baseline: BundleFigure; groups: BundleFigure[] }> {
+  // Inside the repository, so that the SDK clients the bundles leave out resolve from its node_modules.
   const dir = join(root, 'test/bench/.tmp');
   mkdirSync(dir, { recursive: true });
-  const baselineSource = join(dir, 'baseline-src.ts');
-  writeFileSync(baselineSource, BASELINE);
-  const bundles: { name: string; entry: string; http: boolean }[] = [
-    { name: 'baseline (Hono + DynamoDB document client)', entry: baselineSource, http: true },
-    ...GROUPS.map((g) => ({ name: g.name, entry: join(root, g.entry), http: true })),
-    // Queue and stream consumers: no HTTP request to answer, so module init only.
-    ...WORKERS.map((g) => ({ name: g.name, entry: join(root, g.entry), http: false })),
-    ...STREAM_CONSUMERS.map((c) => ({ name: c.name, entry: join(root, c.entry), http: false })),
-  ];
-  const built = [];
-  for (const b of bundles) {
-    const outfile = join(dir, `${b.name}.mjs`);
+  const bundle = async (name: string, entry: string) => {
+    const outfile = join(dir, `${name}.mjs`);
     await build({
       ...LAMBDA_BUILD,
-      entryPoints: [b.entry],
+      entryPoints: [entry],
       outfile,
       absWorkingDir: root,
       nodePaths: [join(root, 'node_modules')],
     });
-    built.push({ ...b, outfile, inits: [] as number[], colds: [] as { ms: number; status: number }[] });
-  }
-  // Round after round over every bundle, so that a slower spell of this machine weighs on
-  // all of them alike instead of on whichever was measured then.
-  for (let round = 0; round < RUNS; round++) {
-    for (const b of built) {
-      b.inits.push(initTime(b.outfile));
-      if (b.http) b.colds.push(coldStart(b.outfile));
-    }
-  }
-  for (const b of built) {
-    const statuses = new Set(b.colds.map((c) => c.status));
-    if (statuses.size > 1) throw new Error(`cold start of ${b.name} answered ${[...statuses].join(', ')}`);
-  }
-  const figures: BundleFigure[] = built.map((b) => ({
-    name: b.name,
-    bytes: statSync(b.outfile).size,
-    initMs: median(b.inits),
-    ...(b.http ? { coldStart: { ms: median(b.colds.map((c) => c.ms)), status: b.colds[0]!.status } } : {}),
-  }));
+    return outfile;
+  };
+  const source = (name: string, text: string) => {
+    const file = join(dir, `${name}-src.ts`);
+    writeFileSync(file, text);
+    return file;
+  };
+  const bundles: { name: string; entry: string }[] = [
+    { name: 'baseline (Hono + DynamoDB document client)', entry: source('baseline', BASELINE) },
+    ...[...GROUPS, ...WORKERS, ...STREAM_CONSUMERS].map((g) => ({ name: g.name, entry: join(root, g.entry) })),
+  ];
+  const built: { name: string; entry: string; outfile: string; inits: number[] }[] = [];
+  for (const b of bundles) built.push({ ...b, outfile: await bundle(b.name, b.entry), inits: [] as number[] });
+  const coldStarts = await measureColdStarts(
+    bench,
+    (name) => built.find((b) => b.name === name)!.outfile,
+    bundle,
+    source,
+  );
+  // Module init of the bundles without a cold start (the baseline, queue and stream Lambdas), in
+  // rounds over all of them, so that a slower spell of this machine weighs on all alike; an HTTP
+  // group's is the import in its cold-start processes.
+  const initOnly = built.filter((b) => !coldStarts.has(b.name));
+  for (let round = 0; round < INIT_RUNS; round++) for (const b of initOnly) b.inits.push(initTime(b.outfile));
+  const figures: BundleFigure[] = built.map((b) => {
+    const coldStart = coldStarts.get(b.name);
+    return {
+      name: b.name,
+      bytes: statSync(b.outfile).size,
+      initMs: coldStart ? coldStart.group.initMs : median(b.inits),
+      ...(coldStart ? { coldStart } : {}),
+    };
+  });
   return { baseline: figures[0]!, groups: figures.slice(1) };
+}
+
+/**
+ * Per HTTP group, COLD_START_RUNS fresh processes answering its main request and as many of
+ * its bare handler, in rounds over every group (the group first in even rounds, the bare
+ * handler in odd ones). The emulators are reached through recording proxies, KMS through the
+ * stand-in; every child gets its group Lambda's environment (cold-start.ts: lambdaEnvironment).
+ */
+async function measureColdStarts(
+  { platform, idp }: ColdStartPlatform,
+  groupBundle: (name: string) => string,
+  bundle: (name: string, entry: string) => Promise<string>,
+  source: (name: string, text: string) => string,
+): Promise<Map<string, ColdStartFigure>> {
+  const log = new CallLog();
+  const { config } = platform;
+  const dynamodb = await startRecordingProxy(config.endpoints.dynamodb!, log);
+  // fauxqs serves SQS and S3 on one endpoint.
+  const fauxqs = await startRecordingProxy(config.endpoints.sqs!, log);
+  const kms = await startKmsStandIn((operation) => log.note(`KMS ${operation}`));
+  const receiver = await startReceiver();
+  const audience = config.auth.audience!;
+  try {
+    const targets: ColdStartTargets = {
+      baseUrl: platform.baseUrl,
+      stage: config.stage,
+      region: config.region,
+      issuer: idp.issuer,
+      audience,
+      token: (name, roles = []) =>
+        mintToken(idp.privateJwk, { issuer: idp.issuer, audience }, name, { roles, expiresIn: '1h' }),
+      tableName: (table) => platform.runtime.tableName(table),
+      queueUrls: {
+        crewRuns: config.crewRunQueueUrl!,
+        webhookDeliveries: config.webhookQueueUrl!,
+        runWebhookDeliveries: config.runWebhookQueueUrl!,
+      },
+      artifactsBucket: config.artifactsBucket!,
+      endpoints: { dynamodb: dynamodb.endpoint, sqs: fauxqs.endpoint, s3: fauxqs.endpoint, kms: kms.endpoint },
+      kmsKeyArn: kms.keyArn,
+      receiverUrl: receiver.url,
+      queue: async (name) => {
+        const { sdk, client } = await sqsAccess(config)();
+        const out = await client.send(new sdk.CreateQueueCommand({ QueueName: `dpm-${config.stage}-${name}` }));
+        return out.QueueUrl!;
+      },
+    };
+    const missing = GROUPS.filter((g) => !COLD_START_CASES.some((c) => c.group === g.name));
+    if (missing.length > 0) throw new Error(`no cold-start case for ${missing.map((g) => g.name).join(', ')}`);
+    const prepared = [];
+    for (const c of COLD_START_CASES) {
+      const definition = (GROUPS as readonly GroupDefinition[]).find((g) => g.name === c.group)!;
+      const env = lambdaEnvironment(definition, targets);
+      const groupFile = groupBundle(c.group);
+      const viaLambda = (req: HandlerRequest) => runChild(groupFile, env, req, 'bench-seed');
+      const state = await c.prepare(targets, viaLambda);
+      const bareFile = await bundle(`bare-${c.group}`, source(`bare-${c.group}`, c.bare(targets, state)));
+      prepared.push({
+        c,
+        env,
+        state,
+        group: { file: groupFile, answers: [] as ChildAnswer[], calls: [] as string[][] },
+        bare: { file: bareFile, answers: [] as ChildAnswer[], calls: [] as string[][] },
+      });
+    }
+    for (let round = 0; round < COLD_START_RUNS; round++) {
+      for (const p of prepared) {
+        for (const side of round % 2 === 0 ? [p.group, p.bare] : [p.bare, p.group]) {
+          const req = await p.c.request(targets, p.state, round);
+          log.take();
+          const answer = await runChild(side.file, p.env, req, `bench-cold-start-${round}`);
+          side.calls.push(log.take());
+          if (answer.status !== p.c.status) {
+            throw new Error(`cold start of ${side.file} answered ${answer.status}, not ${p.c.status}: ${answer.body}`);
+          }
+          side.answers.push(answer);
+          if (side === p.group) await p.c.settle?.(targets, p.state, answer);
+        }
+      }
+    }
+    const sideOf = (side: { file: string; answers: ChildAnswer[]; calls: string[][] }): ColdStartSide => ({
+      ms: median(side.answers.map((a) => a.ms)),
+      initMs: median(side.answers.map((a) => a.initMs)),
+      bytes: statSync(side.file).size,
+      calls: side.calls[0]!,
+      otherCalls: [...new Set(side.calls.map((c) => c.join(', ')))].filter((c) => c !== side.calls[0]!.join(', ')),
+    });
+    return new Map(
+      prepared.map((p) => [
+        p.c.group,
+        { what: p.c.what, status: p.c.status, runs: COLD_START_RUNS, group: sideOf(p.group), bare: sideOf(p.bare) },
+      ]),
+    );
+  } finally {
+    await Promise.all([dynamodb.stop(), fauxqs.stop(), kms.stop(), receiver.stop()]);
+  }
 }

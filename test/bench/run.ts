@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: measures on this machine, in one run, what the service adds over its
- * bare DynamoDB calls, and the Lambda bundles; prints one table and writes RESULTS.md.
+ * bare DynamoDB calls, and the Lambda bundles; prints one table, and a second of what each
+ * operation costs on AWS (the `cost` phase, test/bench/cost.ts), and writes RESULTS.md.
  *
  * `BENCH_ONLY=<phase>,<phase>` runs only those phases (names in PHASES below; each sets up
  * what it needs) and prints their rows without writing RESULTS.md, which holds whole runs only.
@@ -25,6 +26,7 @@ const PHASES = [
   'feed',
   'webhooks',
   'webhooks-hanging',
+  'cost',
   'events-cost',
   'e1',
   'bare-server',
@@ -76,9 +78,23 @@ const { runChange } = await import('../../functions/crews/events.js');
 const { randomUUID } = await import('node:crypto');
 const { runLoad, runHttpLoad } = await import('./load.js');
 type HttpLoad = import('./load.js').HttpLoad;
-const { measureBundles } = await import('./bundles.js');
+const { measureBundles, COLD_START_RUNS, INIT_RUNS } = await import('./bundles.js');
+const { RUNTIME_SDK_CLIENTS } = await import('../../infra/aws/service-function.js');
 const { startBareServer } = await import('./bare-server.js');
 const { HangingReceiver } = await import('../support/webhook-receiver.js');
+const { CostMeter, EVENT_SOURCE, usageOf } = await import('./cost-meter.js');
+const {
+  FLOORS,
+  floorUsage,
+  lambdaMemoryMb,
+  NO_USAGE,
+  perMillion,
+  PRICED_STAGE,
+  PRICES,
+  PRICES_READ_ON,
+  stepFunctionsRun,
+  timesFloor,
+} = await import('./cost.js');
 const { tokenPrincipal } = await import('../../shared/auth/caller.js');
 type LoadResult = Awaited<ReturnType<typeof runLoad>>;
 
@@ -109,6 +125,7 @@ async function inPhase<T>(name: PhaseName, what: string, body: () => Promise<T>)
 }
 
 const idp = await startTestIssuer();
+const costMeter = new CostMeter();
 const platform = await startPlatform(
   loadConfig({
     STAGE: 'bench',
@@ -118,8 +135,11 @@ const platform = await startPlatform(
     DPM_ADMIN_PSK: 'bench-admin-key-0123456789',
     // the bench's webhook receivers (an admin endpoint's and runs' own) listen on loopback over plain http
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
+    // the cost phase's crew `http` step calls a receiver of the bench's on loopback
+    CREW_HTTP_ALLOWED_HOSTS: '127.0.0.1',
   }),
-  { inMemory: true },
+  // Counts each local Lambda's invocations and handler time while the cost phase meters.
+  { inMemory: true, instrument: costMeter.instrument },
 );
 const db = platform.runtime.db;
 let dynamoCalls = 0;
@@ -877,6 +897,409 @@ const hanging = await inPhase(
   },
 );
 
+/** Repetitions of each operation the cost phase measures: reads (no work left behind), and the rest. */
+const COST_READS = 10;
+const COST_CHANGES = 4;
+/** Tables of the cost phase's schema, all in one domain (E10, E12, the tables' details): one BatchGetItem holds them. */
+const COST_TABLES = 100;
+type CostOperation = import('./cost.js').CostOperation;
+type CostTally = import('./cost-meter.js').Tally;
+interface CostRow {
+  readonly op: CostOperation;
+  readonly what: string;
+  readonly repetitions: number;
+  readonly tally: CostTally;
+  readonly error?: string;
+}
+
+/**
+ * What each operation costs on AWS (DESIGN.md "Performance", issue 30): each operation is
+ * made a few times, one at a time, while the whole platform runs as it does after `npm
+ * start` (API, crew worker, event publisher and dispatcher, webhook workers), and every
+ * call, request and invocation it sets off is counted until the platform is quiet again;
+ * test/bench/cost.ts prices them. It runs before `events-cost`, which stops the event
+ * pipeline for the rest of the bench. The client waits by reading the store through its
+ * own client (bareDb), so its polls are not counted as the platform's.
+ */
+const cost = await inPhase('cost', 'what each operation costs on AWS (the whole platform running)', async () => {
+  const { sqsAccess } = await import('../../shared/aws/sqs.js');
+  const { runQueue } = await import('../../functions/crews/compose.js');
+  const { SCHEDULE_ITEM } = await import('../../functions/crews/schedule-store.js');
+  const { mapLimit } = await import('../../shared/concurrency.js');
+  const rows: CostRow[] = [];
+  const costUser = await tokenFor('cost-user');
+  const adminPsk = { 'authorization-psk': adminHeaders['authorization-psk'] };
+  const send = async <T = Record<string, any>>(
+    method: string,
+    path: string,
+    expectStatus: number,
+    options: { token?: string; headers?: Record<string, string>; body?: unknown } = {},
+  ): Promise<T> => {
+    const res = await fetch(`${platform.baseUrl}${path}`, {
+      method,
+      headers: {
+        ...(options.token ? auth(options.token) : {}),
+        ...(options.body === undefined ? {} : json),
+        ...options.headers,
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await res.text();
+    if (res.status !== expectStatus) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  };
+  const until = async (what: string, done: () => Promise<boolean>, maxMs = 30_000) => {
+    for (const deadline = Date.now() + maxMs; !(await done()); await sleep(5))
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${maxMs / 1000} s`);
+  };
+  /** Until the run has `status`, read from the store through the bench's own client. */
+  const runTo = (id: string, status: string) =>
+    until(`run ${id} ${status}`, async () => {
+      const item = (
+        await bareDb.send(
+          new GetCommand({ TableName: crewRunsTable, Key: { correlation_id: id }, ConsistentRead: true }),
+        )
+      ).Item;
+      const now = item?.status as string | undefined;
+      if (now !== status && now !== undefined && FINISHED_STATUSES.has(now))
+        throw new Error(`run ${id} ended ${now}: ${String(item?.error)}`);
+      return now === status;
+    });
+  /** One operation, `repetitions` times one after another, each set off alone (its background work settled before the next). */
+  const measure = async (
+    op: CostOperation,
+    what: string,
+    repetitions: number,
+    once: (i: number) => Promise<unknown>,
+    options: { read?: boolean } = {},
+  ) => {
+    // A read leaves nothing behind: its repetitions follow each other, and a shorter quiet ends them.
+    const quietMs = options.read ? 500 : 1_000;
+    try {
+      // a read's caches (keys, JWKS) warm: the steady state is what repeats
+      if (options.read) await once(-1);
+      if (!(await costMeter.settle(quietMs, 60_000))) phase(`cost: the platform was still busy before ${op}`);
+      costMeter.take();
+      for (let i = 0; i < repetitions; i++) {
+        await once(i);
+        if (!options.read) await costMeter.settle(300);
+      }
+      if (!(await costMeter.settle(quietMs, 30_000))) phase(`cost: ${op} was still busy after 30 s`);
+      rows.push({ op, what, repetitions, tally: costMeter.take() });
+    } catch (err) {
+      phase(`cost: ${op} failed: ${(err as Error).message}`);
+      rows.push({ op, what, repetitions, tally: costMeter.take(), error: (err as Error).message });
+    }
+  };
+
+  // A loopback receiver of the bench's: the `http` step's GET, and webhook deliveries (by subject).
+  const delivered = new Map<string, () => void>();
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      if (req.method !== 'POST') return void res.writeHead(200, json).end('{"ok":true}');
+      res.writeHead(204).end();
+      try {
+        const subject = (JSON.parse(body) as { subject?: string }).subject ?? '';
+        delivered.get(subject)?.();
+      } catch {
+        // not an envelope: nothing waits for it
+      }
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const deliveryOf = (subject: string) => {
+    const arrived = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no delivery of ${subject} within 30 s`)), 30_000);
+      delivered.set(subject, () => {
+        clearTimeout(timer);
+        delivered.delete(subject);
+        resolve();
+      });
+    });
+    arrived.catch(() => undefined);
+    return arrived;
+  };
+
+  costMeter.attach(db, (await sqsAccess(platform.config)()).client, {
+    eventsTable,
+    source: `dpm.${platform.config.stage}`,
+  });
+  try {
+    phase('cost: creating what the operations read');
+    const key = await send<{ psk: string; key: string }>('POST', '/api/dataproduct/default/psk', 201, {
+      token: userToken,
+      body: { description: 'cost' },
+    });
+    const psk = { 'authorization-psk': key.key };
+    const mcp = await send('POST', '/api/mcps', 201, {
+      token: adminToken,
+      body: { name: 'cost server', command: 'npx', args: [], env: {} },
+    });
+    await send('POST', '/api/data_shares', 201, {
+      token: userToken,
+      body: { name: 'cost-share', description: 'cost' },
+    });
+    const dataset = await send('POST', '/api/finetune/datasets', 201, {
+      token: userToken,
+      body: { name: 'cost dataset' },
+    });
+    const document = await send('POST', '/api/documents', 201, {
+      token: userToken,
+      body: { filename: 'cost.pdf', mime_type: 'application/pdf', size_bytes: 1024 },
+    });
+    const costTable = (i: number) => `cost_${String(i).padStart(4, '0')}`;
+    await benchCatalog.createDomain('cost-domain');
+    await mapLimit(
+      Array.from({ length: COST_TABLES }, (_, i) => i),
+      8,
+      async (i) => {
+        await benchMetastore.registerTable({
+          catalog: 'lake',
+          schema: 'cost',
+          table: costTable(i),
+          description: null,
+          columns: [
+            { name: 'id', type: 'bigint', description: null },
+            { name: 'status', type: 'varchar', description: null },
+            { name: 'amount', type: 'decimal(12,2)', description: null },
+          ],
+        });
+        await benchCatalog.annotate(benchCatalog.datasetUrn('lake', 'cost', costTable(i)), { domain: 'cost-domain' });
+      },
+    );
+    await benchCatalog.createTag('cost-pii');
+    const accept = {
+      table: { accepted_tags: ['cost-pii'], description: 'cost table' },
+      columns: [{ column_name: 'status', accepted_tags: ['cost-pii'] }],
+    };
+    const acceptPath = `/api/metastore/classify/lake/cost/${costTable(0)}/accept`;
+    await send('POST', acceptPath, 200, { token: userToken, body: accept });
+    const product = await send('POST', '/api/dataproduct', 201, {
+      token: adminToken,
+      body: { name: 'cost-product', role_name: 'cost-role', query: `SELECT id FROM "lake"."cost"."${costTable(0)}"` },
+    });
+    const productKey = await send<{ key: string }>('POST', `/api/dataproduct/${product.id}/psk`, 201, {
+      token: userToken,
+      body: { description: 'cost' },
+    });
+    const template = (name: string, steps: unknown[]) =>
+      send('POST', '/api/crew-templates', 201, { token: adminToken, body: { name, steps } });
+    const httpTemplate = await template('cost-http', [
+      { id: 'call', kind: 'http', method: 'GET', url: `${receiverUrl}/step` },
+    ]);
+    const approvalTemplate = await template('cost-approval', [{ id: 'decide', kind: 'approval', prompt: 'cost' }]);
+    const planTemplate = await template('cost-plan', [{ id: 'one', kind: 'render', template: 'x' }]);
+    const schedule = await send('POST', '/api/crew-schedules', 201, {
+      token: adminToken,
+      body: {
+        template_id: planTemplate.id,
+        name: 'cost-schedule',
+        expression: 'cron(0 0 1 1 ? 2099)',
+        overlap: 'allow',
+      },
+    });
+    await seedSubmitted('cost-e1', COST_CHANGES);
+    await seedSubmitted('cost-hook', COST_CHANGES);
+    const e2 = async (templateOf: string, values: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      (
+        await send<{ correlation_id: string }>('POST', `/api/crew-templates/${templateOf}/run`, 202, {
+          token: costUser,
+          headers,
+          body: { values },
+        })
+      ).correlation_id;
+    const finished = await e2(templateId, { who: 'cost' });
+    await runTo(finished, 'succeeded');
+    const replayKey = { 'idempotency-key': `cost-${randomUUID()}` };
+    await runTo(await e2(templateId, { who: 'cost' }, replayKey), 'succeeded');
+
+    phase('cost: reads');
+    const reads: [CostOperation, string, string, Record<string, string>][] = [
+      ['ping', 'GET /api/health/ping', '/api/health/ping', {}],
+      [
+        'get-version-bearer',
+        'GET .../versions/{v} with a Bearer token',
+        '/api/decisions/bench/get/versions/1',
+        auth(userToken),
+      ],
+      ['get-version-psk', 'GET .../versions/{v} with Authorization-PSK', '/api/decisions/bench/get/versions/1', psk],
+      ['mcp-get-psk', 'GET /api/mcps/{id} with Authorization-PSK', `/api/mcps/${mcp.id}`, psk],
+      ['mcp-get-bearer', 'GET /api/mcps/{id} with a Bearer token', `/api/mcps/${mcp.id}`, auth(userToken)],
+      [
+        'share-get',
+        'GET /api/data_shares/{name} (E8, with its secret)',
+        '/api/data_shares/cost-share',
+        auth(userToken),
+      ],
+      ['finetune-get', 'GET /api/finetune/datasets/{id}', `/api/finetune/datasets/${dataset.id}`, auth(userToken)],
+      ['document-get', 'GET /api/documents/{id}', `/api/documents/${document.id}`, auth(userToken)],
+      [
+        'e10',
+        `E10 GET .../schemas/{s}/tables (${COST_TABLES} tables)`,
+        '/api/metastore/catalogs/lake/schemas/cost/tables',
+        auth(userToken),
+      ],
+      [
+        'e12',
+        `E12 GET /api/query/suggest/{domain} (${COST_TABLES} tables)`,
+        '/api/query/suggest/cost-domain',
+        auth(userToken),
+      ],
+      ['me-product-key', "GET /api/me with a data product's key", '/api/me', { 'authorization-psk': productKey.key }],
+      [
+        'products-by-role',
+        'GET /api/dataproduct?roles=<one role>',
+        '/api/dataproduct?roles=cost-role',
+        auth(userToken),
+      ],
+      ['catalogs-details', 'GET /api/metastore/catalogs/details', '/api/metastore/catalogs/details', auth(userToken)],
+      [
+        'tables-details',
+        `GET .../schemas/{s}/tables/details (${COST_TABLES} tables)`,
+        '/api/metastore/catalogs/lake/schemas/cost/tables/details',
+        auth(userToken),
+      ],
+      ['approvals', 'GET /api/approvals as an approver', '/api/approvals', auth(approverToken)],
+      [
+        'e13',
+        'E13 GET /api/events/{id}?start=0 of a finished 3-render run',
+        `/api/events/${finished}?start=0`,
+        auth(costUser),
+      ],
+    ];
+    for (const [op, what, path, headers] of reads)
+      await measure(op, what, COST_READS, () => send('GET', path, 200, { headers }), { read: true });
+
+    phase('cost: changes, crew runs, events and webhooks');
+    await measure('e5-repeat', 'E5 POST /api/metastore/classify/.../accept, the same body again', COST_CHANGES, () =>
+      send('POST', acceptPath, 200, { token: userToken, body: accept }),
+    );
+    await measure('e1', 'E1 POST .../versions/{v}/approve (no webhook endpoint)', COST_CHANGES, (i) =>
+      send('POST', `/api/decisions/bench/cost-e1/versions/${i + 1}/approve`, 200, {
+        token: approverToken,
+        body: { notes: 'cost' },
+      }),
+    );
+    const tag = randomUUID().slice(0, 8);
+    await measure('create-version', 'POST /api/decisions/{ws}/{key}/versions', COST_CHANGES, (i) =>
+      send('POST', `/api/decisions/bench/cost-${tag}-${i}/versions`, 201, {
+        token: userToken,
+        body: { content: { rule: 'cost' } },
+      }),
+    );
+    await measure('mcp-create', 'POST /api/mcps', COST_CHANGES, (i) =>
+      send('POST', '/api/mcps', 201, {
+        token: adminToken,
+        body: { name: `cost server ${i}`, command: 'npx', args: [], env: {} },
+      }),
+    );
+    await measure('e7', 'E7 POST /api/dataproduct/psk/{id}/extend', COST_CHANGES, () =>
+      send('POST', `/api/dataproduct/psk/${key.psk}/extend`, 200, { token: userToken, body: { validity_days: 1 } }),
+    );
+    await measure('e3', 'E3 PUT /api/migration/infrastructure-config (a field changed)', COST_CHANGES, (i) =>
+      send('PUT', '/api/migration/infrastructure-config', 200, {
+        token: adminToken,
+        body: { fs_user: 'svc-migration', tracking_database: `cost_${tag}_${i}` },
+      }),
+    );
+    await measure('e2-replay', 'E2 replayed: the same Idempotency-Key again', COST_CHANGES, () =>
+      e2(templateId, { who: 'cost' }, replayKey),
+    );
+    await measure(
+      'run-3-render',
+      'crew run, 3 render steps: E2 → run.completed (the client polls apart)',
+      COST_CHANGES,
+      async () => runTo(await e2(templateId, { who: 'cost' }), 'succeeded'),
+    );
+    await measure(
+      'run-http',
+      'crew run, 1 http step (a loopback receiver): E2 → run.completed',
+      COST_CHANGES,
+      async () => runTo(await e2(httpTemplate.id, {}), 'succeeded'),
+    );
+    await measure(
+      'run-approval',
+      'crew run, 1 approval step: E2 → step.waiting → the decision (E2 and the decision are 2 API requests) → run.completed',
+      COST_CHANGES,
+      async () => {
+        const id = await e2(approvalTemplate.id, {});
+        await runTo(id, 'waiting');
+        await send('POST', `/api/crew-runs/${id}/steps/decide/decision`, 200, {
+          token: approverToken,
+          body: { approve: true },
+        });
+        await runTo(id, 'succeeded');
+      },
+    );
+    const queue = runQueue(platform.runtime);
+    const schedules = platform.runtime.tableName('crewSchedules');
+    await measure(
+      'schedule-fire',
+      'schedule fire (the message Scheduler sends) → its run (1 render step) completed',
+      COST_CHANGES,
+      async (i) => {
+        const scheduledTime = new Date(Date.UTC(2031, 0, 1, 0, i)).toISOString();
+        costMeter.countSchedulerInvocation();
+        await queue.sendFire({ schedule_id: schedule.id, scheduled_time: scheduledTime });
+        let started: string | undefined;
+        await until('the fire recorded on its schedule', async () => {
+          const item = (
+            await bareDb.send(
+              new GetCommand({
+                TableName: schedules,
+                Key: { schedule_id: schedule.id, item: SCHEDULE_ITEM },
+                ConsistentRead: true,
+              }),
+            )
+          ).Item;
+          if (item?.last_run_at === scheduledTime) started = String(item.last_correlation_id);
+          return started !== undefined;
+        });
+        await runTo(started!, 'succeeded');
+      },
+    );
+    // With an admin endpoint that takes the approvals (after the E1 row, which has none).
+    const hook = await send('POST', '/api/webhooks', 201, {
+      headers: adminPsk,
+      body: { url: `${receiverUrl}/hook`, event_types: ['decision.version.approved'] },
+    });
+    try {
+      await measure(
+        'event-webhook',
+        'one domain event to EventBridge and one webhook endpoint: E1 → the signed delivery received',
+        COST_CHANGES,
+        async (i) => {
+          const arrived = deliveryOf(`decisions/bench/cost-hook/versions/${i + 1}`);
+          await send('POST', `/api/decisions/bench/cost-hook/versions/${i + 1}/approve`, 200, {
+            token: approverToken,
+            body: { notes: 'cost' },
+          });
+          await arrived;
+        },
+      );
+    } finally {
+      await send('DELETE', `/api/webhooks/${hook.id}`, 204, { headers: adminPsk });
+    }
+    const ownRuns = (await send<unknown[]>('GET', '/api/crew-runs?limit=1000', 200, { token: costUser })).length;
+    await measure(
+      'own-runs',
+      `GET /api/crew-runs as a user (${ownRuns} own runs)`,
+      COST_READS,
+      () => send('GET', '/api/crew-runs', 200, { token: costUser }),
+      { read: true },
+    );
+  } finally {
+    await costMeter.settle(1_000, 30_000);
+    costMeter.detach();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
+  return { rows };
+});
+
 const eventsCost = await inPhase('events-cost', 'write endpoints with and without the event pipeline', async () => {
   /** A measurement with DynamoDB Local's CPU time per request over it (what the emulator did for each). */
   async function withEmulatorCpu(load: () => Promise<Measured>): Promise<Measured> {
@@ -1328,7 +1751,8 @@ const ownRuns = await inPhase('own-runs', `crew-run lists beside ${MANY_OTHER_RU
   const expires = Math.floor(Date.now() / 1000) + 86_400;
   const finishedRemoves = await (async () => {
     await keeping.append(
-      { correlation_id: 'x', expires_at: expires },
+      // no status change's event is written: the run's id and expiry are all it reads
+      { correlation_id: 'x', expires_at: expires } as never,
       {
         index: 1,
         correlation_id: 'x',
@@ -1752,10 +2176,13 @@ const runsPlan = await inPhase('runs-plan', 'Idempotency-Key replays, throttled 
   };
 });
 
+// The cold starts answer real requests against the platform's emulators and the issuer: before they stop.
+const bundles = await inPhase('bundles', 'Lambda bundles and cold starts of real requests', () =>
+  measureBundles(ROOT, { platform, idp }),
+);
+
 await platform.stop();
 await idp.stop();
-
-const bundles = await inPhase('bundles', 'Lambda bundles', () => measureBundles(ROOT));
 
 const ms = (n: number) => n.toFixed(2);
 /** A percentile that may be of deliveries that never came (Infinity). */
@@ -1785,17 +2212,32 @@ const compared = (endpoint: Measured, bare: Measured, target?: number) =>
   `bare store calls p50 ${ms(bare.p50)} ms (${bare.callsPerOp.toFixed(2)} calls): ratio ${ratio(endpoint.p50, bare.p50)}` +
   (target ? ` (target ≤ ${target}: ${verdict(endpoint.p50 / bare.p50, target)})` : '');
 type Bundles = Awaited<ReturnType<typeof measureBundles>>;
-/** Cold start (fresh process: init + first request), and what the first request answered. */
-const coldStartOf = (b: Bundles['baseline']) =>
-  b.coldStart ? `, cold start ${ms(b.coldStart.ms)} ms (first request answered ${b.coldStart.status})` : '';
+/** A bundle's size and module init, beside the baseline's (information, but for the size target). */
 const bundleRow = (bundles: Bundles, name: string) => {
   const b = bundles.groups.find((g) => g.name === name);
   if (!b) return [];
   const size = b.bytes / bundles.baseline.bytes;
-  const init = b.initMs / bundles.baseline.initMs;
-  const cold = b.coldStart && bundles.baseline.coldStart ? b.coldStart.ms / bundles.baseline.coldStart.ms : undefined;
+  const init = b.coldStart
+    ? `module init ${ms(b.initMs)} ms in its cold-start processes (its bare handler's ${ms(b.coldStart.bare.initMs)} ms)`
+    : `module init ${ms(b.initMs)} ms (the baseline's ×${ratio(b.initMs, bundles.baseline.initMs)})`;
   return [
-    `| ${name} | Lambda bundle: ${kb(b.bytes)}, module init ${ms(b.initMs)} ms${coldStartOf(b)} | | | | | | | | size ×${size.toFixed(2)} (target ≤ 1.5: ${verdict(size, 1.5)}), init ×${init.toFixed(2)} (target ≤ 1.25: ${verdict(init, 1.25)})${cold === undefined ? '' : `, cold start ×${cold.toFixed(2)}`} of a bare Hono + DynamoDB handler |`,
+    `| ${name} | Lambda bundle: ${kb(b.bytes)}, ${init} | | | | | | | | size ×${size.toFixed(2)} of the baseline (target ≤ 1.5: ${verdict(size, 1.5)}) |`,
+  ];
+};
+/** An HTTP group's cold start of its main request, beside the bare handler making the same AWS calls. */
+const coldStartRow = (bundles: Bundles, name: string) => {
+  const c = bundles.groups.find((g) => g.name === name)?.coldStart;
+  if (!c) return [];
+  const dynamoCallsOf = (calls: readonly string[]) => calls.filter((call) => call.startsWith('DynamoDB ')).length;
+  const callList = (calls: readonly string[]) => (calls.length > 0 ? calls.join(', ') : 'none');
+  const same = c.group.calls.join() === c.bare.calls.join();
+  const cold = c.group.ms / c.bare.ms;
+  return [
+    `| ${name} | cold start: ${c.what} → ${c.status}, a fresh process importing the bundle and answering it | ${c.runs} | 0 | | ${ms(c.group.ms)} | | | ${dynamoCallsOf(c.group.calls)} | ` +
+      `AWS calls: ${callList(c.group.calls)}; bare handler (Hono + the same SDK clients, ${kb(c.bare.bytes)}): ${ms(c.bare.ms)} ms, ` +
+      (same ? 'the same calls' : `**other calls**: ${callList(c.bare.calls)}`) +
+      [...c.group.otherCalls, ...c.bare.otherCalls].map((calls) => ` (another run: ${calls})`).join('') +
+      `; cold start ×${cold.toFixed(2)} (target ≤ 1.3: ${verdict(cold, 1.3)}) |`,
   ];
 };
 
@@ -1844,6 +2286,105 @@ const firstPaint = (() => {
     return undefined;
   }
 })();
+
+/** Lambdas by their short names in the cost table. */
+const lambdaLabel = (name: string) => name.replace(/^domain-events-/, '');
+/** A count of the cost table: whole numbers as they are, the rest to two decimals. */
+const count = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(2));
+const usd = (n: number) => `$${n < 10 ? n.toFixed(2) : n.toFixed(1)}`;
+const times = (n: number) => (Number.isFinite(n) ? `×${n.toFixed(2)}` : '×∞');
+
+/** The cost phase's table, its method, the prices and the Step Functions comparison. */
+function costSection({ rows }: { rows: readonly CostRow[] }): string[] {
+  const row = ({ op, what, repetitions, tally, error }: CostRow) => {
+    const u = usageOf(tally, repetitions);
+    const floor = FLOORS[op];
+    const f = floorUsage(floor, u);
+    const names = [...new Set([...tally.invocations.keys(), ...tally.calls.keys()])];
+    const perLambda = names
+      .map((name) => {
+        const calls = (tally.calls.get(name) ?? 0) / repetitions;
+        const invocations = (tally.invocations.get(name) ?? 0) / repetitions;
+        return `${lambdaLabel(name)} ${name === EVENT_SOURCE ? '–' : count(invocations)}/${count(calls)}`;
+      })
+      .join(', ');
+    const notes = [
+      ...(error ? [`**failed**: ${error}`] : []),
+      `by Lambda (invocations/DynamoDB calls): ${perLambda || 'none'}`,
+      ...(tally.refusedWrites > 0 ? [`${count(tally.refusedWrites / repetitions)} refused conditional writes`] : []),
+      `floor: ${floor.why}`,
+    ].join('; ');
+    const floorText = [
+      floor.dynamoDbCalls,
+      floor.readUnits ?? '–',
+      floor.writeUnits,
+      floor.sqsRequests,
+      floor.eventBridgeEvents,
+      floor.lambdaInvocations,
+    ].join(' · ');
+    return (
+      `| ${what} | ${repetitions} | ${count(u.dynamoDbCalls)} | ${count(u.readUnits)} | ${count(u.writeUnits)} | ` +
+      `${count(u.sqsRequests)} | ${count(u.eventBridgeEvents)} | ${count(u.lambdaInvocations)} | ${u.lambdaGbSeconds.toFixed(4)} | ` +
+      `${count(u.apiGatewayRequests)} | ${count(u.kmsRequests)} | ${usd(perMillion(u))} | ${floorText} | ` +
+      `${times(timesFloor(u.dynamoDbCalls, floor.dynamoDbCalls))} · ${times(timesFloor(perMillion(u), perMillion(f)))} | ${notes} |`
+    );
+  };
+  const run = rows.find((r) => r.op === 'run-3-render' && !r.error);
+  const sfn = stepFunctionsRun(BENCH_TEMPLATE_STEPS.length, 1);
+  const comparison = run
+    ? (() => {
+        const u = usageOf(run.tally, run.repetitions);
+        const worker = {
+          ...NO_USAGE,
+          lambdaInvocations: (run.tally.invocations.get('crews-worker') ?? 0) / run.repetitions,
+          lambdaGbSeconds: (run.tally.gbSeconds.get('crews-worker') ?? 0) / run.repetitions,
+          sqsRequests: u.sqsRequests,
+        };
+        return [
+          `| the same 3-render run orchestrated by Step Functions (the orchestration alone: ${BENCH_TEMPLATE_STEPS.length} Pass states) | | | | | | | | | | | ` +
+            `Standard ${usd(sfn.standard * 1e6)}, Express ${usd(sfn.express * 1e6)} | | | ` +
+            `Standard: ${BENCH_TEMPLATE_STEPS.length} state transitions; Express: 1 request and 100 ms × 64 MB (the least billed). ` +
+            `What does it here, the queue and the crews worker (its invocations, GB-s and the run's SQS requests): ${usd(perMillion(worker))} per million runs, of the run's ${usd(perMillion(u))}; ` +
+            'E2, the run log (E13) and the events cost the same either way |',
+        ];
+      })()
+    : [];
+  const priceRows = Object.values(PRICES).map(
+    (p) =>
+      `| ${p.per} | ${p.usd < 1e-3 ? `$${(p.usd * 1e6).toPrecision(6).replace(/\.?0+$/, '')} per million` : `$${p.usd}`} | ${p.source} |`,
+  );
+  const emptyReceives = rows.reduce((n, r) => n + r.tally.emptyReceives, 0);
+  return [
+    '',
+    '## What each operation costs on AWS',
+    '',
+    'Each operation made a few times (n), one at a time, against the whole local platform (API, crew worker, event publisher and dispatcher, webhook workers), ' +
+      'counting every call it set off until the platform was quiet again, per operation. ' +
+      "DynamoDB: calls and request units of the document client all local Lambdas share, from `ReturnConsumedCapacity: 'INDEXES'` on every command, " +
+      "corrected to AWS's rules where DynamoDB Local differs (test/bench/cost.ts `dynamoDbUnits`: a transaction's index upkeep counted once, refused conditional writes billed); " +
+      'reading streams is free for Lambda (not counted). SQS: sends, receives that brought messages, deletes, visibility changes, 64 KB chunks ' +
+      `(the event sources' empty long-poll receives are a fixed cost per queue, not an operation's: ${emptyReceives} during the phase). ` +
+      'EventBridge: the entries the dispatcher puts on the bus (64 KB chunks), and their bytes into the bus archive. ' +
+      `Lambda: invocations of each local Lambda and GB-seconds = handler time measured here (against DynamoDB Local on this machine; AWS's would differ) × its configured memory (${lambdaMemoryMb('crews')} MB, stage ${PRICED_STAGE}). ` +
+      'API Gateway: one HTTP API request per request (512 KB chunks); the client waits by reading the store through a client of its own, so its polls are not counted. ' +
+      'KMS: each data key made or opened. A schedule fire adds one EventBridge Scheduler invocation. ' +
+      `Dollars at the us-east-1 prices below (arm64, on-demand, first tier, free tiers left out), read ${PRICES_READ_ON}. ` +
+      'The floor: the fewest DynamoDB calls · read units · write units · SQS requests · EventBridge events · Lambda invocations the contract (API.md) allows, written out in test/bench/cost.ts; ' +
+      '× floor: measured calls and dollars over the floor’s (the floor priced with the measured Lambda time per invocation; a list’s read units are its data’s).',
+    '',
+    '| operation | n | DynamoDB calls | read units | write units | SQS requests | EventBridge events | Lambda invocations | Lambda GB-s | API Gateway requests | KMS requests | US$ per million | floor | × floor (calls · $) | where the calls are; the floor |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(row),
+    ...comparison,
+    '',
+    `Prices (us-east-1, read ${PRICES_READ_ON}):`,
+    '',
+    '| what | US$ | source |',
+    '|---|---|---|',
+    ...priceRows,
+    '',
+  ];
+}
 
 const lines = [
   '# Benchmark results',
@@ -2050,17 +2591,22 @@ const lines = [
     ...eventCostRows('POST /api/decisions/{ws}/{key}/versions', c.createEventsOn, c.createEventsOff),
   ]),
   ...when(bundles, (b) => [
-    `| (baseline) | Lambda bundle: ${b.baseline.name}, ${kb(b.baseline.bytes)}, module init ${ms(b.baseline.initMs)} ms${coldStartOf(b.baseline)} | | | | | | | | |`,
-    ...b.groups.flatMap((g) => bundleRow(b, g.name)),
+    `| (baseline) | Lambda bundle: ${b.baseline.name}, ${kb(b.baseline.bytes)}, module init ${ms(b.baseline.initMs)} ms | | | | | | | | |`,
+    ...b.groups.flatMap((g) => [...bundleRow(b, g.name), ...coldStartRow(b, g.name)]),
   ]),
   '',
   ...when(bundles, () => [
-    'Bundles: esbuild, minified, AWS SDK bundled, ESM, node24; module init is the median of 7 fresh processes, measured in rounds over every bundle (so a slow spell of the machine weighs on all alike).',
-    'Cold start (HTTP bundles and the baseline): the median of 7 fresh processes that import the bundle and answer one ' +
-      'API Gateway HTTP API (payload 2.0) event, the same for all: GET /api/health/ping without credentials, which needs no AWS call ' +
-      '(the platform answers 200; the other groups and the baseline route it to their not-found answer, 404). Queue workers have none.',
+    `Bundles: esbuild, minified, AWS SDK bundled but for ${RUNTIME_SDK_CLIENTS.join(', ')} (the Lambda runtime's), ESM, node24, written under test/bench/.tmp so that those resolve from this repository's node_modules (the same major version as the runtime's). ` +
+      `Module init: the import of the bundle in a fresh process, the median of ${INIT_RUNS} (queue and stream Lambdas, the baseline; in rounds over all of them) or, for an HTTP group, of its cold-start processes.`,
+    `Cold start (HTTP groups): the median of ${COLD_START_RUNS} fresh Node processes per group, from before the import of its bundle to its answer to one API Gateway HTTP API (payload 2.0) event of the group's main request, ` +
+      "with its real AWS calls against the platform's emulators (DynamoDB Local, fauxqs for SQS and S3), each reached through a recording proxy that names the calls; the SDK clients the bundle leaves to the runtime load inside that time. " +
+      "Each process has the environment its Lambda has on AWS (infra/aws/lambdas.ts: stage, Powertools service, issuer and audience, queue URLs, bucket, KMS key, schedule group; the runtime's region, credentials and function name) plus the emulators' endpoints, and may connect to loopback only (test/bench/loopback-only.mjs). " +
+      'Every request carries a Bearer token of the test issuer, whose discovery document and JWKS the process fetches, as a Lambda does on its first token. What a run changes (a submitted version to approve, a dataset to delete) is seeded anew before each process. ' +
+      "KMS has no emulator here: its GenerateDataKey and Decrypt are answered on loopback by test/bench/kms-stand-in.ts (KMS's JSON protocol), reached by the SDK's own AWS_ENDPOINT_URL_KMS, so the KMS client is loaded, signs and sends as on AWS; the share E8 reads was created through the data-shares bundle with that key. " +
+      "Beside each, the bare handler: Hono and the same AWS SDK v3 clients and commands (test/bench/cold-start-cases.ts), bundled the same way, in fresh processes of its own with the same environment, alternating with the group's, without authentication, validation or log line.",
     '',
   ]),
+  ...when(cost, costSection),
 ];
 const report = lines.join('\n');
 console.log(report);
