@@ -1,4 +1,5 @@
 import { Unavailable } from '../errors.js';
+import { FETCH_REDIRECTS, type HttpAnswer, httpGet } from './http-get.js';
 
 /** The parts of an issuer's OpenID Connect discovery document the service uses. */
 export interface Discovery {
@@ -10,9 +11,10 @@ export interface Discovery {
 /** The issuer's `/.well-known/openid-configuration` (503 when it does not answer). */
 export async function fetchDiscovery(issuer: string, timeoutMs = 3_000): Promise<Discovery> {
   const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-  let res: Response;
+  let res: HttpAnswer;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    // redirects followed, as fetch's default did
+    res = await httpGet(url, { signal: AbortSignal.timeout(timeoutMs), redirects: FETCH_REDIRECTS });
   } catch {
     throw new Unavailable('Identity provider did not answer');
   }

@@ -2,6 +2,7 @@ import type { JWTVerifyGetKey } from 'jose';
 import { Unauthenticated, Unavailable } from '../errors.js';
 import { type Caller, nameFromClaims, rolesFromClaims, tokenPrincipal } from './caller.js';
 import { fetchDiscovery } from './discovery.js';
+import { jwksFetch } from './http-get.js';
 
 /** Asymmetric algorithms only: `none` and HMAC (`HS*`) tokens are refused. */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -140,7 +141,7 @@ export class JwtVerifier {
       if (err instanceof errors.JWTExpired) return new Unauthenticated('Token expired');
       return new Unauthenticated('Invalid token');
     }
-    // fetch failures (connection refused, DNS) surface as TypeError from the JWKS fetch
+    // connection failures (refused, DNS) surface as TypeError from the JWKS fetch (jwksFetch rejects as fetch does)
     if (err instanceof TypeError) {
       this.jwks = undefined;
       return new Unavailable('Identity provider did not answer');
@@ -151,7 +152,13 @@ export class JwtVerifier {
   /** The JWKS, from AUTH_JWKS_URL or the issuer's OIDC discovery document (cached). */
   private keySet(issuer: string, jose: Jose): Promise<JWTVerifyGetKey> {
     this.jwks ??= this.resolveJwksUrl(issuer).then((url) =>
-      jose.createRemoteJWKSet(new URL(url), { timeoutDuration: 3_000, cooldownDuration: 30_000, cacheMaxAge: 600_000 }),
+      jose.createRemoteJWKSet(new URL(url), {
+        timeoutDuration: 3_000,
+        cooldownDuration: 30_000,
+        cacheMaxAge: 600_000,
+        // node:http, not the global fetch: no undici set-up on a cold start's first Bearer request
+        [jose.customFetch]: jwksFetch,
+      }),
     );
     const pending = this.jwks;
     pending.catch(() => {
