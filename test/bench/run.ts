@@ -392,7 +392,7 @@ const registerBenchTable = (i: number) =>
 // Crew runs written through the store: a run of `events` events (E13) and none to come.
 const crewRunsTable = platform.runtime.tableName('crewRuns');
 const runLogTable = platform.runtime.tableName('runLog');
-const runs = new DynamoRunStore(db, crewRunsTable, runLogTable);
+const runs = new DynamoRunStore(db, crewRunsTable, runLogTable, platform.runtime.eventsTable);
 async function seedRun(
   events: number,
   // The principal of userToken (the test issuer names subjects `sub-<name>`).

@@ -458,6 +458,7 @@ async function storeScheduledRun(starter: string, like: string): Promise<{ id: s
     platform.runtime.db,
     platform.runtime.tableName('crewRuns'),
     platform.runtime.tableName('runLog'),
+    platform.runtime.eventsTable,
   );
   const model = (await runs.get(like))!;
   const [id, scheduleId] = [randomUUID(), randomUUID()];
