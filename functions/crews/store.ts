@@ -619,7 +619,10 @@ export class DynamoRunStore implements RunStore {
     if (!this.events) throw new Error('run store without the domain events table: a run cannot change');
     const events = this.events;
     return changes.map(({ change, after }, i) =>
-      eventPut(events, outboxEvent(events, runSubject(run.correlation_id), change, lastSequence + i, { ...toRun(after) })),
+      eventPut(
+        events,
+        outboxEvent(events, runSubject(run.correlation_id), change, lastSequence + i, { ...toRun(after) }),
+      ),
     );
   }
 
@@ -644,13 +647,12 @@ export class DynamoRunStore implements RunStore {
             Put: {
               TableName: this.runsTable,
               Item: {
-                ...runItem(run),
+                ...runItem(stored),
                 open: OPEN,
                 // A run with a concurrency limit waits in its key's line until it starts.
                 ...(run.limit ? { [SLOT_QUEUE.partitionKey]: run.limit.key } : {}),
                 ...listAttributes(RUN_LIST_PK, run.created_at, run.correlation_id),
-                run_webhook: webhook !== undefined,
-                ev_seq: 1,
+                ev_seq: stored.event_sequence,
               },
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },

@@ -1,5 +1,28 @@
-import { expect } from 'vitest';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { expect, inject } from 'vitest';
 import { api, slug } from './helpers.js';
+
+/**
+ * A document client of its own on the suite's DynamoDB Local that records the name of each
+ * command it sends (a store built on it: what one delivery costs, in order); `destroy` when done.
+ */
+export function countingClient(): { db: DynamoDBDocumentClient; calls: string[]; destroy: () => void } {
+  const base = new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint: inject('dynamodbEndpoint'),
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const calls: string[] = [];
+  base.middlewareStack.add(
+    (next, context) => async (args) => {
+      calls.push(context.commandName ?? '?');
+      return next(args);
+    },
+    { step: 'initialize', name: 'countCalls' },
+  );
+  return { db: DynamoDBDocumentClient.from(base), calls, destroy: () => base.destroy() };
+}
 
 /** An E13 event as the crew tests read it. */
 export type CrewEventSeen = {

@@ -3,8 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../../functions/crews/runner.js';
@@ -22,6 +21,7 @@ import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
 import { eventually, notYet } from '../../support/eventually.js';
 import { adminPsk, api, db, slug, table, token } from '../helpers.js';
+import { countingClient } from '../crew-support.js';
 
 // ---------------------------------------------------------------------------------------
 // The suite's DynamoDB Local, and runs inserted directly (no SQS message), so that only
@@ -516,23 +516,11 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
 
   /** The DynamoDB calls of one delivery of `message` (through a client of its own), in order. */
   async function callsOfDelivery(message: SQSRecord): Promise<string[]> {
-    const base = new DynamoDBClient({
-      region: 'us-east-1',
-      endpoint: inject('dynamodbEndpoint'),
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    const calls: string[] = [];
-    base.middlewareStack.add(
-      (next, context) => async (args) => {
-        calls.push(context.commandName ?? '?');
-        return next(args);
-      },
-      { step: 'initialize', name: 'countCalls' },
-    );
-    const counted = new DynamoRunStore(DynamoDBDocumentClient.from(base), runsTable(), eventsTable(), domainEvents());
+    const counting = countingClient();
+    const counted = new DynamoRunStore(counting.db, runsTable(), eventsTable(), domainEvents());
     expect(await deliver(workerFor(counted, executor()), [message])).toEqual([]);
-    base.destroy();
-    return calls;
+    counting.destroy();
+    return counting.calls;
   }
 
   it('one delivery of three render steps costs two DynamoDB calls: the run read, and one write that needs no lease', async () => {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { runChange } from '../../../functions/crews/events.js';
@@ -12,6 +11,7 @@ import { createWorkerHandler } from '../../../functions/crews/worker.js';
 import { eventually, notYet } from '../../support/eventually.js';
 import { type CrewEventSeen, kindsOf, runEvents } from '../crew-support.js';
 import { adminToken, api, approverToken, db, eventsTable, slug, table, token } from '../helpers.js';
+import { countingClient } from '../crew-support.js';
 
 /**
  * Concurrency limits of crew templates (API.md §4 "Runs people can plan on"):
@@ -373,20 +373,8 @@ describe('what limits cost (DynamoDB calls of one delivery)', () => {
 
   /** The DynamoDB calls of one delivery of run `id`, in order. */
   async function callsOf(id: string): Promise<string[]> {
-    const base = new DynamoDBClient({
-      region: 'us-east-1',
-      endpoint: inject('dynamodbEndpoint'),
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    const calls: string[] = [];
-    base.middlewareStack.add(
-      (next, context) => async (args) => {
-        calls.push(context.commandName ?? '?');
-        return next(args);
-      },
-      { step: 'initialize', name: 'countCalls' },
-    );
-    const store = new DynamoRunStore(DynamoDBDocumentClient.from(base), table('crewRuns'), table('runLog'), eventsTable());
+    const counting = countingClient();
+    const store = new DynamoRunStore(counting.db, table('crewRuns'), table('runLog'), eventsTable());
     const handler = createWorkerHandler(new CrewRunner(store, steps, undefined, timers));
     const now = String(Date.now());
     const record: SQSRecord = {
@@ -406,9 +394,9 @@ describe('what limits cost (DynamoDB calls of one delivery)', () => {
       awsRegion: 'us-east-1',
     };
     expect((await handler({ Records: [record] })).batchItemFailures).toEqual([]);
-    base.destroy();
+    counting.destroy();
     expect((await runOf(id)).status).toBe('succeeded');
-    return calls;
+    return counting.calls;
   }
 
   it('a run with a deadline and no limit makes the calls of any run: the read and one write', async () => {
