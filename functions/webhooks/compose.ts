@@ -62,11 +62,12 @@ export function webhooksDeps(runtime: Runtime): WebhooksDeps {
   };
 }
 
-/** The domain-event dispatcher's fan-out to webhook endpoints. */
-export function webhookFanout(runtime: Runtime): WebhookFanout {
+/** The domain-event dispatcher's fan-out to webhook endpoints (`endpointsFreshMs`: ENDPOINTS_FRESH_MS unless given). */
+export function webhookFanout(runtime: Runtime, endpointsFreshMs?: number): WebhookFanout {
   return new WebhookFanout({
     endpoints: webhookStore(runtime),
     deliveries: deliveryStore(runtime),
     queue: deliveryQueue(runtime),
+    endpointsFreshMs,
   });
 }

@@ -87,6 +87,12 @@ export interface PlatformOptions {
    * time with it. Without it the handlers run as they are.
    */
   readonly instrument?: Instrument;
+  /**
+   * How long the dispatcher keeps the webhook endpoints it read (ENDPOINTS_FRESH_MS unless
+   * given; the platform's own writes of them are seen at once either way): a test counting
+   * calls gives a long one, so the periodic re-read does not fall in what it counts.
+   */
+  readonly endpointsFreshMs?: number;
 }
 
 /** Returns `handler` or a function that calls it (and may observe the call). */
@@ -235,7 +241,12 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     // Crew schedules fire from this process's timers (API.md §4): set from what is stored.
     stopSchedules = () => stopLocalScheduler(runtime);
     await phase('could not set the crew schedules', () => scheduleService(runtime).armAll());
-    const events = startEventPipeline(runtime, options.inMemory ? undefined : effective.dataDir, instrument);
+    const events = startEventPipeline(
+      runtime,
+      options.inMemory ? undefined : effective.dataDir,
+      instrument,
+      options.endpointsFreshMs,
+    );
     consumers = {
       stop: async (drainMs) => void (await Promise.all([workers.stop(drainMs), events.stop(drainMs)])),
     };
@@ -326,12 +337,17 @@ function startWorkers(
  * the events table. Checkpoints live beside the database, so a restart goes on where the
  * last run stopped (in memory for an in-memory database, which forgets its streams too).
  */
-function startEventPipeline(runtime: Runtime, dataDir: string | undefined, instrument: Instrument) {
+function startEventPipeline(
+  runtime: Runtime,
+  dataDir: string | undefined,
+  instrument: Instrument,
+  endpointsFreshMs: number | undefined,
+) {
   const streamsOf = (name: (typeof STREAM_CONSUMERS)[number]['name']): readonly TableKey[] =>
     STREAM_CONSUMERS.find((c) => c.name === name)!.streams;
   const { config } = runtime;
   const endpoint = config.endpoints.dynamodb!;
-  const dispatcher = dispatcherDeps(runtime);
+  const dispatcher = dispatcherDeps(runtime, endpointsFreshMs);
   // A webhook endpoint this process writes (its API) is used by the next fan-out, not up to
   // ENDPOINTS_FRESH_MS later (functions/webhooks/fanout.ts): the write is seen as it is made.
   const webhooksTable = runtime.tableName('webhooks');

@@ -118,7 +118,11 @@ beforeAll(async () => {
       S3_ENDPOINT: inject('s3Endpoint'),
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     }),
-    { inMemory: true, retryDelaySeconds: 1 },
+    // The dispatcher keeps the webhook endpoints for the whole file (the platform's writes of
+    // them are still seen at once): its re-read once per ENDPOINTS_FRESH_MS would otherwise
+    // fall in some measurement's window. Without the cache it reads them per batch, and the
+    // exact lists below fail.
+    { inMemory: true, retryDelaySeconds: 1, endpointsFreshMs: 3_600_000 },
   );
   platform.runtime.db.middlewareStack.add(
     (next, context) => async (args) => {
