@@ -85,7 +85,9 @@ export const GROUPS = [
         'node_modules/swagger-ui-dist/oauth2-redirect.js',
         'node_modules/swagger-ui-dist/favicon-32x32.png',
       ],
+      documents: ['functions/platform/openapi.json', 'functions/platform/asyncapi.json'],
     },
+    // /openapi.json and /asyncapi.json: the generated documents, read on first use (functions/platform/compose.ts).
     // /console's script and style sheet, built from console/ (functions/platform/console.ts reads them).
     builtFiles: { console: 'infra/console-build.ts' },
   },

@@ -19,15 +19,24 @@ export interface SchemaDoc {
   readonly format?: string;
 }
 
+/**
+ * Whether schemas carry their documentation. A Lambda never makes a document, so its bundle is
+ * built with `process.env.DPM_SCHEMA_DOCS` defined `"false"` (LAMBDA_DEFINE,
+ * infra/aws/service-function.ts): its schemas are the same validators without the copies and
+ * registrations the documentation costs at module init (~13 ms of a group's cold start in the
+ * bench). Everywhere else (`npm run openapi`, the local platform, the tests) they carry it.
+ */
+const SCHEMA_DOCS = process.env.DPM_SCHEMA_DOCS !== 'false';
+
 /** `schema` with a description (and examples...) in the OpenAPI document: a copy, the original unchanged. */
 export const doc = <T extends z.ZodMiniType>(schema: T, description: string, more: SchemaDoc = {}): T =>
-  schema.check(z.meta({ description, ...more })) as T;
+  SCHEMA_DOCS ? (schema.check(z.meta({ description, ...more })) as T) : schema;
 
 /** The named schemas of the OpenAPI document (`#/components/schemas/<id>`). */
 export const components = z.registry<{ id: string }>();
 
 /** Names `schema` as a component of the OpenAPI document: answers and bodies refer to it by `$ref`. */
 export function component<T extends z.core.$ZodType>(id: string, schema: T): T {
-  components.add(schema, { id });
+  if (SCHEMA_DOCS) components.add(schema, { id });
   return schema;
 }

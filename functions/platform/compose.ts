@@ -1,17 +1,30 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import pkg from '../../package.json' with { type: 'json' };
 import { oauthEndpointsOf } from '../../shared/auth/discovery.js';
 import type { Config } from '../../shared/config.js';
 import type { PlatformDeps } from './app.js';
 import { bundledConsoleAssets, type ConsoleAssets } from './console.js';
 
-let committed: unknown;
+/** Where a Lambda keeps the generated documents: a `documents` folder beside its bundle (infra/groups.ts). */
+export const BUNDLED_DOCUMENTS_DIR = 'documents';
+
 /**
- * The generated AsyncAPI document (`npm run openapi`; a unit test fails when it is stale),
- * read when first asked: the local platform's. The Lambda passes the one bundled with it.
+ * A committed document (written by `npm run openapi`; a unit test fails when one is stale), read and
+ * parsed when first asked: on Lambda from the `documents` folder beside the bundle, from
+ * source beside this module. Not part of the bundle: the platform's cold start would compile
+ * and build 390 KB of object literals that only /openapi.json and /asyncapi.json use.
  */
-const committedAsyncApi = () =>
-  (committed ??= JSON.parse(readFileSync(new URL('./asyncapi.json', import.meta.url), 'utf8')));
+export function committedDocument(name: 'openapi.json' | 'asyncapi.json'): () => unknown {
+  let parsed: unknown;
+  return () => {
+    if (parsed === undefined) {
+      const bundled = new URL(`./${BUNDLED_DOCUMENTS_DIR}/${name}`, import.meta.url);
+      const file = existsSync(bundled) ? bundled : new URL(`./${name}`, import.meta.url);
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    }
+    return parsed;
+  };
+}
 
 /**
  * The console's built files: beside the bundle on Lambda (built at synth time); when running
@@ -37,7 +50,7 @@ function consoleAssets(): () => Promise<ConsoleAssets> {
 export function platformDeps(
   config: Config,
   document: () => unknown,
-  asyncApiDocument: () => unknown = committedAsyncApi,
+  asyncApiDocument: () => unknown = committedDocument('asyncapi.json'),
 ): PlatformDeps {
   return {
     version: pkg.version,

@@ -24,6 +24,14 @@ export const RUNTIME_SDK_CLIENTS = [
   '@aws-sdk/client-sqs',
 ] as const;
 
+/**
+ * Constants the Lambda bundles are built with (esbuild `define`; test/bench/bundles.ts builds
+ * with the same): no schema documentation (shared/schema.ts), which no Lambda serves.
+ */
+export const LAMBDA_DEFINE: Readonly<Record<string, string>> = {
+  'process.env.DPM_SCHEMA_DOCS': JSON.stringify('false'),
+};
+
 /** `data-shares` → `DataShares`: the construct id of a Lambda and of what is named after it (stable, readable). */
 export const constructId = (name: string): string =>
   name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
@@ -134,13 +142,17 @@ export class ServiceFunction extends Construct implements IGrantable {
       }),
       environment: {
         STAGE: stage.name,
-        NODE_OPTIONS: '--enable-source-maps',
+        // No NODE_OPTIONS=--enable-source-maps: Node would read and parse each bundle's source
+        // map at every cold start (+75 ms for the metastore group's in the bench's A/B). Stack
+        // traces in the logs name the minified index.mjs; its index.mjs.map ships beside it
+        // (README "Reading a Lambda's stack trace").
         POWERTOOLS_SERVICE_NAME: `dpm-${name}`,
         ...props.environment,
       },
       bundling: {
         minify: true,
         sourceMap: true,
+        define: { ...LAMBDA_DEFINE },
         format: OutputFormat.ESM,
         target: 'node24',
         // The bundled SDK v3 is newer than the runtime's and loads faster cold...

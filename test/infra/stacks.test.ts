@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WAIT_SECONDS } from '../../functions/crews/schemas.js';
@@ -919,10 +920,11 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         const env = functionOf(fn.name)[1].Properties.Environment.Variables;
         expect(env).toMatchObject({
           STAGE: name,
-          NODE_OPTIONS: '--enable-source-maps',
           POWERTOOLS_SERVICE_NAME: `dpm-${fn.name}`,
           EVENTS_TTL_DAYS: '30',
         });
+        // Node would parse the bundle's source map at every cold start (service-function.ts).
+        expect(env.NODE_OPTIONS).toBeUndefined();
         const optional = {
           AUTH_ISSUER: stage.authIssuer,
           AUTH_AUDIENCE: stage.authAudience,
@@ -1696,9 +1698,14 @@ describe('the platform function serves /docs without a CDN', () => {
     // Exactly the files the page serves, each present in the installed package.
     expect(files.map((f) => f.split('/').pop()).sort()).toEqual(Object.keys(SWAGGER_UI_ASSETS).sort());
     for (const file of files) expect(readFileSync(join(REPOSITORY_ROOT, file)).length, file).toBeGreaterThan(0);
+    const { BUNDLED_DOCUMENTS_DIR } = await import('../../functions/platform/compose.js');
+    const documents = platform.bundledFiles?.[BUNDLED_DOCUMENTS_DIR] ?? [];
+    expect(documents).toEqual(['functions/platform/openapi.json', 'functions/platform/asyncapi.json']);
     expect(copyCommands(platform.bundledFiles!, '/in', '/out')).toEqual([
       `mkdir -p "/out/${BUNDLED_ASSET_DIR}"`,
       ...files.map((f) => `cp "/in/${f}" "/out/${BUNDLED_ASSET_DIR}/"`),
+      `mkdir -p "/out/${BUNDLED_DOCUMENTS_DIR}"`,
+      ...documents.map((f) => `cp "/in/${f}" "/out/${BUNDLED_DOCUMENTS_DIR}/"`),
     ]);
     // No other function carries them.
     expect(GROUPS.filter((g) => (g as GroupDefinition).bundledFiles).map((g) => g.name)).toEqual(['platform']);
@@ -1720,6 +1727,65 @@ describe('the platform function serves /docs without a CDN', () => {
       ...options,
     });
   };
+
+  it('serves /openapi.json and /asyncapi.json from the documents beside its bundle, which holds neither', async () => {
+    const { build } = await import('esbuild');
+    const { LAMBDA_DEFINE } = await import('../../infra/aws/service-function.js');
+    const platform = GROUPS.find((g) => g.name === 'platform') as GroupDefinition;
+    // Inside the repository, so that the clients left to the runtime resolve as on Lambda.
+    const dir = mkdtempSync(join(REPOSITORY_ROOT, 'test/bench/.tmp-platform-'));
+    try {
+      const outfile = join(dir, 'index.mjs');
+      await build({
+        entryPoints: [join(REPOSITORY_ROOT, platform.entry)],
+        bundle: true,
+        minify: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        banner: { js: "import { createRequire } from 'module';const require = createRequire(import.meta.url);" },
+        external: [...RUNTIME_SDK_CLIENTS],
+        define: { ...LAMBDA_DEFINE },
+        outfile,
+        logLevel: 'silent',
+      });
+      const code = readFileSync(outfile, 'utf8');
+      expect(code.length).toBeLessThan(250_000);
+      expect(code).not.toContain('"operationId"');
+      expect(code).not.toContain('dpm.decision.version.approved');
+      // what ServiceFunction's afterBundling copies (copyCommands above)
+      for (const [folder, paths] of Object.entries(platform.bundledFiles!)) {
+        mkdirSync(join(dir, folder));
+        for (const path of paths) copyFileSync(join(REPOSITORY_ROOT, path), join(dir, folder, path.split('/').pop()!));
+      }
+      const { handler } = (await import(pathToFileURL(outfile).href)) as {
+        handler: (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string }>;
+      };
+      for (const name of ['openapi.json', 'asyncapi.json']) {
+        const res = await handler(
+          {
+            version: '2.0',
+            routeKey: '$default',
+            rawPath: `/${name}`,
+            rawQueryString: '',
+            headers: { host: 'api.example.com' },
+            requestContext: { http: { method: 'GET', path: `/${name}`, sourceIp: '127.0.0.1' }, requestId: name },
+            isBase64Encoded: false,
+          },
+          { getRemainingTimeInMillis: () => 30_000 },
+        );
+        expect(res.statusCode, name).toBe(200);
+        const committed = JSON.parse(readFileSync(join(REPOSITORY_ROOT, 'functions/platform', name), 'utf8'));
+        const served = JSON.parse(res.body);
+        expect(Object.keys(served.paths ?? served.channels).sort(), name).toEqual(
+          Object.keys(committed.paths ?? committed.channels).sort(),
+        );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('never deploys the local identity provider: no Lambda bundle holds it or anything of infra/local', async () => {
     const out = await bundleLambdas('dpm-bundle-check');
