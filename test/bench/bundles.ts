@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { build } from 'esbuild';
 import type { RunningPlatform } from '../../infra/local/platform.js';
-import { RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
+import { LAMBDA_DEFINE, RUNTIME_SDK_CLIENTS } from '../../infra/aws/service-function.js';
 import { GROUPS, STREAM_CONSUMERS, WORKERS, type GroupDefinition } from '../../infra/groups.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
 import type { TestIssuer } from '../support/identity-provider.js';
@@ -17,6 +17,7 @@ import {
   lambdaEnvironment,
   LOOPBACK_ONLY,
   runChild,
+  signedInBare,
   startReceiver,
 } from './cold-start.js';
 import { startKmsStandIn } from './kms-stand-in.js';
@@ -25,6 +26,8 @@ import { startKmsStandIn } from './kms-stand-in.js';
 const LAMBDA_BUILD = {
   bundle: true,
   minify: true,
+  sourcemap: true,
+  define: { ...LAMBDA_DEFINE },
   platform: 'node',
   format: 'esm',
   target: 'node24',
@@ -65,7 +68,12 @@ export interface ColdStartFigure {
   readonly status: number;
   readonly runs: number;
   readonly group: ColdStartSide;
+  /** The bare handler making the same calls: the AWS calls, and the sign-in's (signedInBare; the target's yardstick). */
   readonly bare: ColdStartSide;
+  /** The bare handler without the sign-in (its AWS calls only): as the rows of the first measurements compared. */
+  readonly bareWithoutSignIn: ColdStartSide;
+  /** Whether the request carries a Bearer token (else the two bare handlers are one: `bare`). */
+  readonly bearer: boolean;
 }
 
 export interface BundleFigure {
@@ -135,6 +143,12 @@ export async function measureBundles(
   ];
   const built: { name: string; entry: string; outfile: string; inits: number[] }[] = [];
   for (const b of bundles) built.push({ ...b, outfile: await bundle(b.name, b.entry), inits: [] as number[] });
+  // The files a Lambda's asset holds beside its bundle (the platform's documents, Swagger UI's), as ServiceFunction copies them.
+  for (const g of [...GROUPS, ...WORKERS, ...STREAM_CONSUMERS] as GroupDefinition[])
+    for (const [folder, paths] of Object.entries(g.bundledFiles ?? {})) {
+      mkdirSync(join(dir, folder), { recursive: true });
+      for (const path of paths) copyFileSync(join(root, path), join(dir, folder, basename(path)));
+    }
   const coldStarts = await measureColdStarts(
     bench,
     (name) => built.find((b) => b.name === name)!.outfile,
@@ -160,8 +174,8 @@ export async function measureBundles(
 
 /**
  * Per HTTP group, COLD_START_RUNS fresh processes answering its main request and as many of
- * its bare handler, in rounds over every group (the group first in even rounds, the bare
- * handler in odd ones). The emulators are reached through recording proxies, KMS through the
+ * its bare handler, signed in the bare way (signedInBare) and not, in rounds over every group
+ * (each of the three first in turn). The emulators are reached through recording proxies, KMS through the
  * stand-in; every child gets its group Lambda's environment (cold-start.ts: lambdaEnvironment).
  */
 async function measureColdStarts(
@@ -212,18 +226,28 @@ async function measureColdStarts(
       const groupFile = groupBundle(c.group);
       const viaLambda = (req: HandlerRequest) => runChild(groupFile, env, req, 'bench-seed');
       const state = await c.prepare(targets, viaLambda);
-      const bareFile = await bundle(`bare-${c.group}`, source(`bare-${c.group}`, c.bare(targets, state)));
+      const bareSource = source(`bare-${c.group}`, c.bare(targets, state));
+      const bareFile = await bundle(`bare-${c.group}`, bareSource);
+      const signedFile = await bundle(
+        `bare-signed-in-${c.group}`,
+        source(`bare-signed-in-${c.group}`, signedInBare(`./bare-${c.group}-src.ts`)),
+      );
+      const side = (file: string) => ({ file, answers: [] as ChildAnswer[], calls: [] as string[][] });
       prepared.push({
         c,
         env,
         state,
-        group: { file: groupFile, answers: [] as ChildAnswer[], calls: [] as string[][] },
-        bare: { file: bareFile, answers: [] as ChildAnswer[], calls: [] as string[][] },
+        bearer: Boolean((await c.request(targets, state, -1)).token),
+        group: side(groupFile),
+        bare: side(signedFile),
+        unsigned: side(bareFile),
       });
     }
     for (let round = 0; round < COLD_START_RUNS; round++) {
       for (const p of prepared) {
-        for (const side of round % 2 === 0 ? [p.group, p.bare] : [p.bare, p.group]) {
+        // each side first in turn
+        const sides = p.bearer ? [p.group, p.bare, p.unsigned] : [p.group, p.unsigned];
+        for (const side of [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)]) {
           const req = await p.c.request(targets, p.state, round);
           log.take();
           const answer = await runChild(side.file, p.env, req, `bench-cold-start-${round}`);
@@ -246,7 +270,15 @@ async function measureColdStarts(
     return new Map(
       prepared.map((p) => [
         p.c.group,
-        { what: p.c.what, status: p.c.status, runs: COLD_START_RUNS, group: sideOf(p.group), bare: sideOf(p.bare) },
+        {
+          what: p.c.what,
+          status: p.c.status,
+          runs: COLD_START_RUNS,
+          group: sideOf(p.group),
+          bare: sideOf(p.bearer ? p.bare : p.unsigned),
+          bareWithoutSignIn: sideOf(p.unsigned),
+          bearer: p.bearer,
+        },
       ]),
     );
   } finally {

@@ -206,7 +206,6 @@ export function lambdaEnvironment(group: LambdaDefinition, t: ColdStartTargets):
     TZ: ':UTC',
     // ServiceFunction's
     STAGE: t.stage,
-    NODE_OPTIONS: '--enable-source-maps',
     POWERTOOLS_SERVICE_NAME: `dpm-${group.name}`,
     // every Lambda's (sharedEnvironment): the bench's stage allows webhooks to loopback over http
     AUTH_ISSUER: t.issuer,
@@ -233,6 +232,46 @@ export function lambdaEnvironment(group: LambdaDefinition, t: ColdStartTargets):
   };
   return env;
 }
+
+/**
+ * The bare handler of an authenticated request, signed in the bare way: `bareSource`'s handler
+ * behind the fewest steps that check a Bearer token as API.md §1 asks, making the same two
+ * calls the service's sign-in makes on a cold start (the issuer's discovery document, then
+ * its JWKS, over node:http) and checking the RS256 signature, issuer, audience and expiry
+ * with node:crypto. Without a token (the platform's ping) it is the bare handler itself.
+ */
+export const signedInBare = (bareSource: string) => `
+import { get } from 'node:http';
+import { createPublicKey, verify } from 'node:crypto';
+import { handler as answer } from ${JSON.stringify(bareSource)};
+const getJson = (url) => new Promise((resolve, reject) => {
+  get(url, (res) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk) => (text += chunk));
+    res.on('end', () => { try { resolve(JSON.parse(text)); } catch (err) { reject(err); } });
+  }).on('error', reject);
+});
+const issuer = process.env.AUTH_ISSUER;
+const audience = process.env.AUTH_AUDIENCE;
+let keys;
+async function signedIn(authorization) {
+  const token = /^Bearer (\\S+)$/i.exec(authorization ?? '')?.[1];
+  if (!token) return false;
+  const [h, p, sig] = token.split('.');
+  const header = JSON.parse(Buffer.from(h, 'base64url').toString());
+  const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
+  keys ??= getJson(issuer + '/.well-known/openid-configuration').then((d) => getJson(d.jwks_uri));
+  const jwk = (await keys).keys.find((k) => k.kid === header.kid);
+  return Boolean(jwk) && header.alg === 'RS256' &&
+    verify('RSA-SHA256', Buffer.from(h + '.' + p), createPublicKey({ key: jwk, format: 'jwk' }), Buffer.from(sig, 'base64url')) &&
+    claims.iss === issuer && [claims.aud].flat().includes(audience) && claims.exp * 1000 > Date.now();
+}
+export const handler = async (event, context) =>
+  !event.headers?.authorization || (await signedIn(event.headers.authorization))
+    ? answer(event, context)
+    : { statusCode: 401, headers: { 'content-type': 'application/json' }, body: '{"detail":"Invalid token"}' };
+`;
 
 /** A loopback receiver answering 204: the webhook URL of the endpoints the cold starts create. */
 export async function startReceiver(): Promise<{ url: string; stop(): Promise<void> }> {

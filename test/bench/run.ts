@@ -2230,14 +2230,21 @@ const coldStartRow = (bundles: Bundles, name: string) => {
   if (!c) return [];
   const dynamoCallsOf = (calls: readonly string[]) => calls.filter((call) => call.startsWith('DynamoDB ')).length;
   const callList = (calls: readonly string[]) => (calls.length > 0 ? calls.join(', ') : 'none');
-  const same = c.group.calls.join() === c.bare.calls.join();
+  const same = [c.bare, c.bareWithoutSignIn].every((bare) => c.group.calls.join() === bare.calls.join());
   const cold = c.group.ms / c.bare.ms;
+  const signsIn = c.bearer;
   return [
     `| ${name} | cold start: ${c.what} → ${c.status}, a fresh process importing the bundle and answering it | ${c.runs} | 0 | | ${ms(c.group.ms)} | | | ${dynamoCallsOf(c.group.calls)} | ` +
-      `AWS calls: ${callList(c.group.calls)}; bare handler (Hono + the same SDK clients, ${kb(c.bare.bytes)}): ${ms(c.bare.ms)} ms, ` +
+      `AWS calls: ${callList(c.group.calls)}; bare handler (Hono + the same SDK clients` +
+      (signsIn ? ' + the Bearer sign-in: discovery and JWKS over node:http, RS256 with node:crypto' : '') +
+      `, ${kb(c.bare.bytes)}): ${ms(c.bare.ms)} ms, ` +
       (same ? 'the same calls' : `**other calls**: ${callList(c.bare.calls)}`) +
       [...c.group.otherCalls, ...c.bare.otherCalls].map((calls) => ` (another run: ${calls})`).join('') +
-      `; cold start ×${cold.toFixed(2)} (target ≤ 1.3: ${verdict(cold, 1.3)}) |`,
+      `; cold start ×${cold.toFixed(2)} (target ≤ 1.3: ${verdict(cold, 1.3)})` +
+      (signsIn
+        ? `; without the sign-in the bare handler takes ${ms(c.bareWithoutSignIn.ms)} ms (×${(c.group.ms / c.bareWithoutSignIn.ms).toFixed(2)})`
+        : '') +
+      ' |',
   ];
 };
 
@@ -2596,14 +2603,14 @@ const lines = [
   ]),
   '',
   ...when(bundles, () => [
-    `Bundles: esbuild, minified, AWS SDK bundled but for ${RUNTIME_SDK_CLIENTS.join(', ')} (the Lambda runtime's), ESM, node24, written under test/bench/.tmp so that those resolve from this repository's node_modules (the same major version as the runtime's). ` +
+    `Bundles: esbuild, minified, with a source map (not read: no function sets --enable-source-maps) and LAMBDA_DEFINE (no schema documentation), as ServiceFunction builds them, AWS SDK bundled but for ${RUNTIME_SDK_CLIENTS.join(', ')} (the Lambda runtime's), ESM, node24, written under test/bench/.tmp so that those resolve from this repository's node_modules (the same major version as the runtime's). ` +
       `Module init: the import of the bundle in a fresh process, the median of ${INIT_RUNS} (queue and stream Lambdas, the baseline; in rounds over all of them) or, for an HTTP group, of its cold-start processes.`,
     `Cold start (HTTP groups): the median of ${COLD_START_RUNS} fresh Node processes per group, from before the import of its bundle to its answer to one API Gateway HTTP API (payload 2.0) event of the group's main request, ` +
       "with its real AWS calls against the platform's emulators (DynamoDB Local, fauxqs for SQS and S3), each reached through a recording proxy that names the calls; the SDK clients the bundle leaves to the runtime load inside that time. " +
       "Each process has the environment its Lambda has on AWS (infra/aws/lambdas.ts: stage, Powertools service, issuer and audience, queue URLs, bucket, KMS key, schedule group; the runtime's region, credentials and function name) plus the emulators' endpoints, and may connect to loopback only (test/bench/loopback-only.mjs). " +
       'Every request carries a Bearer token of the test issuer, whose discovery document and JWKS the process fetches, as a Lambda does on its first token. What a run changes (a submitted version to approve, a dataset to delete) is seeded anew before each process. ' +
       "KMS has no emulator here: its GenerateDataKey and Decrypt are answered on loopback by test/bench/kms-stand-in.ts (KMS's JSON protocol), reached by the SDK's own AWS_ENDPOINT_URL_KMS, so the KMS client is loaded, signs and sends as on AWS; the share E8 reads was created through the data-shares bundle with that key. " +
-      "Beside each, the bare handler: Hono and the same AWS SDK v3 clients and commands (test/bench/cold-start-cases.ts), bundled the same way, in fresh processes of its own with the same environment, alternating with the group's, without authentication, validation or log line.",
+      "Beside each, the bare handler making the same calls: Hono and the same AWS SDK v3 clients and commands (test/bench/cold-start-cases.ts) behind the fewest steps that check the request's Bearer token (test/bench/cold-start.ts signedInBare: the issuer's discovery document and JWKS over node:http, the same two calls the service makes, then the RS256 signature, issuer, audience and expiry with node:crypto), bundled the same way, in fresh processes of its own with the same environment, in turn with the group's, without validation or log line; and the same without the sign-in (its AWS calls only, the yardstick of the first measurements), given after the ratio.",
     '',
   ]),
   ...when(cost, costSection),

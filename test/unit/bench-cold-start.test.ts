@@ -1,12 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { exportJWK, generateKeyPair } from 'jose';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUPS } from '../../infra/groups.js';
 import { KmsKeyWrapper } from '../../shared/aws/kms.js';
 import { SecretBox } from '../../shared/secrets.js';
 import { COLD_START_CASES } from '../bench/cold-start-cases.js';
+import { signedInBare } from '../bench/cold-start.js';
+import { startTestIssuer } from '../support/identity-provider.js';
+import { mintToken, type TokenOptions } from '../support/tokens.js';
 import { startKmsStandIn, type KmsStandIn } from '../bench/kms-stand-in.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -159,5 +167,51 @@ describe('the KMS stand-in', () => {
     const sealed = await box.seal('x', 'ctx');
     const forged = { ...sealed, key: randomBytes(60).toString('base64') };
     await expect(box.open(forged, 'ctx')).rejects.toMatchObject({ name: 'InvalidCiphertextException' });
+  });
+});
+
+describe("the bare handler's sign-in (the cold starts' yardstick makes the service's sign-in calls)", () => {
+  let idp: Awaited<ReturnType<typeof startTestIssuer>>;
+  let dir: string;
+  let handler: (event: unknown, context: unknown) => Promise<{ statusCode: number; body: string }>;
+  const audience = 'dpm-api';
+  const event = (authorization?: string) => ({ headers: authorization ? { authorization } : {} });
+  beforeAll(async () => {
+    idp = await startTestIssuer();
+    process.env.AUTH_ISSUER = idp.issuer;
+    process.env.AUTH_AUDIENCE = audience;
+    dir = mkdtempSync(join(tmpdir(), 'dpm-bare-sign-in-'));
+    // the bare handler it wraps answers 200
+    writeFileSync(join(dir, 'bare.mjs'), "export const handler = async () => ({ statusCode: 200, body: 'ok' });");
+    writeFileSync(join(dir, 'signed.mjs'), signedInBare('./bare.mjs'));
+    ({ handler } = await import(pathToFileURL(join(dir, 'signed.mjs')).href));
+  });
+  afterAll(async () => {
+    delete process.env.AUTH_ISSUER;
+    delete process.env.AUTH_AUDIENCE;
+    rmSync(dir, { recursive: true, force: true });
+    await idp.stop();
+  });
+  const token = (options: TokenOptions = {}) =>
+    mintToken(idp.privateJwk, { issuer: idp.issuer, audience }, 'bare', options);
+
+  it('answers a request with a valid token', async () => {
+    expect((await handler(event(`Bearer ${await token()}`), {})).statusCode).toBe(200);
+  });
+
+  it('refuses a token of another key, issuer or audience, an expired one and a tampered one', async () => {
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+    const tampered = (await token()).split('.');
+    tampered[1] = Buffer.from(JSON.stringify({ sub: 'x', iss: idp.issuer, aud: audience, exp: 9e9 })).toString(
+      'base64url',
+    );
+    for (const bad of [
+      await token({ key: { ...(await exportJWK(privateKey)), kid: 'test-key-1' } }),
+      await token({ issuer: 'http://127.0.0.1:1/other' }),
+      await token({ audience: 'another-api' }),
+      await token({ expiresIn: '-1m' }),
+      tampered.join('.'),
+    ])
+      expect((await handler(event(`Bearer ${bad}`), {})).statusCode).toBe(401);
   });
 });
