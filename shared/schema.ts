@@ -20,13 +20,18 @@ export interface SchemaDoc {
 }
 
 /**
- * Whether schemas carry their documentation. A Lambda never makes a document, so its bundle is
- * built with `process.env.DPM_SCHEMA_DOCS` defined `"false"` (LAMBDA_DEFINE,
- * infra/aws/service-function.ts): its schemas are the same validators without the copies and
- * registrations the documentation costs at module init (~13 ms of a group's cold start in the
- * bench). Everywhere else (`npm run openapi`, the local platform, the tests) they carry it.
+ * Defined `true` in Lambda bundles only (esbuild `define`: LAMBDA_DEFINE,
+ * infra/aws/service-function.ts), a constant of the build, not configuration; undeclared
+ * everywhere else (`npm run openapi`, the local platform, the tests).
  */
-const SCHEMA_DOCS = process.env.DPM_SCHEMA_DOCS !== 'false';
+declare const DPM_LAMBDA_BUNDLE: boolean | undefined;
+
+/**
+ * Whether schemas carry their documentation. A Lambda never makes a document: its schemas are
+ * the same validators without the copies and registrations the documentation costs at module
+ * init (~13 ms of a group's cold start in the bench).
+ */
+const SCHEMA_DOCS = typeof DPM_LAMBDA_BUNDLE === 'undefined' || !DPM_LAMBDA_BUNDLE;
 
 /** `schema` with a description (and examples...) in the OpenAPI document: a copy, the original unchanged. */
 export const doc = <T extends z.ZodMiniType>(schema: T, description: string, more: SchemaDoc = {}): T =>

@@ -29,7 +29,7 @@ export const RUNTIME_SDK_CLIENTS = [
  * with the same): no schema documentation (shared/schema.ts), which no Lambda serves.
  */
 export const LAMBDA_DEFINE: Readonly<Record<string, string>> = {
-  'process.env.DPM_SCHEMA_DOCS': JSON.stringify('false'),
+  DPM_LAMBDA_BUNDLE: 'true',
 };
 
 /** `data-shares` → `DataShares`: the construct id of a Lambda and of what is named after it (stable, readable). */

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from '../../../functions/crews/built-in-templates.js';
 import { CrewService } from '../../../functions/crews/service.js';
@@ -17,6 +16,7 @@ import type { Caller } from '../../../shared/auth/caller.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import { eventually, notYet } from '../../support/eventually.js';
 import { storeUnqueuedRun, storeWaitingRun } from '../../support/pending-run.js';
+import { countingClient } from '../crew-support.js';
 import { eventsOf } from '../event-feed.js';
 import {
   adminPsk,
@@ -316,16 +316,7 @@ describe('GET /api/crews/results/{correlation_id}', () => {
     const created = await template();
     const res = await runCrew({ crew_type: created.name, task_input: { who: 'Bo' } });
     await finishedResult(res.body.correlation_id);
-    const base = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') }));
-    const calls: string[] = [];
-    base.middlewareStack.add(
-      (next, context) => async (args) => {
-        calls.push(context.commandName ?? '?');
-        return next(args);
-      },
-      { step: 'initialize', name: 'countCalls' },
-    );
-    const doc = DynamoDBDocumentClient.from(base);
+    const { db: doc, calls, destroy } = countingClient();
     const service = new CrewService(
       new DynamoTemplateStore(doc, table('crewTemplates'), eventsTable()),
       new DynamoRunStore(doc, table('crewRuns'), table('runLog')),
@@ -334,7 +325,7 @@ describe('GET /api/crews/results/{correlation_id}', () => {
     );
     const starter: Caller = { principal: principalOf(USER), name: USER, roles: new Set(), via: 'bearer' };
     const result = await service.crewResult(res.body.correlation_id, starter);
-    base.destroy();
+    destroy();
     expect(calls).toEqual(['GetItemCommand', 'QueryCommand']);
     expect(result.result).toBe('said: Hello Bo x2');
   });
