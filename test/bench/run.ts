@@ -2232,16 +2232,15 @@ const coldStartRow = (bundles: Bundles, name: string) => {
   const callList = (calls: readonly string[]) => (calls.length > 0 ? calls.join(', ') : 'none');
   const same = [c.bare, c.bareWithoutSignIn].every((bare) => c.group.calls.join() === bare.calls.join());
   const cold = c.group.ms / c.bare.ms;
-  const signsIn = c.bearer;
   return [
     `| ${name} | cold start: ${c.what} → ${c.status}, a fresh process importing the bundle and answering it | ${c.runs} | 0 | | ${ms(c.group.ms)} | | | ${dynamoCallsOf(c.group.calls)} | ` +
       `AWS calls: ${callList(c.group.calls)}; bare handler (Hono + the same SDK clients` +
-      (signsIn ? ' + the Bearer sign-in: discovery and JWKS over node:http, RS256 with node:crypto' : '') +
+      (c.bearer ? ' + the Bearer sign-in: discovery and JWKS over node:http, RS256 with node:crypto' : '') +
       `, ${kb(c.bare.bytes)}): ${ms(c.bare.ms)} ms, ` +
       (same ? 'the same calls' : `**other calls**: ${callList(c.bare.calls)}`) +
       [...c.group.otherCalls, ...c.bare.otherCalls].map((calls) => ` (another run: ${calls})`).join('') +
       `; cold start ×${cold.toFixed(2)} (target ≤ 1.3: ${verdict(cold, 1.3)})` +
-      (signsIn
+      (c.bearer
         ? `; without the sign-in the bare handler takes ${ms(c.bareWithoutSignIn.ms)} ms (×${(c.group.ms / c.bareWithoutSignIn.ms).toFixed(2)})`
         : '') +
       ' |',

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { expect, inject } from 'vitest';
+import { emulatorOptions } from '../../shared/aws/client-options.js';
 import { api, slug } from './helpers.js';
 
 /**
@@ -8,11 +9,7 @@ import { api, slug } from './helpers.js';
  * command it sends (a store built on it: what one delivery costs, in order); `destroy` when done.
  */
 export function countingClient(): { db: DynamoDBDocumentClient; calls: string[]; destroy: () => void } {
-  const base = new DynamoDBClient({
-    region: 'us-east-1',
-    endpoint: inject('dynamodbEndpoint'),
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  const base = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') }));
   const calls: string[] = [];
   base.middlewareStack.add(
     (next, context) => async (args) => {
