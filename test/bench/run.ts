@@ -1747,6 +1747,7 @@ const ownRuns = await inPhase('own-runs', `crew-run lists beside ${MANY_OTHER_RU
     } as unknown as typeof db,
     crewRunsTable,
     runLogTable,
+    platform.runtime.eventsTable,
   );
   const expires = Math.floor(Date.now() / 1000) + 86_400;
   const finishedRemoves = await (async () => {
