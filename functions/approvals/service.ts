@@ -1,5 +1,5 @@
 import type { Caller } from '../../shared/auth/caller.js';
-import { decodeCursor, encodeCursor, type Page, type Positioned } from '../../shared/aws/pagination.js';
+import { decodeCursor, encodeCursor, type Page, type Positioned, type PositionedPage } from '../../shared/aws/pagination.js';
 import type { RunStore } from '../crews/store.js';
 import type { DecisionStore } from '../decisions/store.js';
 import type { Approval, ApprovalsQuery, Me } from './schemas.js';
@@ -52,8 +52,9 @@ export class ApprovalService {
     const sources: Source[] = [];
     if (query.kind !== 'crew_step' && caller.roles.has(APPROVER)) {
       sources.push(
-        this.source(start, batch, async (from, n) =>
-          (await this.sources.decisions.submittedAfter(from, n)).map(({ position, item }) => ({
+        this.source(start, batch, async (from, n) => {
+          const found = await this.sources.decisions.submittedAfter(from, n);
+          const items = found.items.map(({ position, item }) => ({
             position,
             item:
               isPrincipal(item.created_by_principal) &&
@@ -72,15 +73,17 @@ export class ApprovalService {
                     notes: item.notes ?? null,
                   } satisfies Approval)
                 : undefined,
-          })),
-        ),
+          }));
+          return { items, more: found.more };
+        }),
       );
     }
     if (query.kind !== 'decision_version') {
       for (const role of [...caller.roles].sort().slice(0, MAX_INBOX_ROLES)) {
         sources.push(
-          this.source(start, batch, async (from, n) =>
-            (await this.sources.runs.waitingAfter(role, from, n)).map(({ position, item: run }) => {
+          this.source(start, batch, async (from, n) => {
+            const found = await this.sources.runs.waitingAfter(role, from, n);
+            const items = found.items.map(({ position, item: run }) => {
               const step = run.waiting;
               const decidable =
                 step !== undefined &&
@@ -104,8 +107,9 @@ export class ApprovalService {
                     } satisfies Approval)
                   : undefined,
               };
-            }),
-          ),
+            });
+            return { items, more: found.more };
+          }),
         );
       }
     }
@@ -130,12 +134,14 @@ export class ApprovalService {
 
   /**
    * A source reading `read` (an index after a position) `batch` items at a time, handing
-   * out the decidable ones (those `read` maps to an item) one by one, in the index's order.
+   * out the decidable ones (those `read` maps to an item) one by one, in the index's order,
+   * until a read says the index holds no more (a short read is not the end: DynamoDB stops a
+   * Query at 1 MB).
    */
   private source(
     start: string,
     batch: number,
-    read: (after: string, limit: number) => Promise<{ position: string; item: Approval | undefined }[]>,
+    read: (after: string, limit: number) => Promise<PositionedPage<Approval | undefined>>,
   ): Source {
     let after = start;
     let buffered: Positioned<Approval>[] = [];
@@ -143,9 +149,9 @@ export class ApprovalService {
     return async () => {
       while (buffered.length === 0 && !exhausted) {
         const found = await read(after, batch);
-        if (found.length < batch) exhausted = true;
-        if (found.length > 0) after = found[found.length - 1]!.position;
-        buffered = found.filter((f): f is Positioned<Approval> => f.item !== undefined);
+        exhausted = !found.more || found.items.length === 0;
+        if (found.items.length > 0) after = found.items[found.items.length - 1]!.position;
+        buffered = found.items.filter((f): f is Positioned<Approval> => f.item !== undefined);
       }
       return buffered.shift();
     };

@@ -10,7 +10,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../shared/aws/listing.js';
-import { decodeCursor, encodeCursor, type Page, type Positioned, queryPage } from '../../shared/aws/pagination.js';
+import { decodeCursor, encodeCursor, type Page, type PositionedPage, queryPage } from '../../shared/aws/pagination.js';
 import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
@@ -518,8 +518,11 @@ export interface RunStore {
    * `by_created`; the other filters within it.
    */
   list(filter: RunFilter, limit: number, cursor: string | undefined): Promise<Page<RunItem>>;
-  /** Runs waiting on an approval step of `role`, placed after `after` (a position), oldest first. */
-  waitingAfter(role: string, after: string, limit: number): Promise<Positioned<RunItem>[]>;
+  /**
+   * Runs waiting on an approval step of `role`, placed after `after` (a position), oldest
+   * first: at most `limit`, and whether the index may hold more after them.
+   */
+  waitingAfter(role: string, after: string, limit: number): Promise<PositionedPage<RunItem>>;
   /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */
   openRuns(limit: number, cursor: string | undefined): Promise<Page<string>>;
   /**
@@ -725,7 +728,7 @@ export class DynamoRunStore implements RunStore {
   }
 
   /** Runs waiting on an approval step of `role`, placed after `after` (a position), oldest first. */
-  async waitingAfter(role: string, after: string, limit: number): Promise<Positioned<RunItem>[]> {
+  async waitingAfter(role: string, after: string, limit: number): Promise<PositionedPage<RunItem>> {
     const out = await this.db.send(
       new QueryCommand({
         TableName: this.runsTable,
@@ -740,7 +743,10 @@ export class DynamoRunStore implements RunStore {
         Limit: limit,
       }),
     );
-    return (out.Items ?? []).map((item) => ({ position: String(item.waiting_key), item: storedRun(item) }));
+    return {
+      items: (out.Items ?? []).map((item) => ({ position: String(item.waiting_key), item: storedRun(item) })),
+      more: out.LastEvaluatedKey !== undefined,
+    };
   }
 
   /** Ids of runs not yet finished, oldest first (one page of at most `limit`). */

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
-import { decodeCursor, queryPage, type Page, type Positioned } from '../../shared/aws/pagination.js';
+import { decodeCursor, queryPage, type Page, type PositionedPage } from '../../shared/aws/pagination.js';
 import { STAMP_ATTRIBUTES, stampNew, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { DecisionStatus, HistoryEntry, VersionDetail, VersionSummary } from './schemas.js';
@@ -102,8 +102,11 @@ export interface DecisionStore {
   list(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionItem>>;
   /** The newest published version (approved, not retired). */
   newestPublished(workspace: string, key: string): Promise<VersionItem | undefined>;
-  /** Submitted versions placed after `after` (a position), oldest first, without content and history. */
-  submittedAfter(after: string, limit: number): Promise<Positioned<VersionItem>[]>;
+  /**
+   * Submitted versions placed after `after` (a position), oldest first, without content and
+   * history: at most `limit`, and whether the index may hold more after them.
+   */
+  submittedAfter(after: string, limit: number): Promise<PositionedPage<VersionItem>>;
   /** One conditional write of a status change; on failure, the current item with the error. */
   transition(workspace: string, key: string, version: number, t: TransitionWrite): Promise<TransitionResult>;
 }
@@ -196,7 +199,7 @@ export class DynamoDecisionStore implements DecisionStore {
     return item ? toVersionItem(item) : undefined;
   }
 
-  async submittedAfter(after: string, limit: number): Promise<Positioned<VersionItem>[]> {
+  async submittedAfter(after: string, limit: number): Promise<PositionedPage<VersionItem>> {
     const names = Object.fromEntries(
       [...SUMMARY_ATTRIBUTES, 'created_by_principal', 'submitted_by_principal', 'sub_sk'].map((a, i) => [`#a${i}`, a]),
     );
@@ -212,7 +215,10 @@ export class DynamoDecisionStore implements DecisionStore {
         Limit: limit,
       }),
     );
-    return (out.Items ?? []).map((item) => ({ position: String(item.sub_sk), item: toVersionItem(item) }));
+    return {
+      items: (out.Items ?? []).map((item) => ({ position: String(item.sub_sk), item: toVersionItem(item) })),
+      more: out.LastEvaluatedKey !== undefined,
+    };
   }
 
   /**

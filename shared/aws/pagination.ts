@@ -169,3 +169,13 @@ export interface Positioned<T> {
   readonly position: string;
   readonly item: T;
 }
+
+/**
+ * One read of such an index: its items in order, and whether the index may hold more after
+ * them. A read answers fewer than it asked for not only at the end: DynamoDB stops a Query
+ * at 1 MB of items read, so only the absence of `LastEvaluatedKey` says the end is reached.
+ */
+export interface PositionedPage<T> {
+  readonly items: readonly Positioned<T>[];
+  readonly more: boolean;
+}

@@ -1879,10 +1879,11 @@ const inbox = await inPhase(
     const { storeWaitingRun } = await import('../support/pending-run.js');
     const decisionsTable = platform.runtime.tableName('decisions');
     const starter = { name: 'bench-starter', principal: tokenPrincipal(idp.issuer, 'sub-bench-starter') };
+    const waitingRuns: string[] = [];
     for (let i = 0; i < INBOX_WAITING; i++) {
       const v = await service.createVersion('bench-inbox', `waiting-${i}`, { content: { rule: i } }, author);
       await service.transition('submit', 'bench-inbox', `waiting-${i}`, v.version, null, author);
-      await storeWaitingRun(db, { crewRuns: crewRunsTable, runLog: runLogTable }, starter);
+      waitingRuns.push(await storeWaitingRun(db, { crewRuns: crewRunsTable, runLog: runLogTable }, starter));
     }
     const expires = Math.floor(Date.now() / 1000) + 86_400;
     const since = Date.now() - 7_200_000;
@@ -1950,12 +1951,33 @@ const inbox = await inPhase(
         total,
         maxSeconds: LIST_SECONDS,
       });
+    /**
+     * The whole inbox, page after page (oldest first: what earlier phases left waiting comes
+     * before this phase's items, and there may be more than one page of it).
+     */
+    const wholeInbox = async () => {
+      const listed: { kind: string; workspace?: string; correlation_id?: string }[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 100; page++) {
+        const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+        const res = await fetch(`${platform.baseUrl}/api/approvals?limit=1000${query}`, {
+          headers: auth(approverToken),
+        });
+        if (res.status !== 200) throw new Error(`inbox: GET /api/approvals answered ${res.status}`);
+        listed.push(...((await res.json()) as typeof listed));
+        cursor = res.headers.get('x-next-cursor');
+        if (!cursor) return listed;
+      }
+      throw new Error('inbox: more than 100 pages of 1000 waiting items');
+    };
     const measure = async () => {
-      const res = await fetch(`${platform.baseUrl}/api/approvals?limit=1000`, { headers: auth(approverToken) });
-      const listed = (await res.json()) as { kind: string; workspace?: string; template_name?: string }[];
-      const ours = listed.filter((i) => i.workspace === 'bench-inbox' || i.kind === 'crew_step').length;
-      if (res.status !== 200 || ours < 2 * INBOX_WAITING)
-        throw new Error(`inbox: the approver's inbox lists ${ours} of the ${2 * INBOX_WAITING} waiting items`);
+      const listed = await wholeInbox();
+      const versions = listed.filter((i) => i.workspace === 'bench-inbox').length;
+      const runs = listed.filter((i) => i.kind === 'crew_step' && waitingRuns.includes(i.correlation_id ?? '')).length;
+      if (versions !== INBOX_WAITING || runs !== INBOX_WAITING)
+        throw new Error(
+          `inbox: the approver's inbox (${listed.length} items) lists ${versions} of the ${INBOX_WAITING} waiting versions and ${runs} of the ${INBOX_WAITING} waiting runs`,
+        );
       await inboxLoad(100)();
       const itemsBefore = (tableItems.get(decisionsTable) ?? 0) + (tableItems.get(crewRunsTable) ?? 0);
       const result = await counted(inboxLoad(LIST_REQUESTS), endpointCalls);

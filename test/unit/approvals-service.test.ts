@@ -68,11 +68,17 @@ function run(id: string, minute: number, role: string, starter: string, expiresM
   };
 }
 
-/** Fake indexes that count their reads: each `*After` is one Query of at most `limit`. */
-function sources(versions: Positioned<VersionItem>[], runs: Positioned<RunItem>[]) {
+/**
+ * Fake indexes that count their reads: each `*After` is one Query of at most `limit`, and of
+ * at most `perRead` (DynamoDB's 1 MB stop: fewer items than asked for, and more after them).
+ */
+function sources(versions: Positioned<VersionItem>[], runs: Positioned<RunItem>[], perRead = Infinity) {
   const reads: string[] = [];
-  const after = <T>(all: Positioned<T>[], from: string, limit: number) =>
-    all.filter((p) => p.position > from).slice(0, limit);
+  const after = <T>(all: Positioned<T>[], from: string, limit: number) => {
+    const rest = all.filter((p) => p.position > from);
+    const items = rest.slice(0, Math.min(limit, perRead));
+    return { items, more: rest.length > items.length };
+  };
   const fake: InboxSources = {
     decisions: {
       submittedAfter: async (from, limit) => {
@@ -161,6 +167,34 @@ describe('ApprovalService.list', () => {
     });
     expect(ids(page.items)).toEqual(['theirs']);
     expect(reads).toEqual(['decisions', 'decisions', 'decisions']); // 11 + 11 + 9 items
+  });
+
+  it('reads on after a short read that is not the end (DynamoDB stops a Query at 1 MB)', async () => {
+    // 25 versions of alice's own, then 5 she may decide; every read stops after 3 items
+    const many = [
+      ...Array.from({ length: 25 }, (_, i) => version(`own-${String(i).padStart(2, '0')}`, i, 'alice', 'alice')),
+      ...Array.from({ length: 5 }, (_, i) => version(`theirs-${i}`, 30 + i, 'carol', 'carol')),
+    ];
+    const shortRuns = Array.from({ length: 4 }, (_, i) => run(`r${i}`, 40 + i, 'approver', 'carol'));
+    const { fake, reads } = sources(many, shortRuns, 3);
+    const service = new ApprovalService(fake, () => NOW);
+    const page = await service.list(caller('alice', ['approver']), { limit: 100 });
+    expect(ids(page.items)).toEqual([
+      ...Array.from({ length: 5 }, (_, i) => `theirs-${i}`),
+      ...shortRuns.map((r) => r.item.correlation_id),
+    ]);
+    expect(page.nextCursor).toBeUndefined();
+    expect(reads.filter((r) => r === 'decisions')).toHaveLength(10); // 30 items, 3 a read
+    expect(reads.filter((r) => r === 'runs:approver')).toHaveLength(2);
+    // and page by page, the same list
+    const seen: (string | undefined)[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 20 && (i === 0 || cursor); i++) {
+      const next = await service.list(caller('alice', ['approver']), { limit: 2, cursor });
+      seen.push(...ids(next.items));
+      cursor = next.nextCursor;
+    }
+    expect(seen).toEqual(ids(page.items));
   });
 
   it('refuses a cursor it did not hand out', async () => {

@@ -280,6 +280,52 @@ describe('GET /api/approvals', () => {
     expect(queries).toEqual([{ index: 'waiting_steps', role: GATE, scanned: 2 }]);
   });
 
+  it("lists what waits after one author's large submitted versions: a Query stopped at 1 MB is not the end of the index", async () => {
+    // Six versions of ~190 KiB (the contract allows 200 KiB): more than one Query of the
+    // submitted-versions index can read (DynamoDB stops at 1 MB, however many were asked for).
+    const ws = slug('inbox-big');
+    const mallory = await token(slug('mallory'));
+    const big: { key: string; version: number }[] = [];
+    for (let i = 0; i < 6; i++) {
+      const key = `big-${i}`;
+      const created = await api(`/api/decisions/${ws}/${key}/versions`, {
+        method: 'POST',
+        token: mallory,
+        body: { content: { blob: String(i).repeat(190 * 1024) } },
+      });
+      expect(created.status, created.text).toBe(201);
+      const submitted = await api(`/api/decisions/${ws}/${key}/versions/${created.body.version}/submit`, {
+        method: 'POST',
+        token: mallory,
+      });
+      expect(submitted.status, submitted.text).toBe(200);
+      big.push({ key, version: created.body.version as number });
+    }
+    const small = await api(`/api/decisions/${ws}/after-big/versions`, {
+      method: 'POST',
+      token: carol,
+      body: { content: { small: true } },
+    });
+    expect(small.status, small.text).toBe(201);
+    const submitted = await api(`/api/decisions/${ws}/after-big/versions/${small.body.version}/submit`, {
+      method: 'POST',
+      token: carol,
+    });
+    expect(submitted.status, submitted.text).toBe(200);
+    try {
+      for (const limit of [1000, 50]) {
+        const listed = (await inbox({ token: eve }, '', limit)).filter((i) => i.workspace === ws).map((i) => i.key);
+        expect(listed, `limit ${limit}`).toEqual([...big.map((b) => b.key), 'after-big']);
+      }
+    } finally {
+      // out of the shared index again: the other files' inboxes read it too
+      for (const { key, version: v } of [...big, { key: 'after-big', version: small.body.version as number }]) {
+        const res = await api(`/api/decisions/${ws}/${key}/versions/${v}/reject`, { method: 'POST', token: eve });
+        expect(res.status, res.text).toBe(200);
+      }
+    }
+  }, 60_000);
+
   it('answers 422 for a bad kind, limit or cursor, and 401 without credentials', async () => {
     const kind = await api('/api/approvals?kind=runs', { token: alice });
     expect(kind.status).toBe(422);
