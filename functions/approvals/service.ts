@@ -1,5 +1,11 @@
 import type { Caller } from '../../shared/auth/caller.js';
-import { decodeCursor, encodeCursor, type Page, type Positioned, type PositionedPage } from '../../shared/aws/pagination.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  type Page,
+  type Positioned,
+  type PositionedPage,
+} from '../../shared/aws/pagination.js';
 import type { RunStore } from '../crews/store.js';
 import type { DecisionStore } from '../decisions/store.js';
 import type { Approval, ApprovalsQuery, Me } from './schemas.js';
