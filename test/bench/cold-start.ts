@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { basename, join } from 'node:path';
 import type { GroupName, LambdaDefinition } from '../../infra/groups.js';
 import type { TableKey } from '../../infra/tables.js';
 
@@ -117,6 +118,15 @@ const REFUSED_MARK = '@@refused-connection';
 const ANSWER_MARK = '@@cold-start ';
 /** A child that has not answered by then is stuck (the handler's own timeouts are far shorter). */
 const CHILD_TIMEOUT_MS = 30_000;
+/**
+ * A diagnosis, not a measurement: with BENCH_CPU_PROF=<dir>, every child writes a V8 CPU
+ * profile of its import and request under <dir>/<bundle's name>/ (the bundles carry source
+ * maps beside them). Profiling slows the children: the figures of such a run say nothing.
+ */
+const cpuProfileArgs = (bundle: string): string[] =>
+  process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.BENCH_CPU_PROF, basename(bundle, '.mjs'))]
+    : [];
 
 /**
  * Imports `bundle` in a fresh Node process with `env` and nothing else, and hands it `req`:
@@ -141,7 +151,8 @@ export function runChild(
     'process.exit(0);',
   ].join('\n');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', LOOPBACK_ONLY, '--input-type=module', '-e', script], {
+    const args = [...cpuProfileArgs(bundle), '--import', LOOPBACK_ONLY, '--input-type=module', '-e', script];
+    const child = spawn(process.execPath, args, {
       env: { ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
