@@ -1,10 +1,15 @@
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { AnswerSealer, IdempotencyKeys } from '../shared/http/idempotency.js';
+import { keptAnswers } from '../shared/http/idempotent-answers.js';
 import type { Runtime } from './composition.js';
 
 /*
- * The HTTP groups' idempotency keys, apart from composition.ts so that the queue and stream
- * Lambdas, which take no request, bundle none of Powertools' idempotency utility.
+ * The HTTP groups' idempotency keys, apart from composition.ts and the shared app
+ * (shared/http/service-app.ts) so that a group without idempotent endpoints bundles none of
+ * Powertools' idempotency utility (test/infra/stacks.test.ts holds the list). The queue and
+ * stream Lambdas reach this module through their groups' compose.ts (webhooks, crews): esbuild
+ * drops Powertools' code from them but keeps its jmespath dependency's module-level code
+ * (~25 KB).
  */
 
 /**
@@ -21,7 +26,7 @@ export function idempotencyKeys(runtime: Runtime, sealer?: AnswerSealer): Idempo
     });
     idempotencyOf.set(runtime, persistence);
   }
-  return { persistence, ...(sealer ? { sealer } : {}) };
+  return keptAnswers(persistence, sealer);
 }
 
 /** One persistence layer per runtime (Powertools configures one once). */

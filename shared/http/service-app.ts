@@ -8,7 +8,7 @@ import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
 import { Forbidden, NotFound, Unavailable } from '../errors.js';
 import { errorAnswer, MethodNotAllowed, sdkFailure } from './errors.js';
-import { idempotencyKeyOf, idempotentAnswer, type IdempotencyKeys, type IdempotentAnswer } from './idempotency.js';
+import { idempotencyKeyOf, type IdempotencyKeys, type IdempotentAnswer } from './idempotency.js';
 import { type AppEnv, requestContext } from './request-context.js';
 import { limitBody, type RequestSpec, validateRequest } from './request-input.js';
 
@@ -94,7 +94,7 @@ export class ServiceApp extends Hono<AppEnv> {
       const run = () => Promise.resolve(handler(c, input as Input<R, A>));
       if (!key || !('key' in key) || !caller || !this.idempotency) return run();
       const scope = { principal: caller.principal, key: key.key, answer: spec.idempotent!, body: c.get('bodyJson') };
-      return idempotentAnswer(this.idempotency, c, scope, run);
+      return this.idempotency.answer(c, scope, run);
     });
     return this;
   }

@@ -1832,4 +1832,40 @@ describe('the platform function serves /docs without a CDN', () => {
     // every client on the list is one some Lambda does load (when it needs it)
     expect([...loadedLater].sort()).toEqual([...runtimeClients].sort());
   }, 120_000);
+
+  it("bundles Powertools' idempotency utility only into the HTTP groups with idempotent endpoints", async () => {
+    const out = await bundleLambdas('dpm-bundle-idempotency-check', {
+      mainFields: ['module', 'main'],
+      external: [...RUNTIME_SDK_CLIENTS],
+    });
+    const entries = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
+    /** Bytes of the group's bundle from inputs matching `test` (an input tree-shaken away adds none). */
+    const bytesOf = (entry: string, test: RegExp) =>
+      Object.entries(entries.find((o) => o.entryPoint === entry)!.inputs)
+        .filter(([input]) => test.test(input))
+        .reduce((sum, [, { bytesInOutput }]) => sum + bytesInOutput, 0);
+    const powertools = /node_modules\/@aws-lambda-powertools\/idempotency\//; // with its own jmespath
+    const carrying = (GROUPS as readonly GroupDefinition[])
+      .filter((g) => bytesOf(g.entry, powertools) > 1_000)
+      .map((g) => g.name)
+      .sort();
+    expect(carrying).toEqual(
+      [
+        'crews',
+        'data-shares',
+        'dataproduct',
+        'decisions',
+        'documents',
+        'finetune',
+        'mcps',
+        'metastore',
+        'webhooks',
+      ].sort(),
+    );
+    // the others hold none of it at all, nor the module that answers with it
+    for (const g of (GROUPS as readonly GroupDefinition[]).filter((d) => !carrying.includes(d.name))) {
+      expect(bytesOf(g.entry, powertools), g.name).toBe(0);
+      expect(bytesOf(g.entry, /^shared\/http\/idempotent-answers\.ts$/), g.name).toBe(0);
+    }
+  }, 120_000);
 });
