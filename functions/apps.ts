@@ -6,7 +6,7 @@ import type { Runtime } from './composition.js';
 import { createApprovalsApp } from './approvals/app.js';
 import { approvalsDeps } from './approvals/compose.js';
 import { createCrewsApp } from './crews/app.js';
-import { crewsDeps } from './crews/compose.js';
+import { crewsDeps } from './crews/compose-api.js';
 import { createDataSharesApp } from './data-shares/app.js';
 import { dataSharesDeps } from './data-shares/compose.js';
 import { createDataproductApp } from './dataproduct/app.js';
@@ -30,7 +30,7 @@ import { platformDeps } from './platform/compose.js';
 import { createQueryApp } from './query/app.js';
 import { queryDeps } from './query/compose.js';
 import { createWebhooksApp } from './webhooks/app.js';
-import { webhooksDeps } from './webhooks/compose.js';
+import { webhooksDeps } from './webhooks/compose-api.js';
 
 const API_INFO = {
   title: 'Data Platform Management Service',

@@ -5,11 +5,9 @@ import type { Runtime } from './composition.js';
 
 /*
  * The HTTP groups' idempotency keys, apart from composition.ts and the shared app
- * (shared/http/service-app.ts) so that a group without idempotent endpoints bundles none of
- * Powertools' idempotency utility (test/infra/stacks.test.ts holds the list). The queue and
- * stream Lambdas reach this module through their groups' compose.ts (webhooks, crews): esbuild
- * drops Powertools' code from them but keeps its jmespath dependency's module-level code
- * (~25 KB).
+ * (shared/http/service-app.ts) so that a group without idempotent endpoints, and the queue and
+ * stream Lambdas, bundle none of Powertools' idempotency utility (test/infra/stacks.test.ts
+ * holds the list): only the groups' compose-api.ts or compose.ts import this module.
  */
 
 /**

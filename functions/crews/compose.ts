@@ -1,9 +1,7 @@
 import { sqsAccess } from '../../shared/aws/sqs.js';
 import { onLambda, type Runtime, scheduler, secrets } from '../composition.js';
-import { idempotencyKeys } from '../idempotency.js';
 import { runWebhookHttp } from '../webhooks/compose.js';
 import { RunEndpoints } from '../webhooks/run-endpoint.js';
-import type { CrewsDeps } from './app.js';
 import { SqsRunQueue } from './run-queue.js';
 import { DynamoScheduleStore } from './schedule-store.js';
 import { ScheduleService } from './schedules.js';
@@ -83,14 +81,4 @@ export function scheduleService(runtime: Runtime, crews: CrewService = firesCrew
     crews,
     scheduler(runtime, (fire) => queue.sendFire(fire)),
   );
-}
-
-export function crewsDeps(runtime: Runtime): CrewsDeps {
-  const service = crewService(runtime);
-  return {
-    authenticator: runtime.authenticator,
-    idempotency: idempotencyKeys(runtime, secrets(runtime)),
-    service,
-    schedules: scheduleService(runtime, service),
-  };
 }

@@ -1,19 +1,17 @@
 import { OutboundHttp, RUN_WEBHOOK_RULES, WEBHOOK_RULES } from '../../shared/adapters/outbound-http.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
-import { type Runtime, secrets } from '../composition.js';
-import { idempotencyKeys } from '../idempotency.js';
-import type { WebhooksDeps } from './app.js';
+import type { Runtime } from '../composition.js';
 import { DynamoDeliveryStore } from './delivery-store.js';
 import { SqsDeliveryQueue } from './delivery-queue.js';
 import { DynamoWebhookStore } from './endpoint-store.js';
 import { WebhookFanout } from './fanout.js';
-import { WebhookService } from './service.js';
 
 /*
- * The webhooks group's builders: the stores, the delivery queue and outbound HTTP, the API's
- * service, and the fan-out the domain-event dispatcher runs. The delivery worker's builder is
- * apart (compose-worker.ts), so the bundles of the API, the dispatcher and crews leave the
- * signing code out.
+ * The webhooks group's builders: the stores, the delivery queue and outbound HTTP, and the
+ * fan-out the domain-event dispatcher runs. The API's are apart (compose-api.ts), so the
+ * queue and stream Lambdas that build from these carry none of its idempotency keys; the
+ * delivery worker's are apart too (compose-worker.ts), so the bundles of the API, the
+ * dispatcher and crews leave the signing code out.
  */
 
 export function webhookStore(runtime: Runtime): DynamoWebhookStore {
@@ -40,26 +38,6 @@ export function webhookHttp(runtime: Runtime): OutboundHttp {
 /** Outbound HTTP under the per-run webhook rules: also nothing internal unless listed in WEBHOOK_ALLOWED_HOSTS. */
 export function runWebhookHttp(runtime: Runtime): OutboundHttp {
   return new OutboundHttp(runtime.config.webhookAllowedHosts, RUN_WEBHOOK_RULES);
-}
-
-/** The service wired to DynamoDB, the delivery queue and the secret box. */
-function webhookService(runtime: Runtime): WebhookService {
-  return new WebhookService({
-    endpoints: webhookStore(runtime),
-    deliveries: deliveryStore(runtime),
-    queue: deliveryQueue(runtime),
-    box: secrets(runtime),
-    urls: webhookHttp(runtime),
-    source: runtime.eventsTable.source,
-  });
-}
-
-export function webhooksDeps(runtime: Runtime): WebhooksDeps {
-  return {
-    authenticator: runtime.authenticator,
-    idempotency: idempotencyKeys(runtime, secrets(runtime)),
-    service: webhookService(runtime),
-  };
 }
 
 /** The domain-event dispatcher's fan-out to webhook endpoints (`endpointsFreshMs`: ENDPOINTS_FRESH_MS unless given). */
