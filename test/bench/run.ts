@@ -890,6 +890,13 @@ const hanging = await inPhase(
       deleted = await deleteRunEndpoints(hangingRuns);
       await Promise.all(receivers.map((r) => r.stop()));
       await hook.stop();
+      // The deleted endpoints' retries still queued on the per-run lane (due up to minutes
+      // later; the worker drops each when it comes due, one read of its endpoint) are dropped
+      // now: they would otherwise fall into the cost phase's windows (E7 counted 6 of them).
+      // Only this phase's runs have a webhook_url.
+      const { sqsAccess } = await import('../../shared/aws/sqs.js');
+      const { sdk, client } = await sqsAccess(platform.config)();
+      await client.send(new sdk.PurgeQueueCommand({ QueueUrl: platform.config.runWebhookQueueUrl! }));
       phase('webhooks-hanging: until the per-run deliveries have settled');
       if (!(await quiesce(120))) phase('webhooks-hanging: the per-run deliveries were still going after 120 s');
     }
