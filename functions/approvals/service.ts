@@ -155,6 +155,10 @@ export class ApprovalService {
     return async () => {
       while (buffered.length === 0 && !exhausted) {
         const found = await read(after, batch);
+        // An empty read ends the source even when the store says more may follow: the next
+        // read would start at the same position. The stores' Queries have no filter, so a
+        // read stopped early (1 MB) always holds at least one item; a filter added to one
+        // would have to carry its own position on.
         exhausted = !found.more || found.items.length === 0;
         if (found.items.length > 0) after = found.items[found.items.length - 1]!.position;
         buffered = found.items.filter((f): f is Positioned<Approval> => f.item !== undefined);

@@ -727,7 +727,7 @@ export class DynamoRunStore implements RunStore {
     return { items: found.items.map(storedRun), nextCursor: found.nextCursor };
   }
 
-  /** Runs waiting on an approval step of `role`, placed after `after` (a position), oldest first. */
+  /** Runs waiting on an approval step of `role` after `after`, oldest first; `more` from LastEvaluatedKey. */
   async waitingAfter(role: string, after: string, limit: number): Promise<PositionedPage<RunItem>> {
     const out = await this.db.send(
       new QueryCommand({

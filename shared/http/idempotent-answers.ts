@@ -57,7 +57,10 @@ type StoredAnswer = {
 } & ({ readonly body: string } | { readonly sealed: Sealed });
 
 function sealerOf(keys: KeptAnswers): AnswerSealer {
-  if (!keys.sealer) throw new Error('a sealed answer, and no sealer to open it (compose.ts: idempotencyKeys)');
+  if (!keys.sealer)
+    throw new Error(
+      'a sealed answer, and no sealer to open it (functions/idempotency.ts: idempotencyKeys without one)',
+    );
   return keys.sealer;
 }
 
@@ -68,12 +71,7 @@ class NotStored extends Error {
   }
 }
 
-/**
- * Answers `work` once per (principal, key): the first request runs it and its answer is kept
- * (unless it is an error); a repeat of the same request answers the kept answer with
- * `Idempotent-Replayed: true` and runs nothing; a different request with that key is 422
- * `idempotency_key_reused`; a repeat while the first is under way is 409.
- */
+/** `IdempotencyKeys.answer` (its contract: shared/http/idempotency.ts) with Powertools' utility. */
 async function idempotentAnswer(
   keys: KeptAnswers,
   c: Context<AppEnv>,

@@ -1794,11 +1794,16 @@ describe('the platform function serves /docs without a CDN', () => {
     expect(inputs.filter((i) => /node_modules\/oidc-provider\/|(^|\/)infra\/local\//.test(i))).toEqual([]);
   }, 120_000);
 
-  it('carries only what a Lambda runs: zod/mini, no OpenAPI, AsyncAPI or JSON Schema generator, no event catalog, no zod locales, no Secrets Manager client', async () => {
-    const out = await bundleLambdas('dpm-bundle-lean-check', {
+  /** Every Lambda bundled as ServiceFunction resolves packages, the runtime's SDK clients left out: built once for the tests below. */
+  let leanBuild: ReturnType<typeof bundleLambdas> | undefined;
+  const leanBundles = () =>
+    (leanBuild ??= bundleLambdas('dpm-bundle-lean-check', {
       mainFields: ['module', 'main'],
       external: [...RUNTIME_SDK_CLIENTS],
-    });
+    }));
+
+  it('carries only what a Lambda runs: zod/mini, no OpenAPI, AsyncAPI or JSON Schema generator, no event catalog, no zod locales, no Secrets Manager client', async () => {
+    const out = await leanBundles();
     const entries = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
     // One bundle per entry (the two webhook workers, one per lane, share theirs).
     expect(entries).toHaveLength(new Set(functionDefs.map((d) => d.entry)).size);
@@ -1834,10 +1839,7 @@ describe('the platform function serves /docs without a CDN', () => {
   }, 120_000);
 
   it("bundles Powertools' idempotency utility only into the HTTP groups with idempotent endpoints", async () => {
-    const out = await bundleLambdas('dpm-bundle-idempotency-check', {
-      mainFields: ['module', 'main'],
-      external: [...RUNTIME_SDK_CLIENTS],
-    });
+    const out = await leanBundles();
     const entries = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
     /** Bytes of the function's bundle from inputs matching `test` (an input tree-shaken away adds none). */
     const bytesOf = (entry: string, test: RegExp) =>

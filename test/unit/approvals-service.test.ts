@@ -70,14 +70,16 @@ function run(id: string, minute: number, role: string, starter: string, expiresM
 
 /**
  * Fake indexes that count their reads: each `*After` is one Query of at most `limit`, and of
- * at most `perRead` (DynamoDB's 1 MB stop: fewer items than asked for, and more after them).
+ * at most `perRead` (DynamoDB's 1 MB stop: fewer items than asked for). As DynamoDB, a read
+ * that stopped at either says more may follow (LastEvaluatedKey), even when nothing does.
  */
 function sources(versions: Positioned<VersionItem>[], runs: Positioned<RunItem>[], perRead = Infinity) {
   const reads: string[] = [];
   const after = <T>(all: Positioned<T>[], from: string, limit: number) => {
     const rest = all.filter((p) => p.position > from);
-    const items = rest.slice(0, Math.min(limit, perRead));
-    return { items, more: rest.length > items.length };
+    const stop = Math.min(limit, perRead);
+    const items = rest.slice(0, stop);
+    return { items, more: items.length === stop };
   };
   const fake: InboxSources = {
     decisions: {
@@ -184,8 +186,9 @@ describe('ApprovalService.list', () => {
       ...shortRuns.map((r) => r.item.correlation_id),
     ]);
     expect(page.nextCursor).toBeUndefined();
-    expect(reads.filter((r) => r === 'decisions')).toHaveLength(10); // 30 items, 3 a read
-    expect(reads.filter((r) => r === 'runs:approver')).toHaveLength(2);
+    // 30 items 3 a read, and an empty last read (the 10th stopped at 3: more may follow)
+    expect(reads.filter((r) => r === 'decisions')).toHaveLength(11);
+    expect(reads.filter((r) => r === 'runs:approver')).toHaveLength(2); // 3, then 1
     // and page by page, the same list
     const seen: (string | undefined)[] = [];
     let cursor: string | undefined;
