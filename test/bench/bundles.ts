@@ -111,8 +111,21 @@ function initTime(file: string): number {
 
 /** Fresh processes per bundle without a cold start, for its module init (information): medians of this many. */
 export const INIT_RUNS = 5;
+/**
+ * For a closer look: BENCH_COLD_STARTS=decisions,metastore measures the cold starts of those
+ * groups only (the others' rows give their bundles alone); such a run writes no RESULTS.md.
+ */
+export const COLD_START_GROUPS = process.env.BENCH_COLD_STARTS
+  ? new Set(
+      process.env.BENCH_COLD_STARTS.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+  : undefined;
+const only = COLD_START_GROUPS;
+
 /** Fresh processes per group and per bare handler for the cold starts: medians of this many. */
-export const COLD_START_RUNS = 7;
+export const COLD_START_RUNS = 11;
 
 export async function measureBundles(
   root: string,
@@ -219,8 +232,10 @@ async function measureColdStarts(
     };
     const missing = GROUPS.filter((g) => !COLD_START_CASES.some((c) => c.group === g.name));
     if (missing.length > 0) throw new Error(`no cold-start case for ${missing.map((g) => g.name).join(', ')}`);
+    const unknown = [...(only ?? [])].filter((name) => !GROUPS.some((g) => g.name === name));
+    if (unknown.length > 0) throw new Error(`BENCH_COLD_STARTS names no HTTP group ${unknown.join(', ')}`);
     const prepared = [];
-    for (const c of COLD_START_CASES) {
+    for (const c of COLD_START_CASES.filter((c) => !only || only.has(c.group))) {
       const definition = (GROUPS as readonly GroupDefinition[]).find((g) => g.name === c.group)!;
       const env = lambdaEnvironment(definition, targets);
       const groupFile = groupBundle(c.group);

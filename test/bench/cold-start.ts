@@ -125,7 +125,29 @@ const CHILD_TIMEOUT_MS = 30_000;
  */
 const cpuProfileArgs = (bundle: string): string[] =>
   process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', '--cpu-prof-dir', join(process.env.BENCH_CPU_PROF, basename(bundle, '.mjs'))]
+    ? [
+        '--cpu-prof',
+        '--cpu-prof-interval',
+        '200',
+        '--cpu-prof-dir',
+        join(process.env.BENCH_CPU_PROF, basename(bundle, '.mjs')),
+      ]
+    : [];
+
+/**
+ * With BENCH_CPU_PROF, the child also writes when its import ended and its answer came (µs
+ * on the monotonic clock V8's profile samples are stamped with) beside its profile, so that a
+ * reading of the profile can tell the import from the request.
+ */
+const profileMarks = (bundle: string): string[] =>
+  process.env.BENCH_CPU_PROF
+    ? [
+        'const answeredNs = process.hrtime.bigint();',
+        `const marksDir = ${JSON.stringify(join(process.env.BENCH_CPU_PROF, basename(bundle, '.mjs')))};`,
+        "const fs = await import('node:fs');",
+        'fs.mkdirSync(marksDir, { recursive: true });',
+        "fs.writeFileSync(marksDir + '/marks-' + process.pid + '.json', JSON.stringify({ startUs: Number(startedNs / 1000n), importedUs: Number(importedNs / 1000n), answeredUs: Number(answeredNs / 1000n) }));",
+      ]
     : [];
 
 /**
@@ -142,10 +164,13 @@ export function runChild(
   const functionName = env.AWS_LAMBDA_FUNCTION_NAME ?? 'bench';
   const script = [
     'const t = performance.now();',
+    'const startedNs = process.hrtime.bigint();',
     `const { handler } = await import(${JSON.stringify(bundle)});`,
     'const imported = performance.now();',
+    'const importedNs = process.hrtime.bigint();',
     `const res = await handler(${JSON.stringify(httpApiEvent(req, requestId))}, ${lambdaContext(functionName, requestId)});`,
     'const ms = performance.now() - t;',
+    ...profileMarks(bundle),
     `process.stderr.write('\\n${ANSWER_MARK}' + JSON.stringify({ ms, initMs: imported - t, status: res.statusCode, body: String(res.body ?? '').slice(0, 4000) }) + '\\n');`,
     // Keep-alive sockets and timers must not hold the process: the answer is all it had to give.
     'process.exit(0);',
