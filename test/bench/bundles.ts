@@ -205,6 +205,8 @@ async function measureColdStarts(
   const kms = await startKmsStandIn((operation) => log.note(`KMS ${operation}`));
   const receiver = await startReceiver();
   const audience = config.auth.audience!;
+  // What the cases prepared, for their cleanup even when a run fails.
+  const cleanups: (() => Promise<void>)[] = [];
   try {
     const targets: ColdStartTargets = {
       baseUrl: platform.baseUrl,
@@ -241,6 +243,7 @@ async function measureColdStarts(
       const groupFile = groupBundle(c.group);
       const viaLambda = (req: HandlerRequest) => runChild(groupFile, env, req, 'bench-seed');
       const state = await c.prepare(targets, viaLambda);
+      if (c.cleanup) cleanups.push(() => c.cleanup!(targets, state));
       const bareSource = source(`bare-${c.group}`, c.bare(targets, state));
       const bareFile = await bundle(`bare-${c.group}`, bareSource);
       const signedFile = await bundle(
@@ -298,6 +301,10 @@ async function measureColdStarts(
       ]),
     );
   } finally {
-    await Promise.all([dynamodb.stop(), fauxqs.stop(), kms.stop(), receiver.stop()]);
+    try {
+      for (const cleanup of cleanups) await cleanup();
+    } finally {
+      await Promise.all([dynamodb.stop(), fauxqs.stop(), kms.stop(), receiver.stop()]);
+    }
   }
 }

@@ -452,8 +452,26 @@ import { randomUUID } from 'node:crypto';`,
       method: 'POST',
       path: '/api/webhooks',
       token: s.admin,
-      body: { url: t.receiverUrl, event_types: ['decision.*'], description: 'cold start' },
+      // a type no cold start emits: the other groups' runs send these endpoints nothing
+      body: { url: t.receiverUrl, event_types: ['webhook.endpoint.disabled'], description: 'cold start' },
     }),
+    // Each run registered an endpoint (the bare handler's too) with a secret sealed by the KMS
+    // stand-in's key, which the platform cannot open: none may stay for the later phases.
+    cleanup: async (t, s) => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const query = new URLSearchParams({ limit: '1000', ...(cursor ? { cursor } : {}) });
+        const res = await fetch(`${t.baseUrl}/api/webhooks?${query.toString()}`, {
+          headers: { authorization: `Bearer ${s.admin}` },
+        });
+        if (res.status !== 200) throw new Error(`listing webhooks: ${res.status} ${await res.text()}`);
+        const page = (await res.json()) as { id: string; url: string }[];
+        ids.push(...page.filter((w) => w.url === t.receiverUrl).map((w) => w.id));
+        cursor = res.headers.get('x-next-cursor') ?? undefined;
+      } while (cursor);
+      for (const id of ids) await seed(t, { method: 'DELETE', path: `/api/webhooks/${id}`, token: s.admin }, 204);
+    },
     bare: (t) =>
       bareModule(
         `${dynamo('PutCommand')}

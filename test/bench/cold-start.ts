@@ -349,7 +349,8 @@ export async function seed<T>(t: ColdStartTargets, req: HandlerRequest, expect: 
  * measured time). `bare` is the bare handler's module: Hono and the same AWS SDK v3 clients and
  * commands, table and queue names as constants, endpoints from the environment like the
  * service's. `settle` waits, after the group's run, for what it started elsewhere (a crew run
- * in the platform's worker), so that it does not weigh on the next process.
+ * in the platform's worker), so that it does not weigh on the next process; `cleanup` runs
+ * once after all of them.
  */
 export interface ColdStartCase<S = unknown> {
   readonly group: GroupName;
@@ -360,4 +361,9 @@ export interface ColdStartCase<S = unknown> {
   request(t: ColdStartTargets, state: S, run: number): Promise<HandlerRequest>;
   bare(t: ColdStartTargets, state: S): string;
   settle?(t: ColdStartTargets, state: S, answer: ChildAnswer): Promise<void>;
+  /**
+   * After every run: takes out what the runs left that would act on the rest of the bench
+   * (webhooks that would be sent the later phases' events, with secrets the platform cannot open).
+   */
+  cleanup?(t: ColdStartTargets, state: S): Promise<void>;
 }
