@@ -362,8 +362,9 @@ export interface ColdStartCase<S = unknown> {
   bare(t: ColdStartTargets, state: S): string;
   settle?(t: ColdStartTargets, state: S, answer: ChildAnswer): Promise<void>;
   /**
-   * After every run: takes out what the runs left that would act on the rest of the bench
-   * (webhooks that would be sent the later phases' events, with secrets the platform cannot open).
+   * Once the runs are over (or one failed): takes out what they left that would act on the rest
+   * of the bench (webhooks that would be sent the later phases' events, with secrets the
+   * platform cannot open).
    */
   cleanup?(t: ColdStartTargets, state: S): Promise<void>;
 }

@@ -2220,8 +2220,6 @@ const runsPlan = await inPhase('runs-plan', 'Idempotency-Key replays, throttled 
   };
 });
 
-// The cold starts answer real requests against the platform's emulators and the issuer: before they stop.
-
 await platform.stop();
 await idp.stop();
 
