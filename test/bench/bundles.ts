@@ -111,25 +111,18 @@ function initTime(file: string): number {
 
 /** Fresh processes per bundle without a cold start, for its module init (information): medians of this many. */
 export const INIT_RUNS = 5;
-/**
- * For a closer look: BENCH_COLD_STARTS=decisions,metastore measures the cold starts of those
- * groups only (the others' rows give their bundles alone); such a run writes no RESULTS.md.
- */
-export const COLD_START_GROUPS = process.env.BENCH_COLD_STARTS
-  ? new Set(
-      process.env.BENCH_COLD_STARTS.split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-  : undefined;
-const only = COLD_START_GROUPS;
-
 /** Fresh processes per group and per bare handler for the cold starts: medians of this many. */
 export const COLD_START_RUNS = 11;
 
+/**
+ * Every Lambda's bundle, and the cold starts of the HTTP groups' main requests: of every group,
+ * or of `coldStartGroups` only (BENCH_COLD_STARTS, a closer look; the others' rows give their
+ * bundles alone).
+ */
 export async function measureBundles(
   root: string,
   bench: ColdStartPlatform,
+  coldStartGroups?: ReadonlySet<string>,
 ): Promise<{ baseline: BundleFigure; groups: BundleFigure[] }> {
   // Inside the repository, so that the SDK clients the bundles leave out resolve from its node_modules.
   const dir = join(root, 'test/bench/.tmp');
@@ -164,6 +157,7 @@ export async function measureBundles(
     }
   const coldStarts = await measureColdStarts(
     bench,
+    coldStartGroups,
     (name) => built.find((b) => b.name === name)!.outfile,
     bundle,
     source,
@@ -193,6 +187,7 @@ export async function measureBundles(
  */
 async function measureColdStarts(
   { platform, idp }: ColdStartPlatform,
+  only: ReadonlySet<string> | undefined,
   groupBundle: (name: string) => string,
   bundle: (name: string, entry: string) => Promise<string>,
   source: (name: string, text: string) => string,
@@ -207,6 +202,7 @@ async function measureColdStarts(
   const audience = config.auth.audience!;
   // What the cases prepared, for their cleanup even when a run fails.
   const cleanups: (() => Promise<void>)[] = [];
+  let cleaned = false;
   try {
     const targets: ColdStartTargets = {
       baseUrl: platform.baseUrl,
@@ -234,8 +230,6 @@ async function measureColdStarts(
     };
     const missing = GROUPS.filter((g) => !COLD_START_CASES.some((c) => c.group === g.name));
     if (missing.length > 0) throw new Error(`no cold-start case for ${missing.map((g) => g.name).join(', ')}`);
-    const unknown = [...(only ?? [])].filter((name) => !GROUPS.some((g) => g.name === name));
-    if (unknown.length > 0) throw new Error(`BENCH_COLD_STARTS names no HTTP group ${unknown.join(', ')}`);
     const prepared = [];
     for (const c of COLD_START_CASES.filter((c) => !only || only.has(c.group))) {
       const definition = (GROUPS as readonly GroupDefinition[]).find((g) => g.name === c.group)!;
@@ -286,7 +280,7 @@ async function measureColdStarts(
       calls: side.calls[0]!,
       otherCalls: [...new Set(side.calls.map((c) => c.join(', ')))].filter((c) => c !== side.calls[0]!.join(', ')),
     });
-    return new Map(
+    const figures = new Map(
       prepared.map((p) => [
         p.c.group,
         {
@@ -300,11 +294,24 @@ async function measureColdStarts(
         },
       ]),
     );
+    cleaned = true;
+    await cleanUp(cleanups);
+    return figures;
+  } catch (err) {
+    if (cleaned) throw err;
+    // The runs' failure is the one to report; a cleanup failing after it is told beside it.
+    await cleanUp(cleanups).catch((cleanupErr: unknown) => {
+      (err as Error).message += `; and the cleanup after it failed: ${(cleanupErr as Error).message}`;
+    });
+    throw err;
   } finally {
-    try {
-      for (const cleanup of cleanups) await cleanup();
-    } finally {
-      await Promise.all([dynamodb.stop(), fauxqs.stop(), kms.stop(), receiver.stop()]);
-    }
+    await Promise.all([dynamodb.stop(), fauxqs.stop(), kms.stop(), receiver.stop()]);
   }
+}
+
+/** Runs every cleanup, each even when one before it failed; rejects with the first failure. */
+async function cleanUp(cleanups: readonly (() => Promise<void>)[]): Promise<void> {
+  const failures: unknown[] = [];
+  for (const cleanup of cleanups) await cleanup().catch((err: unknown) => failures.push(err));
+  if (failures.length > 0) throw failures[0];
 }

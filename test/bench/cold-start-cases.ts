@@ -38,6 +38,9 @@ async function runFinished(t: ColdStartTargets, token: string, answer: ChildAnsw
   }
 }
 
+/** Submitted versions in the approvals cold start's inbox: more than the page of 100 it answers. */
+const INBOX_WAITING = 101;
+
 const cases: ColdStartCase<any>[] = [
   {
     group: 'platform',
@@ -109,7 +112,12 @@ const cases: ColdStartCase<any>[] = [
         201,
       );
       // The bare handler sends to a queue of its own, which no worker reads.
-      return { template: template.id, user: await t.token('cold-user'), bareQueue: await t.queue('cold-start-bare') };
+      return {
+        admin,
+        template: template.id,
+        user: await t.token('cold-user'),
+        bareQueue: await t.queue('cold-start-bare'),
+      };
     },
     request: async (_t, s) => ({
       method: 'POST',
@@ -145,6 +153,23 @@ const sqs = new SQSClient({ endpoint: process.env.SQS_ENDPOINT });`,
       ),
     // The platform's worker runs the queued run: done before the next process starts.
     settle: (t, s, answer) => runFinished(t, s.user, answer),
+    // The bare handlers' runs stay pending (no worker reads their queue): in the open runs'
+    // index, they would be read by every later phase that lists unfinished runs.
+    cleanup: async (t, s) => {
+      for (;;) {
+        const { more } = await seed<{ more: boolean }>(
+          t,
+          {
+            method: 'POST',
+            path: '/api/crew-runs/cancel',
+            token: s.admin,
+            body: { template_id: s.template, status: ['pending', 'running', 'waiting'] },
+          },
+          200,
+        );
+        if (!more) return;
+      }
+    },
   },
   {
     group: 'dataproduct',
@@ -502,8 +527,28 @@ const kms = new KMSClient({});`,
     group: 'approvals',
     what: 'GET /api/approvals',
     status: 200,
-    prepare: async (t) => ({ approver: await t.token('cold-approver', ['approver']) }),
+    // An inbox with more than a page waiting (the bare handler's Limit), as an approver's is.
+    prepare: async (t) => {
+      const author = await t.token('cold-inbox-author');
+      const waiting: string[] = [];
+      for (let i = 0; i < INBOX_WAITING; i++) {
+        const base = `/api/decisions/coldstart-inbox/k${i}/versions`;
+        const { version } = await seed<{ version: number }>(
+          t,
+          { method: 'POST', path: base, token: author, body: { content: { item: i } } },
+          201,
+        );
+        await seed(t, { method: 'POST', path: `${base}/${version}/submit`, token: author, body: {} }, 200);
+        waiting.push(`${base}/${version}`);
+      }
+      return { approver: await t.token('cold-approver', ['approver']), waiting };
+    },
     request: async (_t, s) => ({ method: 'GET', path: '/api/approvals', token: s.approver }),
+    // Out of every later phase's inboxes.
+    cleanup: async (t, s) => {
+      for (const version of s.waiting as string[])
+        await seed(t, { method: 'POST', path: `${version}/reject`, token: s.approver, body: {} }, 200);
+    },
     bare: (t) =>
       bareModule(
         dynamo('QueryCommand'),

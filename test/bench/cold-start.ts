@@ -119,34 +119,27 @@ const ANSWER_MARK = '@@cold-start ';
 /** A child that has not answered by then is stuck (the handler's own timeouts are far shorter). */
 const CHILD_TIMEOUT_MS = 30_000;
 /**
- * A diagnosis, not a measurement: with BENCH_CPU_PROF=<dir>, every child writes a V8 CPU
+ * A diagnosis, not a measurement: with BENCH_CPU_PROF=<dir>, every measured child writes a V8 CPU
  * profile of its import and request under <dir>/<bundle's name>/ (the bundles carry source
  * maps beside them). Profiling slows the children: the figures of such a run say nothing.
  */
-const cpuProfileArgs = (bundle: string): string[] =>
-  process.env.BENCH_CPU_PROF
-    ? [
-        '--cpu-prof',
-        '--cpu-prof-interval',
-        '200',
-        '--cpu-prof-dir',
-        join(process.env.BENCH_CPU_PROF, basename(bundle, '.mjs')),
-      ]
-    : [];
+const profileDir = (bundle: string): string | undefined =>
+  process.env.BENCH_CPU_PROF ? join(process.env.BENCH_CPU_PROF, basename(bundle, '.mjs')) : undefined;
+const cpuProfileArgs = (dir: string | undefined): string[] =>
+  dir ? ['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', dir] : [];
 
 /**
  * With BENCH_CPU_PROF, the child also writes when its import ended and its answer came (µs
  * on the monotonic clock V8's profile samples are stamped with) beside its profile, so that a
  * reading of the profile can tell the import from the request.
  */
-const profileMarks = (bundle: string): string[] =>
-  process.env.BENCH_CPU_PROF
+const profileMarks = (dir: string | undefined): string[] =>
+  dir
     ? [
         'const answeredNs = process.hrtime.bigint();',
-        `const marksDir = ${JSON.stringify(join(process.env.BENCH_CPU_PROF, basename(bundle, '.mjs')))};`,
         "const fs = await import('node:fs');",
-        'fs.mkdirSync(marksDir, { recursive: true });',
-        "fs.writeFileSync(marksDir + '/marks-' + process.pid + '.json', JSON.stringify({ startUs: Number(startedNs / 1000n), importedUs: Number(importedNs / 1000n), answeredUs: Number(answeredNs / 1000n) }));",
+        `fs.mkdirSync(${JSON.stringify(dir)}, { recursive: true });`,
+        `fs.writeFileSync(${JSON.stringify(dir)} + '/marks-' + process.pid + '.json', JSON.stringify({ startUs: Number(startedNs / 1000n), importedUs: Number(importedNs / 1000n), answeredUs: Number(answeredNs / 1000n) }));`,
       ]
     : [];
 
@@ -162,6 +155,8 @@ export function runChild(
   requestId = 'bench-cold-start',
 ): Promise<ChildAnswer> {
   const functionName = env.AWS_LAMBDA_FUNCTION_NAME ?? 'bench';
+  // the measured processes only: not one that seeds what a cold start reads
+  const profiled = requestId.startsWith('bench-cold-start') ? profileDir(bundle) : undefined;
   const script = [
     'const t = performance.now();',
     'const startedNs = process.hrtime.bigint();',
@@ -170,13 +165,13 @@ export function runChild(
     'const importedNs = process.hrtime.bigint();',
     `const res = await handler(${JSON.stringify(httpApiEvent(req, requestId))}, ${lambdaContext(functionName, requestId)});`,
     'const ms = performance.now() - t;',
-    ...profileMarks(bundle),
+    ...profileMarks(profiled),
     `process.stderr.write('\\n${ANSWER_MARK}' + JSON.stringify({ ms, initMs: imported - t, status: res.statusCode, body: String(res.body ?? '').slice(0, 4000) }) + '\\n');`,
     // Keep-alive sockets and timers must not hold the process: the answer is all it had to give.
     'process.exit(0);',
   ].join('\n');
   return new Promise((resolve, reject) => {
-    const args = [...cpuProfileArgs(bundle), '--import', LOOPBACK_ONLY, '--input-type=module', '-e', script];
+    const args = [...cpuProfileArgs(profiled), '--import', LOOPBACK_ONLY, '--input-type=module', '-e', script];
     const child = spawn(process.execPath, args, {
       env: { ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,7 +4,9 @@
  * operation costs on AWS (the `cost` phase, test/bench/cost.ts), and writes RESULTS.md.
  *
  * `BENCH_ONLY=<phase>,<phase>` runs only those phases (names in PHASES below; each sets up
- * what it needs) and prints their rows without writing RESULTS.md, which holds whole runs only.
+ * what it needs) and prints their rows without writing RESULTS.md, which holds whole runs only;
+ * `BENCH_COLD_STARTS=<group>,<group>` measures the cold starts of those HTTP groups only (nor
+ * does such a run write RESULTS.md).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -42,18 +44,33 @@ const PHASES = [
   'runs-plan',
 ] as const;
 type PhaseName = (typeof PHASES)[number];
-const only = process.env.BENCH_ONLY
-  ? new Set(
-      process.env.BENCH_ONLY.split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-  : undefined;
-const unknownPhases = [...(only ?? [])].filter((name) => !(PHASES as readonly string[]).includes(name));
-if (unknownPhases.length > 0) {
-  console.error(`BENCH_ONLY names no phase ${unknownPhases.join(', ')}; the phases: ${PHASES.join(', ')}`);
+/** The names in a comma-separated setting, or undefined when it is unset. */
+const namesIn = (setting: string | undefined) =>
+  setting
+    ? new Set(
+        setting
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+    : undefined;
+/** Refuses, before anything runs, a setting that names what does not exist. */
+function refuseUnknown(variable: string, names: Set<string> | undefined, known: readonly string[]): void {
+  const unknown = [...(names ?? [])].filter((name) => !known.includes(name));
+  if (unknown.length === 0) return;
+  console.error(`${variable} names no ${unknown.join(', ')}; the names: ${known.join(', ')}`);
   process.exit(2);
 }
+const only = namesIn(process.env.BENCH_ONLY);
+refuseUnknown('BENCH_ONLY', only, PHASES);
+const { GROUPS } = await import('../../infra/groups.js');
+/** BENCH_COLD_STARTS=decisions,mcps: the cold starts of those groups only (a closer look: no RESULTS.md). */
+const coldStartGroups = namesIn(process.env.BENCH_COLD_STARTS);
+refuseUnknown(
+  'BENCH_COLD_STARTS',
+  coldStartGroups,
+  GROUPS.map((g) => g.name),
+);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONCURRENCY = 16;
@@ -78,7 +95,7 @@ const { runChange } = await import('../../functions/crews/events.js');
 const { randomUUID } = await import('node:crypto');
 const { runLoad, runHttpLoad } = await import('./load.js');
 type HttpLoad = import('./load.js').HttpLoad;
-const { measureBundles, COLD_START_GROUPS, COLD_START_RUNS, INIT_RUNS } = await import('./bundles.js');
+const { measureBundles, COLD_START_RUNS, INIT_RUNS } = await import('./bundles.js');
 const { RUNTIME_SDK_CLIENTS } = await import('../../infra/aws/service-function.js');
 const { startBareServer } = await import('./bare-server.js');
 const { HangingReceiver } = await import('../support/webhook-receiver.js');
@@ -536,13 +553,15 @@ const warmUp = await inPhase('warm-up', 'DynamoDB Local: warm-up and write ceili
   return { ceiling };
 });
 
-// Cold starts first, on a platform nothing else loads yet: a Lambda's cold start runs in a
-// microVM of its own, while the later phases leave this 2-core machine busy for minutes
-// (delayed deliveries, streams of many thousand items); measured after them, every child
-// took ~3× as long and the larger bundles more so than the bare handlers.
+// Cold starts first, right after the warm-up: what they read and do then does not depend on what
+// the load phases leave behind (a whole run and BENCH_ONLY=warm-up,bundles measure the same
+// state); the cases seed what they read (an approver's inbox) and take out what they leave.
 const bundles = await inPhase('bundles', 'Lambda bundles and cold starts of real requests', async () => {
   if (!(await quiesce(60))) phase('bundles: the platform was still busy after 60 s');
-  return measureBundles(ROOT, { platform, idp });
+  const figures = await measureBundles(ROOT, { platform, idp }, coldStartGroups);
+  // what the cases' cleanups changed (cancelled runs, rejected versions) goes through the event pipeline first
+  if (!(await quiesce(60))) phase('bundles: the platform was still busy 60 s after the cold starts');
+  return figures;
 });
 
 const getVersion = await inPhase('get', 'GET of a decision version', async () => {
@@ -2438,7 +2457,7 @@ const lines = [
   ...(only ? [`Only the phases ${[...only].join(', ')} (BENCH_ONLY).`] : []),
   ...(failedPhases.length > 0 ? [`**Failed phases, their rows left out:** ${failedPhases.join('; ')}.`] : []),
   'Local platform in one process: DynamoDB Local (in memory), fauxqs, Bearer JWT auth (RS256, cached JWKS), keep-alive HTTP. ' +
-    'The event pipeline (stream pollers, publisher, dispatcher, webhook worker) runs for the events and webhooks rows, which are measured first, and is stopped for the rows after them (on AWS it runs in Lambdas of its own, not in the API process).',
+    'The event pipeline (stream pollers, publisher, dispatcher, webhook worker) runs for the cold starts, measured first (before any load phase), and for the events and webhooks rows after them, and is stopped for the rows after those (on AWS it runs in Lambdas of its own, not in the API process).',
   `HTTP load comes from a child process (off the server's event loop and CPU time), at concurrency ${CONCURRENCY} unless the row says otherwise; ` +
     "bare store calls run in the server's process, where a handler makes them, through a client of their own. " +
     "CPU ms / request: the server process's CPU time (user + system) over an HTTP load, per request; the load generator is a child process. " +
@@ -2643,7 +2662,7 @@ const lines = [
   ...when(bundles, () => [
     `Bundles: esbuild, minified, with a source map (not read: no function sets --enable-source-maps) and LAMBDA_DEFINE (no schema documentation), as ServiceFunction builds them, AWS SDK bundled but for ${RUNTIME_SDK_CLIENTS.join(', ')} (the Lambda runtime's), ESM, node24, written under test/bench/.tmp so that those resolve from this repository's node_modules (the same major version as the runtime's). ` +
       `Module init: the import of the bundle in a fresh process, the median of ${INIT_RUNS} (queue and stream Lambdas, the baseline; in rounds over all of them) or, for an HTTP group, of its cold-start processes.`,
-    `Cold start (HTTP groups), measured right after the warm-up, before any load phase (a Lambda's cold start has a microVM to itself; after the load phases every child here took ~3× as long): the median of ${COLD_START_RUNS} fresh Node processes per group, from before the import of its bundle to its answer to one API Gateway HTTP API (payload 2.0) event of the group's main request, ` +
+    `Cold start (HTTP groups), measured right after the warm-up, before the load phases (the cases seed what they read and take out what they leave): the median of ${COLD_START_RUNS} fresh Node processes per group, from before the import of its bundle to its answer to one API Gateway HTTP API (payload 2.0) event of the group's main request, ` +
       "with its real AWS calls against the platform's emulators (DynamoDB Local, fauxqs for SQS and S3), each reached through a recording proxy that names the calls; the SDK clients the bundle leaves to the runtime load inside that time. " +
       "Each process has the environment its Lambda has on AWS (infra/aws/lambdas.ts: stage, Powertools service, issuer and audience, queue URLs, bucket, KMS key, schedule group; the runtime's region, credentials and function name) plus the emulators' endpoints, and may connect to loopback only (test/bench/loopback-only.mjs). " +
       'Every request carries a Bearer token of the test issuer, whose discovery document and JWKS the process fetches, as a Lambda does on its first token. What a run changes (a submitted version to approve, a dataset to delete) is seeded anew before each process. ' +
@@ -2656,5 +2675,5 @@ const lines = [
 const report = lines.join('\n');
 console.log(report);
 // RESULTS.md is the record of whole runs: a BENCH_ONLY or BENCH_COLD_STARTS run only prints its rows.
-if (!only && !COLD_START_GROUPS) writeFileSync(`${ROOT}test/bench/RESULTS.md`, report);
+if (!only && !coldStartGroups) writeFileSync(`${ROOT}test/bench/RESULTS.md`, report);
 process.exit(failedPhases.length > 0 ? 1 : 0);
