@@ -12,11 +12,13 @@ import { CallLog, startRecordingProxy } from './aws-call-recorder.js';
 import { COLD_START_CASES } from './cold-start-cases.js';
 import {
   type ChildAnswer,
+  type ColdStartCase,
   type ColdStartTargets,
   type HandlerRequest,
   lambdaEnvironment,
   LOOPBACK_ONLY,
   runChild,
+  SEED_REQUEST_ID,
   signedInBare,
   startReceiver,
 } from './cold-start.js';
@@ -200,9 +202,9 @@ async function measureColdStarts(
   const kms = await startKmsStandIn((operation) => log.note(`KMS ${operation}`));
   const receiver = await startReceiver();
   const audience = config.auth.audience!;
-  // What the cases prepared, for their cleanup even when a run fails.
-  const cleanups: (() => Promise<void>)[] = [];
-  let cleaned = false;
+  /** The cases ready to run, for their cleanup also when a run fails. */
+  const prepared: Prepared[] = [];
+  let runError: Error | undefined;
   try {
     const targets: ColdStartTargets = {
       baseUrl: platform.baseUrl,
@@ -230,23 +232,22 @@ async function measureColdStarts(
     };
     const missing = GROUPS.filter((g) => !COLD_START_CASES.some((c) => c.group === g.name));
     if (missing.length > 0) throw new Error(`no cold-start case for ${missing.map((g) => g.name).join(', ')}`);
-    const prepared = [];
     for (const c of COLD_START_CASES.filter((c) => !only || only.has(c.group))) {
       const definition = (GROUPS as readonly GroupDefinition[]).find((g) => g.name === c.group)!;
       const env = lambdaEnvironment(definition, targets);
       const groupFile = groupBundle(c.group);
-      const viaLambda = (req: HandlerRequest) => runChild(groupFile, env, req, 'bench-seed');
+      const viaLambda = (req: HandlerRequest) => runChild(groupFile, env, req, SEED_REQUEST_ID);
       const state = await c.prepare(targets, viaLambda);
-      if (c.cleanup) cleanups.push(() => c.cleanup!(targets, state));
       const bareSource = source(`bare-${c.group}`, c.bare(targets, state));
       const bareFile = await bundle(`bare-${c.group}`, bareSource);
       const signedFile = await bundle(
         `bare-signed-in-${c.group}`,
         source(`bare-signed-in-${c.group}`, signedInBare(`./bare-${c.group}-src.ts`)),
       );
-      const side = (file: string) => ({ file, answers: [] as ChildAnswer[], calls: [] as string[][] });
+      const side = (file: string): Side => ({ file, answers: [], calls: [] });
       prepared.push({
         c,
+        targets,
         env,
         state,
         bearer: false,
@@ -273,14 +274,14 @@ async function measureColdStarts(
         }
       }
     }
-    const sideOf = (side: { file: string; answers: ChildAnswer[]; calls: string[][] }): ColdStartSide => ({
+    const sideOf = (side: Side): ColdStartSide => ({
       ms: median(side.answers.map((a) => a.ms)),
       initMs: median(side.answers.map((a) => a.initMs)),
       bytes: statSync(side.file).size,
       calls: side.calls[0]!,
       otherCalls: [...new Set(side.calls.map((c) => c.join(', ')))].filter((c) => c !== side.calls[0]!.join(', ')),
     });
-    const figures = new Map(
+    return new Map(
       prepared.map((p) => [
         p.c.group,
         {
@@ -294,24 +295,46 @@ async function measureColdStarts(
         },
       ]),
     );
-    cleaned = true;
-    await cleanUp(cleanups);
-    return figures;
   } catch (err) {
-    if (cleaned) throw err;
-    // The runs' failure is the one to report; a cleanup failing after it is told beside it.
-    await cleanUp(cleanups).catch((cleanupErr: unknown) => {
-      (err as Error).message += `; and the cleanup after it failed: ${(cleanupErr as Error).message}`;
-    });
+    runError = err as Error;
     throw err;
   } finally {
-    await Promise.all([dynamodb.stop(), fauxqs.stop(), kms.stop(), receiver.stop()]);
+    try {
+      await cleanUp(prepared).catch((cleanupErr: unknown) => {
+        // the runs' failure is the one to report; the cleanup's is told beside it
+        if (!runError) throw cleanupErr;
+        runError.message += `; and the cleanup after it failed: ${(cleanupErr as Error).message}`;
+      });
+    } finally {
+      await Promise.all([dynamodb.stop(), fauxqs.stop(), kms.stop(), receiver.stop()]);
+    }
   }
 }
 
-/** Runs every cleanup, each even when one before it failed; rejects with the first failure. */
-async function cleanUp(cleanups: readonly (() => Promise<void>)[]): Promise<void> {
+/** One side of a case (the group's bundle or a bare handler): its answers and calls, run by run. */
+interface Side {
+  readonly file: string;
+  readonly answers: ChildAnswer[];
+  readonly calls: string[][];
+}
+
+interface Prepared {
+  readonly c: ColdStartCase;
+  readonly targets: ColdStartTargets;
+  readonly env: Record<string, string>;
+  readonly state: unknown;
+  bearer: boolean;
+  readonly group: Side;
+  readonly bare: Side;
+  readonly unsigned: Side;
+}
+
+/** Every case's cleanup with what its runs answered, each even when one before it failed; rejects with the first failure. */
+async function cleanUp(prepared: readonly Prepared[]): Promise<void> {
   const failures: unknown[] = [];
-  for (const cleanup of cleanups) await cleanup().catch((err: unknown) => failures.push(err));
+  for (const p of prepared) {
+    const answers = [p.group, p.bare, p.unsigned].flatMap((side) => side.answers);
+    await p.c.cleanup?.(p.targets, p.state, answers).catch((err: unknown) => failures.push(err));
+  }
   if (failures.length > 0) throw failures[0];
 }

@@ -163,7 +163,7 @@ const sqs = new SQSClient({ endpoint: process.env.SQS_ENDPOINT });`,
             method: 'POST',
             path: '/api/crew-runs/cancel',
             token: s.admin,
-            body: { template_id: s.template, status: ['pending', 'running', 'waiting'] },
+            body: { template_id: s.template },
           },
           200,
         );
@@ -482,20 +482,11 @@ import { randomUUID } from 'node:crypto';`,
     }),
     // Each run registered an endpoint (the bare handler's too) with a secret sealed by the KMS
     // stand-in's key, which the platform cannot open: none may stay for the later phases.
-    cleanup: async (t, s) => {
-      const ids: string[] = [];
-      let cursor: string | undefined;
-      do {
-        const query = new URLSearchParams({ limit: '1000', ...(cursor ? { cursor } : {}) });
-        const res = await fetch(`${t.baseUrl}/api/webhooks?${query.toString()}`, {
-          headers: { authorization: `Bearer ${s.admin}` },
-        });
-        if (res.status !== 200) throw new Error(`listing webhooks: ${res.status} ${await res.text()}`);
-        const page = (await res.json()) as { id: string; url: string }[];
-        ids.push(...page.filter((w) => w.url === t.receiverUrl).map((w) => w.id));
-        cursor = res.headers.get('x-next-cursor') ?? undefined;
-      } while (cursor);
-      for (const id of ids) await seed(t, { method: 'DELETE', path: `/api/webhooks/${id}`, token: s.admin }, 204);
+    cleanup: async (t, s, answers) => {
+      for (const { body } of answers) {
+        const { id } = JSON.parse(body) as { id: string };
+        await seed(t, { method: 'DELETE', path: `/api/webhooks/${id}`, token: s.admin }, 204);
+      }
     },
     bare: (t) =>
       bareModule(

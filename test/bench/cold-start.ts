@@ -128,6 +128,9 @@ const profileDir = (bundle: string): string | undefined =>
 const cpuProfileArgs = (dir: string | undefined): string[] =>
   dir ? ['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', dir] : [];
 
+/** The request id of a process that seeds what a cold start reads (through a group's bundle): not measured. */
+export const SEED_REQUEST_ID = 'bench-seed';
+
 /**
  * With BENCH_CPU_PROF, the child also writes when its import ended and its answer came (µs
  * on the monotonic clock V8's profile samples are stamped with) beside its profile, so that a
@@ -156,7 +159,7 @@ export function runChild(
 ): Promise<ChildAnswer> {
   const functionName = env.AWS_LAMBDA_FUNCTION_NAME ?? 'bench';
   // the measured processes only: not one that seeds what a cold start reads
-  const profiled = requestId.startsWith('bench-cold-start') ? profileDir(bundle) : undefined;
+  const profiled = requestId === SEED_REQUEST_ID ? undefined : profileDir(bundle);
   const script = [
     'const t = performance.now();',
     'const startedNs = process.hrtime.bigint();',
@@ -357,9 +360,9 @@ export interface ColdStartCase<S = unknown> {
   bare(t: ColdStartTargets, state: S): string;
   settle?(t: ColdStartTargets, state: S, answer: ChildAnswer): Promise<void>;
   /**
-   * Once the runs are over (or one failed): takes out what they left that would act on the rest
-   * of the bench (webhooks that would be sent the later phases' events, with secrets the
-   * platform cannot open).
+   * Once the runs are over (or one failed), with what every process answered: takes out what
+   * they left that would act on the rest of the bench (webhooks that would be sent the later
+   * phases' events, with secrets the platform cannot open).
    */
-  cleanup?(t: ColdStartTargets, state: S): Promise<void>;
+  cleanup?(t: ColdStartTargets, state: S, answers: readonly ChildAnswer[]): Promise<void>;
 }
