@@ -52,6 +52,19 @@ export const isPrincipal = (stored: string | null | undefined, caller: Caller): 
 
 export const isAdmin = (caller: Caller): boolean => caller.roles.has('admin');
 
+/**
+ * The credential a request came with, as what it may see again (API.md §1, idempotency
+ * keys): a Bearer caller's is its principal (every session of that person); a PSK caller's
+ * is that key alone, by its id and its secret's hash, never its creator's principal. So an
+ * answer kept for one credential (a key, a signing secret it showed) is never handed to
+ * another: not to a key made through it, a sibling key of the same owner, a data product's
+ * key, or another key the bootstrap key made (they all share a principal). The hash tells
+ * the bootstrap key's successive secrets apart (they keep one fixed id). Not JSON for a
+ * key, so it never equals a token's principal.
+ */
+export const credentialOf = (caller: Caller): string =>
+  caller.via === 'psk' && caller.key ? `dpm:psk:${caller.key.pskId}:${caller.key.hash}` : caller.principal;
+
 /** Roles from the claims the contract lists (Keycloak, Cognito and generic claims). */
 export function rolesFromClaims(claims: Record<string, unknown>, audience: string | undefined): Set<string> {
   const roles = new Set<string>();

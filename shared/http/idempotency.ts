@@ -34,7 +34,11 @@ export interface AnswerSealer {
 
 /** One request with `Idempotency-Key`: whose key, which, how its answer is kept, its body as parsed. */
 export interface IdempotencyScope {
-  readonly principal: string;
+  /**
+   * Whose key it is: the caller's credential (shared/auth/caller.ts `credentialOf`), never the
+   * principal alone, so that no replay crosses credentials.
+   */
+  readonly credential: string;
   readonly key: string;
   readonly answer: IdempotentAnswer;
   readonly body: unknown;
@@ -42,7 +46,7 @@ export interface IdempotencyScope {
 
 /**
  * What the composition hands to the apps with idempotent endpoints (functions/idempotency.ts):
- * answers `work` once per (principal, key): the first request runs it and its answer is kept
+ * answers `work` once per (credential, key): the first request runs it and its answer is kept
  * (unless it is an error); a repeat of the same request answers the kept answer with
  * `Idempotent-Replayed: true` and runs nothing; a different request with that key is 422
  * `idempotency_key_reused`; a repeat while the first is under way is 409.

@@ -24,11 +24,11 @@ import type { AppEnv } from './request-context.js';
 
 /*
  * Idempotency keys kept by Powertools' idempotency utility: its persistence layer keeps one
- * record per (principal, key) with a conditional put (so of two first requests at once
+ * record per (credential, key) with a conditional put (so of two first requests at once
  * exactly one is processed), the payload hash (a different request with the same key is
  * refused), the 24-hour expiry, and deletes the record when the work fails (a failed request
  * stores nothing). What is ours: the key comes from a header and is scoped to the caller's
- * principal, the "payload" is the request (method, path, canonical JSON body), the stored
+ * credential (a Bearer caller's principal, a PSK caller's own key), the "payload" is the request (method, path, canonical JSON body), the stored
  * result is the answer (status, headers, body), sealed when it holds a secret, and
  * Powertools' errors become the contract's 409 and 422. Only the groups with idempotent
  * endpoints bundle it (through functions/idempotency.ts).
@@ -78,8 +78,8 @@ async function idempotentAnswer(
   scope: IdempotencyScope,
   work: () => Promise<Response>,
 ): Promise<Response> {
-  // Bound into a sealed answer: it opens only for this principal's key.
-  const sealContext = `idempotency:${scope.principal}:${scope.key}`;
+  // Bound into a sealed answer: it opens only for this credential's key.
+  const sealContext = `idempotency:${scope.credential}:${scope.key}`;
   let fresh: Response | undefined;
   const config = new IdempotencyConfig({
     eventKeyJmesPath: 'scope',
@@ -106,7 +106,7 @@ async function idempotentAnswer(
   try {
     const stored = await once(
       {
-        scope: [scope.principal, scope.key],
+        scope: [scope.credential, scope.key],
         request: { method: c.req.method, path: c.req.path, body: scope.body ?? null },
       },
       remaining,

@@ -3,7 +3,7 @@ import type * as z from 'zod/mini';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { RequestAuthenticator } from '../auth/authenticator.js';
-import type { Caller, Role } from '../auth/caller.js';
+import { type Caller, credentialOf, type Role } from '../auth/caller.js';
 import type { Page } from '../aws/pagination.js';
 import { logger } from '../logger.js';
 import { Forbidden, NotFound, Unavailable } from '../errors.js';
@@ -93,7 +93,12 @@ export class ServiceApp extends Hono<AppEnv> {
       const input = await validateRequest(c, request, caller, key && 'issue' in key ? [key.issue] : []);
       const run = () => Promise.resolve(handler(c, input as Input<R, A>));
       if (!key || !('key' in key) || !caller || !this.idempotency) return run();
-      const scope = { principal: caller.principal, key: key.key, answer: spec.idempotent!, body: c.get('bodyJson') };
+      const scope = {
+        credential: credentialOf(caller),
+        key: key.key,
+        answer: spec.idempotent!,
+        body: c.get('bodyJson'),
+      };
       return this.idempotency.answer(c, scope, run);
     });
     return this;

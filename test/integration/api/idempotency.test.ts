@@ -2,7 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { crewTemplate } from '../crew-support.js';
 import { eventsOf } from '../event-feed.js';
-import { adminToken, api, type ApiResponse, db, slug, table, token } from '../helpers.js';
+import { adminPsk, adminToken, api, type ApiResponse, db, slug, table, token } from '../helpers.js';
 
 /**
  * `Idempotency-Key` (API.md §1): a repeat answers the stored answer with
@@ -304,5 +304,213 @@ describe('every creating POST', () => {
     for (const secret of secrets) expect(stored).not.toContain(secret);
     // A plain answer is stored as it is (readable for an operator).
     expect(stored).toContain(answers.get('MCP server')!.body.id);
+  });
+});
+
+/**
+ * Keys are scoped to the credential (API.md §1): a Bearer caller's are its principal's, a PSK
+ * caller's are that key's own. Every key below shares a principal with the credential whose
+ * answer it replays (made by its session, through one of its keys, for its data product, or
+ * by the bootstrap key), and none receives that answer or the secret in it: the same
+ * Idempotency-Key from another credential is a new request.
+ */
+describe('no replay crosses credentials', () => {
+  let session: string;
+  let templateForHook: string;
+  /** Keys of the session's principal: made by the session, through one of them, and for a data product. */
+  const replayers: Record<string, string> = {};
+  /** Keys the bootstrap key made: they share its reserved principal. */
+  const bootstrapMade: string[] = [];
+
+  const makeKey = async (credential: { token?: string; psk?: string }, product = 'default', days = 1) => {
+    const res = await api(`/api/dataproduct/${product}/psk`, {
+      method: 'POST',
+      ...credential,
+      body: { description: 'replayer', validity_days: days },
+    });
+    expect(res.status, res.text).toBe(201);
+    return res.body.key as string;
+  };
+
+  beforeAll(async () => {
+    session = await adminToken(slug('idem-session'));
+    templateForHook = await crewTemplate(session, [{ id: 'hello', kind: 'render', template: 'hi' }], 'idem-x');
+    const oneDay = await makeKey({ token: session });
+    replayers['a key the session made'] = oneDay;
+    replayers['a key made through that key'] = await makeKey({ psk: oneDay });
+    replayers['a sibling key of the same owner'] = await makeKey({ token: session }, 'default', 3650);
+    const product = await api('/api/dataproduct', {
+      method: 'POST',
+      token: session,
+      body: { name: slug('idem-dp'), role_name: 'idem', query: 'SELECT 1 FROM idem.core.orders' },
+    });
+    expect(product.status, product.text).toBe(201);
+    replayers["a data product's key"] = await makeKey({ token: session }, product.body.id);
+    bootstrapMade.push(await makeKey({ psk: adminPsk() }), await makeKey({ psk: adminPsk() }));
+  });
+
+  /** Each secret-showing request: where, what, and where its secret is in the answer. */
+  const creations: {
+    name: string;
+    request: () => Promise<{ path: string; body?: unknown }>;
+    secret: string;
+    /** The path names what it changes (so every credential's answer names it too). */
+    sameTarget?: boolean;
+  }[] = [
+    {
+      name: 'a key (E7 create)',
+      request: async () => ({ path: '/api/dataproduct/default/psk', body: { description: 'x', validity_days: 3650 } }),
+      secret: 'key',
+    },
+    {
+      name: 'a webhook',
+      request: async () => ({
+        path: '/api/webhooks',
+        body: { url: 'https://127.0.0.1:9/idem-cross', event_types: ['webhook.endpoint.disabled'] },
+      }),
+      secret: 'secret',
+    },
+    {
+      name: "a webhook's rotation",
+      request: async () => {
+        const hook = await api('/api/webhooks', {
+          method: 'POST',
+          token: session,
+          body: { url: 'https://127.0.0.1:9/idem-rotate', event_types: ['webhook.endpoint.disabled'] },
+        });
+        expect(hook.status, hook.text).toBe(201);
+        return { path: `/api/webhooks/${hook.body.id}/rotate-secret` };
+      },
+      secret: 'secret',
+      sameTarget: true,
+    },
+    {
+      name: 'a data share',
+      request: async () => ({ path: '/api/data_shares', body: { name: slug('idem-cross') } }),
+      secret: 'secret',
+    },
+    {
+      name: 'E2 with its own webhook',
+      request: async () => ({
+        path: `/api/crew-templates/${templateForHook}/run`,
+        body: { values: {}, webhook_url: 'http://127.0.0.1:9/idem-cross-run' },
+      }),
+      secret: 'webhook_secret',
+    },
+  ];
+
+  /** The answers to `credential`'s repeat of `first` (sent with `key`) by each of `others`. */
+  const expectNoCrossing = async (
+    first: ApiResponse,
+    secretField: string,
+    send: (credential: { token?: string; psk?: string }) => Promise<ApiResponse>,
+    others: Record<string, { token?: string; psk?: string }>,
+    sameTarget = false,
+  ) => {
+    const secret = first.body[secretField];
+    expect(typeof secret === 'string' && secret.length > 8, first.text).toBe(true);
+    for (const [who, credential] of Object.entries(others)) {
+      const answer = await send(credential);
+      expect(answer.headers.get('idempotent-replayed'), `${who}: ${answer.text}`).toBeNull();
+      expect(answer.text, who).not.toContain(secret);
+      // A rotation names its webhook in the path: another credential rotates the same one again.
+      if (answer.status < 300 && first.body.id && !sameTarget) expect(answer.body.id, who).not.toBe(first.body.id);
+      if (answer.status < 300 && first.body.psk) expect(answer.body.psk, who).not.toBe(first.body.psk);
+      if (answer.status < 300 && first.body.correlation_id)
+        expect(answer.body.correlation_id, who).not.toBe(first.body.correlation_id);
+    }
+  };
+
+  for (const creation of creations) {
+    it(`${creation.name}: a session's answer is replayed to the session alone, never to its keys`, async () => {
+      const { path, body } = await creation.request();
+      const key = `ci-job-${slug()}`;
+      const send = (credential: { token?: string; psk?: string }) =>
+        api(path, { method: 'POST', ...credential, body, headers: { 'idempotency-key': key } });
+      const first = await send({ token: session });
+      expect(first.status, first.text).toBeLessThan(300);
+      const others = Object.fromEntries(Object.entries(replayers).map(([who, psk]) => [who, { psk }]));
+      await expectNoCrossing(
+        first,
+        creation.secret,
+        send,
+        { ...others, 'a bootstrap-made key': { psk: bootstrapMade[0]! } },
+        creation.sameTarget,
+      );
+      // The session itself still gets its kept answer (the rotation keeps none: it takes no key).
+      const again = await send({ token: session });
+      if (creation.name !== "a webhook's rotation") {
+        expect(again.headers.get('idempotent-replayed'), again.text).toBe('true');
+        expect(again.body[creation.secret]).toBe(first.body[creation.secret]);
+      }
+    });
+
+    it(`${creation.name}: a key's answer is its own, not its owner's session's, its child's or the bootstrap key's`, async () => {
+      const { path, body } = await creation.request();
+      const key = `ci-job-${slug()}`;
+      const send = (credential: { token?: string; psk?: string }) =>
+        api(path, { method: 'POST', ...credential, body, headers: { 'idempotency-key': key } });
+      const owner = replayers['a sibling key of the same owner']!;
+      const first = await send({ psk: owner });
+      expect(first.status, first.text).toBeLessThan(300);
+      const child = await makeKey({ psk: owner });
+      await expectNoCrossing(
+        first,
+        creation.secret,
+        send,
+        {
+          'the session that made the key': { token: session },
+          'a key made through it': { psk: child },
+          'its sibling': { psk: replayers['a key the session made']! },
+        },
+        creation.sameTarget,
+      );
+    });
+
+    it(`${creation.name}: the keys the bootstrap key made do not share answers`, async () => {
+      const { path, body } = await creation.request();
+      const key = `ci-job-${slug()}`;
+      const send = (credential: { token?: string; psk?: string }) =>
+        api(path, { method: 'POST', ...credential, body, headers: { 'idempotency-key': key } });
+      const first = await send({ psk: bootstrapMade[0]! });
+      expect(first.status, first.text).toBeLessThan(300);
+      await expectNoCrossing(
+        first,
+        creation.secret,
+        send,
+        {
+          'another key the bootstrap key made': { psk: bootstrapMade[1]! },
+          'the bootstrap key itself': { psk: adminPsk() },
+        },
+        creation.sameTarget,
+      );
+    });
+  }
+
+  it("a 1-day key replaying a session's 10-year key creation makes its own key, which ends with it", async () => {
+    // The finding: a 1-day key replayed a session's key creation, got the 10-year key, and that
+    // key outlived the 1-day key's deletion. Now the replay makes a key through the 1-day key.
+    const key = `ci-job-${slug()}`;
+    const body = { description: 'ten years', validity_days: 3650 };
+    const send = (credential: { token?: string; psk?: string }) =>
+      api('/api/dataproduct/default/psk', { method: 'POST', ...credential, body, headers: { 'idempotency-key': key } });
+    const tenYears = await send({ token: session });
+    expect(tenYears.status).toBe(201);
+    const oneDay = await api('/api/dataproduct/default/psk', {
+      method: 'POST',
+      token: session,
+      body: { description: 'one day', validity_days: 1 },
+    });
+    expect(oneDay.status, oneDay.text).toBe(201);
+    const replay = await send({ psk: oneDay.body.key });
+    expect(replay.status, replay.text).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBeNull();
+    expect(replay.body.key).not.toBe(tenYears.body.key);
+    // Made through the 1-day key, it ends with it; the session's 10-year key is untouched.
+    expect(Date.parse(replay.body.valid_until)).toBeLessThanOrEqual(Date.parse(oneDay.body.valid_until));
+    const deleted = await api(`/api/dataproduct/psk/${oneDay.body.psk}`, { method: 'DELETE', token: session });
+    expect(deleted.status).toBe(204);
+    expect((await api('/api/me', { psk: replay.body.key })).status).toBe(401);
+    expect((await api('/api/me', { psk: tenYears.body.key })).status).toBe(200);
   });
 });
