@@ -77,8 +77,21 @@ const VERIFIED_FOR_MS = 60_000;
 const VERIFIED_MAX = 2_000;
 const CLOCK_TOLERANCE_S = 60;
 
+/**
+ * Concurrent requests share one fetch of the discovery document and of the JWKS (jose shares
+ * its reload), so a request can wait on a fetch begun before it came: one begun while the
+ * identity provider was down, which fails after the provider is back (a blackholed fetch
+ * times out 3 s after it began). Its failure says nothing about the provider now, so a
+ * request that came while a fetch was under way and saw it fail tries once more, with a
+ * fetch begun after it came; only that one's failure is its 503. The retry (discovery and
+ * JWKS, 3 s each at most) is made only while it still fits the 10 s an answer has (API.md §1).
+ */
+const RETRY_WITHIN_MS = 3_500;
+
 export class JwtVerifier {
   private jwks: Promise<JWTVerifyGetKey> | undefined;
+  /** Fetches of the discovery document or the JWKS under way (see RETRY_WITHIN_MS). */
+  private fetching = 0;
   private readonly verified = new Map<string, { readonly caller: Caller; readonly until: number }>();
 
   constructor(private readonly settings: JwtSettings) {}
@@ -99,22 +112,18 @@ export class JwtVerifier {
   private async check(token: string): Promise<{ caller: Caller; exp: number }> {
     const { issuer, audience } = this.settings;
     if (!issuer) throw new Unauthenticated('Bearer sessions are not configured on this service');
+    // read before anything is awaited: a fetch under way now began before this request
+    const cameDuringFetch = this.fetching > 0;
+    const started = Date.now();
     const jose = await loadJose();
-    const keys = await this.keySet(issuer, jose);
-    let payload: Record<string, unknown>;
-    let header: { typ?: unknown };
+    let signed: { payload: Record<string, unknown>; protectedHeader: { typ?: unknown } };
     try {
-      // the audience is checked below: a Cognito access token names it in `client_id`
-      ({ payload, protectedHeader: header } = await jose.jwtVerify(token, keys, {
-        issuer,
-        algorithms: ALGORITHMS,
-        clockTolerance: CLOCK_TOLERANCE_S,
-        // A token without an expiry would be valid forever.
-        requiredClaims: ['exp', 'sub'],
-      }));
+      signed = await this.verifySignature(token, issuer, jose);
     } catch (err) {
-      throw this.translate(err, jose.errors);
+      if (!(err instanceof Unavailable) || !cameDuringFetch || Date.now() - started > RETRY_WITHIN_MS) throw err;
+      signed = await this.verifySignature(token, issuer, jose);
     }
+    const { payload, protectedHeader: header } = signed;
     if (audience && !isFor(payload, audience)) throw new Unauthenticated('Invalid token');
     if (!isAccessToken(header, payload)) throw new Unauthenticated('Invalid token: not an access token');
     const subject = payload.sub;
@@ -132,20 +141,37 @@ export class JwtVerifier {
     };
   }
 
-  private translate(err: unknown, errors: Jose['errors']): Error {
-    if (err instanceof errors.JOSEError) {
-      if (PROVIDER_DOWN.has(err.code) || err instanceof errors.JWKSTimeout) {
-        this.jwks = undefined;
-        return new Unavailable('Identity provider did not answer');
-      }
-      if (err instanceof errors.JWTExpired) return new Unauthenticated('Token expired');
-      return new Unauthenticated('Invalid token');
+  /** The token's signature and registered claims checked against the issuer's JWKS. */
+  private async verifySignature(token: string, issuer: string, jose: Jose) {
+    const set = this.keySet(issuer, jose);
+    const keys = await set;
+    try {
+      // the audience is checked by check(): a Cognito access token names it in `client_id`
+      return await jose.jwtVerify(token, keys, {
+        issuer,
+        algorithms: ALGORITHMS,
+        clockTolerance: CLOCK_TOLERANCE_S,
+        // A token without an expiry would be valid forever.
+        requiredClaims: ['exp', 'sub'],
+      });
+    } catch (err) {
+      throw this.translate(err, jose.errors, set);
     }
+  }
+
+  /** The answer to a failed check with the key set `set`; one the provider did not answer drops that set. */
+  private translate(err: unknown, errors: Jose['errors'], set: Promise<JWTVerifyGetKey>): Error {
     // connection failures (refused, DNS) surface as TypeError from the JWKS fetch (jwksFetch rejects as fetch does)
-    if (err instanceof TypeError) {
-      this.jwks = undefined;
+    const providerDown =
+      err instanceof errors.JOSEError
+        ? PROVIDER_DOWN.has(err.code) || err instanceof errors.JWKSTimeout
+        : err instanceof TypeError;
+    if (providerDown) {
+      // Only the set that failed: one made since (by a request after the provider came back) is kept.
+      if (this.jwks === set) this.jwks = undefined;
       return new Unavailable('Identity provider did not answer');
     }
+    if (err instanceof errors.JWTExpired) return new Unauthenticated('Token expired');
     return new Unauthenticated('Invalid token');
   }
 
@@ -157,7 +183,7 @@ export class JwtVerifier {
         cooldownDuration: 30_000,
         cacheMaxAge: 600_000,
         // node:http, not the global fetch: no undici set-up on a cold start's first Bearer request
-        [jose.customFetch]: jwksFetch,
+        [jose.customFetch]: (url, init) => this.counted(jwksFetch(url, init)),
       }),
     );
     const pending = this.jwks;
@@ -169,8 +195,18 @@ export class JwtVerifier {
 
   private async resolveJwksUrl(issuer: string): Promise<string> {
     if (this.settings.jwksUrl) return this.settings.jwksUrl;
-    const doc = await fetchDiscovery(issuer);
+    const doc = await this.counted(fetchDiscovery(issuer));
     if (typeof doc.jwks_uri !== 'string') throw new Unavailable('Identity provider discovery has no jwks_uri');
     return doc.jwks_uri;
+  }
+
+  /** `fetch`, counted in `fetching` while it is under way. */
+  private async counted<T>(fetch: Promise<T>): Promise<T> {
+    this.fetching += 1;
+    try {
+      return await fetch;
+    } finally {
+      this.fetching -= 1;
+    }
   }
 }
