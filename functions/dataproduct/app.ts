@@ -48,7 +48,8 @@ export function createDataproductApp({ authenticator, idempotency, service, prod
         name: 'create_dataproduct',
         method: 'post',
         path: '/api/dataproduct',
-        summary: 'Create a data product from a read-only query or an E12 suggestion (admin)',
+        summary:
+          'Create a data product from a read-only query, an E12 suggestion, or neither: an owner of keys (admin)',
         tags: PRODUCT_TAGS,
         access: { anyRole: ['admin'] },
         idempotent: true,

@@ -129,12 +129,12 @@ export const CreateProductRequest = component(
     ),
     query: doc(
       z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(MAX_SQL_LENGTH)))),
-      "the product's SQL: one read-only SELECT (or WITH ... SELECT) over tables named `catalog.schema.table`; exactly one of `query` and `suggestion_id`",
+      "the product's SQL: one read-only SELECT (or WITH ... SELECT) over tables named `catalog.schema.table`; at most one of `query` and `suggestion_id`. Without either, the product has no SQL (`query` null): a role-scoped owner of pre-shared keys, as the NX1 SDK's `data_products.create(name, role_name)` makes it",
       { example: 'SELECT * FROM "sales"."core"."orders"' },
     ),
     suggestion_id: doc(
       z.optional(z.nullable(z.string().check(z.minLength(1), z.maxLength(128)))),
-      "an E12 suggestion of the product's domain (`domain_urn`, then required), whose SQL becomes the product's `query`; exactly one of `query` and `suggestion_id`",
+      "an E12 suggestion of the product's domain (`domain_urn`, then required), whose SQL becomes the product's `query`; at most one of `query` and `suggestion_id`",
     ),
     query_id: doc(
       z.optional(z.nullable(z.string().check(z.maxLength(128)))),
@@ -172,7 +172,10 @@ export const DataProduct = component(
     name: doc(z.string(), "the product's name (unique)"),
     role_name: doc(z.string(), 'the role the product is for'),
     domain_urn: doc(z.nullable(z.string()), 'the catalog domain the product belongs to; null when none'),
-    query: doc(z.string(), "the product's SQL (a suggestion's SQL when made from `suggestion_id`)"),
+    query: doc(
+      z.nullable(z.string()),
+      "the product's SQL (a suggestion's SQL when made from `suggestion_id`); null for a product made without SQL (a role-scoped owner of pre-shared keys)",
+    ),
     is_view: doc(z.boolean(), 'whether the product is published as a view'),
     created_by: doc(z.string(), "the creator's name"),
     created_at: doc(z.iso.datetime(), 'when the product was created (ISO 8601 UTC)'),

@@ -156,8 +156,9 @@ export type ProductCatalog = Pick<MetadataCatalog, 'getDomain'>;
 export type ProductQueries = Pick<QueryService, 'suggestion' | 'domainTables'>;
 
 /**
- * Data products (API.md §17): named, role-scoped SQL over the catalog, made from a query or
- * an E12 suggestion, and the owners of pre-shared keys. Deleting one stops its keys.
+ * Data products (API.md §17): named, role-scoped views over the catalog, made from a query,
+ * an E12 suggestion or neither (a role-scoped owner of keys), and the owners of pre-shared
+ * keys. Deleting one stops its keys.
  */
 export class DataProductService {
   constructor(
@@ -170,8 +171,10 @@ export class DataProductService {
   /**
    * A new product. Its SQL is `query`, checked to be one read-only SELECT (over its
    * domain's tables when it has a domain), or the SQL of the domain's suggestion
-   * `suggestion_id`. Rules across fields are 422s, an unknown domain or suggestion 404, a
-   * taken name 409.
+   * `suggestion_id`; given neither, it has none (`query` null): the NX1 SDK's
+   * `data_products.create(name, role_name)` makes such a product to own a role's keys
+   * (API.md §17 makes `query` optional). Rules across fields are 422s, an unknown domain or
+   * suggestion 404, a taken name 409.
    */
   async create(req: CreateProductRequest, caller: Caller): Promise<DataProduct> {
     const query = req.query ?? undefined;
@@ -186,8 +189,6 @@ export class DataProductService {
           req.query_id,
         ),
       );
-    } else if (query === undefined && suggestionId === undefined) {
-      issues.push(valueError(['body'], 'give the SQL in `query`, or an E12 `suggestion_id`', req));
     }
     if (query !== undefined && suggestionId !== undefined) {
       issues.push(valueError(['body'], 'give `query` or `suggestion_id`, not both', req));
@@ -205,14 +206,14 @@ export class DataProductService {
 
     const domain = domainUrn === null ? undefined : domainUrn.slice(DOMAIN_URN_PREFIX.length);
     if (domain !== undefined && !(await this.catalog.getDomain(domain))) throw new NotFound(`No domain ${domainUrn}`);
-    let sql: string;
+    let sql: string | null = null;
     if (suggestionId !== undefined) {
       const suggestion = await this.queries.suggestion(domain!, suggestionId);
       if (!suggestion) throw new NotFound(`No suggestion ${suggestionId} in domain ${domain}`);
       sql = suggestion.sql;
-    } else {
+    } else if (query !== undefined) {
       const tables = domain === undefined ? undefined : await this.queries.domainTables(domain);
-      const checked = checkReadOnlySql(query!, tables);
+      const checked = checkReadOnlySql(query, tables);
       if ('error' in checked) {
         throw new Invalid([valueError(['body', 'query'], `not a read-only query: ${checked.error}`, query)]);
       }

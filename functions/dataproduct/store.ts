@@ -216,7 +216,8 @@ export const toDataProduct = (r: DataProduct): DataProduct => ({
   name: r.name,
   role_name: r.role_name,
   domain_urn: r.domain_urn,
-  query: r.query,
+  // a product made without SQL is stored with query null
+  query: r.query ?? null,
   is_view: r.is_view,
   created_by: r.created_by,
   created_at: r.created_at,

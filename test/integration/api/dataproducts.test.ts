@@ -3,10 +3,10 @@ import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js'
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
 import { adminToken, api, slug, token } from '../helpers.js';
 
-// API.md §17 "Data products (sdk)": list (role filter), create from a query or an E12
-// suggestion (admin), delete (admin; its keys stop working); a key needs an existing product,
-// and `default` always exists. Events per §13: `dataproduct.created` / `.deleted` about
-// `dataproducts/{id}`.
+// API.md §17 "Data products (sdk)": list (role filter), create from a query, an E12
+// suggestion or neither (`query` is optional: a role-scoped owner of keys) (admin), delete
+// (admin; its keys stop working); a key needs an existing product, and `default` always
+// exists. Events per §13: `dataproduct.created` / `.deleted` about `dataproducts/{id}`.
 
 let adminName: string;
 let admin: string;
@@ -17,7 +17,7 @@ interface Product {
   name: string;
   role_name: string;
   domain_urn: string | null;
-  query: string;
+  query: string | null;
   is_view: boolean;
   created_by: string;
   created_at: string;
@@ -128,6 +128,44 @@ describe('POST /api/dataproduct', () => {
     expect(res.body.query).toBe(picked.sql);
   });
 
+  it("creates one without SQL, as the NX1 SDK's data_products.create(name, role_name) asks: query null, everywhere", async () => {
+    const name = slug('keys-owner');
+    const role = slug('keys-role');
+    // exactly the body the SDK sends for its plain call (test/sdk/nx1-sdk: DataProductsClient.create)
+    const res = await create({ name, role_name: role, is_view: false });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(UUID),
+      name,
+      role_name: role,
+      domain_urn: null,
+      query: null,
+      is_view: false,
+      created_by: adminName,
+      created_at: expect.stringMatching(ISO),
+    });
+    // read back: the list answers it as the creation did, with or without the role filter
+    expect(await listAll(`roles=${encodeURIComponent(role)}`)).toEqual([res.body]);
+    expect((await listAll()).filter((p) => p.id === res.body.id)).toEqual([res.body]);
+    // nulls are "not given" too, and a domain alone is enough (it must exist)
+    const inDomain = await create({
+      name: slug('keys-owner-domain'),
+      role_name: role,
+      domain_urn: `urn:li:domain:${domain}`,
+      query: null,
+      suggestion_id: null,
+      query_id: null,
+    });
+    expect(inDomain.status, inDomain.text).toBe(201);
+    expect(inDomain.body).toMatchObject({ domain_urn: `urn:li:domain:${domain}`, query: null, is_view: false });
+    const unknownDomain = await create({
+      name: slug('keys-owner-nodomain'),
+      role_name: role,
+      domain_urn: `urn:li:domain:${slug('no-domain')}`,
+    });
+    expect(unknownDomain.status).toBe(404);
+  });
+
   it('answers 404 for an unknown suggestion or domain', async () => {
     const unknownSuggestion = await create({
       name: slug('x'),
@@ -212,14 +250,6 @@ describe('POST /api/dataproduct', () => {
       [['body', 'query'], 'string_too_long'],
     ]);
 
-    const neither = await create({ name: slug('n'), role_name: 'r' });
-    expect(neither.body.detail).toEqual([
-      expect.objectContaining({
-        type: 'value_error',
-        loc: ['body'],
-        msg: 'Value error, give the SQL in `query`, or an E12 `suggestion_id`',
-      }),
-    ]);
     const both = await create({
       name: slug('n'),
       role_name: 'r',
@@ -435,13 +465,43 @@ describe("a product's pre-shared keys", () => {
   });
 });
 
+describe('a product without SQL', () => {
+  it('owns keys that work as its creator and stop with it; its events carry query null', async () => {
+    const res = await create({ name: slug('sdk-style'), role_name: slug('sdk-role') });
+    expect(res.status, res.text).toBe(201);
+    const product = res.body as Product;
+    expect(product.query).toBeNull();
+    const made = await api(`/api/dataproduct/${product.id}/psk`, {
+      method: 'POST',
+      token: carol,
+      body: { description: 'key of a product without SQL' },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.dataproduct_id).toBe(product.id);
+    const secret = made.body.key as string;
+    const own = await api<{ psk: string }[]>('/api/dataproduct/psk?limit=1000', { psk: secret });
+    expect(own.status, own.text).toBe(200);
+    expect(own.body.map((k) => k.psk)).toContain(made.body.psk);
+    // the key reads what its creator may read
+    expect((await api('/api/dataproduct?limit=1', { psk: secret })).status).toBe(200);
+
+    expect((await api(`/api/dataproduct/${product.id}`, { method: 'DELETE', token: admin })).status).toBe(204);
+    expect((await api('/api/dataproduct/psk?limit=1', { psk: secret })).status).toBe(401);
+
+    const subject = `dataproducts/${product.id}`;
+    const events: Envelope[] = await feedEvents(subject, 2, admin);
+    expect(events.map((e) => e.type)).toEqual(['dpm.dataproduct.created', 'dpm.dataproduct.deleted']);
+    for (const e of events) expect(e.data).toEqual(product);
+  });
+});
+
 describe('data product events', () => {
   it('created and deleted, about dataproducts/{id}, with the product as data and the admin as actor', async () => {
     const product = await created({ name: slug('evented'), domain_urn: null });
     expect((await api(`/api/dataproduct/${product.id}`, { method: 'DELETE', token: admin })).status).toBe(204);
     // refused changes make no event
     expect((await api(`/api/dataproduct/${product.id}`, { method: 'DELETE', token: admin })).status).toBe(404);
-    expect((await create({ name: product.name, role_name: 'r' })).status).toBe(422);
+    expect((await create({ name: product.name, role_name: 'r', query: 'DROP TABLE a.b.c' })).status).toBe(422);
 
     const subject = `dataproducts/${product.id}`;
     const events: Envelope[] = await feedEvents(subject, 2, admin);

@@ -670,6 +670,69 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
       expect(refused!.message).toMatch(/^HTTP 401: /);
     });
 
+    it('the plain create(name, role_name), no query: a product without SQL, and every data-product call on it', async () => {
+      // As a script or the README makes it: positional name and role, nothing else. The SDK
+      // sends {"name", "role_name", "is_view": false}; API.md §17 makes `query` optional.
+      const name = slug('sdk-plain');
+      const role = slug('sdk-plain-role');
+      const [product, byRole, all] = await sdkOk(trusted(), [
+        { method: 'data_products.create', args: [name, role] },
+        { method: 'data_products.get_all', kwargs: { roles: role } },
+        { method: 'data_products.get_all' },
+      ]);
+      expect(product).toEqual({
+        id: expect.any(String),
+        name,
+        role_name: role,
+        domain_urn: null,
+        query: null,
+        is_view: false,
+        created_by: expect.any(String),
+        created_at: expect.any(String),
+      });
+      expect(byRole).toEqual([product]);
+      expect(all).toContainEqual(product);
+
+      // its keys: made, listed, extended, deleted, and used as the SDK's own api_key
+      const [key, spare, keys] = await sdkOk(trusted(), [
+        { method: 'data_products.create_psk', args: [product.id, 'plain product key'] },
+        { method: 'data_products.create_psk', args: [product.id, 'plain product key, deleted', 1] },
+        { method: 'data_products.get_all_psks' },
+      ]);
+      expect(key).toMatchObject({
+        dataproduct_id: product.id,
+        description: 'plain product key',
+        key: expect.any(String),
+      });
+      expect(keys.map((k: { psk: string }) => k.psk)).toEqual(expect.arrayContaining([key.psk, spare.psk]));
+      const [extended, deletedKey] = await sdkOk(trusted(), [
+        { method: 'data_products.extend_psk', args: [key.psk, 2] },
+        { method: 'data_products.delete_psk', args: [spare.psk] },
+      ]);
+      expect(extended).toEqual({ psk: key.psk, description: 'plain product key', valid_until: expect.any(String) });
+      expect(deletedKey).toEqual({});
+      const withKey = { apiKey: key.key as string, host: httpsBaseUrl(), caBundle: inject('caCertFile') };
+      const [own] = await sdkOk(withKey, [{ method: 'data_products.get_all_psks' }]);
+      expect(own.map((k: { psk: string }) => k.psk)).toContain(key.psk);
+
+      // the CLI's form: `nx1 dataproducts list` prints it (JSON and table), `delete` removes it
+      const list = await nx1(['dataproducts', 'list'], trusted());
+      expect(list.status, list.stderr).toBe(0);
+      expect(JSON.parse(list.stdout)).toContainEqual(product);
+      const table = await nx1(['dataproducts', 'list', '-o', 'table'], trusted());
+      expect(table.status, table.stderr).toBe(0);
+      expect(table.stdout).toContain(name);
+      const removed = await nx1(['dataproducts', 'delete', product.id], trusted());
+      expect(removed.status, removed.stderr).toBe(0);
+      expect(removed.stdout).toMatch(/Deleted/);
+      const [after] = await sdkOk(trusted(), [{ method: 'data_products.get_all', kwargs: { roles: role } }]);
+      expect(after).toEqual([]);
+      // the product's key stops with it
+      const [refused] = (await sdk(withKey, [{ method: 'data_products.get_all_psks' }])).results;
+      expect(refused).toMatchObject({ ok: false, error: 'NX1APIError' });
+      expect(refused!.message).toMatch(/^HTTP 401: /);
+    });
+
     it('nx1 dataproducts list and delete', async () => {
       const [product] = await sdkOk(trusted(), [
         {
