@@ -143,6 +143,9 @@ export interface Diff {
   from: { version: number; content_sha: string } | null;
   to: { version: number; content_sha: string };
   changes: Change[];
+  /** The changes stop at a bound (1,000 changes, 1 MiB); `change_count` counts those found. */
+  truncated: boolean;
+  change_count?: number;
 }
 
 export interface Run {

@@ -198,8 +198,14 @@ export function DecisionView(props: { me: Me | undefined; workspace: string; dke
           <p>No version is published yet: all of the content below is new.</p>
         ) : null}
         {diff && diff.from?.version === version.version && <p>This version is the published one.</p>}
-        {diff && diff.changes.length === 0 && diff.from?.version !== version.version && (
+        {diff && diff.changes.length === 0 && !diff.truncated && diff.from?.version !== version.version && (
           <p>No changes: the content equals the published version.</p>
+        )}
+        {diff?.truncated && (
+          <p>
+            Only the first {diff.changes.length} changes are shown: there are more (at least {diff.change_count}), past
+            what one answer holds (1,000 changes or 1 MiB).
+          </p>
         )}
         {diff && diff.changes.length > 0 && diff.from !== null && (
           <table id="diff" class="diff">

@@ -33,3 +33,23 @@ export async function settledWithin(promises: readonly Promise<unknown>[], ms?: 
     clearTimeout(timer);
   }
 }
+
+/**
+ * A gate that lets at most `slots` calls of `work` run at once in this process; the others
+ * wait their turn, first come first served (a slot passes straight to the next waiter).
+ */
+export function gate(slots: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let free = slots;
+  const waiting: (() => void)[] = [];
+  return async (work) => {
+    if (free > 0) free--;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    }
+  };
+}

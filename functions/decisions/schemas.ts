@@ -154,7 +154,19 @@ export const VersionDiff = component(
     to: doc(VersionRef, 'the version whose changes these are'),
     changes: doc(
       z.array(ContentChange),
-      'the changes that turn `from` into `to`, in an order that applies as a JSON Patch; none when equal',
+      'the changes that turn `from` into `to`, in an order that applies as a JSON Patch; none when equal. ' +
+        'At most 1,000 changes and 1 MiB of answer: past either bound, the changes up to it',
+    ),
+    truncated: doc(
+      z.boolean(),
+      'whether the changes stop at a bound (1,000 changes or 1 MiB of answer) and more changes follow; ' +
+        'the comparison stopped there',
+    ),
+    change_count: doc(
+      z.optional(z.int()),
+      'only when `truncated`: how many changes the comparison found before it stopped, the first left out ' +
+        'included; a lower bound of the total (when not truncated, the total is the length of `changes`)',
+      { example: 1001 },
     ),
   }),
 );

@@ -1,10 +1,12 @@
+import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import type { DomainEventType } from '../../shared/events/types.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { gate } from '../../shared/concurrency.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
 import { Conflict, Forbidden, Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { nowIso } from '../../shared/time.js';
-import { contentChanges } from './diff.js';
+import { versionDiff } from './diff.js';
 import type {
   CreateVersionRequest,
   DecisionStatus,
@@ -15,9 +17,11 @@ import type {
 } from './schemas.js';
 import {
   type DecisionStore,
+  parseContent,
   toVersionDetail,
   toVersionSummary,
   type TransitionWrite,
+  type UnparsedVersion,
   type VersionItem,
 } from './store.js';
 
@@ -27,6 +31,18 @@ import {
  */
 export const MAX_CONTENT_BYTES = 200 * 1024;
 export const MAX_HISTORY = 100;
+/**
+ * Diffs that parse and compare at once in one process. Bounded, a diff of the largest
+ * contents is still tens of ms of CPU (parsing both versions, then comparing), in pieces the
+ * event loop cannot interleave with other requests; locally, where every group shares one
+ * process, 8 at once held `GET /api/health/ping` at hundreds of ms. In turns, another
+ * request meets one such piece of diff work, not one of each diff under way (API.md §1
+ * Fair use). Only the CPU takes turns: the reads are made at once, so a store that does not
+ * answer delays no other diff than its own (its 503 stays within the contract's 10 s). On
+ * AWS a Lambda instance serves one request at a time: there is never a turn to wait for.
+ */
+export const DIFFS_AT_ONCE = 1;
+export const diffTurns = gate(DIFFS_AT_ONCE);
 
 export type Action = 'submit' | 'approve' | 'reject' | 'retire';
 
@@ -157,20 +173,27 @@ export class DecisionService {
    * What changed between a version and the published one (`against` "published", the
    * default) or another version: its content's changes as JSON Pointer paths with old and
    * new values. With nothing published, `from` is null and the content is one `add` at "".
+   * The answer is bounded (`versionDiff`: 1,000 changes, 1 MiB): past a bound it says
+   * `truncated` and the comparison stops, so the work is not what the stored content could
+   * amplify into (API.md §1 Fair use). Both versions are read with their content unparsed;
+   * the parses and the comparison take their turn (`diffTurns`), and between them this
+   * gives the event loop over to what waits.
    */
   async diff(workspace: string, key: string, version: number, against: 'published' | number): Promise<VersionDiff> {
     const [to, from] = await Promise.all([
-      this.load(workspace, key, version),
-      against === 'published' ? this.store.newestPublished(workspace, key) : this.load(workspace, key, against),
+      this.store.getUnparsed(workspace, key, version),
+      this.store.getUnparsed(workspace, key, against),
     ]);
-    const ref = (item: VersionItem) => ({ version: item.version, content_sha: item.content_sha });
-    return {
-      from: from ? ref(from) : null,
-      to: ref(to),
-      changes: from
-        ? contentChanges(from.content ?? null, to.content ?? null)
-        : [{ op: 'add', path: '', new: to.content ?? null }],
-    };
+    if (!to) throw new NotFound(`No ${describe(workspace, key, version)}`);
+    if (!from && against !== 'published') throw new NotFound(`No ${describe(workspace, key, against)}`);
+    return diffTurns(async () => {
+      const compared = async (stored: UnparsedVersion) => {
+        const item = parseContent(stored);
+        await eventLoopTurn();
+        return { ref: { version: item.version, content_sha: item.content_sha }, content: item.content ?? null };
+      };
+      return versionDiff(from ? await compared(from) : null, await compared(to));
+    });
   }
 
   /**

@@ -81,15 +81,30 @@ function toStored(item: VersionItem): Record<string, unknown> {
   return { ...rest, content_json: JSON.stringify(content ?? null) };
 }
 
-/** A stored version as the service sees it: content parsed, keys and the change stamp left out. */
-export function toVersionItem(item: Record<string, unknown>): VersionItem {
-  if (typeof item.content_json === 'string') {
-    const { content_json: json, ...rest } = item;
-    item = { ...rest, content: JSON.parse(json as string) as unknown };
-  }
+/**
+ * A stored version whose content is still its JSON text (`content_json`): `parseContent`
+ * makes it a VersionItem when its reader is ready to spend the parse, which for the largest
+ * contents is tens of ms of CPU in one piece.
+ */
+export type UnparsedVersion = Omit<VersionItem, 'content'> & { content_json?: string };
+
+/** A stored version with the keys and the change stamp left out, its content unparsed. */
+function toUnparsedVersion(item: Record<string, unknown>): UnparsedVersion {
   const copy = { ...item };
   for (const f of KEY_FIELDS) delete copy[f];
-  return copy as VersionItem;
+  return copy as UnparsedVersion;
+}
+
+/** The version with its content parsed. */
+export function parseContent(version: UnparsedVersion): VersionItem {
+  if (typeof version.content_json !== 'string') return version as VersionItem;
+  const { content_json: json, ...rest } = version;
+  return { ...rest, content: JSON.parse(json) as unknown };
+}
+
+/** A stored version as the service sees it: content parsed, keys and the change stamp left out. */
+export function toVersionItem(item: Record<string, unknown>): VersionItem {
+  return parseContent(toUnparsedVersion(item));
 }
 
 /** Decision versions, as the service reads and writes them. */
@@ -98,6 +113,11 @@ export interface DecisionStore {
   nextVersion(workspace: string, key: string): Promise<number>;
   create(item: VersionItem, change: Change): Promise<void>;
   get(workspace: string, key: string, version: number): Promise<VersionItem | undefined>;
+  /**
+   * A version, or with "published" the newest published one, its content left unparsed
+   * (`parseContent`): what the diff reads, to parse both contents in its turn.
+   */
+  getUnparsed(workspace: string, key: string, version: number | 'published'): Promise<UnparsedVersion | undefined>;
   /** Versions in ascending order, without content and history. */
   list(workspace: string, key: string, limit: number, cursor: string | undefined): Promise<Page<VersionItem>>;
   /** The newest published version (approved, not retired). */
@@ -148,13 +168,36 @@ export class DynamoDecisionStore implements DecisionStore {
   }
 
   async get(workspace: string, key: string, version: number): Promise<VersionItem | undefined> {
+    const item = await this.getUnparsed(workspace, key, version);
+    return item ? parseContent(item) : undefined;
+  }
+
+  async getUnparsed(
+    workspace: string,
+    key: string,
+    version: number | 'published',
+  ): Promise<UnparsedVersion | undefined> {
+    if (version === 'published') {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'published',
+          KeyConditionExpression: 'pub_pk = :pk',
+          ExpressionAttributeValues: { ':pk': partitionKey(workspace, key) },
+          ScanIndexForward: false,
+          Limit: 1,
+        }),
+      );
+      const item = out.Items?.[0];
+      return item ? toUnparsedVersion(item) : undefined;
+    }
     const out = await this.db.send(
       new GetCommand({
         TableName: this.tableName,
         Key: { pk: partitionKey(workspace, key), sk: versionSortKey(version) },
       }),
     );
-    return out.Item ? toVersionItem(out.Item) : undefined;
+    return out.Item ? toUnparsedVersion(out.Item) : undefined;
   }
 
   /** Versions in ascending order, without content and history. */
@@ -185,18 +228,8 @@ export class DynamoDecisionStore implements DecisionStore {
 
   /** The newest version in the `published` index (approved, not retired). */
   async newestPublished(workspace: string, key: string): Promise<VersionItem | undefined> {
-    const out = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'published',
-        KeyConditionExpression: 'pub_pk = :pk',
-        ExpressionAttributeValues: { ':pk': partitionKey(workspace, key) },
-        ScanIndexForward: false,
-        Limit: 1,
-      }),
-    );
-    const item = out.Items?.[0];
-    return item ? toVersionItem(item) : undefined;
+    const item = await this.getUnparsed(workspace, key, 'published');
+    return item ? parseContent(item) : undefined;
   }
 
   async submittedAfter(after: string, limit: number): Promise<PositionedPage<VersionItem>> {

@@ -55,6 +55,7 @@ function fakeStore(result: TransitionResult) {
     get: unused,
     list: unused,
     newestPublished: unused,
+    getUnparsed: unused,
   };
   return { store, writes, created };
 }

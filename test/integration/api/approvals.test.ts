@@ -3,8 +3,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApprovalService } from '../../../functions/approvals/service.js';
 import { DynamoRunStore } from '../../../functions/crews/store.js';
+import { MAX_CONTENT_BYTES } from '../../../functions/decisions/service.js';
 import { DynamoDecisionStore } from '../../../functions/decisions/store.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
+import { AMPLIFYING, amplifyingContent } from '../../support/amplifying-content.js';
 import { eventually } from '../../support/eventually.js';
 import { crewTemplate, runEvents, startRun } from '../crew-support.js';
 import { adminToken, api, approverToken, insertKey, principalOf, slug, table, token } from '../helpers.js';
@@ -12,7 +14,7 @@ import { adminToken, api, approverToken, insertKey, principalOf, slug, table, to
 /**
  * People in the loop (API.md §16): `GET /api/me`, the inbox `GET /api/approvals` (what the
  * caller may decide now, oldest first, decision versions and crew steps), read rights of
- * eligible approvers, and `GET .../versions/{v}/diff`.
+ * eligible approvers, and `GET .../versions/{v}/diff` (bounded: 1,000 changes, 1 MiB).
  *
  * The suite's platform is shared: every approver's inbox also holds other tests' submitted
  * versions, so decision items are compared within this file's workspace; crew steps wait
@@ -407,7 +409,12 @@ describe('GET .../versions/{version}/diff', () => {
     const v1 = await create('fresh', { a: 1 });
     const res = await api(`${base('fresh', 1)}/diff`, { token: bob });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ from: null, to: v1, changes: [{ op: 'add', path: '', new: { a: 1 } }] });
+    expect(res.body).toEqual({
+      from: null,
+      to: v1,
+      changes: [{ op: 'add', path: '', new: { a: 1 } }],
+      truncated: false,
+    });
   });
 
   it('against the published version: nested changes, arrays, added and removed keys, with old and new values', async () => {
@@ -428,6 +435,7 @@ describe('GET .../versions/{version}/diff', () => {
         { op: 'replace', path: '/limits/daily', old: 100, new: 150 },
         { op: 'add', path: '/approved_regions', new: ['eu', 'us'] },
       ],
+      truncated: false,
     };
     const byDefault = await api(`${base('limits', 2)}/diff`, { token: carol });
     expect(byDefault.status).toBe(200);
@@ -439,6 +447,7 @@ describe('GET .../versions/{version}/diff', () => {
       from: v2,
       to: v2,
       changes: [],
+      truncated: false,
     });
     // the other way round
     const back = await api(`${base('limits', 1)}/diff?against=2`, { token: carol });
@@ -456,6 +465,63 @@ describe('GET .../versions/{version}/diff', () => {
     expect((await api(`${base('escapes', 3)}/diff?against=2`, { token: carol })).body.changes).toEqual([
       { op: 'replace', path: '', old: { 'a/b': { '~x': 2 } }, new: [1, 2] },
     ]);
+  });
+
+  it("is bounded (API.md §1 Fair use): the finding's 30 levels of 120-character keys over 12,000 leaves answer at most 1 MiB, truncated", async () => {
+    // 12,000 changes whose paths repeat 3.6 KB of keys: 44 MB as a whole diff
+    const before = amplifyingContent((i) => i % 100);
+    const after = amplifyingContent((i) => (i + 1) % 100);
+    expect(Buffer.byteLength(JSON.stringify({ content: after }))).toBeLessThan(MAX_CONTENT_BYTES);
+    const v1 = await create('amplified', before);
+    const v2 = await create('amplified', after);
+    await publish('amplified', 1);
+    for (const query of ['', '?against=published', '?against=1']) {
+      const res = await api(`${base('amplified', 2)}/diff${query}`, { token: bob });
+      expect(res.status, query).toBe(200);
+      expect(Buffer.byteLength(res.text, 'utf8'), query).toBeLessThanOrEqual(1024 * 1024);
+      const { changes, ...rest } = res.body;
+      expect(rest, query).toEqual({ from: v1, to: v2, truncated: true, change_count: changes.length + 1 });
+      expect(changes.length, query).toBeLessThanOrEqual(1_000);
+      // as many as fit in 1 MiB (about 280 of 3.7 KB), the leaves from the last, as a JSON Patch orders them
+      expect(changes.length, query).toBeGreaterThan(250);
+      const prefix = (changes[0].path as string).slice(0, -'/l11999'.length);
+      expect(prefix.split('/')).toHaveLength(AMPLIFYING.levels + 1);
+      changes.forEach((change: unknown, n: number) => {
+        const leaf = AMPLIFYING.leaves - 1 - n;
+        expect(change).toEqual({ op: 'replace', path: `${prefix}/l${leaf}`, old: leaf % 100, new: (leaf + 1) % 100 });
+      });
+    }
+    // the whole content as one add at "" (nothing published under this key) fits: not truncated
+    const fresh = await create('amplified-fresh', after);
+    const whole = await api(`${base('amplified-fresh', 1)}/diff`, { token: bob });
+    expect(whole.status).toBe(200);
+    expect(whole.body).toEqual({
+      from: null,
+      to: fresh,
+      changes: [{ op: 'add', path: '', new: after }],
+      truncated: false,
+    });
+  });
+
+  it('is bounded at 1,000 changes: the first 1,000, truncated, change_count a lower bound of the total', async () => {
+    const filled = (length: number, value: number) => Array.from({ length }, () => value);
+    await create('many', filled(1_500, 0));
+    await create('many', filled(1_500, 1));
+    const res = await api(`${base('many', 2)}/diff?against=1`, { token: carol });
+    expect(res.status).toBe(200);
+    expect(res.body.truncated).toBe(true);
+    expect(res.body.change_count).toBe(1_001);
+    expect(res.body.changes).toHaveLength(1_000);
+    expect(res.body.changes[0]).toEqual({ op: 'replace', path: '/1499', old: 0, new: 1 });
+    expect(res.body.changes[999]).toEqual({ op: 'replace', path: '/500', old: 0, new: 1 });
+    // exactly 1,000 changes are all there
+    await create('many', filled(1_000, 1));
+    await create('many', filled(1_000, 2));
+    const all = await api(`${base('many', 4)}/diff?against=3`, { token: carol });
+    expect(all.status).toBe(200);
+    expect(all.body.changes).toHaveLength(1_000);
+    expect(all.body.truncated).toBe(false);
+    expect(all.body).not.toHaveProperty('change_count');
   });
 
   it('answers 404 for an unknown version or an unknown version to compare with, 422 for a bad against, 401 without credentials', async () => {
