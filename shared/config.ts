@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net';
 import * as z from 'zod/mini';
 import { originList } from './cors.js';
 
@@ -278,6 +279,31 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+/** The loopback addresses: 127.0.0.0/8 and ::1 (in any spelling, IPv4-mapped ones too). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** A host that only this machine reaches: the name `localhost`, or a loopback IP address. */
+export function isLoopbackHost(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') return true;
+  const family = isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4');
+}
+
+/**
+ * The local identity provider (`npm start` without AUTH_ISSUER) signs anyone in by name, with
+ * no password, admins included (API.md §1): it serves loopback only. A HOST that other
+ * machines reach (0.0.0.0, ::, a LAN address, a host name) needs a real issuer. Checked when
+ * the configuration is read, so the start stops before anything listens.
+ */
+export function checkLocalSignIn(host: string, issuer: string | undefined): void {
+  if (issuer === undefined && !isLoopbackHost(host))
+    throw new ConfigError(
+      `invalid configuration: HOST ${host} is not a loopback address, and the local sign-in (no AUTH_ISSUER) lets anyone who reaches it in as any user, admins too, with no password: set AUTH_ISSUER (and AUTH_AUDIENCE) to serve beyond this machine, or use HOST=127.0.0.1`,
+    );
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -335,6 +361,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       password: e.AIRFLOW_PASSWORD ? { value: e.AIRFLOW_PASSWORD } : { arn: e.AIRFLOW_PASSWORD_ARN! },
     };
   }
+  checkLocalSignIn(e.HOST, e.AUTH_ISSUER);
   return {
     stage: e.STAGE,
     region: e.AWS_REGION,

@@ -458,9 +458,11 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         name: 'list_schedule_runs',
         method: 'get',
         path: '/api/crew-schedules/{schedule_id}/runs',
-        summary: 'The runs a crew schedule started, newest first',
+        summary: 'The runs a crew schedule started, newest first (admins only: runs carry their values and errors)',
         tags: SCHEDULES,
-        access: 'user',
+        // Admins only: each run carries its values, progress and error, which GET /api/crew-runs/{id}
+        // shows only to its starter, admins and the approvers of a waiting step (API.md §4).
+        access: { anyRole: ['admin'] },
         request: { params: ScheduleParams, query: PageQuery },
         success: { status: 200, description: 'Runs; more in `X-Next-Cursor`', schema: z.array(CrewRun) },
         errors: [404],

@@ -17,10 +17,12 @@
  *   at its first instance ("runs the schedule only once at 2:30 a.m. before the shift occurs").
  * - rate: a fixed duration, whatever the zone: "`days` represents a 24-hour duration on the
  *   clock ... EventBridge Scheduler still evaluates the rate expression 24 hours after the
- *   schedule's last invocation". Without a StartDate (none is set here) "your schedule starts
- *   invoking the target immediately", at Scheduler's 60-second precision: the first fire is
- *   the first whole minute after the anchor (the schedule's creation or last change), then one
- *   every period.
+ *   schedule's last invocation". The contract's rate first fires one period after the anchor
+ *   (the schedule's creation or the last change of its expression, to the whole second), then
+ *   every period: `rate(1 hour)` made at 10:00:30 fires at 11:00:30, 12:00:30, ... On AWS the
+ *   schedule's StartDate is that series' next fire ("with rate-based schedules, you use the
+ *   StartDate property to set the first occurrence of the schedule"), so Scheduler fires the
+ *   same series, at its 60-second precision, rather than at once as it does without one.
  */
 
 export type RateUnit = 'minute' | 'hour' | 'day';
@@ -65,6 +67,7 @@ const MAX_EXPRESSION_LENGTH = 256;
 /** Not an AWS limit: keeps every period a safe integer of milliseconds (a million days is 2,700 years). */
 const MAX_RATE_VALUE = 1_000_000;
 
+const SECOND_MS = 1_000;
 const MINUTE_MS = 60_000;
 const UNIT_MS: Record<RateUnit, number> = { minute: MINUTE_MS, hour: 60 * MINUTE_MS, day: 24 * 60 * MINUTE_MS };
 
@@ -297,7 +300,8 @@ export function isTimeZone(name: string): boolean {
 /**
  * The first fire strictly after `afterMs` (epoch ms), or undefined when there is none (a cron
  * whose years are past). `anchorMs` is where a rate counts from (the schedule's creation or
- * last change; `afterMs` when absent); crons ignore it. `timezone` must pass isTimeZone.
+ * last change, to the whole second; `afterMs` when absent): its fires are the anchor plus one
+ * period, two, ... (never the anchor itself). Crons ignore it. `timezone` must pass isTimeZone.
  */
 export function nextFireAfter(
   parsed: ParsedExpression,
@@ -306,7 +310,7 @@ export function nextFireAfter(
   anchorMs?: number,
 ): number | undefined {
   if (parsed.kind === 'rate') {
-    const first = Math.floor((anchorMs ?? afterMs) / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
+    const first = Math.floor((anchorMs ?? afterMs) / SECOND_MS) * SECOND_MS + parsed.periodMs;
     if (afterMs < first) return first;
     return first + (Math.floor((afterMs - first) / parsed.periodMs) + 1) * parsed.periodMs;
   }

@@ -13,15 +13,20 @@ import { eventPut, type EventsTable, outboxEvent } from '../../shared/events/eve
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { CrewSchedule } from './schemas.js';
-import { type RunItem, storedRun } from './store.js';
+import { type ExtraWrite, type RunItem, storedRun } from './store.js';
 
 /*
  * Crew schedules (API.md §4 "Runs people can plan on") in the crew-schedules table, keyed by
  * `schedule_id` and `item`: the schedule itself (`item` = `schedule`), and one item per run it
  * started (`item` = `run#<scheduled time>`), written in the run's creating transaction (so a
  * listed run exists, and a second run for the same fire cannot be made: the item is put on
- * condition that it does not exist). GET /api/crew-schedules/{id}/runs is one Query of those
- * items, newest first, and one BatchGetItem of the runs.
+ * condition that it does not exist). The same transaction updates the schedule (`last_run_at`,
+ * `last_correlation_id`, `next_run_at` and the stamp of its `crew.schedule.fired` event), so a
+ * run a fire started never lacks its event. A fire that started nothing has its own item
+ * (`item` = `skip#<scheduled time>`), put with the schedule's `last_skipped_at` and its event
+ * in one transaction. Each of a fire's two records is put on condition that the fire has
+ * neither, so a fire ends once: one run, or one skip. GET /api/crew-schedules/{id}/runs is one
+ * Query of the run items, newest first, and one BatchGetItem of the runs.
  */
 
 /** The `item` of a schedule's own item (its runs' items are `run#<scheduled time>`). */
@@ -29,12 +34,23 @@ export const SCHEDULE_ITEM = 'schedule';
 const SCHEDULE = SCHEDULE_ITEM;
 const LIST_PK = 'crew-schedule';
 const RUN_PREFIX = 'run#';
+const SKIP_PREFIX = 'skip#';
+/**
+ * How long a skipped fire's record is kept: SQS keeps a message 14 days at most, so no copy
+ * of the fire arrives later (a run's record is kept as long as the run).
+ */
+const SKIP_RECORD_SECONDS = 14 * 86_400;
 /** Sparse (only schedule items carry `template_id`): a deleted template's schedules. */
 const BY_TEMPLATE = { name: 'by_template', partitionKey: 'template_id', sortKey: 'created_key' } as const;
 
 /** A schedule as stored: the answer's fields, and whose it is (API.md §1: by principal). */
 export interface ScheduleItem extends CrewSchedule {
   readonly created_by_principal: string;
+  /**
+   * When the expression was last set (creation, or a PATCH that changed it): a `rate()` counts
+   * from here (API.md §4). Schedules stored before it was kept have their `updated_at` instead.
+   */
+  readonly expression_set_at?: string;
 }
 
 /** What a schedule change may set (PATCH fields, and what a fire records). */
@@ -46,6 +62,7 @@ export type ScheduleUpdate = Partial<
     | 'values'
     | 'overlap'
     | 'enabled'
+    | 'expression_set_at'
     | 'next_run_at'
     | 'last_run_at'
     | 'last_correlation_id'
@@ -68,8 +85,27 @@ export interface ScheduleStore {
   update(seen: ScheduleItem, update: ScheduleUpdate, change: Change): Promise<boolean>;
   /** Deletes it with its `crew.schedule.deleted` event; false when it is gone. */
   delete(id: string, change: Change): Promise<boolean>;
-  /** The item a run started by a fire is stored with (RunStore.create puts it in the run's transaction). */
-  runItem(scheduleId: string, scheduledTime: string, run: RunItem): { table: string; item: Record<string, unknown> };
+  /**
+   * A fire's writes, made in the run's creating transaction (RunStore.create): its record of
+   * the run, on condition that the fire has none yet, and `update` of the schedule with the
+   * stamp of `change`, on condition that it is still as `seen` was and ran no later fire.
+   */
+  fireWrites(
+    seen: ScheduleItem,
+    scheduledTime: string,
+    run: RunItem,
+    update: ScheduleUpdate,
+    change: Change,
+  ): readonly ExtraWrite[];
+  /**
+   * Records the fire at `scheduledTime` as one that started nothing, with `update` of the
+   * schedule and the stamp of `change` (its `crew.schedule.fired` event): one transaction, on
+   * condition that the fire has no record yet and the schedule is still as `seen` was. False
+   * when a condition refused it (nothing is stored).
+   */
+  skip(seen: ScheduleItem, scheduledTime: string, update: ScheduleUpdate, change: Change): Promise<boolean>;
+  /** Whether the fire at `scheduledTime` has its record: it started its run, or was skipped. */
+  hasFired(scheduleId: string, scheduledTime: string): Promise<boolean>;
   /** The runs the schedule started, newest first. */
   runs(scheduleId: string, limit: number, cursor: string | undefined): Promise<Page<RunItem>>;
 }
@@ -92,9 +128,12 @@ export const toSchedule = (item: Record<string, unknown>): ScheduleItem => {
 
 /** The answer of a schedule (what its GET and its events say). */
 export const toCrewSchedule = (item: ScheduleItem): CrewSchedule => {
-  const { created_by_principal: _p, ...schedule } = item;
+  const { created_by_principal: _p, expression_set_at: _e, ...schedule } = item;
   return schedule;
 };
+
+/** Where a schedule's `rate()` counts from (ISO 8601): its expression's last setting. */
+export const rateAnchor = (item: ScheduleItem): string => item.expression_set_at ?? item.updated_at;
 
 /** Values are free-form JSON: stored as JSON text, so any value round-trips. */
 const scheduleAttributes = (update: ScheduleUpdate): Record<string, unknown> => {
@@ -152,6 +191,11 @@ export class DynamoScheduleStore implements ScheduleStore {
   }
 
   async update(seen: ScheduleItem, update: ScheduleUpdate, change: Change): Promise<boolean> {
+    return conditionally(this.db.send(new UpdateCommand(this.updateInput(seen, update, change))));
+  }
+
+  /** `update` with the stamp of `change`, on condition that the schedule is still as `seen` was. */
+  private updateInput(seen: ScheduleItem, update: ScheduleUpdate, change: Change) {
     const stamp = stampUpdate(change);
     const names: Record<string, string> = { ...stamp.names, '#updated': 'updated_at' };
     const values: Record<string, unknown> = { ...stamp.values, ':seen': seen.updated_at };
@@ -160,18 +204,14 @@ export class DynamoScheduleStore implements ScheduleStore {
       values[`:a${i}`] = value;
       return `#a${i} = :a${i}`;
     });
-    return conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { schedule_id: seen.id, item: SCHEDULE },
-          UpdateExpression: `SET ${[...sets, stamp.set].join(', ')} ADD ${stamp.add}`,
-          ConditionExpression: 'attribute_exists(schedule_id) AND #updated = :seen',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      ),
-    );
+    return {
+      TableName: this.tableName,
+      Key: { schedule_id: seen.id, item: SCHEDULE },
+      UpdateExpression: `SET ${[...sets, stamp.set].join(', ')} ADD ${stamp.add}`,
+      ConditionExpression: 'attribute_exists(schedule_id) AND #updated = :seen',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    };
   }
 
   async delete(id: string, change: Change): Promise<boolean> {
@@ -207,16 +247,99 @@ export class DynamoScheduleStore implements ScheduleStore {
     throw new Error(`crew schedule ${id}: gave up deleting after repeated concurrent changes`);
   }
 
-  runItem(scheduleId: string, scheduledTime: string, run: RunItem): { table: string; item: Record<string, unknown> } {
+  fireWrites(
+    seen: ScheduleItem,
+    scheduledTime: string,
+    run: RunItem,
+    update: ScheduleUpdate,
+    change: Change,
+  ): readonly ExtraWrite[] {
+    const schedule = this.updateInput(seen, update, change);
+    return [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            schedule_id: seen.id,
+            item: `${RUN_PREFIX}${scheduledTime}`,
+            correlation_id: run.correlation_id,
+            created_at: run.created_at,
+            // Kept as long as the run is.
+            expires_at: run.expires_at,
+          },
+          ConditionExpression: 'attribute_not_exists(schedule_id)',
+        },
+      },
+      this.notSkipped(seen.id, scheduledTime),
+      {
+        Update: {
+          ...schedule,
+          // ...and `last_run_at` only moves forward (a late fire records no earlier time).
+          ConditionExpression: `${schedule.ConditionExpression} AND (attribute_not_exists(#last_run) OR attribute_type(#last_run, :null_type) OR #last_run < :fired_at)`,
+          ExpressionAttributeNames: { ...schedule.ExpressionAttributeNames, '#last_run': 'last_run_at' },
+          ExpressionAttributeValues: {
+            ...schedule.ExpressionAttributeValues,
+            ':null_type': 'NULL',
+            ':fired_at': scheduledTime,
+          },
+        },
+      },
+    ];
+  }
+
+  async skip(seen: ScheduleItem, scheduledTime: string, update: ScheduleUpdate, change: Change): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: {
+                  schedule_id: seen.id,
+                  item: `${SKIP_PREFIX}${scheduledTime}`,
+                  expires_at: Math.floor(Date.now() / 1000) + SKIP_RECORD_SECONDS,
+                },
+                ConditionExpression: 'attribute_not_exists(schedule_id)',
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: { schedule_id: seen.id, item: `${RUN_PREFIX}${scheduledTime}` },
+                ConditionExpression: 'attribute_not_exists(schedule_id)',
+              },
+            },
+            { Update: this.updateInput(seen, update, change) },
+          ],
+        }),
+      ),
+    );
+  }
+
+  async hasFired(scheduleId: string, scheduledTime: string): Promise<boolean> {
+    const records = await Promise.all(
+      [RUN_PREFIX, SKIP_PREFIX].map((prefix) =>
+        this.db.send(
+          new GetCommand({
+            TableName: this.tableName,
+            Key: { schedule_id: scheduleId, item: `${prefix}${scheduledTime}` },
+            ConsistentRead: true,
+            ProjectionExpression: 'schedule_id',
+          }),
+        ),
+      ),
+    );
+    return records.some((out) => out.Item !== undefined);
+  }
+
+  /** A fire's run is recorded on condition that the fire was not skipped (its other record). */
+  private notSkipped(scheduleId: string, scheduledTime: string): ExtraWrite {
     return {
-      table: this.tableName,
-      item: {
-        schedule_id: scheduleId,
-        item: `${RUN_PREFIX}${scheduledTime}`,
-        correlation_id: run.correlation_id,
-        created_at: run.created_at,
-        // Kept as long as the run is.
-        expires_at: run.expires_at,
+      ConditionCheck: {
+        TableName: this.tableName,
+        Key: { schedule_id: scheduleId, item: `${SKIP_PREFIX}${scheduledTime}` },
+        ConditionExpression: 'attribute_not_exists(schedule_id)',
       },
     };
   }

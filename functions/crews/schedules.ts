@@ -8,7 +8,13 @@ import type { Scheduler, ScheduleTrigger } from '../../shared/ports/scheduler.js
 import { nowIso } from '../../shared/time.js';
 import { resolveValues } from './declaration.js';
 import { isTimeZone, nextFireAfter, parseScheduleExpression } from './schedule-expression.js';
-import { type ScheduleItem, type ScheduleStore, type ScheduleUpdate, toCrewSchedule } from './schedule-store.js';
+import {
+  rateAnchor,
+  type ScheduleItem,
+  type ScheduleStore,
+  type ScheduleUpdate,
+  toCrewSchedule,
+} from './schedule-store.js';
 import type { CrewRun, CrewSchedule, SchedulePatch, ScheduleRequest } from './schemas.js';
 import type { CrewService } from './service.js';
 import { FINISHED_STATUSES, type RunStore, type TemplateStore, toRun } from './store.js';
@@ -62,9 +68,10 @@ export class ScheduleService {
       created_by_principal: caller.principal,
       created_at: at,
       updated_at: at,
+      expression_set_at: at,
     };
     const stored = { ...schedule, next_run_at: this.nextRun(schedule, this.now()) };
-    await this.scheduler.put(trigger(stored));
+    await this.scheduler.put(this.trigger(stored));
     try {
       await this.schedules.create(stored, change('crew.schedule.created', caller, at));
     } catch (err) {
@@ -110,8 +117,10 @@ export class ScheduleService {
       // Nothing sent: nothing changes, and no event says it did.
       if (Object.values(patch).every((v) => v === undefined)) return toCrewSchedule(current);
       const at = nowIso();
-      const updated = { ...next, updated_at: at, next_run_at: this.nextRun({ ...next, updated_at: at }, this.now()) };
-      await this.scheduler.put(trigger(updated));
+      // A rate counts from the last change of its expression (API.md §4): other changes keep its fires.
+      const changes = { updated_at: at, ...(next.expression !== current.expression ? { expression_set_at: at } : {}) };
+      const updated = { ...next, ...changes, next_run_at: this.nextRun({ ...next, ...changes }, this.now()) };
+      await this.scheduler.put(this.trigger(updated));
       if (await this.schedules.update(current, changed(current, updated), change('crew.schedule.updated', caller, at)))
         return toCrewSchedule(updated);
       // Changed meanwhile: the trigger is set again from what is stored at the next round.
@@ -146,9 +155,11 @@ export class ScheduleService {
 
   /**
    * One fire of schedule `id`, due at `scheduledTime` (a crew-run queue message): starts the
-   * run as the schedule's creator would (once per scheduled time: a repeated fire starts
-   * nothing), or records why it started none (`overlap: skip` while the previous run is
-   * unfinished). A schedule deleted or disabled since fires nothing; one whose template was
+   * run as the schedule's creator would, or records why it started none (`overlap: skip` while
+   * the previous run is unfinished, values the template no longer takes, or a later fire that
+   * has started its run already). Either is stored with the fire's record, on condition that
+   * the fire has none: a repeated fire (a message delivered twice, a send retried) does
+   * nothing. A schedule deleted or disabled since fires nothing; one whose template was
    * deleted is disabled.
    */
   async fire(id: string, scheduledTime: string): Promise<void> {
@@ -159,10 +170,30 @@ export class ScheduleService {
         log.info('crew schedule fire ignored: the schedule was deleted or disabled');
         return;
       }
-      if (schedule.last_run_at !== null && schedule.last_run_at >= scheduledTime) {
-        log.info('crew schedule fire ignored: a fire at or after it already ran');
+      // Each record of a fire (its run, or its skip) moves `last_run_at` or `last_skipped_at` to
+      // its time or past it: while both are before it, the fire has none (or a skip recorded
+      // at the same moment as a later one's: its record then refuses the write, below).
+      const ranSince = schedule.last_run_at !== null && schedule.last_run_at >= scheduledTime;
+      const skippedSince = schedule.last_skipped_at !== null && schedule.last_skipped_at >= scheduledTime;
+      const ignored = () =>
+        log.info('crew schedule fire ignored: this scheduled time already started its run or was skipped');
+      if (
+        (ranSince || skippedSince) &&
+        (schedule.last_run_at === scheduledTime || (await this.schedules.hasFired(id, scheduledTime)))
+      ) {
+        ignored();
         return;
       }
+      /**
+       * After a write that a condition refused (nothing was stored): whether the fire was
+       * recorded meanwhile (a copy of it); else the schedule changed or ran a later fire since
+       * it was read, and the next round reads it again.
+       */
+      const recordedMeanwhile = async () => {
+        if (!(await this.schedules.hasFired(id, scheduledTime))) return false;
+        ignored();
+        return true;
+      };
       const template = await this.templates.get(schedule.template_id);
       if (!template) {
         log.warn('crew schedule disabled: its template was deleted');
@@ -172,14 +203,21 @@ export class ScheduleService {
       const at = nowIso();
       const next_run_at = this.nextRun(schedule, Math.max(this.now(), Date.parse(scheduledTime)));
       const skip = async (reason: string) => {
-        const recorded = await this.schedules.update(
+        const recorded = await this.schedules.skip(
           schedule,
-          { last_skipped_at: scheduledTime, next_run_at },
+          scheduledTime,
+          { last_skipped_at: latest(schedule.last_skipped_at, scheduledTime), next_run_at },
           { ...change('crew.schedule.fired', undefined, at), about: { skipped: true, reason } },
         );
         if (recorded) log.info('crew schedule fire skipped', { reason });
-        return recorded;
+        return recorded || recordedMeanwhile();
       };
+      // A fire that comes after a later one started its run (a send retried late) starts none:
+      // runs start in the order of their fires, and `last_run_at` never goes back.
+      if (ranSince) {
+        if (await skip(`a later fire, due ${schedule.last_run_at}, has started its run`)) return;
+        continue;
+      }
       if (schedule.overlap === 'skip' && schedule.last_correlation_id) {
         const previous = await this.runs.get(schedule.last_correlation_id);
         if (previous && !FINISHED_STATUSES.has(previous.status)) {
@@ -196,10 +234,16 @@ export class ScheduleService {
           {
             scheduleId: id,
             scheduledTime,
-            record: (run) => ({
-              ...this.schedules.runItem(id, scheduledTime, run),
-              condition: 'attribute_not_exists(schedule_id)',
-            }),
+            // The run, its record, `last_run_at` and the `crew.schedule.fired` event: one
+            // transaction, so no run exists without its fire's event (API.md §4).
+            record: (run) =>
+              this.schedules.fireWrites(
+                schedule,
+                scheduledTime,
+                run,
+                { last_run_at: scheduledTime, last_correlation_id: run.correlation_id, next_run_at },
+                { ...change('crew.schedule.fired', undefined, at), about: { correlation_id: run.correlation_id } },
+              ),
           },
         );
       } catch (err) {
@@ -209,15 +253,9 @@ export class ScheduleService {
         continue;
       }
       if (!started) {
-        log.info('crew schedule fire ignored: this scheduled time already started its run');
-        return;
+        if (await recordedMeanwhile()) return;
+        continue;
       }
-      const recorded = await this.schedules.update(
-        schedule,
-        { last_run_at: scheduledTime, last_correlation_id: started.correlation_id, next_run_at },
-        { ...change('crew.schedule.fired', undefined, at), about: { correlation_id: started.correlation_id } },
-      );
-      if (!recorded) log.warn('crew schedule changed while it fired: the run started, its record is left as it is');
       log.info('crew schedule fired', { correlation_id: started.correlation_id });
       return;
     }
@@ -231,7 +269,7 @@ export class ScheduleService {
     do {
       const page = await this.schedules.list(100, cursor);
       for (const schedule of page.items) {
-        await this.scheduler.put(trigger(schedule));
+        await this.scheduler.put(this.trigger(schedule));
         if (schedule.enabled) count++;
       }
       cursor = page.nextCursor;
@@ -242,7 +280,7 @@ export class ScheduleService {
   private async disable(schedule: ScheduleItem, caller: Caller | undefined): Promise<void> {
     const at = nowIso();
     const disabled = { ...schedule, enabled: false, next_run_at: null, updated_at: at };
-    await this.scheduler.put(trigger(disabled));
+    await this.scheduler.put(this.trigger(disabled));
     if (
       !(await this.schedules.update(
         schedule,
@@ -256,7 +294,7 @@ export class ScheduleService {
   /** The trigger as the stored schedule says (after a write that lost a race). */
   private async resetTrigger(id: string): Promise<void> {
     const stored = await this.schedules.get(id);
-    if (stored) await this.scheduler.put(trigger(stored));
+    if (stored) await this.scheduler.put(this.trigger(stored));
   }
 
   /** Removes a trigger; with `strict` a failure is the caller's (a delete must not leave one firing). */
@@ -294,21 +332,33 @@ export class ScheduleService {
     if (!schedule.enabled) return null;
     const parsed = parseScheduleExpression(schedule.expression);
     if (!parsed.ok) return null;
-    const next = nextFireAfter(parsed.expression, schedule.timezone, afterMs, Date.parse(schedule.updated_at));
+    const next = nextFireAfter(parsed.expression, schedule.timezone, afterMs, Date.parse(rateAnchor(schedule)));
     return next === undefined ? null : new Date(next).toISOString();
+  }
+
+  /**
+   * The Scheduler's view of a schedule: a rate counts from the last change of its expression,
+   * and starts (StartDate on AWS) at its next fire in that series, the one `next_run_at` names.
+   */
+  private trigger(schedule: ScheduleItem): ScheduleTrigger {
+    const parsed = parseScheduleExpression(schedule.expression);
+    const start =
+      schedule.enabled && parsed.ok && parsed.expression.kind === 'rate'
+        ? nextFireAfter(parsed.expression, schedule.timezone, this.now(), Date.parse(rateAnchor(schedule)))
+        : undefined;
+    return {
+      id: schedule.id,
+      expression: schedule.expression,
+      timezone: schedule.timezone,
+      enabled: schedule.enabled,
+      anchor: rateAnchor(schedule),
+      ...(start !== undefined ? { start: new Date(start).toISOString() } : {}),
+    };
   }
 }
 
-/** The Scheduler's view of a schedule: rates count from its last change. */
-function trigger(schedule: ScheduleItem): ScheduleTrigger {
-  return {
-    id: schedule.id,
-    expression: schedule.expression,
-    timezone: schedule.timezone,
-    enabled: schedule.enabled,
-    anchor: schedule.updated_at,
-  };
-}
+/** The later of two instants (ISO 8601, as stored: they compare as text). */
+const latest = (a: string | null, b: string): string => (a !== null && a > b ? a : b);
 
 const change = (type: DomainEventType, caller: Caller | undefined, at: string): Change => ({
   type,
@@ -320,6 +370,7 @@ const change = (type: DomainEventType, caller: Caller | undefined, at: string): 
 function changed(before: ScheduleItem, after: ScheduleItem): ScheduleUpdate {
   return {
     expression: after.expression,
+    ...(after.expression_set_at !== before.expression_set_at ? { expression_set_at: after.expression_set_at } : {}),
     timezone: after.timezone,
     ...(JSON.stringify(before.values) !== JSON.stringify(after.values) ? { values: after.values } : {}),
     overlap: after.overlap,

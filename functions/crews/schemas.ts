@@ -580,7 +580,7 @@ export const SCHEDULE_OVERLAPS = ['skip', 'allow'] as const;
 
 const scheduleExpression = doc(
   z.string().check(z.minLength(1), z.maxLength(256)),
-  "EventBridge Scheduler's syntax and semantics: `cron(minutes hours day-of-month month day-of-week year)` (one of the day fields `?`; `, - * / L W #`; JAN-DEC, SUN-SAT) or `rate(N minute|minutes|hour|hours|day|days)`",
+  "EventBridge Scheduler's syntax and semantics: `cron(minutes hours day-of-month month day-of-week year)` (one of the day fields `?`; `, - * / L W #`; JAN-DEC, SUN-SAT) or `rate(N minute|minutes|hour|hours|day|days)`, which first fires N units after the schedule's creation or the last change of its expression, then every N units",
 );
 const scheduleTimezone = doc(
   z.string().check(z.minLength(1), z.maxLength(64)),
@@ -644,11 +644,11 @@ export const CrewSchedule = component(
     last_correlation_id: doc(z.nullable(z.string()), 'the run that fire started'),
     last_skipped_at: doc(
       z.nullable(z.iso.datetime()),
-      'the scheduled time of the last fire that started nothing (`overlap: skip` while the previous run was unfinished, or values the template no longer takes)',
+      'the scheduled time of the last fire that started nothing (`overlap: skip` while the previous run was unfinished, values the template no longer takes, or a later fire had started its run)',
     ),
     created_by: doc(z.string(), 'who created it: every run it starts is theirs'),
     created_at: doc(z.iso.datetime(), 'when it was created (ISO 8601 UTC)'),
-    updated_at: doc(z.iso.datetime(), 'when it was last changed (a `rate()` counts from here)'),
+    updated_at: doc(z.iso.datetime(), 'when it was last changed (ISO 8601 UTC)'),
   }),
 );
 export type CrewSchedule = z.infer<typeof CrewSchedule>;

@@ -27,7 +27,7 @@ import type {
   RunLogEntry,
   TemplateRequest,
 } from './schemas.js';
-import { type ExtraPut, FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
+import { type ExtraWrite, FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
 import { runChange, runRetried } from './events.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
 import { declarationIssues, rerunValues, resolveValues } from './declaration.js';
@@ -96,15 +96,18 @@ export interface RunWebhooks {
   endpoint(run: RunEndpointOf): Promise<{ readonly item: Record<string, unknown>; readonly secret: string }>;
 }
 
-/** The fire's record exists: this fire already started its run (startScheduledRun). */
-class AlreadyFired extends Error {}
+/** A condition of the fire's writes refused them: nothing was stored (startScheduledRun). */
+class FireRefused extends Error {}
 
 /** A run a schedule's fire starts (schedules.ts). */
 export interface ScheduledRun {
   readonly scheduleId: string;
   readonly scheduledTime: string;
-  /** The schedule's record of the run, put in the run's creating transaction if it is new. */
-  record(run: RunItem): ExtraPut;
+  /**
+   * The fire's writes besides the run (its record of the run, the schedule's `last_run_at`
+   * and `crew.schedule.fired` event), in the run's creating transaction: all or none.
+   */
+  record(run: RunItem): readonly ExtraWrite[];
 }
 
 /** Whose run a run's webhook endpoint serves. */
@@ -306,7 +309,7 @@ export class CrewService {
       webhook?.item,
       fire?.record(run),
     );
-    if (!stored) throw new AlreadyFired();
+    if (!stored) throw new FireRefused();
     // The message carries the run as stored: the worker starts it without reading it back.
     await this.queueOrFail(stored, stored.event_count, true);
     return { correlation_id: run.correlation_id, ...(webhook ? { webhook_secret: webhook.secret } : {}) };
@@ -359,9 +362,11 @@ export class CrewService {
 
   /**
    * A schedule's fire (API.md §4): E2 of `template` as the schedule's creator (`starter`)
-   * would start it, with `schedule_id` on the run. `fire.record` is stored in the run's
-   * creating transaction on condition that it is new, so a fire repeated (a message
-   * delivered twice, a restart) makes no second run: then the answer is undefined.
+   * would start it, with `schedule_id` on the run. `fire.record`'s writes are made in the
+   * run's creating transaction, each on its condition (the fire's record is new, the schedule
+   * is as the fire read it), so a fire repeated (a message delivered twice, a restart) makes
+   * no second run, and no run exists without its fire's event: when a condition refuses,
+   * nothing is stored and the answer is undefined.
    */
   async startScheduledRun(
     template: CrewTemplate,
@@ -373,7 +378,7 @@ export class CrewService {
     try {
       return await this.queueRun(template, resolved, starter, undefined, undefined, fire);
     } catch (err) {
-      if (err instanceof AlreadyFired) return undefined;
+      if (err instanceof FireRefused) return undefined;
       throw err;
     }
   }

@@ -4,6 +4,7 @@ import {
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  type TransactWriteCommandInput,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
@@ -488,19 +489,19 @@ export type RunUpdate = Partial<
   >
 >;
 
-/** One more item a run's creating transaction puts, on its own condition (a schedule's record of the run). */
-export interface ExtraPut {
-  readonly table: string;
-  readonly item: Record<string, unknown>;
-  readonly condition: string;
-}
+/**
+ * One more write a run's creating transaction makes, on its own condition: a schedule fire's
+ * record of the run and the schedule's own update with its `crew.schedule.fired` event
+ * (schedule-store.ts `fireWrites`), so that the run and its fire's effects exist together.
+ */
+export type ExtraWrite = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** Runs and their events as the service and the runner see them (its public methods; DynamoRunStore below implements them). */
 export interface RunStore {
   /**
    * The run, its first events (event 0; a rerun's carried-over steps after it) and, when it
-   * has one, its own webhook endpoint and `also` (a schedule's record of the run): one
-   * transaction. Answers the run as stored, or undefined when `also`'s condition refused it
+   * has one, its own webhook endpoint and `also` (a schedule fire's writes): one
+   * transaction. Answers the run as stored, or undefined when a condition of `also` refused it
    * (nothing is stored).
    */
   create(
@@ -508,7 +509,7 @@ export interface RunStore {
     first: RunLogEntry | readonly RunLogEntry[],
     change: Change,
     webhook?: Record<string, unknown>,
-    also?: ExtraPut,
+    also?: readonly ExtraWrite[],
   ): Promise<RunItem | undefined>;
   get(correlationId: string): Promise<RunItem | undefined>;
   /**
@@ -638,7 +639,7 @@ export class DynamoRunStore implements RunStore {
     first: RunLogEntry | readonly RunLogEntry[],
     change: Change,
     webhook?: Record<string, unknown>,
-    also?: ExtraPut,
+    also?: readonly ExtraWrite[],
   ): Promise<RunItem | undefined> {
     if (webhook && !this.webhooksTable) throw new Error('run store without a webhooks table: no per-run webhook');
     const entries: readonly RunLogEntry[] = Array.isArray(first) ? first : [first as RunLogEntry];
@@ -680,7 +681,7 @@ export class DynamoRunStore implements RunStore {
                 },
               ]
             : []),
-          ...(also ? [{ Put: { TableName: also.table, Item: also.item, ConditionExpression: also.condition } }] : []),
+          ...(also ?? []),
         ],
       }),
     );
@@ -688,7 +689,7 @@ export class DynamoRunStore implements RunStore {
       await write;
       return stored;
     }
-    // Only `also`'s condition can refuse (the run's id is new): it exists already.
+    // Only `also`'s conditions can refuse (the run's id is new): its writes say which held.
     return (await conditionally(write)) ? stored : undefined;
   }
 

@@ -1,5 +1,7 @@
 import * as z from 'zod/mini';
+import { DOMAIN_EVENT_TYPES, envelopeType } from '../../shared/events/types.js';
 import { PageQuery } from '../../shared/http/params.js';
+import { pyChoices, pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
 
 /** The CloudEvents 1.0 envelope of a domain event (API.md §13). */
@@ -27,10 +29,37 @@ export const DomainEventSchema = component(
 /** `decision.version.approved`, `dpm.decision.version.approved`, or a prefix with `.*` (`decision.*`). */
 const TYPE_FILTER = /^(dpm\.)?[a-z_]+(\.[a-z_]+)*(\.\*)?$/;
 
+/** The catalogued types as the envelope has them (`dpm.decision.version.created`). */
+const CATALOGUED = DOMAIN_EVENT_TYPES.map(envelopeType);
+
+/**
+ * Whether a type filter names a catalogued type (API.md §13), or a prefix (`decision.*`) that
+ * has at least one under it (`dpm.*`: all). A filter that names none would answer `[]` for
+ * ever, which reads as "nothing happened" rather than "no such type": it is a 422.
+ */
+export function namesCataloguedType(filter: string): boolean {
+  const type = filter.startsWith('dpm.') ? filter : envelopeType(filter);
+  if (!type.endsWith('.*')) return CATALOGUED.includes(type);
+  const prefix = type.slice(0, -1);
+  return CATALOGUED.some((t) => t.startsWith(prefix));
+}
+
+/** pydantic's answer for a value outside a fixed set: `enum`, with the known types in `expected`. */
+const KNOWN_TYPES = pyChoices(DOMAIN_EVENT_TYPES);
+
 export const FeedQuery = z.extend(PageQuery, {
   type: doc(
-    z.optional(z.string().check(z.maxLength(200), z.regex(TYPE_FILTER))),
-    'only events of this type (`decision.version.approved`), or of every type under a prefix (`decision.*`); `dpm.` may lead',
+    z.optional(
+      z.string().check(
+        z.maxLength(200),
+        z.regex(TYPE_FILTER),
+        // A malformed filter is the pattern's to refuse: one issue per value.
+        z.refine((v) => !TYPE_FILTER.test(v) || namesCataloguedType(v), {
+          params: pydanticIssue('enum', `Input should be ${KNOWN_TYPES}`, { expected: KNOWN_TYPES }),
+        }),
+      ),
+    ),
+    'only events of this type (`decision.version.approved`), or of every type under a prefix (`decision.*`); `dpm.` may lead; a type or prefix that names no type of API.md §13 is a 422 (`enum`, the known types in `expected`)',
   ),
   subject: doc(
     z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),

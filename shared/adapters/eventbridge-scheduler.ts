@@ -78,6 +78,8 @@ export class EventBridgeScheduler implements Scheduler {
       ScheduleExpression: trigger.expression,
       ScheduleExpressionTimezone: trigger.timezone,
       State: trigger.enabled ? 'ENABLED' : 'DISABLED',
+      // A rate's first fire: one period after its expression was set, not at once (API.md §4).
+      ...(trigger.start !== undefined ? { StartDate: new Date(trigger.start) } : {}),
       // Fires at the scheduled minute, as the contract promises.
       FlexibleTimeWindow: { Mode: 'OFF' },
       Target: {

@@ -15,10 +15,16 @@ export interface ScheduleTrigger {
   /** A disabled trigger fires nothing (EventBridge Scheduler `State: DISABLED`). */
   readonly enabled: boolean;
   /**
-   * When the schedule was last set (ISO 8601): a `rate()` counts from here (EventBridge
-   * Scheduler starts a schedule without a StartDate when it is created or updated).
+   * When the schedule's expression was last set (ISO 8601): a `rate()` first fires one period
+   * after it, then every period (API.md §4).
    */
   readonly anchor?: string;
+  /**
+   * A `rate()`'s next fire in that series (ISO 8601), after the moment the trigger is put:
+   * EventBridge Scheduler's StartDate ("the first occurrence" of a rate schedule; without one
+   * Scheduler fires at once). Absent for a cron.
+   */
+  readonly start?: string;
 }
 
 export interface Scheduler {

@@ -20,7 +20,8 @@ export const pydanticIssue = (type: string, msg: string, ctx?: Record<string, un
 
 const pyRepr = (v: unknown): string => (typeof v === 'string' ? `'${v}'` : String(v));
 
-function pyChoices(values: readonly unknown[]): string {
+/** pydantic's list of choices (an `enum` issue's `expected`): `'a', 'b' or 'c'`. */
+export function pyChoices(values: readonly unknown[]): string {
   const reprs = values.map(pyRepr);
   return reprs.length <= 1 ? (reprs[0] ?? '') : `${reprs.slice(0, -1).join(', ')} or ${reprs.at(-1)}`;
 }

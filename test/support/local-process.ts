@@ -35,6 +35,11 @@ export interface LocalProcessOptions {
   readonly logFile: string;
   /** The service's configuration (STAGE, DPM_ADMIN_PSK, ...); DPM_DATA_DIR is set, and PORT=0 and HTTPS_PORT=0 unless given. */
   readonly env?: Record<string, string>;
+  /**
+   * HOST (default 127.0.0.1). Only loopback spellings, or a HOST the start refuses before it
+   * listens anywhere (a test of that refusal): tests never bind beyond loopback.
+   */
+  readonly host?: string;
   readonly startTimeoutMs?: number;
   /**
    * Started as `npm start` (npm, then what its script runs) rather than as the Node process
@@ -90,7 +95,7 @@ export class LocalProcess {
     // HTTPS_PORT too, else a fixed PORT would make it PORT + 443, which another test may hold.
     Object.assign(env, { PORT: '0', HTTPS_PORT: '0' }, options.env, {
       DPM_DATA_DIR: options.dataDir,
-      HOST: '127.0.0.1',
+      HOST: options.host ?? '127.0.0.1',
     });
     const offset = existsSync(options.logFile) ? statSync(options.logFile).size : 0;
     const fd = openSync(options.logFile, 'a');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deferredWorkflow } from '../../shared/adapters/airflow.js';
-import { ConfigError, loadConfig } from '../../shared/config.js';
+import { checkLocalSignIn, ConfigError, isLoopbackHost, loadConfig } from '../../shared/config.js';
 import type { WorkflowEngine } from '../../shared/ports/workflow.js';
 
 const fails = (env: Record<string, string>) => {
@@ -82,6 +82,52 @@ describe('loadConfig', () => {
     );
     const c = loadConfig({ AUTH_ISSUER: 'https://id.example.com/realms/dpm', AUTH_AUDIENCE: 'dpm-api' });
     expect(c.auth).toMatchObject({ issuer: 'https://id.example.com/realms/dpm', audience: 'dpm-api' });
+  });
+
+  it('serves the passwordless local sign-in on loopback only: another HOST needs AUTH_ISSUER (API.md §1)', () => {
+    const refusal = (host: string) =>
+      `invalid configuration: HOST ${host} is not a loopback address, and the local sign-in (no AUTH_ISSUER) lets anyone who reaches it in as any user, admins too, with no password: set AUTH_ISSUER (and AUTH_AUDIENCE) to serve beyond this machine, or use HOST=127.0.0.1`;
+    for (const host of [
+      '0.0.0.0',
+      '::',
+      '0:0:0:0:0:0:0:0',
+      '192.168.1.20',
+      '10.0.0.5',
+      '::ffff:10.0.0.5',
+      'fe80::1',
+      'dpm.example.com',
+      'localhost.example.com',
+    ])
+      expect(fails({ HOST: host }), host).toBe(refusal(host));
+    // Spellings of loopback, and the name localhost.
+    for (const host of [
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.0.1.1',
+      '::1',
+      '0:0:0:0:0:0:0:1',
+      '::ffff:127.0.0.1',
+      'localhost',
+      'LocalHost',
+    ])
+      expect(loadConfig({ HOST: host }).host, host).toBe(host);
+    // With a real issuer, any HOST: its tokens are what a caller needs.
+    const open = loadConfig({
+      HOST: '0.0.0.0',
+      AUTH_ISSUER: 'https://id.example.com/realms/dpm',
+      AUTH_AUDIENCE: 'dpm',
+    });
+    expect(open.host).toBe('0.0.0.0');
+    // The check itself, as startPlatform makes it on a Config made otherwise.
+    expect(() => checkLocalSignIn('0.0.0.0', undefined)).toThrow(ConfigError);
+    expect(() => checkLocalSignIn('0.0.0.0', 'https://id.example.com/realms/dpm')).not.toThrow();
+    expect(['127.0.0.1', '::1', 'localhost', '0.0.0.0', '::'].map(isLoopbackHost)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 
   it('needs the Keycloak settings with IDP=keycloak, the secret itself or its ARN', () => {

@@ -16,7 +16,11 @@ vi.hoisted(() => {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 });
 
+import type { ScheduleItem, ScheduleStore } from '../../functions/crews/schedule-store.js';
+import { ScheduleService } from '../../functions/crews/schedules.js';
+import type { TemplateStore } from '../../functions/crews/store.js';
 import { EventBridgeScheduler } from '../../shared/adapters/eventbridge-scheduler.js';
+import type { Caller } from '../../shared/auth/caller.js';
 import { statusOf } from '../../shared/http/errors.js';
 import type { ScheduleTrigger } from '../../shared/ports/scheduler.js';
 
@@ -97,6 +101,29 @@ describe('EventBridgeScheduler.put', () => {
     ]);
   });
 
+  it('starts a rate at its first fire (StartDate), one period after its expression was set, not at once', async () => {
+    scheduler.on(CreateScheduleCommand).resolves({ ScheduleArn: 'arn' });
+    const rate: ScheduleTrigger = {
+      ...TRIGGER,
+      expression: 'rate(1 hour)',
+      timezone: 'UTC',
+      anchor: '2026-03-07T10:00:30.000Z',
+      start: '2026-03-07T11:00:30.000Z',
+    };
+    await new EventBridgeScheduler(SETTINGS).put(rate);
+    expect(sent()).toEqual([
+      [
+        'CreateScheduleCommand',
+        {
+          ...SCHEDULE,
+          ScheduleExpression: 'rate(1 hour)',
+          ScheduleExpressionTimezone: 'UTC',
+          StartDate: new Date('2026-03-07T11:00:30.000Z'),
+        },
+      ],
+    ]);
+  });
+
   it.each([
     ['ThrottlingException', () => sdkError(ThrottlingException, 'Rate exceeded'), 503],
     [
@@ -147,5 +174,68 @@ describe('EventBridgeScheduler.remove', () => {
     const err = await new EventBridgeScheduler(SETTINGS).remove(TRIGGER.id).catch((e: unknown) => e);
     expect((err as Error).name).toBe('ThrottlingException');
     expect(statusOf(err)).toBe(503);
+  });
+});
+
+describe('a crew schedule on AWS: ScheduleService through EventBridgeScheduler', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it("sets a rate's StartDate one period after its expression was set: at creation, and kept by other changes", async () => {
+    // The clock: nowIso and the service's `now` both read it.
+    vi.useFakeTimers({ now: Date.parse('2026-03-07T10:00:30.250Z'), toFake: ['Date'] });
+    const stored = new Map<string, ScheduleItem>();
+    const store = {
+      create: async (schedule: ScheduleItem) => void stored.set(schedule.id, schedule),
+      get: async (id: string) => stored.get(id),
+      update: async (seen: ScheduleItem, update: Partial<ScheduleItem>) => {
+        stored.set(seen.id, { ...stored.get(seen.id)!, ...update });
+        return true;
+      },
+    } as unknown as ScheduleStore;
+    const templates = {
+      get: async (id: string) => ({ id, name: 'hourly', variables: [], steps: [] }),
+    } as unknown as TemplateStore;
+    const service = new ScheduleService(
+      store,
+      templates,
+      { get: async () => undefined },
+      { startScheduledRun: async () => undefined },
+      new EventBridgeScheduler(SETTINGS),
+    );
+    const admin: Caller = { principal: 'p-admin', name: 'admin', roles: new Set(['admin']), via: 'bearer' };
+    scheduler.on(CreateScheduleCommand).rejects(sdkError(ConflictException, 'Schedule already exists.'));
+    scheduler.on(UpdateScheduleCommand).resolves({ ScheduleArn: 'arn' });
+    const startDates = () =>
+      scheduler.commandCalls(UpdateScheduleCommand).map((call) => call.args[0].input.StartDate?.toISOString());
+
+    const made = await service.create(
+      {
+        template_id: 't1',
+        name: 'hourly',
+        expression: 'rate(1 hour)',
+        timezone: 'UTC',
+        values: {},
+        overlap: 'skip',
+        enabled: true,
+      },
+      admin,
+    );
+    expect(made.next_run_at).toBe('2026-03-07T11:00:30.000Z');
+    expect(startDates()).toEqual(['2026-03-07T11:00:30.000Z']);
+    // 2.5 hours on, its values change: the same series, from its next fire.
+    vi.setSystemTime(Date.parse('2026-03-07T12:30:00.000Z'));
+    expect((await service.update(made.id, { values: {} }, admin)).next_run_at).toBe('2026-03-07T13:00:30.000Z');
+    // Its expression changes: the new period counts from the change.
+    expect((await service.update(made.id, { expression: 'rate(2 hours)' }, admin)).next_run_at).toBe(
+      '2026-03-07T14:30:00.000Z',
+    );
+    // A cron has no StartDate: Scheduler fires at its times.
+    await service.update(made.id, { expression: 'cron(0 2 * * ? *)' }, admin);
+    expect(startDates()).toEqual([
+      '2026-03-07T11:00:30.000Z',
+      '2026-03-07T13:00:30.000Z',
+      '2026-03-07T14:30:00.000Z',
+      undefined,
+    ]);
   });
 });

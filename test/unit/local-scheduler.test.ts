@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LocalScheduler } from '../../functions/crews/local-scheduler.js';
+import { logger } from '../../shared/logger.js';
 import type { ScheduleFire } from '../../shared/ports/scheduler.js';
 
 /** The local platform's timers (a fake clock): the fires EventBridge Scheduler would send, on time. */
@@ -16,7 +17,7 @@ describe('LocalScheduler', () => {
     vi.useRealTimers();
   });
 
-  it('fires a rate from its anchor, every period', async () => {
+  it('fires a rate one period after its anchor, then every period', async () => {
     await scheduler.put({
       id: 's1',
       expression: 'rate(2 minutes)',
@@ -26,9 +27,8 @@ describe('LocalScheduler', () => {
     });
     await vi.advanceTimersByTimeAsync(5 * 60_000);
     expect(fires).toEqual([
-      { schedule_id: 's1', scheduled_time: '2026-03-07T23:59:00.000Z' },
-      { schedule_id: 's1', scheduled_time: '2026-03-08T00:01:00.000Z' },
-      { schedule_id: 's1', scheduled_time: '2026-03-08T00:03:00.000Z' },
+      { schedule_id: 's1', scheduled_time: '2026-03-08T00:00:10.000Z' },
+      { schedule_id: 's1', scheduled_time: '2026-03-08T00:02:10.000Z' },
     ]);
   });
 
@@ -49,6 +49,113 @@ describe('LocalScheduler', () => {
     expect(scheduler.armed).toBe(1);
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(fires).toEqual([]);
+  });
+
+  it('sends a fire again when its send fails: the fire still arrives, exactly once, logged once', async () => {
+    const attempts: ScheduleFire[] = [];
+    let failures = 1;
+    const flaky = new LocalScheduler(async (fire) => {
+      attempts.push(fire);
+      if (failures-- > 0) throw new Error('the queue did not answer');
+      fires.push(fire);
+    });
+    const warned = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    const failed = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    try {
+      await flaky.put({ id: 'flaky', expression: 'cron(0 0 * * ? *)', timezone: 'UTC', enabled: true });
+      // Due at midnight (90 s away); the retry comes a second after the failed send.
+      await vi.advanceTimersByTimeAsync(90_000);
+      expect(attempts).toHaveLength(1);
+      expect(fires).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1_000);
+      const midnight = { schedule_id: 'flaky', scheduled_time: '2026-03-08T00:00:00.000Z' };
+      expect(fires).toEqual([midnight]);
+      expect(attempts).toEqual([midnight, midnight]);
+      // Nothing more for that fire: the next is tomorrow's.
+      await vi.advanceTimersByTimeAsync(3_600_000);
+      expect(attempts).toHaveLength(2);
+      expect(warned).toHaveBeenCalledTimes(1);
+      expect(warned.mock.calls[0]![0]).toMatch(/could not send a schedule fire; sending it again/);
+      expect(failed).not.toHaveBeenCalled();
+    } finally {
+      flaky.stop();
+      warned.mockRestore();
+      failed.mockRestore();
+    }
+  });
+
+  it('retries a failing send with growing pauses for an hour, then gives it up in one error line', async () => {
+    const attempts: number[] = [];
+    const down = new LocalScheduler(async () => {
+      attempts.push(Date.now());
+      throw new Error('the queue did not answer');
+    });
+    const warned = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    const failed = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    try {
+      await down.put({ id: 'down', expression: 'cron(0 0 8 3 ? 2026)', timezone: 'UTC', enabled: true });
+      await vi.advanceTimersByTimeAsync(2 * 3_600_000);
+      const pauses = attempts.slice(1).map((t, i) => t - attempts[i]!);
+      expect(pauses.slice(0, 7)).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000]);
+      expect(pauses.every((p) => p <= 60_000)).toBe(true);
+      expect(attempts.at(-1)! - attempts[0]!).toBeLessThanOrEqual(3_600_000);
+      expect(warned).toHaveBeenCalledTimes(1);
+      expect(failed).toHaveBeenCalledTimes(1);
+      expect(failed.mock.calls[0]![0]).toMatch(/gave up sending a schedule fire/);
+    } finally {
+      down.stop();
+      warned.mockRestore();
+      failed.mockRestore();
+    }
+  });
+
+  it('keys a resent fire as the first send did: a send that failed but arrived makes no second fire', async () => {
+    // The queue took the message but its answer was lost: the scheduler sends it again, with
+    // the same schedule id and scheduled time, by which the worker starts one run per fire.
+    let answered = false;
+    const lossy = new LocalScheduler(async (fire) => {
+      fires.push(fire);
+      if (!answered) {
+        answered = true;
+        throw new Error('socket hang up');
+      }
+    });
+    const warned = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    try {
+      await lossy.put({ id: 'lossy', expression: 'cron(0 0 * * ? *)', timezone: 'UTC', enabled: true });
+      await vi.advanceTimersByTimeAsync(90_000 + 1_000);
+      const midnight = { schedule_id: 'lossy', scheduled_time: '2026-03-08T00:00:00.000Z' };
+      expect(fires).toEqual([midnight, midnight]);
+    } finally {
+      lossy.stop();
+      warned.mockRestore();
+    }
+  });
+
+  it('keeps a failed fire owed across a put of its schedule, and drops it when the platform stops', async () => {
+    const attempts: ScheduleFire[] = [];
+    const down = new LocalScheduler(async (fire) => {
+      attempts.push(fire);
+      throw new Error('the queue did not answer');
+    });
+    const warned = vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    try {
+      const trigger = { id: 'owed', expression: 'cron(0 0 * * ? *)', timezone: 'UTC', enabled: true };
+      await down.put(trigger);
+      await vi.advanceTimersByTimeAsync(90_000);
+      expect(attempts).toHaveLength(1);
+      // Set again (a PATCH): its next fire is tomorrow's, the one due is still sent again.
+      await down.put(trigger);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(attempts).toHaveLength(2);
+      down.stop();
+      await vi.advanceTimersByTimeAsync(3_600_000);
+      expect(attempts).toHaveLength(2);
+      expect(down.armed).toBe(0);
+    } finally {
+      down.stop();
+      warned.mockRestore();
+    }
   });
 
   it('reaches a fire further away than one timer can wait', async () => {

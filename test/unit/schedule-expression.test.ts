@@ -400,39 +400,45 @@ describe('nextFireAfter: cron', () => {
 });
 
 describe('nextFireAfter: rate', () => {
-  it('fires first at the whole minute after its anchor, then every period from there', () => {
+  it('fires first one period after its anchor (API.md §4), then every period from there', () => {
     const anchor = '2024-03-01T10:00:30Z';
     expect(fires('rate(1 minute)', 'UTC', anchor, 3, anchor)).toEqual([
-      '2024-03-01T10:01:00.000Z',
-      '2024-03-01T10:02:00.000Z',
-      '2024-03-01T10:03:00.000Z',
+      '2024-03-01T10:01:30.000Z',
+      '2024-03-01T10:02:30.000Z',
+      '2024-03-01T10:03:30.000Z',
     ]);
     expect(fires('rate(5 minutes)', 'UTC', anchor, 2, anchor)).toEqual([
-      '2024-03-01T10:01:00.000Z',
-      '2024-03-01T10:06:00.000Z',
+      '2024-03-01T10:05:30.000Z',
+      '2024-03-01T10:10:30.000Z',
     ]);
-    // An anchor on a whole minute is not itself a fire.
-    expect(fires('rate(1 hour)', 'UTC', '2024-03-01T10:00:00Z', 1, '2024-03-01T10:00:00Z')).toEqual([
-      '2024-03-01T10:01:00.000Z',
+    // Not at the next whole minute: an hour after the anchor, which is never itself a fire.
+    expect(fires('rate(1 hour)', 'UTC', '2024-03-01T10:00:00Z', 2, '2024-03-01T10:00:00Z')).toEqual([
+      '2024-03-01T11:00:00.000Z',
+      '2024-03-01T12:00:00.000Z',
+    ]);
+    // The anchor counts to the whole second (Scheduler's StartDate and scheduled times have no milliseconds).
+    expect(fires('rate(1 minute)', 'UTC', '2024-03-01T10:00:30.987Z', 1, '2024-03-01T10:00:30.987Z')).toEqual([
+      '2024-03-01T10:01:30.000Z',
     ]);
   });
 
   it('keeps to the anchor whenever it is asked, between fires or on one', () => {
     const every = parsed('rate(2 hours)');
-    const anchor = at('2024-03-01T10:00:30Z'); // fires 10:01, 12:01, 14:01, ...
-    expect(iso(nextFireAfter(every, 'UTC', at('2024-03-01T13:37:00Z'), anchor))).toBe('2024-03-01T14:01:00.000Z');
-    expect(iso(nextFireAfter(every, 'UTC', at('2024-03-01T14:01:00Z'), anchor))).toBe('2024-03-01T16:01:00.000Z');
-    expect(iso(nextFireAfter(every, 'UTC', at('2024-03-01T14:00:59.999Z'), anchor))).toBe('2024-03-01T14:01:00.000Z');
-    // Before the anchor: its first fire.
-    expect(iso(nextFireAfter(every, 'UTC', at('2024-02-01T00:00:00Z'), anchor))).toBe('2024-03-01T10:01:00.000Z');
+    const anchor = at('2024-03-01T10:00:30Z'); // fires 12:00:30, 14:00:30, 16:00:30, ...
+    expect(iso(nextFireAfter(every, 'UTC', at('2024-03-01T13:37:00Z'), anchor))).toBe('2024-03-01T14:00:30.000Z');
+    expect(iso(nextFireAfter(every, 'UTC', at('2024-03-01T14:00:30Z'), anchor))).toBe('2024-03-01T16:00:30.000Z');
+    expect(iso(nextFireAfter(every, 'UTC', at('2024-03-01T14:00:29.999Z'), anchor))).toBe('2024-03-01T14:00:30.000Z');
+    // On the anchor or before it: its first fire, one period on.
+    expect(iso(nextFireAfter(every, 'UTC', anchor, anchor))).toBe('2024-03-01T12:00:30.000Z');
+    expect(iso(nextFireAfter(every, 'UTC', at('2024-02-01T00:00:00Z'), anchor))).toBe('2024-03-01T12:00:30.000Z');
     // Without an anchor it counts from the instant asked about.
-    expect(iso(nextFireAfter(every, 'UTC', at('2024-03-01T13:37:20Z')))).toBe('2024-03-01T13:38:00.000Z');
+    expect(iso(nextFireAfter(every, 'UTC', at('2024-03-01T13:37:20Z')))).toBe('2024-03-01T15:37:20.000Z');
   });
 
   it('counts a day as 24 hours, across daylight saving and whatever the zone', () => {
-    // "days represents a 24-hour duration on the clock": 09:01 EST becomes 10:01 EDT after 10 March.
+    // "days represents a 24-hour duration on the clock": 09:00 EST becomes 10:00 EDT after 10 March.
     const anchor = '2024-03-09T14:00:10Z';
-    const expected = ['2024-03-09T14:01:00.000Z', '2024-03-10T14:01:00.000Z', '2024-03-11T14:01:00.000Z'];
+    const expected = ['2024-03-10T14:00:10.000Z', '2024-03-11T14:00:10.000Z', '2024-03-12T14:00:10.000Z'];
     expect(fires('rate(1 day)', 'America/New_York', anchor, 3, anchor)).toEqual(expected);
     expect(fires('rate(1 day)', 'UTC', anchor, 3, anchor)).toEqual(expected);
   });

@@ -1,7 +1,7 @@
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { physicalQueueName, QUEUES } from '../../../infra/tables.js';
-import { eventually } from '../../support/eventually.js';
+import { eventually, notYet } from '../../support/eventually.js';
 import { eventsOf } from '../event-feed.js';
 import { adminToken, api, slug, token } from '../helpers.js';
 
@@ -173,7 +173,7 @@ describe('declaring schedules', () => {
     expect((await api('/api/crew-schedules', { method: 'POST', body: {} })).status).toBe(401);
     const missing = '00000000-0000-4000-8000-000000000000';
     expect((await api(`/api/crew-schedules/${missing}`, { token: user })).status).toBe(404);
-    expect((await api(`/api/crew-schedules/${missing}/runs`, { token: user })).status).toBe(404);
+    expect((await api(`/api/crew-schedules/${missing}/runs`, { token: admin })).status).toBe(404);
     expect(
       (await api(`/api/crew-schedules/${missing}`, { method: 'PATCH', token: admin, body: { enabled: false } })).status,
     ).toBe(404);
@@ -258,6 +258,74 @@ describe('fires', () => {
     expect(own.body.schedule_id).toBe(made.id);
   });
 
+  it('every run a fire started has its crew.schedule.fired event and last_run_at, while the schedule changes', async () => {
+    // A change landing between a fire's run and its record used to leave the run without its
+    // event and last_run_at: the fire's effects are now one write, and a fire that meets a
+    // change reads the schedule again. Fires in order, each with changes made around it.
+    const made = await schedule({ values: { customer: 'c0' }, overlap: 'allow' });
+    const times = ['2026-11-27T01:00:00.000Z', '2026-11-27T02:00:00.000Z', '2026-11-27T03:00:00.000Z'];
+    let changes = 0;
+    for (const [i, time] of times.entries()) {
+      const patch = (n: number) =>
+        api(`/api/crew-schedules/${made.id}`, {
+          method: 'PATCH',
+          token: admin,
+          body: { values: { customer: `c${n}` } },
+        });
+      await fire(made.id, time);
+      // Changes while the worker takes the fire up, until its run is listed.
+      await eventually(
+        async () => {
+          const res = await patch(++changes);
+          expect(res.status, res.text).toBe(200);
+          const runs = await runsOf(made.id);
+          return runs.length === i + 1 ? runs : notYet(runs.length);
+        },
+        30_000,
+        `the run of the fire at ${time}`,
+        5,
+      );
+    }
+    const runs = await runsOf(made.id);
+    expect(runs.map((r) => r.schedule_id)).toEqual(times.map(() => made.id));
+    const after = (await api(`/api/crew-schedules/${made.id}`, { token: admin })).body;
+    expect(after).toMatchObject({ last_run_at: times.at(-1), last_correlation_id: runs[0]!.correlation_id });
+    const events = await eventsOf(`crew-schedules/${made.id}`, 1 + changes + times.length, admin);
+    const fired = events.filter((e) => e.type === 'dpm.crew.schedule.fired');
+    // One fired event per run, naming it, with the last_run_at of its own fire.
+    expect(fired.map((e) => e.data.correlation_id).sort()).toEqual(runs.map((r) => r.correlation_id).sort());
+    expect(fired.map((e) => e.data.last_run_at)).toEqual(times);
+  }, 120_000);
+
+  it('the runs a schedule started are an admin’s to list: another user gets 403, as for each run', async () => {
+    const made = await schedule({ values: { customer: 'secret-customer' }, overlap: 'allow' });
+    await fire(made.id, '2026-11-26T05:00:00.000Z');
+    const [run] = await eventually(async () => {
+      const runs = await runsOf(made.id);
+      return runs.length > 0 ? runs : undefined;
+    }, 20_000);
+    expect(run).toMatchObject({ schedule_id: made.id, values: { customer: 'secret-customer' } });
+    // The run itself is its starter's (the schedule's creator) and admins': not this user's.
+    expect((await api(`/api/crew-runs/${run!.correlation_id}`, { token: user })).status).toBe(403);
+    const refused = await api(`/api/crew-schedules/${made.id}/runs`, { token: user });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ error: expect.any(String), code: 403 });
+    expect(refused.text).not.toContain('secret-customer');
+    // In the order of every admin route: 401, then 403, then 422, then 404.
+    expect((await api(`/api/crew-schedules/${made.id}/runs`)).status).toBe(401);
+    const tooLong = `/api/crew-schedules/${'x'.repeat(65)}/runs?limit=0`;
+    expect((await api(tooLong, { token: user })).status).toBe(403);
+    const invalid = await api(tooLong, { token: admin });
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.detail.map((d: any) => d.loc)).toEqual([
+      ['path', 'schedule_id'],
+      ['query', 'limit'],
+    ]);
+    const missing = '00000000-0000-4000-8000-000000000000';
+    expect((await api(`/api/crew-schedules/${missing}/runs`, { token: user })).status).toBe(403);
+    expect((await api(`/api/crew-schedules/${missing}/runs`, { token: admin })).status).toBe(404);
+  });
+
   it('overlap skip: a fire while the previous run is unfinished starts nothing and records last_skipped_at', async () => {
     const res = await create({ name: slug('skip'), template_id: waitTemplateId, expression: 'rate(1 day)' });
     const made = res.body;
@@ -276,10 +344,60 @@ describe('fires', () => {
     expect(await runsOf(made.id)).toHaveLength(1);
     const events = await eventsOf(`crew-schedules/${made.id}`, 3, admin);
     expect(events[2]).toMatchObject({ type: 'dpm.crew.schedule.fired', data: { skipped: true } });
-    // Once it finished, the next fire runs again.
+    // Once it finished, the next fire runs again; a copy of the skipped fire (a send retried)
+    // starts nothing, though the previous run has finished by now: that fire ended as its skip.
     await finished(first!.correlation_id);
+    await fire(made.id, '2026-11-26T03:01:00.000Z');
     await fire(made.id, '2026-11-26T03:02:00.000Z');
     await eventually(async () => ((await runsOf(made.id)).length === 2 ? true : undefined), 20_000);
+    const all = await eventsOf(`crew-schedules/${made.id}`, 5, admin, { deadlineMs: 2000 });
+    expect(all.map((e) => [e.type, e.data.skipped ?? false])).toEqual([
+      ['dpm.crew.schedule.created', false],
+      ['dpm.crew.schedule.fired', false],
+      ['dpm.crew.schedule.fired', true],
+      ['dpm.crew.schedule.fired', false],
+    ]);
+    expect(await runsOf(made.id)).toHaveLength(2);
+  });
+
+  it('a fire that comes after a later one started its run is skipped, saying so; each fire ends once', async () => {
+    const made = await schedule({ values: { customer: 'late' }, overlap: 'allow' });
+    const earlier = '2026-11-28T01:00:00.000Z';
+    const later = '2026-11-28T02:00:00.000Z';
+    await fire(made.id, later);
+    const [run] = await eventually(async () => {
+      const runs = await runsOf(made.id);
+      return runs.length > 0 ? runs : undefined;
+    }, 20_000);
+    // The earlier fire arrives now (its send retried): no run behind a later one, and
+    // `last_run_at` stays; the fire is recorded as skipped, with the reason.
+    await fire(made.id, earlier);
+    const skipped = await eventually(async () => {
+      const s = (await api(`/api/crew-schedules/${made.id}`, { token: admin })).body;
+      return s.last_skipped_at ? s : undefined;
+    }, 20_000);
+    expect(skipped).toMatchObject({
+      last_run_at: later,
+      last_correlation_id: run!.correlation_id,
+      last_skipped_at: earlier,
+    });
+    // Copies of either fire end as nothing more.
+    await fire(made.id, earlier);
+    await fire(made.id, later);
+    const events = await eventsOf(`crew-schedules/${made.id}`, 4, admin, { deadlineMs: 2000 });
+    expect(events.map((e) => e.type)).toEqual([
+      'dpm.crew.schedule.created',
+      'dpm.crew.schedule.fired',
+      'dpm.crew.schedule.fired',
+    ]);
+    expect(events[1]!.data).toMatchObject({ correlation_id: run!.correlation_id, last_run_at: later });
+    expect(events[2]!.data).toMatchObject({
+      skipped: true,
+      reason: `a later fire, due ${later}, has started its run`,
+      last_run_at: later,
+      last_skipped_at: earlier,
+    });
+    expect(await runsOf(made.id)).toHaveLength(1);
   });
 
   it('a disabled schedule fires nothing; a deleted template disables its schedules', async () => {
@@ -304,7 +422,9 @@ describe('fires', () => {
 
   it('a rate(1 minute) schedule fires by itself (the local platform’s timers)', async () => {
     const made = await schedule({ expression: 'rate(1 minute)', values: { customer: 'initech' } });
-    expect(Date.parse(made.next_run_at) - Date.now()).toBeLessThanOrEqual(60_000);
+    // One minute after its creation (to the second), not at the next whole minute (API.md §4).
+    const created = Math.floor(Date.parse(made.created_at) / 1000) * 1000;
+    expect(made.next_run_at).toBe(new Date(created + 60_000).toISOString());
     const [run] = await eventually(
       async () => {
         const runs = await runsOf(made.id);
@@ -315,7 +435,10 @@ describe('fires', () => {
     );
     expect(run).toMatchObject({ schedule_id: made.id, values: { customer: 'initech' } });
     const events = await eventsOf(`crew-schedules/${made.id}`, 2, admin);
-    expect(events[1]).toMatchObject({ type: 'dpm.crew.schedule.fired', data: { correlation_id: run!.correlation_id } });
+    expect(events[1]).toMatchObject({
+      type: 'dpm.crew.schedule.fired',
+      data: { correlation_id: run!.correlation_id, last_run_at: made.next_run_at },
+    });
     await api(`/api/crew-schedules/${made.id}`, { method: 'DELETE', token: admin });
   }, 120_000);
 });

@@ -8,7 +8,7 @@ import { ensureTables } from '../../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import { eventItem } from '../../../shared/events/events-table.js';
-import type { DomainEvent } from '../../../shared/events/types.js';
+import { DOMAIN_EVENT_TYPES, type DomainEvent } from '../../../shared/events/types.js';
 import { adminToken, api, approverToken, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
 
@@ -219,6 +219,30 @@ describe('GET /api/domain-events', () => {
       expect(res.status, q).toBe(422);
       expect(res.body.detail[0], q).toMatchObject({ loc, type });
     }
+  });
+
+  it('refuses a type or prefix that names no catalogued type: 422 enum listing the known ones', async () => {
+    // pydantic's list of choices: 'a', 'b' or 'c'.
+    const names = DOMAIN_EVENT_TYPES.map((t) => `'${t}'`);
+    const expected = `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+    expect(expected).toContain("'decision.version.approved'");
+    expect(expected).toContain("'webhook.endpoint.disabled'");
+    for (const type of ['bogus', 'dpm.bogus', 'bogus.*', 'decision.version', 'decision.versions.*', 'dpm.psk.made']) {
+      const res = await api(`/api/domain-events?type=${encodeURIComponent(type)}`, { token: admin });
+      expect(res.status, type).toBe(422);
+      expect(res.body, type).toEqual({
+        detail: [
+          { type: 'enum', loc: ['query', 'type'], msg: `Input should be ${expected}`, input: type, ctx: { expected } },
+        ],
+      });
+    }
+    // Every catalogued type, and a prefix of some, is a filter (possibly of no events yet).
+    for (const type of ['webhook.endpoint.disabled', 'dpm.crew.schedule.fired', 'crew.*', 'dpm.*', 'data_share.*']) {
+      const res = await api(`/api/domain-events?type=${encodeURIComponent(type)}&limit=1`, { token: admin });
+      expect(res.status, `${type}: ${res.text}`).toBe(200);
+    }
+    // Checked after who asks: a user is refused first, whatever the filter.
+    expect((await api('/api/domain-events?type=bogus', { token: await token(slug('feed-user')) })).status).toBe(403);
   });
 });
 

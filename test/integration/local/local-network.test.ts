@@ -1,13 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import {
   commandLineOf,
+  type Exit,
   isLoopbackAddress,
   listeningSockets,
   LocalProcess,
+  localProcessScratch,
   processTree,
 } from '../../support/local-process.js';
 
@@ -106,4 +108,74 @@ describe('the local platform stays local', () => {
     }
     expect(answered, `ports listened on:\n${described.join('\n')}`).toEqual([]);
   }, 90_000);
+});
+
+/**
+ * The local sign-in lets anyone in by name, with no password (API.md §1): a HOST beyond
+ * loopback without AUTH_ISSUER is refused at start, in one line that says to set AUTH_ISSUER,
+ * before anything listens (the configuration is read before any port, data directory or
+ * emulator). Each run here has listen-loopback-only.mjs preloaded: had the start not refused,
+ * its first listen beyond loopback would have ended it before binding, and a run still going
+ * is killed with its group. So these runs are never reachable from another machine, whatever
+ * the code does. Loopback spellings start as before.
+ */
+describe('the passwordless local sign-in serves loopback only', () => {
+  const scratch = localProcessScratch('dpm-local-host-');
+  const ENV = {
+    STAGE: 'hosts',
+    DPM_ADMIN_PSK: 'local-hosts-admin-key-0123456789ab',
+    NODE_OPTIONS: `--import=${new URL('../../support/listen-loopback-only.mjs', import.meta.url).href}`,
+  };
+
+  /** The run's exit; a run still going after `ms` is killed with its group, and fails the test. */
+  async function exitOf(run: LocalProcess, ms: number): Promise<Exit> {
+    let timer: NodeJS.Timeout | undefined;
+    const exit = await Promise.race([
+      run.exited,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
+    ]);
+    clearTimeout(timer);
+    if (exit) return exit;
+    run.killGroup('SIGKILL');
+    await run.exited;
+    throw new Error(`still running after ${ms / 1000} s (killed):\n${run.tail()}`);
+  }
+
+  it.each(['0.0.0.0', '::', '192.0.2.10'])(
+    'refuses HOST=%s without AUTH_ISSUER: one line, exit 1, nothing started',
+    async (host) => {
+      scratch.printLogOnFailure();
+      // 192.0.2.10 is TEST-NET-1 (RFC 5737): a LAN-like address no machine has.
+      const dataDir = join(scratch.tmp, `refused-${host.replaceAll(':', '_')}`);
+      const refused = scratch.spawn({ host, dataDir, env: ENV });
+      expect(await exitOf(refused, 30_000), refused.output()).toEqual({ code: 1, signal: null });
+      expect(refused.output().trim()).toBe(
+        `dpm: invalid configuration: HOST ${host} is not a loopback address, and the local sign-in (no AUTH_ISSUER) lets anyone who reaches it in as any user, admins too, with no password: set AUTH_ISSUER (and AUTH_AUDIENCE) to serve beyond this machine, or use HOST=127.0.0.1`,
+      );
+      // Nothing was started: no data directory (no lock, no DynamoDB Local).
+      expect(existsSync(dataDir), `${dataDir} exists`).toBe(false);
+    },
+    60_000,
+  );
+
+  it.each(['::1', 'localhost'])(
+    'starts on the loopback HOST %s, its sign-in there',
+    async (host) => {
+      scratch.printLogOnFailure();
+      const started = scratch.spawn({
+        host,
+        dataDir: join(scratch.tmp, `started-${host.replaceAll(':', '_')}`),
+        env: ENV,
+      });
+      await started.waitUntilReady(60_000);
+      expect(new URL(started.baseUrl).hostname).toBe(host === '::1' ? '[::1]' : 'localhost');
+      const discovery = await fetch(`${started.baseUrl}/oidc/.well-known/openid-configuration`, {
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect(discovery.status).toBe(200);
+      started.killMain('SIGTERM');
+      expect(await exitOf(started, 30_000), started.tail()).toEqual({ code: 0, signal: null });
+    },
+    90_000,
+  );
 });

@@ -1073,7 +1073,7 @@ const ROWS: Row[] = [
     expect: ADMIN_204,
   },
 
-  // §4 Crew schedules: admins declare, any user reads.
+  // §4 Crew schedules: admins declare, any user reads them; the runs they started are admins'.
   {
     method: 'POST',
     path: '/api/crew-schedules',
@@ -1099,7 +1099,8 @@ const ROWS: Row[] = [
     path: '/api/crew-schedules/{schedule_id}/runs',
     setup: sharedSchedule,
     request: (id: string) => ({ path: `/api/crew-schedules/${id}/runs` }),
-    expect: ANY_USER_200,
+    // The runs carry values and errors that only their starter, admins and approvers may read.
+    expect: ADMIN_200,
   },
   {
     method: 'PATCH',
