@@ -301,7 +301,7 @@ export const TABLES = {
     ttlAttribute: 'expires_at',
   },
   /**
-   * Webhook deliveries, three kinds of item:
+   * Webhook deliveries, these kinds of item:
    * - the delivery, `D#<endpoint>` / `<delivery id>`; `by_endpoint` and `by_endpoint_status`
    *   (`<endpoint>#<status>`) list an endpoint's newest first; the sparse `open_deliveries`
    *   holds those still pending or retrying (`open`), so they can be queued again;
@@ -311,7 +311,13 @@ export const TABLES = {
    *   a delivery goes out only when none of the same endpoint and subject is before it (read
    *   consistently, which an index cannot be);
    * - the endpoint's in-flight slots, `S#<endpoint>` / `slot#<n>`: an attempt holds one (a
-   *   conditional write with an expiry), so at most that many go to one endpoint at once.
+   *   conditional write with an expiry), so at most that many go to one endpoint at once;
+   * - a crew runs' starter's share of the per-run lane, `P#<principal hashed>` / `slots`: its
+   *   runs' endpoints' slots as entries (`<endpoint>#<n>` → holder and lease end), so that one
+   *   conditional write takes an endpoint's slot and one of the principal's few at once;
+   * - the starter's deliveries parked while its share is held, `W#<principal hashed>` /
+   *   `<parked at>#<delivery id>#<nonce>` (the queue message under `message`, no index
+   *   attribute): the attempt that ends wakes the oldest.
    */
   webhookDeliveries: {
     id: 'webhook-deliveries',

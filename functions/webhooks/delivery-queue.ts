@@ -18,6 +18,14 @@ export interface DeliveryMessage {
   readonly waits?: number;
   /** How often it has found its endpoint with every in-flight slot taken (no attempt counted). */
   readonly busy?: number;
+  /**
+   * A crew run's delivery parked while its starter's share of the per-run lane is held: its
+   * place in the starter's wait list, on the message that looks again later should no wake
+   * come (one such message per delivery, as for one waiting in line).
+   */
+  readonly parked?: string;
+  /** Sent by a wake from that wait list (parked again, if need be, without a message of its own). */
+  readonly woken?: boolean;
 }
 
 /**
@@ -32,6 +40,16 @@ export const laneOf = (endpointId: string): DeliveryLane => (isRunEndpointId(end
 
 /** SQS delays a message at most this long: a longer wait is made of several. */
 export const MAX_DELAY_SECONDS = 900;
+
+/**
+ * A delivery that waits in line, or parked for its starter's share, looks again after 16, 32,
+ * 64 s… up to MAX_DELAY_SECONDS: only a fallback, since the one before it (the attempt that
+ * lets the share's slot go) wakes it when done, which is lost only with a worker that died.
+ * Rarely, so that the lines of many runs whose receivers hang (a run's events are one line)
+ * cost the store and the per-run lane little while they wait.
+ */
+export const inLineDelaySeconds = (waited: number): number =>
+  Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(waited + 4, 10));
 
 /** Where delivery messages go (tests hand services a fake). */
 export interface DeliveryQueue {

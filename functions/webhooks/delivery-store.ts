@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   DeleteCommand,
   GetCommand,
@@ -8,9 +8,12 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { conditionally, isTransactionRefused } from '../../shared/aws/errors.js';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { conditionally, isConditionFailed, isTransactionRefused } from '../../shared/aws/errors.js';
 import { decodeCursor, queryAll, queryPage, type Page } from '../../shared/aws/pagination.js';
 import type { DomainEvent } from '../../shared/events/types.js';
+import type { DeliveryMessage } from './delivery-queue.js';
+import { type LaneShare, nextShareTry, type ShareEntries, type ShareEntry, shareEntryName } from './lane-share.js';
 import type { DeliveryStatus, WebhookDelivery } from './schemas.js';
 
 /** A delivery of one event to one endpoint, as stored (TABLES.webhookDeliveries). */
@@ -67,6 +70,12 @@ const deliveryKey = (endpointId: string, id: string) => ({ pk: `D#${endpointId}`
 /** One of the endpoint's in-flight slots (`slot` from 0). */
 const slotKey = (endpointId: string, slot: number) => ({ pk: `S#${endpointId}`, sk: `slot#${slot}` });
 const claimKey = (endpointId: string, eventId: string) => ({ pk: `E#${endpointId}`, sk: eventId });
+/** A principal in a key: hashed, of bounded length whatever it says. */
+const principalKey = (principal: string) => createHash('sha256').update(principal).digest('base64url');
+/** A principal's share of the per-run lane, one item. */
+const shareKey = (principal: string) => ({ pk: `P#${principalKey(principal)}`, sk: 'slots' });
+/** The principal's parked deliveries, oldest first (`place`: when parked, then what makes it unique). */
+const parkedKey = (principal: string, place: string) => ({ pk: `W#${principalKey(principal)}`, sk: place });
 /** Its place in line among the endpoint's open deliveries about the same subject. */
 const lineKey = (d: Pick<DeliveryRecord, 'endpoint_id' | 'subject' | 'sequence' | 'id'>) => ({
   pk: `O#${d.endpoint_id}#${d.subject}`,
@@ -126,6 +135,8 @@ export interface DeliveryStore {
   /**
    * Takes one of an endpoint's `slots` in-flight slots for `holder` until `nowMs + leaseMs`
    * (a slot whose holder died lapses then): the slot taken, or undefined when all are held.
+   * With `share` (a crew run's own endpoint), the same write also takes one of its starter's
+   * slots of the per-run lane: undefined too when the principal holds all of those.
    */
   takeSlot(
     endpointId: string,
@@ -133,11 +144,28 @@ export interface DeliveryStore {
     nowMs: number,
     leaseMs: number,
     slots: number,
+    share?: LaneShare,
   ): Promise<number | undefined>;
-  /** Frees a slot `holder` took (not one that lapsed and was taken by another since). */
-  releaseSlot(endpointId: string, slot: number, holder: string): Promise<void>;
-  /** Frees every slot of an endpoint, held by a worker known to be gone (see releaseLease). */
-  releaseSlots(endpointId: string, slots: number): Promise<void>;
+  /**
+   * Frees a slot `holder` took (not one that lapsed and was taken by another since); the same
+   * `share`. With it, answers the principal's entries left, once it freed one (else undefined).
+   */
+  releaseSlot(endpointId: string, slot: number, holder: string, share?: LaneShare): Promise<ShareEntries | undefined>;
+  /**
+   * Parks a crew run's delivery message in its starter's wait list, behind those parked before
+   * (or, with `keep`, a place it had: at the same time in line): answers its place there. A
+   * message that finds its starter's share held waits so, rather than coming back every few seconds.
+   */
+  park(principal: string, message: DeliveryMessage, nowMs: number, keep?: string): Promise<string>;
+  /** Takes a parked message out of the wait list by its place: false when a wake took it first. */
+  unpark(principal: string, place: string): Promise<boolean>;
+  /** Takes up to `count` of the principal's parked messages out, oldest first: those to send again. */
+  wakeParked(principal: string, count: number): Promise<DeliveryMessage[]>;
+  /**
+   * Frees every slot of an endpoint, held by a worker known to be gone (see releaseLease);
+   * with `share`, every slot of the principal's on the per-run lane (that worker held them all).
+   */
+  releaseSlots(endpointId: string, slots: number, share?: LaneShare): Promise<void>;
   /** An endpoint's open deliveries (pending or retrying), read consistently. */
   openOf(endpointId: string): Promise<DeliveryRecord[]>;
   /** Removes a delivery that was never queued (its claim and place in line too). */
@@ -150,8 +178,9 @@ export interface DeliveryStore {
 
 /**
  * DynamoDB repository for webhook deliveries (TABLES.webhookDeliveries): the delivery, its
- * claim (one per endpoint and event), while it is open its place in line, and the
- * endpoint's in-flight slots.
+ * claim (one per endpoint and event), while it is open its place in line, the endpoint's
+ * in-flight slots, and for crew runs' own endpoints their starters' shares of the per-run
+ * lane and the deliveries parked waiting for them.
  */
 export class DynamoDeliveryStore implements DeliveryStore {
   constructor(
@@ -402,7 +431,9 @@ export class DynamoDeliveryStore implements DeliveryStore {
     nowMs: number,
     leaseMs: number,
     slots: number,
+    share?: LaneShare,
   ): Promise<number | undefined> {
+    if (share) return this.takeSharedSlot(endpointId, holder, nowMs, leaseMs, slots, share);
     for (let slot = 0; slot < slots; slot++) {
       const taken = await conditionally(
         this.db.send(
@@ -425,8 +456,128 @@ export class DynamoDeliveryStore implements DeliveryStore {
     return undefined;
   }
 
-  /** Frees a slot `holder` took (not one that lapsed and was taken by another since). */
-  async releaseSlot(endpointId: string, slot: number, holder: string): Promise<void> {
+  /**
+   * A crew run endpoint's slot, held in its starter's share item (`holders`: entry
+   * `<endpoint>#<slot>` → holder and lease end), so that one conditional write takes both the
+   * endpoint's slot and one of the principal's: the entry must be free (absent, lapsed or
+   * this holder's already), and a new entry must find the principal with fewer than its
+   * share (lapsed entries count until dropped, so a lapsed one taken over never makes more).
+   * A refused write answers the item as it stood: the next try takes the endpoint's
+   * free slot and drops the entries that lapsed (their holders died), or there is none and
+   * the delivery waits. One write when a slot is free or none is; two after a worker died.
+   */
+  private async takeSharedSlot(
+    endpointId: string,
+    holder: string,
+    nowMs: number,
+    leaseMs: number,
+    slots: number,
+    share: LaneShare,
+  ): Promise<number | undefined> {
+    const key = shareKey(share.principal);
+    const entry: ShareEntry = { holder, until: nowMs + leaseMs };
+    const expires = Math.ceil((nowMs + leaseMs) / 1000) + 86_400;
+    let next: { slot: number; dropping: [string, number][] } = { slot: 0, dropping: [] };
+    for (let round = 0; round < 3; round++) {
+      const { slot, dropping } = next;
+      // Entry names hold endpoint ids: placeholders, never the expression text.
+      const names: Record<string, string> = {
+        '#holders': 'holders',
+        '#e': shareEntryName(endpointId, slot),
+        '#holder': 'holder',
+        '#until': 'until',
+      };
+      const values: Record<string, unknown> = {
+        ':entry': entry,
+        ':exp': expires,
+        ':now': nowMs,
+        ':holder': holder,
+        ':n': share.slots + dropping.length,
+      };
+      const unchanged = dropping.map(([name, until], i) => {
+        names[`#d${i}`] = name;
+        values[`:d${i}`] = until;
+        return `#holders.#d${i}.#until = :d${i} AND `;
+      });
+      const removes = dropping.map((_, i) => `#holders.#d${i}`);
+      try {
+        await this.db.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: key,
+            UpdateExpression:
+              'SET #holders.#e = :entry, expires_at = :exp' +
+              (removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''),
+            ConditionExpression:
+              unchanged.join('') +
+              '((attribute_not_exists(#holders.#e) AND size(#holders) < :n) OR ' +
+              '#holders.#e.#until < :now OR #holders.#e.#holder = :holder)',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return slot;
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+        const old = (err as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+        if (!old) {
+          // The principal's first attempt in flight (or its item expired): the item is made with it.
+          const made = await conditionally(
+            this.db.send(
+              new PutCommand({
+                TableName: this.tableName,
+                Item: { ...key, holders: { [shareEntryName(endpointId, 0)]: entry }, expires_at: expires },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              }),
+            ),
+          );
+          if (made) return 0;
+          next = { slot: 0, dropping: [] };
+          continue;
+        }
+        const entries = (unmarshall(old).holders ?? {}) as ShareEntries;
+        const found = nextShareTry(entries, endpointId, holder, nowMs, slots, share.slots);
+        if (found === undefined) return undefined;
+        next = found;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Frees a slot `holder` took (not one that lapsed and was taken by another since); with
+   * `share`, answers the principal's entries left, once it freed one.
+   */
+  async releaseSlot(
+    endpointId: string,
+    slot: number,
+    holder: string,
+    share?: LaneShare,
+  ): Promise<ShareEntries | undefined> {
+    if (share) {
+      try {
+        const out = await this.db.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: shareKey(share.principal),
+            UpdateExpression: 'REMOVE #holders.#e',
+            ConditionExpression: '#holders.#e.#holder = :holder',
+            ExpressionAttributeNames: {
+              '#holders': 'holders',
+              '#e': shareEntryName(endpointId, slot),
+              '#holder': 'holder',
+            },
+            ExpressionAttributeValues: { ':holder': holder },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return (out.Attributes?.holders ?? {}) as ShareEntries;
+      } catch (err) {
+        if (isConditionFailed(err)) return undefined;
+        throw err;
+      }
+    }
     await conditionally(
       this.db.send(
         new DeleteCommand({
@@ -439,10 +590,80 @@ export class DynamoDeliveryStore implements DeliveryStore {
     );
   }
 
-  /** Frees every slot of an endpoint, held by a worker known to be gone (see releaseLease). */
-  async releaseSlots(endpointId: string, slots: number): Promise<void> {
+  /**
+   * Frees every slot of an endpoint, held by a worker known to be gone (see releaseLease);
+   * with `share`, every slot of the principal's on the per-run lane (that worker held them all).
+   */
+  async releaseSlots(endpointId: string, slots: number, share?: LaneShare): Promise<void> {
+    if (share) {
+      await conditionally(
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: shareKey(share.principal),
+            UpdateExpression: 'SET #holders = :none',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#holders': 'holders' },
+            ExpressionAttributeValues: { ':none': {} },
+          }),
+        ),
+      );
+      return;
+    }
     for (let slot = 0; slot < slots; slot++)
       await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: slotKey(endpointId, slot) }));
+  }
+
+  /**
+   * Parks a crew run's delivery message in its starter's wait list, behind those parked
+   * before (its place: the time, or that of `keep`, then its delivery and a nonce, so that
+   * each park is one place of its own); kept a day, in case nothing takes it.
+   */
+  async park(principal: string, message: DeliveryMessage, nowMs: number, keep?: string): Promise<string> {
+    const since = keep?.split('#')[0] ?? String(nowMs).padStart(15, '0');
+    const place = `${since}#${message.delivery_id}#${randomUUID()}`;
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        // The message under a name of its own: its endpoint_id must not list it among the endpoint's deliveries.
+        Item: { ...parkedKey(principal, place), message, expires_at: Math.ceil(nowMs / 1000) + 86_400 },
+      }),
+    );
+    return place;
+  }
+
+  /** Takes a parked message out of the wait list by its place: false when a wake took it first. */
+  async unpark(principal: string, place: string): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: parkedKey(principal, place),
+          ConditionExpression: 'attribute_exists(pk)',
+        }),
+      ),
+    );
+  }
+
+  /**
+   * Takes up to `count` of the principal's parked messages out, oldest first: each removed by
+   * a conditional delete, so that two wakes at once never send the same one twice.
+   */
+  async wakeParked(principal: string, count: number): Promise<DeliveryMessage[]> {
+    if (count <= 0) return [];
+    const out = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': parkedKey(principal, '').pk },
+        ConsistentRead: true,
+        Limit: count,
+      }),
+    );
+    const woken: DeliveryMessage[] = [];
+    for (const item of out.Items ?? [])
+      if (await this.unpark(principal, String(item.sk))) woken.push(item.message as DeliveryMessage);
+    return woken;
   }
 
   /** An endpoint's open deliveries (pending or retrying), read consistently. */

@@ -9,12 +9,15 @@ import {
   type DeliveryQueue,
   delayUntil,
   dueNowMessage,
+  inLineDelaySeconds,
+  laneOf,
   MAX_DELAY_SECONDS,
 } from './delivery-queue.js';
 import { secretContext, stoppedByCancel } from './run-endpoint.js';
 import { signedHeaders } from './signing.js';
 import { type StoredEndpoint, type WebhookStore } from './endpoint-store.js';
 import { type DeliveryRecord, type DeliveryStore, isOpen, type Settlement } from './delivery-store.js';
+import { freeShareSlots, type LaneShare, type ShareEntries } from './lane-share.js';
 
 /** A 2xx answer within this long is a success (API.md §14). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -27,6 +30,22 @@ export const DISABLE_AFTER_MS = 5 * 86_400_000;
 
 /** At most this many deliveries to one endpoint are in flight at once (API.md §1 "Fair use"). */
 export const MAX_IN_FLIGHT = 2;
+
+/**
+ * Attempts the per-run lane makes at once: its consumers (the local platform's poller of
+ * QUEUES.runWebhookDeliveries; on AWS the run webhook worker's invocations, each a batch).
+ */
+export const LANE_CONSUMERS = 16;
+
+/**
+ * A starter's fair share of the per-run lane (API.md §1 "Fair use", lane-share.ts): the crew
+ * runs' own endpoints of one principal have at most this many attempts in flight at once, so
+ * that one user's receivers that hang hold a quarter of the lane (each at most
+ * ATTEMPT_TIMEOUT_MS) and every other starter's deliveries find consumers free. A delivery
+ * whose starter holds its share is parked, no attempt counted, until one of those attempts
+ * ends and wakes it: meanwhile it costs the lane and the store nothing.
+ */
+export const PRINCIPAL_SHARE = LANE_CONSUMERS / 4;
 
 /** A delivery that finds every slot of its endpoint taken looks again after 1, 2, 4, 8, then every 10 s. */
 export const busyDelaySeconds = (busy: number): number => Math.min(ATTEMPT_TIMEOUT_MS / 1000, 2 ** Math.min(busy, 4));
@@ -50,6 +69,9 @@ export interface DelivererDeps {
     | 'takeSlot'
     | 'releaseSlot'
     | 'releaseSlots'
+    | 'park'
+    | 'unpark'
+    | 'wakeParked'
   >;
   readonly queue: DeliveryQueue;
   readonly box: Pick<SecretBox, 'open'>;
@@ -66,11 +88,13 @@ export interface DelivererDeps {
  * The delivery worker (API.md §14): makes the attempt a queue message asks for, once it is
  * due, its endpoint is enabled (and, for a crew run's own, the run was not cancelled since
  * the event), no earlier delivery of the same endpoint and subject is still open and one of
- * the endpoint's MAX_IN_FLIGHT slots is free; records it; queues the retry or, when the
- * delivery is done, wakes the next in line. Every step is safe to repeat: a message handed
- * twice finds its attempt made. `handle` answers what this message settled (for the
- * metrics), or undefined when it settled nothing: not due, waiting in line or for a slot,
- * stale, or handed again after settling.
+ * the endpoint's MAX_IN_FLIGHT slots is free (for a crew run's own endpoint, one of its
+ * starter's PRINCIPAL_SHARE slots of the per-run lane too, taken by the same write, else it is
+ * parked until one is let go); records it; queues the retry or, when the delivery is done,
+ * wakes the next in line. Every step is safe to repeat: a message handed twice finds its
+ * attempt made. `handle` answers what this message settled (for the metrics), or undefined
+ * when it settled nothing: not due, waiting in line, parked or for a slot, stale, or handed
+ * again after settling.
  */
 export class WebhookDeliverer {
   private readonly now: () => number;
@@ -102,19 +126,44 @@ export class WebhookDeliverer {
     if (await deliveries.waitsInLine(d)) {
       // The one before it wakes it when done; this is the fallback should that be lost.
       const waits = (m.waits ?? 0) + 1;
-      await queue.send([
-        { message: { ...m, waits }, delaySeconds: Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(waits, 10)) },
-      ]);
+      await queue.send([{ message: { ...m, waits }, delaySeconds: inLineDelaySeconds(waits - 1) }]);
       return undefined;
     }
     // Read once first in line: what the attempt before said of the endpoint (a 410 disables
     // it before that delivery leaves the line) is seen here.
     const stored = await endpoints.get(d.endpoint_id);
     const why = notSent(stored, d);
-    const slot =
-      why === undefined ? await deliveries.takeSlot(d.endpoint_id, messageId, now, LEASE_MS, MAX_IN_FLIGHT) : undefined;
+    const share = shareOf(stored);
+    // Looking again after a park: out of the wait list first (a wake may have taken it already).
+    if (m.parked !== undefined && share) await deliveries.unpark(share.principal, m.parked);
+    const take = () => deliveries.takeSlot(d.endpoint_id, messageId, now, LEASE_MS, MAX_IN_FLIGHT, share);
+    let slot = why === undefined ? await take() : undefined;
+    if (why === undefined && slot === undefined && share) {
+      // Its starter holds its share of the per-run lane (or its endpoint its slots): parked
+      // until an attempt of theirs ends, no attempt counted; the others' deliveries go first.
+      const waits = (m.waits ?? 0) + 1;
+      const place = await deliveries.park(
+        share.principal,
+        { ...m, waits, parked: undefined, woken: true },
+        now,
+        m.parked,
+      );
+      // One let go between the refusal and the park found none parked to wake: a look once more.
+      slot = await take();
+      if (slot === undefined) {
+        // What looks again should no wake come: one such message per delivery (a woken one has it).
+        if (!m.woken)
+          await queue.send([
+            { message: { ...m, waits, parked: place, woken: undefined }, delaySeconds: inLineDelaySeconds(waits - 1) },
+          ]);
+        return undefined;
+      }
+      // Taken after all: out of the wait list (a wake that took it first sent a message that finds the attempt made).
+      await deliveries.unpark(share.principal, place);
+    }
     if (why === undefined && slot === undefined) {
-      // The endpoint has as many in flight as it may: back in a moment, no attempt counted.
+      // The endpoint has as many in flight as it may: back in a moment, no attempt counted;
+      // the consumer is free for others' deliveries meanwhile.
       const busy = (m.busy ?? 0) + 1;
       await queue.send([{ message: { ...m, busy }, delaySeconds: busyDelaySeconds(busy - 1) }]);
       return undefined;
@@ -142,7 +191,10 @@ export class WebhookDeliverer {
       }
       settlement = await this.attempt(stored, d, await this.secretsOf(stored, now));
     } finally {
-      if (slot !== undefined) await deliveries.releaseSlot(d.endpoint_id, slot, messageId);
+      if (slot !== undefined) {
+        const left = await deliveries.releaseSlot(d.endpoint_id, slot, messageId, share);
+        if (share && left) await this.wakeParked(share, left);
+      }
     }
     // What the attempt says of the endpoint comes first: settling frees the line, and after a
     // 410 the next in line must find the endpoint disabled.
@@ -162,8 +214,19 @@ export class WebhookDeliverer {
     const open = await this.deps.deliveries.open();
     // A few at once: hundreds may be open after a crash under load, and the start waits for this.
     await mapLimit(open, 8, (d) => this.deps.deliveries.releaseLease(d));
-    for (const endpointId of new Set(open.map((d) => d.endpoint_id)))
-      await this.deps.deliveries.releaseSlots(endpointId, MAX_IN_FLIGHT);
+    // The API's endpoints' slots; a crew run's endpoint's are in its starter's share, freed once per starter.
+    const principals = new Set<string>();
+    for (const endpointId of new Set(open.map((d) => d.endpoint_id))) {
+      if (laneOf(endpointId) !== 'runs') {
+        await this.deps.deliveries.releaseSlots(endpointId, MAX_IN_FLIGHT);
+        continue;
+      }
+      const share = shareOf(await this.deps.endpoints.get(endpointId));
+      if (share && !principals.has(share.principal)) {
+        principals.add(share.principal);
+        await this.deps.deliveries.releaseSlots(endpointId, MAX_IN_FLIGHT, share);
+      }
+    }
     const now = this.now();
     await this.deps.queue.send(open.map((d) => currentMessage(d, now)));
     return open.length;
@@ -178,6 +241,23 @@ export class WebhookDeliverer {
     if (!isOpen(d.status)) return this.wakeNext(d);
     const stopped = notSent(await this.deps.endpoints.get(d.endpoint_id), d) !== undefined;
     await this.deps.queue.send([(stopped ? dueNowMessage : currentMessage)(d, this.now())]);
+  }
+
+  /**
+   * An attempt let its starter's slot go (`left`: the share's entries after): as many parked
+   * deliveries as the share has slots free go on. One not woken (a wake that failed) looks
+   * again by its own message later.
+   */
+  private async wakeParked(share: LaneShare, left: ShareEntries): Promise<void> {
+    try {
+      const woken = await this.deps.deliveries.wakeParked(
+        share.principal,
+        freeShareSlots(left, this.now(), share.slots),
+      );
+      if (woken.length > 0) await this.deps.queue.send(woken.map((message) => ({ message, delaySeconds: 0 })));
+    } catch (err) {
+      logger.warn('parked webhook deliveries not woken; they look again later', { error: err as Error });
+    }
   }
 
   private async wakeNext(d: DeliveryRecord): Promise<void> {
@@ -257,6 +337,10 @@ export class WebhookDeliverer {
 }
 
 const NOT_SENT_DELETED = 'not sent: the endpoint was deleted';
+
+/** A crew run's own endpoint's share of the per-run lane: its starter's; none for the API's endpoints. */
+const shareOf = (stored: StoredEndpoint | undefined): LaneShare | undefined =>
+  stored?.forRun ? { principal: stored.principal, slots: PRINCIPAL_SHARE } : undefined;
 
 /** Why a delivery that is first in line is settled without an attempt, or undefined when it goes out. */
 function notSent(stored: StoredEndpoint | undefined, d: DeliveryRecord): string | undefined {

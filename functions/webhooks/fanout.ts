@@ -1,10 +1,10 @@
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
-import { currentMessage, type DeliveryQueue, dueNowMessage } from './delivery-queue.js';
+import { currentMessage, type DeliveryQueue, dueNowMessage, inLineDelaySeconds } from './delivery-queue.js';
 import { runEndpointId, stoppedByCancel } from './run-endpoint.js';
 import { type WebhookStore } from './endpoint-store.js';
 import type { WebhookEndpoint } from './schemas.js';
-import { type DeliveryStore, newDelivery } from './delivery-store.js';
+import { type DeliveryRecord, type DeliveryStore, newDelivery } from './delivery-store.js';
 
 /** Whether an endpoint taking `eventTypes` (types, `prefix.*`, `*`; `dpm.` may lead) takes events of `type`. */
 export function takes(eventTypes: readonly string[], type: string): boolean {
@@ -120,6 +120,12 @@ export class WebhookFanout {
    * not gone out `failed` (an attempt under way finishes, and is not retried), and the first
    * of them still open is woken now rather than at its retry. `run.cancelled` itself, and
    * what a retried run writes after it, are delivered.
+   *
+   * The batch's deliveries are all recorded before any is queued: only the first goes now,
+   * those after it are behind it in line (one run, one subject), woken one by one as each
+   * before is done. Each is queued too, to look again much later should that wake be lost,
+   * not to be handed at once only to find itself waiting: a run of many events whose
+   * receiver hangs costs the per-run lane one message now, not one per event.
    */
   async fanOutToRun(correlationId: string, events: readonly DomainEvent[]): Promise<ReadonlySet<string>> {
     const failed = new Set<string>();
@@ -135,11 +141,12 @@ export class WebhookFanout {
     }
     if (!stored?.forRun || !stored.endpoint.enabled) return failed;
     const ordered = [...events].sort((a, b) => a.sequence - b.sequence);
+    const made: DeliveryRecord[] = [];
     for (const [i, event] of ordered.entries()) {
       try {
         if ((event.data as { type?: unknown }).type === 'run.cancelled')
           await this.stopBefore(stored.endpoint.id, event.sequence);
-        await this.deliver(event, [stored.endpoint.id]);
+        made.push(...(await this.record(event, [stored.endpoint.id])));
       } catch (err) {
         logger.warn("crew run event not fanned out to the run's webhook; handed again", {
           correlation_id: correlationId,
@@ -149,6 +156,23 @@ export class WebhookFanout {
         for (const later of ordered.slice(i)) failed.add(later.id);
         break;
       }
+    }
+    const now = this.now();
+    try {
+      await this.deps.queue.send(
+        made.map((d, i) => {
+          if (i === 0) return currentMessage(d, now);
+          const { message } = currentMessage(d, now);
+          return { message: { ...message, waits: 1 }, delaySeconds: inLineDelaySeconds(0) };
+        }),
+      );
+    } catch (err) {
+      // Recorded and not queued: handed again, they are found and queued then.
+      logger.warn("crew run events' deliveries not queued; handed again", {
+        correlation_id: correlationId,
+        error: err as Error,
+      });
+      return new Set(ordered.map((e) => e.id));
     }
     return failed;
   }
@@ -165,13 +189,20 @@ export class WebhookFanout {
   }
 
   private async deliver(event: DomainEvent, endpointIds: readonly string[]): Promise<void> {
-    if (endpointIds.length === 0) return;
+    const toQueue = await this.record(event, endpointIds);
+    await this.deps.queue.send(toQueue.map((d) => currentMessage(d, this.now())));
+  }
+
+  /** The event's deliveries to those endpoints, recorded: those to queue (new ones, and earlier ones never tried). */
+  private async record(event: DomainEvent, endpointIds: readonly string[]): Promise<DeliveryRecord[]> {
+    if (endpointIds.length === 0) return [];
     const at = new Date(this.now()).toISOString();
     const made = await Promise.all(endpointIds.map((id) => this.deps.deliveries.create(newDelivery(id, event, at))));
-    // New ones, and earlier ones never tried: those may have lost their message.
-    const toQueue = made
+    // Earlier ones never tried may have lost their message.
+    return made
       .map(({ delivery }) => delivery)
-      .filter((d) => d !== undefined && d.status === 'pending' && d.attempts === 0 && d.series === 0);
-    await this.deps.queue.send(toQueue.map((d) => currentMessage(d!, this.now())));
+      .filter(
+        (d): d is DeliveryRecord => d !== undefined && d.status === 'pending' && d.attempts === 0 && d.series === 0,
+      );
   }
 }

@@ -20,13 +20,15 @@ import { crewRunner } from '../../functions/crews/compose-worker.js';
 import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
 import { createWorkerHandler } from '../../functions/crews/worker.js';
 import { webhookDeliverer } from '../../functions/webhooks/compose-worker.js';
+import { LANE_CONSUMERS } from '../../functions/webhooks/delivery.js';
+import { isRunEndpointId } from '../../functions/webhooks/run-endpoint.js';
 import { createWebhookWorkerHandler } from '../../functions/webhooks/worker.js';
 import { ensureConfiguredAdminKey, ensureGeneratedAdminKey } from '../../shared/auth/bootstrap.js';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
 import { s3Access } from '../../shared/aws/s3.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
 import { settledWithin } from '../../shared/concurrency.js';
-import type { Config } from '../../shared/config.js';
+import { checkLocalSignIn, type Config } from '../../shared/config.js';
 import type { QueueKey, TableKey } from '../tables.js';
 import { groupForPath, type GroupName, STREAM_CONSUMERS } from '../groups.js';
 import { lockDataDir } from './data-lock.js';
@@ -107,6 +109,9 @@ const DRAIN_MS = 5_000;
  * path prefix exactly as API Gateway routes to the Lambdas.
  */
 export async function startPlatform(config: Config, options: PlatformOptions = {}): Promise<RunningPlatform> {
+  // loadConfig refuses it already; a Config made otherwise is held to the same rule, before
+  // anything listens: the passwordless local sign-in serves loopback only (API.md §1).
+  checkLocalSignIn(config.host, config.auth.issuer);
   // A running instance owns its data directory, checked before anything starts; in-memory
   // platforms (tests) keep nothing there that two of them could not share.
   const lock = options.inMemory ? undefined : lockDataDir(config.dataDir);
@@ -311,7 +316,8 @@ function startWorkers(
       retryDelaySeconds,
     }),
     // The two webhook lanes, each with consumers of its own (API.md §1 "Fair use"): the
-    // API's endpoints, and crew runs' own, whose receivers any user chooses.
+    // API's endpoints, and crew runs' own, whose receivers any user chooses (each starter
+    // holds at most PRINCIPAL_SHARE of these consumers with attempts: a quarter).
     ...(
       [
         ['webhookDeliveries', 'webhooks-worker'],
@@ -323,7 +329,7 @@ function startWorkers(
         queueUrl: queues[lane].url,
         queueArn: arn(queues[lane].url),
         handler: instrument(lambda, createWebhookWorkerHandler(webhookDeliverer(runtime))),
-        concurrency: 16,
+        concurrency: LANE_CONSUMERS,
         retryDelaySeconds,
       }),
     ),
@@ -350,12 +356,14 @@ function startEventPipeline(
   const dispatcher = dispatcherDeps(runtime, endpointsFreshMs);
   // A webhook endpoint this process writes (its API) is used by the next fan-out, not up to
   // ENDPOINTS_FRESH_MS later (functions/webhooks/fanout.ts): the write is seen as it is made.
+  // Crew runs' own endpoints are none of the fan-out's (a run's events go to its own): their
+  // writes (made with the run, each failed attempt noted) leave the endpoints it read alone.
   const webhooksTable = runtime.tableName('webhooks');
   const watcher = `localWebhookEndpoints-${randomUUID()}`;
   runtime.db.middlewareStack.add(
     (next, context) => async (args) => {
       const out = await next(args);
-      if (!READS.test(context.commandName ?? '') && tablesWritten(args.input).includes(webhooksTable))
+      if (!READS.test(context.commandName ?? '') && writesApiEndpoints(args.input, webhooksTable))
         dispatcher.fanout.endpointsChanged?.();
       return out;
     },
@@ -437,6 +445,27 @@ function wakersOf(db: DynamoDBDocumentClient): Set<Waker> {
     set = wakers;
   }
   return set;
+}
+
+/**
+ * Whether a write command writes an endpoint of the webhooks API to `webhooksTable`: any item
+ * of that table but a crew run's own endpoint (an id `run-…`), whose key or item it names.
+ */
+function writesApiEndpoints(input: unknown, webhooksTable: string): boolean {
+  type Write = { TableName?: unknown; Key?: { id?: unknown }; Item?: { id?: unknown } };
+  const i = input as Write & {
+    TransactItems?: readonly Record<string, Write | undefined>[];
+    RequestItems?: Record<string, readonly Record<string, Write | undefined>[] | undefined>;
+  };
+  const writes: Write[] = [i];
+  for (const item of i.TransactItems ?? []) for (const op of Object.values(item)) if (op) writes.push(op);
+  for (const request of i.RequestItems?.[webhooksTable] ?? [])
+    for (const op of Object.values(request)) if (op) writes.push({ ...op, TableName: webhooksTable });
+  return writes.some((w) => {
+    if (w.TableName !== webhooksTable) return false;
+    const id = w.Key?.id ?? w.Item?.id;
+    return typeof id !== 'string' || !isRunEndpointId(id);
+  });
 }
 
 /** The tables a write command names (single-item writes, transactions and batch writes). */

@@ -91,13 +91,15 @@ export class WebhookReceiver {
 /**
  * A webhook receiver on loopback that stalls: it takes each request and, when `hangs` says
  * so, never answers (until `release`), as a receiver that accepts and hangs does; others get
- * 204. It counts the requests open at once, per path, and the most there ever were.
+ * 204. It counts the requests open at once, per path, and the most there ever were (per path
+ * and at all paths together).
  */
 export class HangingReceiver {
   readonly received: ReceivedHook[] = [];
   hangs: (hook: ReceivedHook) => boolean = () => true;
   private readonly open = new Map<string, Set<ServerResponse>>();
   private readonly most = new Map<string, number>();
+  private mostAtOnce = 0;
   private server: Server | undefined;
   private port = 0;
 
@@ -108,6 +110,7 @@ export class HangingReceiver {
       this.open.set(path, mine);
       mine.add(res);
       this.most.set(path, Math.max(this.most.get(path) ?? 0, mine.size));
+      this.mostAtOnce = Math.max(this.mostAtOnce, this.openAt());
       res.on('close', () => mine.delete(res));
       receive(req, (hook) => {
         this.received.push(hook);
@@ -133,9 +136,9 @@ export class HangingReceiver {
     return [...this.open.values()].reduce((n, s) => n + s.size, 0);
   }
 
-  /** The most requests ever open at once at `path`. */
-  mostOpenAt(path: string): number {
-    return this.most.get(path) ?? 0;
+  /** The most requests ever open at once at `path`; with no path, at all paths together. */
+  mostOpenAt(path?: string): number {
+    return path === undefined ? this.mostAtOnce : (this.most.get(path) ?? 0);
   }
 
   /** Drops every request it holds (the sender sees the connection reset). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DeliveryQueue } from '../../functions/webhooks/delivery-queue.js';
+import { type DeliveryQueue, inLineDelaySeconds } from '../../functions/webhooks/delivery-queue.js';
 import type { DeliveryRecord } from '../../functions/webhooks/delivery-store.js';
 import { ENDPOINTS_FRESH_MS, WebhookFanout } from '../../functions/webhooks/fanout.js';
 import type { WebhookEndpoint } from '../../functions/webhooks/schemas.js';
@@ -74,7 +74,10 @@ function world(initial: WebhookEndpoint[]) {
 describe('the fan-out’s endpoints', () => {
   it('are read once for every batch within ENDPOINTS_FRESH_MS, concurrent batches sharing the read', async () => {
     const w = world([endpoint('a')]);
-    await Promise.all([w.fanout.fanOut([event('dpm.decision.version.approved')]), w.fanout.fanOut([event('dpm.x.y', 's2')])]);
+    await Promise.all([
+      w.fanout.fanOut([event('dpm.decision.version.approved')]),
+      w.fanout.fanOut([event('dpm.x.y', 's2')]),
+    ]);
     w.advance(ENDPOINTS_FRESH_MS - 1);
     await w.fanout.fanOut([event('dpm.decision.version.approved', 's3')]);
     expect(w.reads.count).toBe(1);
@@ -121,5 +124,78 @@ describe('the fan-out’s endpoints', () => {
     expect([...(await w.fanout.fanOut([event('dpm.decision.version.approved')]))]).toEqual([]);
     expect(w.reads.count).toBe(2);
     expect(w.delivered).toHaveLength(1);
+  });
+});
+
+describe("a crew run's events to its own endpoint", () => {
+  const runEvent = (index: number) =>
+    envelope({
+      id: `run-event-${index}`,
+      source: 'dpm/test',
+      type: 'dpm.crew.run.event',
+      subject: 'crew-runs/c1',
+      time: new Date(T0).toISOString(),
+      actor: null,
+      sequence: index + 1,
+      data: { correlation_id: 'c1', index, type: index === 0 ? 'run.queued' : 'run.started' },
+    });
+
+  function runWorld(options: { failSend?: boolean; failCreateAt?: number } = {}) {
+    const sent: Parameters<DeliveryQueue['send']>[0][number][] = [];
+    const recorded: string[] = [];
+    const fanout = new WebhookFanout({
+      endpoints: {
+        enabled: async () => [],
+        get: async (id) => ({
+          endpoint: { ...endpoint(id, ['dpm.crew.run.event']) },
+          principal: 'p',
+          secret: { v: 1, key: 'k', iv: 'i', tag: 't', data: 'd' },
+          previousSecret: undefined,
+          failingSince: undefined,
+          forRun: true,
+          stoppedBefore: undefined,
+        }),
+        stopBefore: async () => true,
+      },
+      deliveries: {
+        create: async (d: DeliveryRecord) => {
+          if (options.failCreateAt === d.sequence) throw new Error('DynamoDB is down');
+          recorded.push(d.event_id);
+          return { created: true, delivery: d };
+        },
+        openOf: async () => [],
+      },
+      queue: {
+        send: async (messages) => {
+          if (options.failSend) throw new Error('SQS is down');
+          sent.push(...messages);
+        },
+      },
+      now: () => T0,
+    });
+    return { fanout, sent, recorded };
+  }
+
+  it('are all recorded, then the first queued now and those behind it in line only to look again much later', async () => {
+    const w = runWorld();
+    const failed = await w.fanout.fanOutToRun('c1', [runEvent(2), runEvent(0), runEvent(1)]);
+    expect([...failed]).toEqual([]);
+    expect(w.recorded).toEqual(['run-event-0', 'run-event-1', 'run-event-2']);
+    // One send once all are recorded: the one before wakes each in turn when done.
+    expect(w.sent.map((m) => m.delaySeconds)).toEqual([0, inLineDelaySeconds(0), inLineDelaySeconds(0)]);
+    expect(w.sent.map((m) => m.message.waits)).toEqual([undefined, 1, 1]);
+  });
+
+  it('queue what was recorded when one is not, and hand that one again with those after it', async () => {
+    const w = runWorld({ failCreateAt: 2 });
+    const failed = await w.fanout.fanOutToRun('c1', [runEvent(0), runEvent(1), runEvent(2)]);
+    expect([...failed]).toEqual(['run-event-1', 'run-event-2']);
+    expect(w.sent).toHaveLength(1);
+    // Not queued at all: every event handed again (found recorded, and queued then).
+    const down = runWorld({ failSend: true });
+    expect([...(await down.fanout.fanOutToRun('c1', [runEvent(0), runEvent(1)]))]).toEqual([
+      'run-event-0',
+      'run-event-1',
+    ]);
   });
 });

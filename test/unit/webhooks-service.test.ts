@@ -119,6 +119,9 @@ function world() {
     takeSlot: unused,
     releaseSlot: unused,
     releaseSlots: unused,
+    park: unused,
+    unpark: unused,
+    wakeParked: unused,
     openOf: unused,
     remove: async (d) => {
       removed.push(d.id);

@@ -2,13 +2,21 @@ import * as sqsSdk from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryMessage } from '../../functions/webhooks/delivery-queue.js';
-import { delayUntil, laneOf, MAX_DELAY_SECONDS, SqsDeliveryQueue } from '../../functions/webhooks/delivery-queue.js';
+import {
+  delayUntil,
+  inLineDelaySeconds,
+  laneOf,
+  MAX_DELAY_SECONDS,
+  SqsDeliveryQueue,
+} from '../../functions/webhooks/delivery-queue.js';
 import {
   busyDelaySeconds,
   type DelivererDeps,
   DISABLE_AFTER_MS,
+  LANE_CONSUMERS,
   LEASE_MS,
   MAX_IN_FLIGHT,
+  PRINCIPAL_SHARE,
   WebhookDeliverer,
 } from '../../functions/webhooks/delivery.js';
 import { takes } from '../../functions/webhooks/fanout.js';
@@ -16,6 +24,12 @@ import { createWebhookWorkerHandler } from '../../functions/webhooks/worker.js';
 import { eventTypeEntryError } from '../../functions/webhooks/schemas.js';
 import { type StoredEndpoint } from '../../functions/webhooks/endpoint-store.js';
 import { type DeliveryRecord, isOpen, type Settlement } from '../../functions/webhooks/delivery-store.js';
+import {
+  freeShareSlots,
+  type LaneShare,
+  nextShareTry,
+  type ShareEntries,
+} from '../../functions/webhooks/lane-share.js';
 import type { Change } from '../../shared/events/types.js';
 import type { BusinessMetrics, WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
 import type { Sealed } from '../../shared/secrets.js';
@@ -38,14 +52,22 @@ function world(
     forRun?: { stoppedBefore?: number };
     /** In-flight slots of the endpoint held by other messages. */
     slotsHeld?: number;
+    /** Slots of a crew run endpoint's starter's share of the per-run lane held by its other runs' attempts. */
+    shareHeld?: number;
+    /** Messages of the starter's other deliveries parked in its wait list, oldest first. */
+    parked?: DeliveryMessage[];
+    /** What happens elsewhere right after a delivery is parked. */
+    onPark?: () => void;
     /** What happens elsewhere while a POST is under way. */
     meanwhile?: () => void;
   } = {},
 ) {
   let now = T0;
+  // A crew run's own endpoint has a run's endpoint id (its deliveries take the per-run lane).
+  const endpointId = options.forRun ? 'run-c1' : 'ep';
   let endpoint: StoredEndpoint = {
     endpoint: {
-      id: 'ep',
+      id: endpointId,
       url: 'https://hooks.example.com/x',
       event_types: ['*'],
       description: null,
@@ -64,7 +86,7 @@ function world(
   };
   let delivery: DeliveryRecord = {
     id: 'd1',
-    endpoint_id: 'ep',
+    endpoint_id: endpointId,
     event_id: 'e1',
     event_type: options.forRun ? 'dpm.crew.run.event' : 'dpm.psk.deleted',
     subject: 'psks/x',
@@ -88,11 +110,23 @@ function world(
     Array.from({ length: options.slotsHeld ?? 0 }, (_, i) => [i, `other-${i}`] as const),
   );
   const slotsDuringPosts: number[] = [];
+  /** The holders of the starter's share (a crew run's own endpoint): its other runs' first. */
+  const shareHolders = new Set<string>(Array.from({ length: options.shareHeld ?? 0 }, (_, i) => `other-run-${i}`));
+  const sharesDuringPosts: number[] = [];
+  /** The share each takeSlot, releaseSlot and releaseSlots named. */
+  const shares: { call: string; share: LaneShare | undefined }[] = [];
+  /** The starter's wait list, oldest first: each place and its message (`keep`: the place it kept). */
+  let parkedNo = 0;
+  const parked: { place: string; message: DeliveryMessage; keep?: string }[] = (options.parked ?? []).map(
+    (message) => ({ place: `p${parkedNo++}`, message }),
+  );
+  const unparked: string[] = [];
   const post =
     (run: boolean) =>
     async (url: string, headers: Record<string, string>): Promise<number> => {
       posts.push({ url, headers, run });
       slotsDuringPosts.push(slots.size);
+      sharesDuringPosts.push(shareHolders.size);
       options.meanwhile?.();
       now += 20;
       return options.status ?? 204;
@@ -125,18 +159,45 @@ function world(
       nextInLine: async () => undefined,
       open: async () => [delivery],
       releaseLease: async () => undefined,
-      takeSlot: async (_id, holder, _now, _lease, max) => {
+      // The endpoint's slot and its starter's share are taken by one write: both, or neither.
+      takeSlot: async (_id, holder, _now, _lease, max, share) => {
+        shares.push({ call: 'takeSlot', share });
+        if (share && shareHolders.size >= share.slots) return undefined;
         for (let slot = 0; slot < max; slot++)
           if (!slots.has(slot)) {
             slots.set(slot, holder);
+            if (share) shareHolders.add(holder);
             return slot;
           }
         return undefined;
       },
-      releaseSlot: async (_id, slot, holder) => {
+      releaseSlot: async (_id, slot, holder, share) => {
+        shares.push({ call: 'releaseSlot', share });
         if (slots.get(slot) === holder) slots.delete(slot);
+        if (!share || !shareHolders.delete(holder)) return undefined;
+        // The entries left, each live: one endpoint's slot 0 per holder.
+        return Object.fromEntries(
+          [...shareHolders].map((h) => [`run-${h}#0`, { holder: h, until: now + LEASE_MS }]),
+        ) as ShareEntries;
       },
-      releaseSlots: async () => slots.clear(),
+      park: async (_principal, message, _now, keep) => {
+        const place = `p${parkedNo++}`;
+        parked.push({ place, message, ...(keep ? { keep } : {}) });
+        options.onPark?.();
+        return place;
+      },
+      unpark: async (_principal, place) => {
+        unparked.push(place);
+        const i = parked.findIndex((p) => p.place === place);
+        if (i >= 0) parked.splice(i, 1);
+        return i >= 0;
+      },
+      wakeParked: async (_principal, count) => parked.splice(0, count).map((p) => p.message),
+      releaseSlots: async (_id, _max, share) => {
+        shares.push({ call: 'releaseSlots', share });
+        slots.clear();
+        if (share) shareHolders.clear();
+      },
     },
     queue: { send: async (messages) => void sent.push(...messages) },
     box: { open: async () => SECRET },
@@ -146,7 +207,7 @@ function world(
     now: () => now,
   };
   const message = (attempt: number, due = now): DeliveryMessage => ({
-    endpoint_id: 'ep',
+    endpoint_id: endpointId,
     delivery_id: 'd1',
     series: 0,
     attempt,
@@ -160,6 +221,11 @@ function world(
     disabled,
     slots,
     slotsDuringPosts,
+    shareHolders,
+    sharesDuringPosts,
+    shares,
+    parked,
+    unparked,
     message,
     at: (ms: number) => (now = ms),
     /** The run of a crew run's own endpoint is cancelled at event `sequence` (fanout.ts marks it). */
@@ -292,6 +358,128 @@ describe('the webhook delivery worker', () => {
     expect(w.delivery()).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 
+  it("holds, for a crew run's own endpoint, one of its starter's PRINCIPAL_SHARE slots while it posts; the API's endpoints take none", async () => {
+    const w = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE - 1 });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toHaveLength(1);
+    expect(w.sharesDuringPosts).toEqual([PRINCIPAL_SHARE]);
+    expect([...w.shareHolders]).toEqual(Array.from({ length: PRINCIPAL_SHARE - 1 }, (_, i) => `other-run-${i}`));
+    // The run's starter (its endpoint's created_by_principal), in the slot's take and its release alike.
+    const share = { principal: 'p', slots: PRINCIPAL_SHARE };
+    expect(w.shares).toEqual([
+      { call: 'takeSlot', share },
+      { call: 'releaseSlot', share },
+    ]);
+    const api = world();
+    await api.deliverer.handle(api.message(0), 'm1');
+    expect(api.shares).toEqual([
+      { call: 'takeSlot', share: undefined },
+      { call: 'releaseSlot', share: undefined },
+    ]);
+  });
+
+  it("parks a crew run's delivery, unattempted and uncounted, while its starter holds its share of the per-run lane", async () => {
+    // A quarter of the lane's consumers: the other starters keep three quarters.
+    expect(PRINCIPAL_SHARE).toBe(LANE_CONSUMERS / 4);
+    const w = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toEqual([]);
+    expect(w.delivery()).toMatchObject({ status: 'pending', attempts: 0, attempt_message: undefined });
+    expect(w.slots.size).toBe(0);
+    // In its starter's wait list (a wake sends it as it is there), and not lost: one message
+    // looks again much later, should no wake come; nothing comes back every few seconds.
+    expect(w.parked).toEqual([{ place: 'p0', message: { ...w.message(0), waits: 1, woken: true } }]);
+    expect(w.sent).toEqual([
+      { message: { ...w.message(0), waits: 1, parked: 'p0' }, delaySeconds: inLineDelaySeconds(0) },
+    ]);
+    // One of the starter's other attempts ends and wakes it: this one is made.
+    w.shareHolders.delete('other-run-0');
+    const woken = w.parked.splice(0, 1)[0]!.message;
+    await w.deliverer.handle(woken, 'm2');
+    expect(w.posts).toHaveLength(1);
+    expect(w.delivery()).toMatchObject({ status: 'succeeded', attempts: 1 });
+    // The message that was to look again finds the attempt made: dropped, nothing sent.
+    const sent = w.sent.length;
+    await w.deliverer.handle(w.sent[0]!.message, 'm3');
+    expect(w.posts).toHaveLength(1);
+    expect(w.sent).toHaveLength(sent);
+  });
+
+  it('wakes, when an attempt lets its starter’s slot go, as many parked deliveries as the share has slots free', async () => {
+    const others = ['d2', 'd3', 'd4'].map((id): DeliveryMessage => ({
+      endpoint_id: `run-${id}`,
+      delivery_id: id,
+      series: 0,
+      attempt: 0,
+      due: T0,
+      woken: true,
+    }));
+    // The starter's other runs hold all but this one's slot: once it is let go, one is free.
+    const w = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE - 1, parked: others });
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toHaveLength(1);
+    expect(w.sent).toContainEqual({ message: others[0], delaySeconds: 0 });
+    expect(w.sent.filter((m) => m.message.woken)).toHaveLength(1);
+    expect(w.parked.map((p) => p.message)).toEqual(others.slice(1));
+    // Two of those other runs' attempts had ended meanwhile, their wakes spent on deliveries
+    // that took no slot: the next attempt that ends wakes three.
+    const spent = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE - 3, parked: others });
+    await spent.deliverer.handle(spent.message(0), 'm1');
+    expect(spent.sent.filter((m) => m.message.woken).map((m) => m.message)).toEqual(others);
+    // An API endpoint's attempt wakes none.
+    const api = world({ parked: others });
+    await api.deliverer.handle(api.message(0), 'm1');
+    expect(api.parked).toHaveLength(others.length);
+  });
+
+  it('parks a woken delivery that finds the share held again without a message of its own (it has one)', async () => {
+    const w = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE });
+    await w.deliverer.handle({ ...w.message(0), waits: 1, woken: true }, 'm2');
+    expect(w.posts).toEqual([]);
+    expect(w.parked).toEqual([{ place: 'p0', message: { ...w.message(0), waits: 2, woken: true } }]);
+    expect(w.sent).toEqual([]);
+  });
+
+  it('looks again, after a park, out of the wait list first; parked again, it keeps its time in line', async () => {
+    const w = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE, parked: [] });
+    const look = { ...w.message(0), waits: 1, parked: 'p-first' };
+    await w.deliverer.handle(look, 'm2');
+    expect(w.unparked).toEqual(['p-first']);
+    expect(w.parked).toEqual([{ place: 'p0', message: { ...w.message(0), waits: 2, woken: true }, keep: 'p-first' }]);
+    expect(w.sent).toEqual([
+      { message: { ...w.message(0), waits: 2, parked: 'p0' }, delaySeconds: inLineDelaySeconds(1) },
+    ]);
+  });
+
+  it('takes the slot let go between the refusal and the park, and leaves the wait list', async () => {
+    const w = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE });
+    // An attempt of the starter's ends right after the park: it found none parked to wake.
+    const w2 = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE, onPark: () => w2.shareHolders.delete('other-run-0') });
+    await w2.deliverer.handle(w2.message(0), 'm1');
+    expect(w2.posts).toHaveLength(1);
+    expect(w2.unparked).toEqual(['p0']);
+    expect(w2.parked).toEqual([]);
+    expect(w2.delivery()).toMatchObject({ status: 'succeeded', attempts: 1 });
+    // Without it, parked.
+    await w.deliverer.handle(w.message(0), 'm1');
+    expect(w.posts).toEqual([]);
+  });
+
+  it('lets go, at a restart, of each starter’s share of the per-run lane with its endpoints’ slots', async () => {
+    const run = world({ forRun: {}, shareHeld: PRINCIPAL_SHARE });
+    expect(await run.deliverer.requeueOpen()).toBe(1);
+    expect(run.shares).toEqual([{ call: 'releaseSlots', share: { principal: 'p', slots: PRINCIPAL_SHARE } }]);
+    expect(run.shareHolders.size).toBe(0);
+    const api = world({ slotsHeld: MAX_IN_FLIGHT });
+    await api.deliverer.requeueOpen();
+    expect(api.shares).toEqual([{ call: 'releaseSlots', share: undefined }]);
+  });
+
+  it('waits in line rarely: the one before wakes it, and it looks again only after 16, 32, 64 s… (a lost wake)', async () => {
+    expect([0, 1, 2, 3, 5, 6, 7].map(inLineDelaySeconds)).toEqual([16, 32, 64, 128, 512, 900, 900]);
+    expect(inLineDelaySeconds(6)).toBe(MAX_DELAY_SECONDS);
+  });
+
   it("posts to a crew run's own endpoint through the per-run rules' poster", async () => {
     const w = world({ forRun: {} });
     await w.deliverer.handle(w.message(0), 'm1');
@@ -334,6 +522,55 @@ describe('the webhook delivery worker', () => {
     const w = world({ forRun: { stoppedBefore: 1 } });
     await w.deliverer.handle(w.message(0), 'm1');
     expect(w.posts).toHaveLength(1);
+  });
+});
+
+describe("a starter's share of the per-run lane (what a refused write's item says to try next)", () => {
+  const NOW = 1_000_000;
+  const entry = (holder: string, until = NOW + 1) => ({ holder, until });
+
+  it("takes the endpoint's first free slot while the starter holds fewer than its share", () => {
+    expect(nextShareTry({}, 'run-a', 'm', NOW, MAX_IN_FLIGHT, 4)).toEqual({ slot: 0, dropping: [] });
+    expect(nextShareTry({ 'run-a#0': entry('x') }, 'run-a', 'm', NOW, MAX_IN_FLIGHT, 4)).toEqual({
+      slot: 1,
+      dropping: [],
+    });
+  });
+
+  it('keeps the slot a message handed again holds', () => {
+    const entries = { 'run-a#1': entry('m'), 'run-b#0': entry('x'), 'run-c#0': entry('y') };
+    expect(nextShareTry(entries, 'run-a', 'm', NOW, MAX_IN_FLIGHT, 3)).toEqual({ slot: 1, dropping: [] });
+  });
+
+  it("waits when the endpoint's slots are held, or the starter holds its share", () => {
+    const endpointBusy = { 'run-a#0': entry('x'), 'run-a#1': entry('y') };
+    expect(nextShareTry(endpointBusy, 'run-a', 'm', NOW, MAX_IN_FLIGHT, 4)).toBeUndefined();
+    const shareHeld = { 'run-b#0': entry('x'), 'run-c#0': entry('y') };
+    expect(nextShareTry(shareHeld, 'run-a', 'm', NOW, MAX_IN_FLIGHT, 2)).toBeUndefined();
+  });
+
+  it('drops the entries whose holders died (their leases ran out) and takes a lapsed slot over', () => {
+    const entries = { 'run-a#0': entry('dead', NOW - 1), 'run-b#0': entry('gone', NOW - 5), 'run-c#0': entry('y') };
+    expect(nextShareTry(entries, 'run-a', 'm', NOW, MAX_IN_FLIGHT, 2)).toEqual({
+      slot: 0,
+      dropping: [['run-b#0', NOW - 5]],
+    });
+    // Only live holders count against the share.
+    expect(nextShareTry(entries, 'run-d', 'm', NOW, MAX_IN_FLIGHT, 2)).toEqual({
+      slot: 0,
+      dropping: [
+        ['run-a#0', NOW - 1],
+        ['run-b#0', NOW - 5],
+      ],
+    });
+  });
+
+  it('wakes, when an attempt ends, as many parked deliveries as the share has live slots free', () => {
+    expect(freeShareSlots({}, NOW, 4)).toBe(4);
+    expect(freeShareSlots({ 'run-a#0': entry('x'), 'run-b#0': entry('y'), 'run-c#0': entry('z') }, NOW, 4)).toBe(1);
+    // A holder that died frees its slot with its lease.
+    expect(freeShareSlots({ 'run-a#0': entry('x'), 'run-b#0': entry('dead', NOW - 1) }, NOW, 2)).toBe(1);
+    expect(freeShareSlots({ 'run-a#0': entry('x'), 'run-b#0': entry('y') }, NOW, 2)).toBe(0);
   });
 });
 
