@@ -12,6 +12,7 @@ import {
   routesFromOpenApi,
   schemaValue,
 } from '../../support/openapi-routes.js';
+import { DOMAIN_EVENT_TYPES } from '../../../shared/events/types.js';
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
 import { eventsOf } from '../event-feed.js';
 import { adminPsk, api, baseUrl, slug, token } from '../helpers.js';
@@ -759,6 +760,15 @@ function pathValue(route: Route, param: RouteParam, validOnly = false): fc.Arbit
   );
 }
 
+/**
+ * Known-good values of query parameters whose schema admits more than the service accepts: a
+ * domain-event `type` filter must name a catalogued type or a prefix of one (API.md §13), which
+ * a pattern cannot say, so half of the generated filters are real ones.
+ */
+const QUERY_HINTS: Record<string, readonly string[]> = {
+  type: [...DOMAIN_EVENT_TYPES, 'decision.*', 'crew.*', 'dpm.*'],
+};
+
 /** A query string for the route's query parameters: absent, valid, bad, repeated or unknown ones. */
 function queryString(route: Route): fc.Arbitrary<string> {
   const params = route.params.filter((p) => p.in === 'query');
@@ -767,7 +777,9 @@ function queryString(route: Route): fc.Arbitrary<string> {
       { weight: 3, arbitrary: fc.constant<string[]>([]) },
       {
         weight: 3,
-        arbitrary: schemaValue(doc, p.schema, {}, p.name).map((v) => [`${p.name}=${encodeSegment(String(v))}`]),
+        arbitrary: schemaValue(doc, p.schema, { hints: (name) => QUERY_HINTS[name] }, p.name).map((v) => [
+          `${p.name}=${encodeSegment(String(v))}`,
+        ]),
       },
       { weight: 2, arbitrary: badQueryValue.map((v) => [`${p.name}=${v}`]) },
       {
@@ -782,10 +794,27 @@ function queryString(route: Route): fc.Arbitrary<string> {
     { weight: 1, arbitrary: badQueryValue.map((v) => [`unknown=${v}`]) },
     { weight: 1, arbitrary: fc.constant(['&&=&', '%=%', 'a[b]=1', '__proto__[x]=1']) },
   );
-  return fc.tuple(...parts, unknown).map((lists) => {
+  const join = (lists: readonly (readonly string[])[]) => {
     const all = lists.flat();
     return all.length ? `?${all.join('&')}` : '';
-  });
+  };
+  // Each parameter drawn on its own, a route with five of them is sent a wholly valid query
+  // about one time in twelve: a quarter of the queries are valid throughout, so that the
+  // deep paths behind a list's filters are reached too (a cursor is opaque: left out).
+  const valid = params.map((p) =>
+    p.name === 'cursor'
+      ? fc.constant<string[]>([])
+      : fc.oneof(
+          fc.constant<string[]>([]),
+          schemaValue(doc, p.schema, { hints: (name) => QUERY_HINTS[name] }, p.name).map((v) => [
+            `${p.name}=${encodeSegment(String(v))}`,
+          ]),
+        ),
+  );
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.tuple(...parts, unknown).map(join) },
+    { weight: 1, arbitrary: fc.tuple(...valid).map(join) },
+  );
 }
 
 function pathFor(route: Route, validOnly = false): fc.Arbitrary<string> {
@@ -1390,7 +1419,7 @@ describe('fuzzing every endpoint of /openapi.json', () => {
   });
 
   it('answers schema-derived and mutated requests on every route without a 5xx', { timeout: 90_000 }, async () => {
-    await check(batchOf(bulkRequest()), 420, sendAndCheck);
+    await check(batchOf(bulkRequest()), 480, sendAndCheck);
   });
 
   it('answers missing and garbage credentials with 401 on every protected route', { timeout: 60_000 }, async () => {
