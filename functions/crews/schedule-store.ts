@@ -298,7 +298,8 @@ export class DynamoScheduleStore implements ScheduleStore {
                 Item: {
                   schedule_id: seen.id,
                   item: `${SKIP_PREFIX}${scheduledTime}`,
-                  expires_at: Math.floor(Date.now() / 1000) + SKIP_RECORD_SECONDS,
+                  // kept from the change's own instant (its clock), not a clock of the store's
+                  expires_at: Math.floor(Date.parse(change.at) / 1000) + SKIP_RECORD_SECONDS,
                 },
                 ConditionExpression: 'attribute_not_exists(schedule_id)',
               },
