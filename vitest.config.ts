@@ -1,10 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Integration files that run alone, one after the other once the rest have finished: each
+ * says why at its top. Every other integration file runs beside others, one per worker, each
+ * worker on a platform of its own (test/integration/global-setup.ts).
+ */
+export const ALONE = [
+  // A platform of its own whose exact DynamoDB calls are counted: nothing else on the emulators.
+  'test/integration/suites/call-counts.test.ts',
+  // Dependencies made unreachable one at a time, 10 s answer bounds timed per request.
+  'test/integration/suites/outage.test.ts',
+  // `npm start` killed and started again, stopped by signals: process groups and ports of their own.
+  'test/integration/local/local-restart.test.ts',
+  'test/integration/local/local-stop.test.ts',
+  // A real Chromium each: the heaviest processes of the suite.
+  'test/integration/suites/console-browser.test.ts',
+  'test/integration/suites/docs-browser.test.ts',
+];
+
+/**
+ * Workers for the files that run side by side (unit and integration): measured on a 2-core
+ * machine (test/README.md), more than the cores because integration files mostly wait on
+ * their platform. TEST_WORKERS overrides it.
+ */
+const WORKERS = Number(process.env.TEST_WORKERS) || 3;
+
 export default defineConfig({
   test: {
     // The JSON report is what .ci/run reads for its "N passed, M failed" line.
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest/results.json' },
+    maxWorkers: WORKERS,
     projects: [
       {
         test: {
@@ -17,6 +43,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          exclude: ALONE,
           globalSetup: ['test/integration/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
@@ -24,11 +51,24 @@ export default defineConfig({
       },
       {
         test: {
+          // The files of ALONE, one at a time after the groups before (groups run from the
+          // lowest groupOrder up), on the platform of worker slot 1.
+          name: 'integration-alone',
+          include: ALONE,
+          globalSetup: ['test/integration/global-setup.ts'],
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
           // Reads what the integration run recorded (its exchanges and the service log),
-          // so it runs after the other projects: groups run from the lowest groupOrder up.
+          // so it runs after the other projects.
           name: 'hygiene',
           include: ['test/hygiene/**/*.test.ts'],
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           testTimeout: 60_000,
         },
       },

@@ -1,15 +1,16 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { expect, inject } from 'vitest';
+import { expect } from 'vitest';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
 import { api, slug } from './helpers.js';
+import { provided } from './provided.js';
 
 /**
  * A document client of its own on the suite's DynamoDB Local that records the name of each
  * command it sends (a store built on it: what one delivery costs, in order); `destroy` when done.
  */
 export function countingClient(): { db: DynamoDBDocumentClient; calls: string[]; destroy: () => void } {
-  const base = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') }));
+  const base = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: provided('dynamodbEndpoint') }));
   const calls: string[] = [];
   base.middlewareStack.add(
     (next, context) => async (args) => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { expect, inject } from 'vitest';
+import { expect } from 'vitest';
 import { tokenPrincipal } from '../../shared/auth/caller.js';
 import { KeyStore } from '../../shared/auth/key-store.js';
 import { documentClient } from '../../shared/aws/clients.js';
@@ -8,8 +9,26 @@ import { randomSecret, sha256Hex } from '../../shared/crypto.js';
 import { physicalTableName, TABLES } from '../../infra/tables.js';
 import { appendRecord, type RecordInput } from '../support/exchange-log.js';
 import { mintToken, type TokenOptions } from '../support/tokens.js';
+import { provided } from './provided.js';
 
-export const baseUrl = () => inject('baseUrl');
+export const baseUrl = () => provided('baseUrl');
+
+/**
+ * The service log of the run (every platform's lines, in order), once everything logged
+ * before this call is in it: the log is written off the request's path, so this makes a
+ * request of its own with a fresh request id and reads until that request's line is there.
+ */
+export async function serviceLog(): Promise<string> {
+  const marker = randomUUID();
+  const res = await fetch(`${baseUrl()}/api/health/ping`, { headers: { 'x-request-id': marker } });
+  await res.arrayBuffer();
+  for (let waited = 0; ; waited += 20) {
+    const log = readFileSync(provided('logFile'), 'utf8');
+    if (log.includes(marker)) return log;
+    if (waited >= 10_000) throw new Error(`the service log never showed request ${marker}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -80,7 +99,7 @@ function caller(): { file: string; test: string | undefined } {
  * test/hygiene/secret-hygiene.test.ts checks for leaked secrets after the run.
  */
 function record(line: RecordInput): void {
-  appendRecord(inject('dataDir'), caller(), line);
+  appendRecord(provided('dataDir'), caller(), line);
 }
 
 /**
@@ -101,7 +120,12 @@ export function recordDelivery(hook: { path: string; headers: Record<string, unk
 
 /** A Bearer token for `name` from the test issuer. */
 export function token(name: string, options: TokenOptions = {}): Promise<string> {
-  return mintToken(inject('privateJwk'), { issuer: inject('issuer'), audience: inject('audience') }, name, options);
+  return mintToken(
+    provided('privateJwk'),
+    { issuer: provided('issuer'), audience: provided('audience') },
+    name,
+    options,
+  );
 }
 
 // The callers most files need, in one place. A file names its own users: the name is what
@@ -114,10 +138,10 @@ export const adminToken = (name: string) => token(name, { roles: ['admin'] });
 export const approverToken = (name: string) => token(name, { roles: ['approver'] });
 
 /** The suite platform's bootstrap admin key (DPM_ADMIN_PSK): role admin, no session, principal `dpm:bootstrap-admin`. */
-export const adminPsk = () => inject('adminPsk');
+export const adminPsk = () => provided('adminPsk');
 
 /** The principal of the test issuer's user `name` (its tokens' subject is `sub-<name>`). */
-export const principalOf = (name: string, subject = `sub-${name}`) => tokenPrincipal(inject('issuer'), subject);
+export const principalOf = (name: string, subject = `sub-${name}`) => tokenPrincipal(provided('issuer'), subject);
 
 /** A unique lowercase slug, so tests never share data. */
 export const slug = (prefix = 't') => `${prefix}-${randomUUID().slice(0, 8)}`;
@@ -126,14 +150,18 @@ export const slug = (prefix = 't') => `${prefix}-${randomUUID().slice(0, 8)}`;
 export const db = () =>
   documentClient({
     region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
   });
 
 /** A table's name on the test platform's stage. */
-export const table = (key: keyof typeof TABLES) => physicalTableName(inject('stage'), TABLES[key]);
+export const table = (key: keyof typeof TABLES) => physicalTableName(provided('stage'), TABLES[key]);
 
 /** The suite's events table, for stores built by a test (their deletions record events). */
-export const eventsTable = () => ({ tableName: table('domainEvents'), ttlDays: 30, source: `dpm/${inject('stage')}` });
+export const eventsTable = () => ({
+  tableName: table('domainEvents'),
+  ttlDays: 30,
+  source: `dpm/${provided('stage')}`,
+});
 
 let keyStore: KeyStore | undefined;
 function keys(): KeyStore {

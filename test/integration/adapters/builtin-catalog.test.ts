@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BuiltinCatalog, itemSize, MAX_ENTITY_BYTES } from '../../../shared/adapters/builtin-catalog.js';
 import { DataHubCatalog } from '../../../shared/adapters/datahub.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { TABLES, physicalTableName } from '../../../infra/tables.js';
 import { AnnotationTooLarge } from '../../../shared/ports/catalog.js';
 import { rejection } from '../../support/rejection.js';
+import { provided } from '../provided.js';
 
 const catalog = () =>
   new BuiltinCatalog(
     documentClient({
       region: 'us-east-1',
-      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
     }),
-    physicalTableName(inject('stage'), TABLES.catalog),
+    physicalTableName(provided('stage'), TABLES.catalog),
   );
 
 /** The table is shared by the whole suite: every test uses names of its own. */

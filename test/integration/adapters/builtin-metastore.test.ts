@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { BuiltinMetastore } from '../../../shared/adapters/builtin-metastore.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { mapLimit } from '../../../shared/concurrency.js';
 import type { TableSchema } from '../../../shared/ports/metastore.js';
+import { provided } from '../provided.js';
 
 let db: DynamoDBDocumentClient;
 let metastore: BuiltinMetastore;
@@ -13,9 +14,9 @@ let metastore: BuiltinMetastore;
 beforeAll(() => {
   db = documentClient({
     region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
   });
-  metastore = new BuiltinMetastore(db, physicalTableName(inject('stage'), TABLES.metastore));
+  metastore = new BuiltinMetastore(db, physicalTableName(provided('stage'), TABLES.metastore));
 });
 
 /** Each test its own catalog: the table is shared by the whole suite. */

@@ -1,7 +1,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDocumentsApp } from '../../../functions/documents/app.js';
 import { DocumentService } from '../../../functions/documents/service.js';
 import { DynamoDocumentStore } from '../../../functions/documents/store.js';
@@ -13,6 +13,7 @@ import { documentUrnOf } from '../../../shared/ports/catalog.js';
 import { startFakeDataHub, type FakeDataHub } from '../../support/datahub-server.js';
 import { rejection } from '../../support/rejection.js';
 import { db } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Documents with CATALOG=datahub: the documents app over HTTP, its items in the suite's
@@ -37,7 +38,7 @@ const authenticator: RequestAuthenticator = {
   },
 };
 
-const store = () => new DynamoDocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
+const store = () => new DynamoDocumentStore(db(), physicalTableName(provided('stage'), TABLES.documents));
 const catalog = () => new DataHubCatalog({ gmsUrl: datahub.url, token: datahub.token }, { timeoutMs: 2_000 });
 
 beforeAll(async () => {

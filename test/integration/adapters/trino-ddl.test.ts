@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { TrinoMetastore } from '../../../shared/adapters/trino.js';
 import { documentClient } from '../../../shared/aws/clients.js';
@@ -10,6 +10,7 @@ import { storedEvent } from '../../../shared/events/events-table.js';
 import type { AlterOperation, OutboxEvent, TableRef, TableSchema } from '../../../shared/ports/metastore.js';
 import { type FakeTrino, startFakeTrino } from '../../support/trino-server.js';
 import { rejection } from '../../support/rejection.js';
+import { provided } from '../provided.js';
 
 /**
  * The Trino metastore's DDL (API.md §17) against the local Trino-protocol server: the exact
@@ -24,9 +25,9 @@ beforeAll(async () => {
   trino = await startFakeTrino();
   db = documentClient({
     region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
   });
-  events = { tableName: physicalTableName(inject('stage'), TABLES.domainEvents), ttlDays: 1, source: 'dpm/test' };
+  events = { tableName: physicalTableName(provided('stage'), TABLES.domainEvents), ttlDays: 1, source: 'dpm/test' };
 });
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../../functions/approvals/service.js';
 import { DynamoRunStore } from '../../../functions/crews/store.js';
 import { MAX_CONTENT_BYTES } from '../../../functions/decisions/service.js';
@@ -10,6 +10,7 @@ import { AMPLIFYING, amplifyingContent } from '../../support/amplifying-content.
 import { eventually } from '../../support/eventually.js';
 import { crewTemplate, runEvents, startRun } from '../crew-support.js';
 import { adminToken, api, approverToken, insertKey, principalOf, slug, table, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * People in the loop (API.md §16): `GET /api/me`, the inbox `GET /api/approvals` (what the
@@ -250,7 +251,7 @@ describe('GET /api/approvals', () => {
   it("reads, per role, only that role's waiting steps: decided and cancelled ones have left the index", async () => {
     // A service of the test's own on the suite's DynamoDB, counting what each Query reads.
     const counted = DynamoDBDocumentClient.from(
-      new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') })),
+      new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: provided('dynamodbEndpoint') })),
     );
     const queries: { index?: string; role?: unknown; scanned: number }[] = [];
     counted.middlewareStack.add(

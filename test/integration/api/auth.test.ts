@@ -1,6 +1,6 @@
 import { createHmac, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually, notYet } from '../../support/eventually.js';
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
 import {
@@ -14,6 +14,7 @@ import {
   slug,
   token,
 } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /** Authentication and roles (API.md §1) over HTTP against the local platform. */
 
@@ -46,8 +47,8 @@ function standardClaims(name: string) {
   return {
     preferred_username: name,
     sub: `sub-${name}`,
-    iss: inject('issuer'),
-    aud: inject('audience'),
+    iss: provided('issuer'),
+    aud: provided('audience'),
     iat: now(),
     exp: now() + 600,
   };
@@ -120,7 +121,7 @@ describe('Bearer tokens', () => {
   });
 
   it('accepts a token whose audience list contains the configured audience', async () => {
-    const t = await token(slug('alice'), { audience: ['account', inject('audience')] });
+    const t = await token(slug('alice'), { audience: ['account', provided('audience')] });
     expectAuthenticated(await api(emptyKeyPath(), { token: t }));
   });
 
@@ -148,7 +149,7 @@ describe('Bearer tokens', () => {
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     const forged: JWK = {
       ...(await exportJWK(privateKey)),
-      kid: inject('privateJwk').kid ?? 'test-key-1',
+      kid: provided('privateJwk').kid ?? 'test-key-1',
       alg: 'RS256',
     };
     expectUnauthorized(await api(emptyKeyPath(), { token: await token(slug('mallory'), { key: forged }) }));
@@ -156,25 +157,25 @@ describe('Bearer tokens', () => {
 
   it('refuses an unsigned token (alg none)', async () => {
     for (const alg of ['none', 'None', 'NONE']) {
-      const unsigned = `${b64({ alg, typ: 'JWT', kid: inject('privateJwk').kid })}.${b64(standardClaims(slug('mallory')))}.`;
+      const unsigned = `${b64({ alg, typ: 'JWT', kid: provided('privateJwk').kid })}.${b64(standardClaims(slug('mallory')))}.`;
       expectUnauthorized(await api(emptyKeyPath(), { token: unsigned }));
     }
   });
 
   it('refuses an HMAC (HS256) token signed with a shared secret', async () => {
     const t = await new SignJWT(standardClaims(slug('mallory')))
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: inject('privateJwk').kid })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: provided('privateJwk').kid })
       .sign(new TextEncoder().encode('a-symmetric-secret-of-at-least-32-bytes'));
     expectUnauthorized(await api(emptyKeyPath(), { token: t }));
   });
 
   it('refuses an HS256 token keyed with the issuer public key (algorithm confusion)', async () => {
-    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = inject('privateJwk');
+    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicJwk } = provided('privateJwk');
     const pem = createPublicKey({ key: publicJwk as JsonWebKey, format: 'jwk' }).export({
       type: 'spki',
       format: 'pem',
     });
-    const header = b64({ alg: 'HS256', typ: 'JWT', kid: inject('privateJwk').kid });
+    const header = b64({ alg: 'HS256', typ: 'JWT', kid: provided('privateJwk').kid });
     const payload = b64(standardClaims(slug('mallory')));
     const signature = createHmac('sha256', pem).update(`${header}.${payload}`).digest('base64url');
     expectUnauthorized(await api(emptyKeyPath(), { token: `${header}.${payload}.${signature}` }));
@@ -225,17 +226,17 @@ describe('ID tokens never pass as access tokens (README: the token rules)', () =
     const name = slug('cognito');
     const res = await api(`${path}/approve`, {
       method: 'POST',
-      token: await cognito(name, { client_id: inject('audience'), 'cognito:groups': ['approver'] }),
+      token: await cognito(name, { client_id: provided('audience'), 'cognito:groups': ['approver'] }),
     });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ status: 'approved', approved_by: name });
     // another app client's, or without token_use access, or with an aud naming someone else: refused
     expectUnauthorized(await api(emptyKeyPath(), { token: await cognito(slug('c'), { client_id: 'other-client' }) }));
-    const untyped = await token(slug('c'), { audience: null, claims: { client_id: inject('audience') } });
+    const untyped = await token(slug('c'), { audience: null, claims: { client_id: provided('audience') } });
     expectUnauthorized(await api(emptyKeyPath(), { token: untyped }));
     const elsewhere = await token(slug('c'), {
       audience: 'other-api',
-      claims: { token_use: 'access', client_id: inject('audience') },
+      claims: { token_use: 'access', client_id: provided('audience') },
     });
     expectUnauthorized(await api(emptyKeyPath(), { token: elsewhere }));
   });
@@ -266,7 +267,7 @@ describe("the caller's name", () => {
 });
 
 describe('roles from token claims', () => {
-  const audience = () => inject('audience');
+  const audience = () => provided('audience');
   const sources: [string, () => Record<string, unknown>][] = [
     ['resource_access.<audience>.roles', () => ({ resource_access: { [audience()]: { roles: ['approver'] } } })],
     ['cognito:groups', () => ({ 'cognito:groups': ['approver'] })],

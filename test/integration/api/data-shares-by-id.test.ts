@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DataShareService } from '../../../functions/data-shares/service.js';
 import { DynamoDataShareStore } from '../../../functions/data-shares/store.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import type { IdentityProvider } from '../../../shared/ports/idp.js';
 import { eventsOf as feedEvents, settle } from '../event-feed.js';
 import { adminPsk, adminToken, api, db, eventsTable, principalOf, slug, table, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 // API.md §17: GET and DELETE /api/data_shares/{share_id} take the share's `id` as well as its
 // name. An id is a lowercase UUID, which also has the shape of a name: such a key is read as
@@ -192,7 +193,7 @@ describe('data shares by id (§17)', () => {
   it('finds a share by id with one Query on by_idp_id (one item read) and one GetItem, never a Scan', async () => {
     const share = await createShare();
     const counted = DynamoDBDocumentClient.from(
-      new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') })),
+      new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: provided('dynamodbEndpoint') })),
     );
     const calls: { command: string | undefined; index?: string; scanned?: number }[] = [];
     counted.middlewareStack.add(

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDataSharesApp } from '../../../functions/data-shares/app.js';
 import { DataShareService } from '../../../functions/data-shares/service.js';
 import { DynamoDataShareStore } from '../../../functions/data-shares/store.js';
@@ -9,7 +9,8 @@ import { KeycloakIdentityProvider } from '../../../shared/adapters/keycloak.js';
 import type { RequestAuthenticator } from '../../../shared/auth/authenticator.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../../support/keycloak-server.js';
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
-import { adminPsk, adminToken, api, type ApiResponse, db, slug, token, eventsTable } from '../helpers.js';
+import { adminPsk, adminToken, api, type ApiResponse, db, slug, token, eventsTable, serviceLog } from '../helpers.js';
+import { provided } from '../provided.js';
 
 interface Share {
   id: string;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   bob = await token('bob');
 });
 
-const table = (key: 'dataShares' | 'idpClients') => physicalTableName(inject('stage'), TABLES[key]);
+const table = (key: 'dataShares' | 'idpClients') => physicalTableName(provided('stage'), TABLES[key]);
 const rawItem = async (key: 'dataShares' | 'idpClients', name: string) =>
   (
     await db().send(
@@ -468,7 +469,7 @@ describe('client secrets in the service log', () => {
       (s): s is string => typeof s === 'string',
     );
     expect(secrets.length).toBe(3);
-    const log = readFileSync(inject('logFile'), 'utf8');
+    const log = await serviceLog();
     expect(log).toContain('/api/data_shares');
     for (const secret of secrets) expect(log).not.toContain(secret);
   });

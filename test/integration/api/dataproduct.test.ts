@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import {
   BOOTSTRAP_ADMIN_PSK_ID,
@@ -12,7 +12,8 @@ import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { ensureTables } from '../../../infra/local/provision.js';
 import { sha256Hex } from '../../../shared/crypto.js';
-import { adminPsk, adminToken, api, approverToken, insertKey, slug, token } from '../helpers.js';
+import { adminPsk, adminToken, api, approverToken, insertKey, slug, token, serviceLog } from '../helpers.js';
+import { provided } from '../provided.js';
 
 const DAY = 86_400_000;
 let alice: string;
@@ -56,9 +57,9 @@ const keys = () =>
   new KeyStore(
     documentClient({
       region: 'us-east-1',
-      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
     }),
-    physicalTableName(inject('stage'), TABLES.keys),
+    physicalTableName(provided('stage'), TABLES.keys),
   );
 
 describe('POST /api/dataproduct/{dataproduct_id}/psk', () => {
@@ -381,7 +382,7 @@ describe('the bootstrap admin key, guarded', () => {
   it('comes back at start-up when it was deleted while still configured', async () => {
     // A stage of its own: deleting the suite's admin key would disturb the other tests.
     const stage = `revive${Date.now() % 100000}`;
-    const endpoint = inject('dynamodbEndpoint');
+    const endpoint = provided('dynamodbEndpoint');
     const admin = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint }));
     await ensureTables(admin, stage);
     admin.destroy();
@@ -413,7 +414,7 @@ describe('secrets stay secret', () => {
     const item = await keys().getByHash(sha256Hex(key.key));
     expect(item).toBeDefined();
     expect(JSON.stringify(item)).not.toContain(key.key);
-    const log = readFileSync(inject('logFile'), 'utf8');
+    const log = await serviceLog();
     expect(log).toContain('/api/dataproduct/');
     expect(log).not.toContain(key.key);
     expect(log).not.toContain(adminPsk());

@@ -9,6 +9,7 @@ import { loadConfig } from '../../../shared/config.js';
 import { createRuntime } from '../../../functions/composition.js';
 import { freePort } from '../../../infra/local/emulators.js';
 import { adminPsk, adminToken, api, approverToken, insertKey, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 const canonicalSha = (value: unknown): string => {
   const canon = (v: unknown): string =>
@@ -711,9 +712,9 @@ describe('dependency outage', () => {
     const deadPort = await freePort();
     const runtime = createRuntime(
       loadConfig({
-        STAGE: inject('stage'),
-        AUTH_ISSUER: inject('issuer'),
-        AUTH_AUDIENCE: inject('audience'),
+        STAGE: provided('stage'),
+        AUTH_ISSUER: provided('issuer'),
+        AUTH_AUDIENCE: provided('audience'),
         DYNAMODB_ENDPOINT: `http://127.0.0.1:${deadPort}`,
       }),
     );

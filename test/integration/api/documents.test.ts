@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { EnrichmentConfirmation } from '../../../functions/documents/schemas.js';
 import { DocumentService } from '../../../functions/documents/service.js';
 import { DynamoDocumentStore } from '../../../functions/documents/store.js';
@@ -9,6 +9,7 @@ import type { Caller } from '../../../shared/auth/caller.js';
 import { Unavailable } from '../../../shared/errors.js';
 import { rejection } from '../../support/rejection.js';
 import { adminToken, api, db, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 const BASE = '/api/documents';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -25,8 +26,8 @@ beforeAll(async () => {
 });
 
 /** The suite's DynamoDB: the built-in catalog and the documents table, as the platform wires them. */
-const catalog = () => new BuiltinCatalog(db(), physicalTableName(inject('stage'), TABLES.catalog));
-const store = () => new DynamoDocumentStore(db(), physicalTableName(inject('stage'), TABLES.documents));
+const catalog = () => new BuiltinCatalog(db(), physicalTableName(provided('stage'), TABLES.catalog));
+const store = () => new DynamoDocumentStore(db(), physicalTableName(provided('stage'), TABLES.documents));
 const service = () => new DocumentService(store(), catalog());
 
 /** An admin as the service sees one (the HTTP layer's caller), for calls that bypass HTTP. */

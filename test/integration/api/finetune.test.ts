@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createFinetuneApp } from '../../../functions/finetune/app.js';
 import { ArtifactStore } from '../../../functions/finetune/artifacts.js';
 import { FinetuneService } from '../../../functions/finetune/service.js';
@@ -12,6 +12,7 @@ import { loadConfig } from '../../../shared/config.js';
 import { createRuntime } from '../../../functions/composition.js';
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
 import { adminPsk, adminToken, api, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 const BASE = '/api/finetune/datasets';
 
@@ -25,10 +26,10 @@ beforeAll(async () => {
   admin = await adminToken('finetune-admin');
   alice = await token('ft-alice');
   bob = await token('ft-bob');
-  bucket = inject('artifactsBucket');
+  bucket = provided('artifactsBucket');
   s3 = new S3Client({
     region: 'us-east-1',
-    endpoint: inject('s3Endpoint'),
+    endpoint: provided('s3Endpoint'),
     forcePathStyle: true,
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
@@ -432,10 +433,10 @@ describe('artifact store outage', () => {
     const deadPort = await freePort();
     const runtime = createRuntime(
       loadConfig({
-        STAGE: inject('stage'),
-        AUTH_ISSUER: inject('issuer'),
-        AUTH_AUDIENCE: inject('audience'),
-        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        STAGE: provided('stage'),
+        AUTH_ISSUER: provided('issuer'),
+        AUTH_AUDIENCE: provided('audience'),
+        DYNAMODB_ENDPOINT: provided('dynamodbEndpoint'),
       }),
     );
     const deadS3 = s3Access({

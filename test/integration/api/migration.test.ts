@@ -6,14 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../../infra/local/platform.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { loadConfig } from '../../../shared/config.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { CONN_ID } from '../../../functions/migration/schemas.js';
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
-import { adminPsk, adminToken, api, approverToken, insertKey, slug, token } from '../helpers.js';
+import { adminPsk, adminToken, api, approverToken, insertKey, slug, token, serviceLog } from '../helpers.js';
+import { provided } from '../provided.js';
 
 let admin: string;
 let alice: string;
@@ -65,12 +66,16 @@ type Config = Record<string, string | number | null>;
 const db = () =>
   documentClient({
     region: 'us-east-1',
-    endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
   });
 const rawItem = async (table: 'migrationConfig' | 'migrationConnections', key: Record<string, string>) =>
   (
     await db().send(
-      new GetCommand({ TableName: physicalTableName(inject('stage'), TABLES[table]), Key: key, ConsistentRead: true }),
+      new GetCommand({
+        TableName: physicalTableName(provided('stage'), TABLES[table]),
+        Key: key,
+        ConsistentRead: true,
+      }),
     )
   ).Item;
 
@@ -101,11 +106,11 @@ describe('GET/PUT /api/migration/infrastructure-config (E3)', () => {
         HOST: '127.0.0.1',
         DPM_DATA_DIR: mkdtempSync(join(tmpdir(), 'dpm-migration-fresh-')),
         DPM_ADMIN_PSK: psk,
-        AUTH_ISSUER: inject('issuer'),
-        AUTH_AUDIENCE: inject('audience'),
-        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-        SQS_ENDPOINT: inject('sqsEndpoint'),
-        S3_ENDPOINT: inject('s3Endpoint'),
+        AUTH_ISSUER: provided('issuer'),
+        AUTH_AUDIENCE: provided('audience'),
+        DYNAMODB_ENDPOINT: provided('dynamodbEndpoint'),
+        SQS_ENDPOINT: provided('sqsEndpoint'),
+        S3_ENDPOINT: provided('s3Endpoint'),
       }),
       { inMemory: true },
     );
@@ -871,13 +876,13 @@ describe('POST /api/migration/infrastructure-config/test-connection (E4)', () =>
     const body = {
       conn_type: 'aws',
       host: '',
-      schema: inject('artifactsBucket'),
+      schema: provided('artifactsBucket'),
       login: 'local',
       password: secret('s3-secret-key'),
     };
     await putConnection(connId, body);
     const res = await probe({ conn_id: connId, conn_type: 's3' });
-    expect(res.body).toEqual({ ok: true, message: expect.stringContaining(inject('artifactsBucket')) });
+    expect(res.body).toEqual({ ok: true, message: expect.stringContaining(provided('artifactsBucket')) });
     expectNoSecrets(res.text);
     // Without a password the same probe has no credentials to list with.
     await putConnection(connId, { ...body, password: null });
@@ -898,7 +903,7 @@ describe('POST /api/migration/infrastructure-config/test-connection (E4)', () =>
 describe('secrets stay secret', () => {
   it('never writes a secret key or a connection password to the service log', async () => {
     expect(secrets.length).toBeGreaterThan(5);
-    const log = readFileSync(inject('logFile'), 'utf8');
+    const log = await serviceLog();
     expect(log).toContain('/api/migration/');
     for (const s of secrets) expect(log).not.toContain(s);
   });

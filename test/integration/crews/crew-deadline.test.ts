@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CrewRunner } from '../../../functions/crews/runner.js';
 import { StepExecutor } from '../../../functions/crews/steps.js';
 import { DynamoRunStore, type RunItem } from '../../../functions/crews/store.js';
@@ -9,19 +9,20 @@ import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { storeUnqueuedRun } from '../../support/pending-run.js';
+import { provided } from '../provided.js';
 
 const store = () =>
   new DynamoRunStore(
     documentClient({
       region: 'us-east-1',
-      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
     }),
-    physicalTableName(inject('stage'), TABLES.crewRuns),
-    physicalTableName(inject('stage'), TABLES.runLog),
+    physicalTableName(provided('stage'), TABLES.crewRuns),
+    physicalTableName(provided('stage'), TABLES.runLog),
     {
-      tableName: physicalTableName(inject('stage'), TABLES.domainEvents),
+      tableName: physicalTableName(provided('stage'), TABLES.domainEvents),
       ttlDays: 30,
-      source: `dpm/${inject('stage')}`,
+      source: `dpm/${provided('stage')}`,
     },
   );
 
@@ -30,11 +31,11 @@ const insertRun = (steps: RunItem['steps']): Promise<string> =>
   storeUnqueuedRun(
     documentClient({
       region: 'us-east-1',
-      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
     }),
     {
-      crewRuns: physicalTableName(inject('stage'), TABLES.crewRuns),
-      runLog: physicalTableName(inject('stage'), TABLES.runLog),
+      crewRuns: physicalTableName(provided('stage'), TABLES.crewRuns),
+      runLog: physicalTableName(provided('stage'), TABLES.runLog),
     },
     { name: 'deadline', principal: 'dpm:test-deadline' },
     steps,

@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { crewTemplate, kindsOf, runEvents, startRun, type CrewEventSeen } from '../crew-support.js';
 import { adminToken, api, approverToken, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * One executor at a time (issue 25, finding 1): a crew-run message that arrives while a
@@ -32,7 +33,7 @@ const answerAll = () => {
 const sqs = () =>
   new SQSClient({
     region: 'us-east-1',
-    endpoint: inject('sqsEndpoint'),
+    endpoint: provided('sqsEndpoint'),
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
 
@@ -41,7 +42,7 @@ async function sendToWorker(body: unknown): Promise<void> {
   const client = sqs();
   try {
     await client.send(
-      new SendMessageCommand({ QueueUrl: inject('crewRunQueueUrl'), MessageBody: JSON.stringify(body) }),
+      new SendMessageCommand({ QueueUrl: provided('crewRunQueueUrl'), MessageBody: JSON.stringify(body) }),
     );
   } finally {
     client.destroy();
@@ -56,7 +57,7 @@ const handled = (id: string, tag: string, message: string) =>
   eventually(
     () =>
       (posts.get(`/hold/${tag}`) ?? 0) > 1 ||
-      readFileSync(inject('logFile'), 'utf8')
+      readFileSync(provided('logFile'), 'utf8')
         .split('\n')
         .some((line) => line.includes(id) && line.includes(message)) ||
       undefined,

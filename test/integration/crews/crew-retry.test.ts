@@ -1,13 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadLetterQueueName, QUEUES } from '../../../infra/tables.js';
 import { eventually } from '../../support/eventually.js';
 import { storeUnqueuedRun } from '../../support/pending-run.js';
 import { eventsOf, settle } from '../event-feed.js';
 import { crewTemplate, kindsOf as typesOf, runEvents, startRun } from '../crew-support.js';
 import { adminToken, api, db, principalOf, slug, table, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Retrying a crew run (API.md §4): a failed or cancelled run continues under the same
@@ -206,11 +207,11 @@ describe('POST /api/crew-runs/{id}/retry', () => {
     );
     const sqs = new SQSClient({
       region: 'us-east-1',
-      endpoint: inject('sqsEndpoint'),
+      endpoint: provided('sqsEndpoint'),
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     const { QueueUrl } = await sqs.send(
-      new GetQueueUrlCommand({ QueueName: deadLetterQueueName(inject('stage'), QUEUES.crewRuns) }),
+      new GetQueueUrlCommand({ QueueName: deadLetterQueueName(provided('stage'), QUEUES.crewRuns) }),
     );
     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: JSON.stringify({ correlation_id: id }) }));
     sqs.destroy();

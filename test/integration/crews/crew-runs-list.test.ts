@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrewService } from '../../../functions/crews/service.js';
 import { DynamoRunStore, type TemplateStore } from '../../../functions/crews/store.js';
 import type { Caller } from '../../../shared/auth/caller.js';
@@ -9,6 +9,7 @@ import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import { eventually } from '../../support/eventually.js';
 import { storeWaitingRun } from '../../support/pending-run.js';
 import { adminToken, api, db, principalOf, slug, table, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Crew run listing and progress (API.md §4): `GET /api/crew-runs` answers the caller's own
@@ -221,7 +222,7 @@ describe('the items a list reads', () => {
 
   beforeAll(async () => {
     const counted = DynamoDBDocumentClient.from(
-      new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') })),
+      new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: provided('dynamodbEndpoint') })),
     );
     counted.middlewareStack.add(
       (next, context) => async (args) => {

@@ -1,9 +1,10 @@
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { physicalQueueName, QUEUES } from '../../../infra/tables.js';
 import { eventually, notYet } from '../../support/eventually.js';
 import { eventsOf } from '../event-feed.js';
 import { adminToken, api, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Crew schedules (API.md §4 "Runs people can plan on"): declared by an admin, validated as
@@ -86,11 +87,11 @@ beforeAll(async () => {
   waitTemplateId = waits.body.id;
   sqs = new SQSClient({
     region: 'us-east-1',
-    endpoint: inject('sqsEndpoint'),
+    endpoint: provided('sqsEndpoint'),
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   queueUrl = (
-    await sqs.send(new GetQueueUrlCommand({ QueueName: physicalQueueName(inject('stage'), QUEUES.crewRuns) }))
+    await sqs.send(new GetQueueUrlCommand({ QueueName: physicalQueueName(provided('stage'), QUEUES.crewRuns) }))
   ).QueueUrl!;
 });
 

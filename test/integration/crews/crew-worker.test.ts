@@ -5,7 +5,7 @@ import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../../functions/crews/runner.js';
 import type { RunLogEntry, Step } from '../../../functions/crews/schemas.js';
 import { runChange } from '../../../functions/crews/events.js';
@@ -22,16 +22,17 @@ import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
 import { eventually, notYet } from '../../support/eventually.js';
 import { adminPsk, api, db, slug, table, token } from '../helpers.js';
 import { countingClient } from '../crew-support.js';
+import { provided } from '../provided.js';
 
 // ---------------------------------------------------------------------------------------
 // The suite's DynamoDB Local, and runs inserted directly (no SQS message), so that only
 // the handlers these tests build ever execute them.
 // ---------------------------------------------------------------------------------------
 
-const runsTable = () => physicalTableName(inject('stage'), TABLES.crewRuns);
-const eventsTable = () => physicalTableName(inject('stage'), TABLES.runLog);
+const runsTable = () => physicalTableName(provided('stage'), TABLES.crewRuns);
+const eventsTable = () => physicalTableName(provided('stage'), TABLES.runLog);
 /** Where the runs' domain events go (the outbox of their writes). */
-const domainEvents = () => ({ tableName: table('domainEvents'), ttlDays: 30, source: `dpm/${inject('stage')}` });
+const domainEvents = () => ({ tableName: table('domainEvents'), ttlDays: 30, source: `dpm/${provided('stage')}` });
 
 let store: RunStore;
 
@@ -811,12 +812,12 @@ describe('crew runs through the platform', () => {
     const id = await insertRun(42);
     const sqs = new SQSClient({
       region: 'us-east-1',
-      endpoint: inject('sqsEndpoint'),
+      endpoint: provided('sqsEndpoint'),
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     await sqs.send(
       new SendMessageCommand({
-        QueueUrl: inject('crewRunQueueUrl'),
+        QueueUrl: provided('crewRunQueueUrl'),
         MessageBody: JSON.stringify({ correlation_id: id }),
       }),
     );
@@ -904,7 +905,7 @@ describe('crew runs through the platform', () => {
     ]);
     // The fake model answers "[<model>](<system>) <last user message>".
     const reply = '[test-model](Be formal) Write about owls';
-    expect(inject('llmModel')).toBe('test-model');
+    expect(provided('llmModel')).toBe('test-model');
     expect(events[5]!.data).toEqual({ output: reply });
     expect(events[6]!.data).toEqual({ outputs: { intro: 'about owls', ask: reply } });
     expect(run).toMatchObject({

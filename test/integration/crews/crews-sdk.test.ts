@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from '../../../functions/crews/built-in-templates.js';
 import { CrewService } from '../../../functions/crews/service.js';
 import { DynamoRunStore, DynamoTemplateStore } from '../../../functions/crews/store.js';
@@ -31,6 +31,7 @@ import {
   table,
   token,
 } from '../helpers.js';
+import { provided } from '../provided.js';
 
 let admin: string;
 let user: string;
@@ -386,7 +387,7 @@ describe('making the built-in templates (start-up)', () => {
     builtInsOnFirstUse = false,
   ): Promise<{ service: CrewService; templates: DynamoTemplateStore }> {
     const stage = `crews${randomUUID().slice(0, 8)}`;
-    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') }));
+    const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: provided('dynamodbEndpoint') }));
     await ensureTables(client, stage, { crewTemplates: TABLES.crewTemplates, domainEvents: TABLES.domainEvents });
     client.destroy();
     const templates = new DynamoTemplateStore(db(), physicalTableName(stage, TABLES.crewTemplates), {

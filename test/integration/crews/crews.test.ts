@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -14,7 +14,8 @@ import { documentClient } from '../../../shared/aws/clients.js';
 import { loadConfig } from '../../../shared/config.js';
 import { createRuntime } from '../../../functions/composition.js';
 import { eventually, notYet } from '../../support/eventually.js';
-import { adminPsk, adminToken, api, slug, token } from '../helpers.js';
+import { adminPsk, adminToken, api, slug, token, serviceLog } from '../helpers.js';
+import { provided } from '../provided.js';
 
 let admin: string;
 let alice: string;
@@ -463,9 +464,9 @@ describe('E2 run and E13 events', () => {
   it('fails the run and answers 503 when the queue does not answer', async () => {
     const db = documentClient({
       region: 'us-east-1',
-      endpoints: { dynamodb: inject('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
     });
-    const stage = inject('stage');
+    const stage = provided('stage');
     const sent: string[] = [];
     const service = new CrewService(
       new DynamoTemplateStore(db, physicalTableName(stage, TABLES.crewTemplates), {
@@ -520,10 +521,10 @@ describe('E2 run and E13 events', () => {
 const platformRuntime = () =>
   createRuntime(
     loadConfig({
-      STAGE: inject('stage'),
-      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-      SQS_ENDPOINT: inject('sqsEndpoint'),
-      CREW_RUN_QUEUE_URL: inject('crewRunQueueUrl'),
+      STAGE: provided('stage'),
+      DYNAMODB_ENDPOINT: provided('dynamodbEndpoint'),
+      SQS_ENDPOINT: provided('sqsEndpoint'),
+      CREW_RUN_QUEUE_URL: provided('crewRunQueueUrl'),
     }),
   );
 
@@ -865,7 +866,7 @@ describe('credentials in the URL of an http step', () => {
     }
 
     // The worker logged the failure (with the run's correlation id) before writing step.failed.
-    const log = readFileSync(inject('logFile'), 'utf8');
+    const log = await serviceLog();
     const lines = log.split('\n').filter((line) => line.includes(id));
     expect(lines.some((line) => line.includes('crew step failed'))).toBe(true);
     expect(log).not.toContain(password);

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { EVENT_CATALOG } from '../../../functions/domain-events/catalog.js';
 import { DomainEventSchema } from '../../../functions/domain-events/schemas.js';
 import type { DomainEventType } from '../../../shared/events/types.js';
 import { eventsOf as feedEvents } from '../event-feed.js';
 import { adminToken, api, slug } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * GET /asyncapi.json (API.md §1, §13): open to anyone, the generated document with the
@@ -35,7 +36,7 @@ describe('GET /asyncapi.json', () => {
   it('is the committed document, its EventBridge server defaulting to the serving stage’s bus', async () => {
     const served = (await api<Json>('/asyncapi.json')).body;
     const { variables } = served.servers.eventbridge;
-    expect(variables.stage.default).toBe(inject('stage'));
+    expect(variables.stage.default).toBe(provided('stage'));
     expect(variables.region.default).toEqual(expect.any(String));
     delete variables.stage.default;
     delete variables.region.default;

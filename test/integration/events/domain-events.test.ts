@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventFeedService } from '../../../functions/domain-events/service.js';
 import { DynamoEventStore } from '../../../functions/domain-events/store.js';
 import { ensureTables } from '../../../infra/local/provision.js';
@@ -11,6 +11,7 @@ import { eventItem } from '../../../shared/events/events-table.js';
 import { DOMAIN_EVENT_TYPES, type DomainEvent } from '../../../shared/events/types.js';
 import { adminToken, api, approverToken, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { provided } from '../provided.js';
 
 // API.md §13: every committed change is a domain event (CloudEvents 1.0), with a gap-free
 // per-subject sequence; none for a refused change. The feed is admin-only.
@@ -251,7 +252,7 @@ describe('a type filter reads the events it answers, not those it passes over', 
   // no dispatcher and no webhook), holding thousands of events of other types around a few
   // rare ones, as the store writes them; the feed service over it counts its reads.
   const stage = `feed${randomUUID().slice(0, 8)}`;
-  const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: inject('dynamodbEndpoint') }));
+  const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: provided('dynamodbEndpoint') }));
   const reads = { queries: 0, items: 0 };
   client.middlewareStack.add(
     (next, context) => async (args) => {

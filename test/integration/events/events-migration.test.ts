@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type RunningPlatform } from '../../../infra/local/platform.js';
 import { loadConfig } from '../../../shared/config.js';
 import { randomSecret } from '../../../shared/crypto.js';
 import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { provided } from '../provided.js';
 
 // API.md §13 for the migration infrastructure (§5): `migration.config.updated` about
 // `migration/config` (data: the configuration as its GET answers it, plus `changed_fields`),
@@ -234,11 +235,11 @@ describe('configuration events', () => {
       HOST: '127.0.0.1',
       DPM_DATA_DIR: dataDir,
       DPM_ADMIN_PSK: `events-migration-admin-${randomSecret()}`,
-      AUTH_ISSUER: inject('issuer'),
-      AUTH_AUDIENCE: inject('audience'),
-      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-      SQS_ENDPOINT: inject('sqsEndpoint'),
-      S3_ENDPOINT: inject('s3Endpoint'),
+      AUTH_ISSUER: provided('issuer'),
+      AUTH_AUDIENCE: provided('audience'),
+      DYNAMODB_ENDPOINT: provided('dynamodbEndpoint'),
+      SQS_ENDPOINT: provided('sqsEndpoint'),
+      S3_ENDPOINT: provided('s3Endpoint'),
     });
     platform = await startPlatform(config, { inMemory: true, retryDelaySeconds: 1 });
     own = async (path, options = {}) => {

@@ -7,6 +7,7 @@ import { HangingReceiver, type ReceivedHook, WebhookReceiver } from '../../suppo
 import { eventsOf, settle } from '../event-feed.js';
 import { LOOPBACK_SUFFIX, REBINDING_SUFFIX } from '../global-setup.js';
 import { adminToken, api, db, recordDelivery, table, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Per-run webhooks (API.md §14, E2 `webhook_url`): every E13 event of a run started with a
@@ -141,7 +142,7 @@ describe('a run started with a webhook_url (E2)', () => {
       expect(hook.event).toEqual({
         specversion: '1.0',
         id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
-        source: 'dpm/test',
+        source: `dpm/${provided('stage')}`,
         type: 'dpm.crew.run.event',
         subject: `crew-runs/${correlationId}`,
         time: events[index]!.timestamp,

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { type ReceivedHook, WebhookReceiver } from '../../support/webhook-receiver.js';
 import { REBINDING_SUFFIX, WEBHOOK_RETRY_SCHEDULE } from '../global-setup.js';
-import { adminToken, api, approverToken, db, recordDelivery, slug, table, token } from '../helpers.js';
+import { adminToken, api, approverToken, db, recordDelivery, slug, table, token, serviceLog } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Webhook deliveries (API.md §14) end to end: the test platform's dispatcher fans recorded
@@ -195,7 +196,7 @@ describe('delivery of domain events', () => {
     expect(envelope).toMatchObject({
       specversion: '1.0',
       id: first.event_id,
-      source: 'dpm/test',
+      source: `dpm/${provided('stage')}`,
       type: 'dpm.webhook.test',
       subject: `webhooks/${hook.id}/test`,
       datacontenttype: 'application/json',
@@ -429,8 +430,8 @@ describe('delivery of domain events', () => {
     expect(await deliveries(hook.id, '?status=retrying')).toEqual([]);
   });
 
-  it('never shows a signing secret in the service log', () => {
-    const log = readFileSync(inject('logFile'), 'utf8');
+  it('never shows a signing secret in the service log', async () => {
+    const log = await serviceLog();
     for (const secret of secrets) expect(log.includes(secret)).toBe(false);
     expect(secrets.length).toBeGreaterThan(5);
   });

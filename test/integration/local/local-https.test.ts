@@ -4,11 +4,12 @@ import { request } from 'node:https';
 import { connect, createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../infra/local/emulators.js';
 import { TLS_CERT_FILE, TLS_KEY_FILE } from '../../../infra/local/tls.js';
 import { callPlatform, type LocalProcess, localProcessScratch } from '../../support/local-process.js';
 import { api, slug } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * HTTPS locally (API.md §17, issue 27 item 1): the platform serves the same API over TLS on
@@ -70,18 +71,18 @@ function httpsCall(
   });
 }
 
-const ca = () => readFileSync(inject('caCertFile'), 'utf8');
-const https = () => inject('httpsBaseUrl');
-const psk = () => inject('adminPsk');
+const ca = () => readFileSync(provided('caCertFile'), 'utf8');
+const https = () => provided('httpsBaseUrl');
+const psk = () => provided('adminPsk');
 
 describe('the test platform over HTTPS', () => {
   it('serves on its own port, with its certificate in the data directory', () => {
-    const http = new URL(inject('baseUrl'));
+    const http = new URL(provided('baseUrl'));
     const tls = new URL(https());
     expect(tls.protocol).toBe('https:');
     expect(tls.hostname).toBe(http.hostname);
     expect(tls.port).not.toBe(http.port);
-    expect(inject('caCertFile')).toBe(join(inject('dataDir'), TLS_CERT_FILE));
+    expect(provided('caCertFile')).toBe(join(provided('platformDataDir'), TLS_CERT_FILE));
   });
 
   it('answers as over HTTP, trusting only the certificate file', async () => {
@@ -136,7 +137,7 @@ describe('the test platform over HTTPS', () => {
   });
 
   it('keeps the key readable by its owner only (mode 0600)', () => {
-    const keyFile = join(dirname(inject('caCertFile')), TLS_KEY_FILE);
+    const keyFile = join(dirname(provided('caCertFile')), TLS_KEY_FILE);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
   });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILT_IN_TEMPLATES } from '../../../functions/crews/built-in-templates.js';
 import { startPlatform, type RunningPlatform } from '../../../infra/local/platform.js';
 import { loadConfig } from '../../../shared/config.js';
@@ -13,6 +13,7 @@ import { randomSecret, sha256Hex } from '../../../shared/crypto.js';
 import { eventually } from '../../support/eventually.js';
 import { WebhookReceiver } from '../../support/webhook-receiver.js';
 import { adminToken, approverToken, principalOf, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /*
  * What each operation costs in DynamoDB calls (issue 30), counted on the one document client
@@ -88,7 +89,7 @@ async function callsOf(work: () => Promise<void>, done: () => Promise<boolean>):
 const own = DynamoDBDocumentClient.from(
   new DynamoDBClient({
     region: 'us-east-1',
-    endpoint: inject('dynamodbEndpoint'),
+    endpoint: provided('dynamodbEndpoint'),
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   }),
 );
@@ -117,11 +118,11 @@ beforeAll(async () => {
       HOST: '127.0.0.1',
       DPM_DATA_DIR: dataDir,
       DPM_ADMIN_PSK: adminPsk,
-      AUTH_ISSUER: inject('issuer'),
-      AUTH_AUDIENCE: inject('audience'),
-      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-      SQS_ENDPOINT: inject('sqsEndpoint'),
-      S3_ENDPOINT: inject('s3Endpoint'),
+      AUTH_ISSUER: provided('issuer'),
+      AUTH_AUDIENCE: provided('audience'),
+      DYNAMODB_ENDPOINT: provided('dynamodbEndpoint'),
+      SQS_ENDPOINT: provided('sqsEndpoint'),
+      S3_ENDPOINT: provided('s3Endpoint'),
       WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
     }),
     // The dispatcher keeps the webhook endpoints for the whole file (the platform's writes of

@@ -2,7 +2,7 @@ import { request as httpRequest, Agent } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { exportJWK, generateKeyPair } from 'jose';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   fillPath,
   type OpenApiDocument,
@@ -16,6 +16,7 @@ import { DOMAIN_EVENT_TYPES } from '../../../shared/events/types.js';
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
 import { eventsOf } from '../event-feed.js';
 import { adminPsk, api, baseUrl, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Fuzzes every endpoint `GET /openapi.json` lists (a new endpoint is fuzzed without
@@ -1172,7 +1173,7 @@ async function adminToken() {
 beforeAll(async () => {
   const now = Math.floor(Date.now() / 1000);
   const other = await generateKeyPair('RS256', { extractable: true });
-  const foreignJwk = { ...(await exportJWK(other.privateKey)), kid: inject('privateJwk').kid ?? 'test-key-1' };
+  const foreignJwk = { ...(await exportJWK(other.privateKey)), kid: provided('privateJwk').kid ?? 'test-key-1' };
   const admin = await adminToken();
   const bearer = (t: string) => ({ authorization: `Bearer ${t}` });
   Object.assign(credentials, {
@@ -1187,7 +1188,7 @@ beforeAll(async () => {
     basic: { authorization: 'Basic YWRtaW46YWRtaW4=' },
     'foreign-jwt': bearer(await token('fuzz-mallory', { roles: ['admin'], key: foreignJwk })),
     'alg-none-jwt': bearer(
-      `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ preferred_username: 'mallory', iss: inject('issuer'), aud: inject('audience'), exp: now + 600, realm_access: { roles: ['admin'] } })}.`,
+      `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ preferred_username: 'mallory', iss: provided('issuer'), aud: provided('audience'), exp: now + 600, realm_access: { roles: ['admin'] } })}.`,
     ),
     'expired-jwt': bearer(await token('fuzz-late', { roles: ['admin'], expiresIn: now - 120 })),
     'wrong-audience-jwt': bearer(await token('fuzz-aud', { roles: ['admin'], audience: 'another-api' })),

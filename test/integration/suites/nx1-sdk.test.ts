@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, notYet } from '../../support/eventually.js';
 import { adminPsk, adminToken, api, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * The real NX1 Python SDK (test/sdk/nx1-sdk, vendored unmodified; SOURCE.md names its
@@ -146,10 +147,10 @@ function nx1(args: readonly string[], client: { apiKey: string; host: string; ca
   });
 }
 
-const httpsBaseUrl = () => inject('httpsBaseUrl');
+const httpsBaseUrl = () => provided('httpsBaseUrl');
 /** The two ways README shows: certificate checks off, or the platform's certificate trusted. */
 const insecure = () => ({ apiKey: adminPsk(), host: httpsBaseUrl(), verifySsl: false });
-const trusted = () => ({ apiKey: adminPsk(), host: httpsBaseUrl(), caBundle: inject('caCertFile') });
+const trusted = () => ({ apiKey: adminPsk(), host: httpsBaseUrl(), caBundle: provided('caCertFile') });
 
 describe('the NX1 SDK over HTTPS (API.md §17)', () => {
   it('health: ping, version and build_number, with verify_ssl=False and with REQUESTS_CA_BUNDLE', async () => {
@@ -189,7 +190,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
       '        with ctx.wrap_socket(raw, server_hostname=name) as tls:',
       '            print(name, tls.version())',
     ].join('\n');
-    const run = spawnSync(python, ['-c', script, inject('caCertFile'), port], {
+    const run = spawnSync(python, ['-c', script, provided('caCertFile'), port], {
       encoding: 'utf8',
       env: pythonEnv(),
       timeout: PYTHON_TIMEOUT_MS,
@@ -207,8 +208,8 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
     expect(viaHttpsPort.results[0]).toMatchObject({ ok: true, result: { status: 'ok' } });
 
     // The issue's report: `host="http://127.0.0.1:3000"` reaches the plain-HTTP port with TLS.
-    const viaHttpPort = await sdk({ ...insecure(), host: inject('baseUrl') }, [{ method: 'health.ping' }]);
-    expect(viaHttpPort.baseUrl).toBe(`${inject('baseUrl').replace('http://', 'https://')}/`);
+    const viaHttpPort = await sdk({ ...insecure(), host: provided('baseUrl') }, [{ method: 'health.ping' }]);
+    expect(viaHttpPort.baseUrl).toBe(`${provided('baseUrl').replace('http://', 'https://')}/`);
     expect(viaHttpPort.results[0]).toMatchObject({ ok: false, error: 'NX1APIError' });
     expect(viaHttpPort.results[0]!.message).toMatch(/SSL/);
   });
@@ -224,7 +225,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
       expect(made.status, made.text).toBe(201);
       userKey = made.body.key;
     });
-    const asUser = () => ({ apiKey: userKey, host: httpsBaseUrl(), caBundle: inject('caCertFile') });
+    const asUser = () => ({ apiKey: userKey, host: httpsBaseUrl(), caBundle: provided('caCertFile') });
 
     it('create, get_all, get and delete by name', async () => {
       const name = slug('sdk-share');
@@ -655,7 +656,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
       expect(extended).toEqual({ psk: key.psk, description: 'the SDK test', valid_until: expect.any(String) });
       expect(deletedKey).toEqual({});
 
-      const withKey = { apiKey: key.key as string, host: httpsBaseUrl(), caBundle: inject('caCertFile') };
+      const withKey = { apiKey: key.key as string, host: httpsBaseUrl(), caBundle: provided('caCertFile') };
       await sdkOk(withKey, [{ method: 'data_products.get_all_psks' }]);
       const [deleted, after] = await sdkOk(trusted(), [
         { method: 'data_products.delete', args: [product.id] },
@@ -711,7 +712,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
       ]);
       expect(extended).toEqual({ psk: key.psk, description: 'plain product key', valid_until: expect.any(String) });
       expect(deletedKey).toEqual({});
-      const withKey = { apiKey: key.key as string, host: httpsBaseUrl(), caBundle: inject('caCertFile') };
+      const withKey = { apiKey: key.key as string, host: httpsBaseUrl(), caBundle: provided('caCertFile') };
       const [own] = await sdkOk(withKey, [{ method: 'data_products.get_all_psks' }]);
       expect(own.map((k: { psk: string }) => k.psk)).toContain(key.psk);
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type RunningPlatform } from '../../../infra/local/platform.js';
 import { datasetUrnOf } from '../../../shared/ports/catalog.js';
 import { loadConfig } from '../../../shared/config.js';
@@ -17,6 +17,7 @@ import { type ProxyMode, startTcpProxy, type TcpProxy } from '../../support/tcp-
 import { storeUnqueuedRun, storeWaitingRun } from '../../support/pending-run.js';
 import { type FakeTrino, startFakeTrino } from '../../support/trino-server.js';
 import { adminToken, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Outages. A platform of its own (stage `outage`) reaches every dependency through a TCP
@@ -773,10 +774,10 @@ beforeAll(async () => {
   ]);
   // Airflow's connection test answers at once (the fake's default opens a TCP connection).
   airflow.tester = async () => ({ status: true, message: 'Connection successfully tested' });
-  const issuer = inject('issuer');
+  const issuer = provided('issuer');
   const targets: Record<Dep, string> = {
-    dynamodb: inject('dynamodbEndpoint'),
-    fauxqs: inject('sqsEndpoint'),
+    dynamodb: provided('dynamodbEndpoint'),
+    fauxqs: provided('sqsEndpoint'),
     keycloak: keycloak.url,
     airflow: airflow.url,
     trino: trino.url,
@@ -807,7 +808,7 @@ beforeAll(async () => {
     DPM_DATA_DIR: (dataDir = mkdtempSync(join(tmpdir(), 'dpm-outage-'))),
     DPM_ADMIN_PSK: adminPsk,
     AUTH_ISSUER: issuer,
-    AUTH_AUDIENCE: inject('audience'),
+    AUTH_AUDIENCE: provided('audience'),
     AUTH_JWKS_URL: proxies.jwks.rewrite(`${issuer}/protocol/openid-connect/certs`),
     DYNAMODB_ENDPOINT: proxies.dynamodb.url,
     // fauxqs serves SQS and S3 on one endpoint.

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, slug, token } from '../helpers.js';
+import { provided } from '../provided.js';
 
 /**
  * Walks the risky paths of every secret-bearing resource (API.md §5, §8, §9): validation
@@ -219,7 +220,7 @@ describe('migration write-only fields (API.md §5)', () => {
     const s3Id = slug('hyg-s3');
     const s3 = {
       conn_type: 's3',
-      host: inject('s3Endpoint'),
+      host: provided('s3Endpoint'),
       schema: slug('no-such-bucket'),
       login: 'probe-access-key',
       password: secretValue('s3-secret-key'),
