@@ -122,12 +122,18 @@ describe('E13 long poll', () => {
   });
 
   it('answers as soon as this process writes an event at or after `start`, before the next read is due', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const w = world();
     const started = Date.now();
-    const answer = w.service.runLog(w.id, 2, STARTER, 10);
-    await new Promise((r) => setTimeout(r, 30));
+    let answered: RunLogEntry[] | undefined;
+    void w.service.runLog(w.id, 2, STARTER, 10).then((events) => (answered = events));
+    // the poll has read and waits
+    await vi.advanceTimersByTimeAsync(30);
+    expect(answered).toBeUndefined();
     await w.append(2);
-    expect((await answer).map((e) => e.index)).toEqual([2]);
+    // answered with no more time passing: not at the next read, due a second after the first
+    await vi.advanceTimersByTimeAsync(0);
+    expect(answered?.map((e) => e.index)).toEqual([2]);
     expect(Date.now() - started).toBeLessThan(LONG_POLL_INTERVAL_MS);
     expect(w.counts.reads).toBe(2);
   });

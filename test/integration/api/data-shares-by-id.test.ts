@@ -6,7 +6,7 @@ import { DataShareService } from '../../../functions/data-shares/service.js';
 import { DynamoDataShareStore } from '../../../functions/data-shares/store.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import type { IdentityProvider } from '../../../shared/ports/idp.js';
-import { eventsOf as feedEvents, settle } from '../event-feed.js';
+import { eventsBefore, eventsOf as feedEvents } from '../event-feed.js';
 import { adminPsk, adminToken, api, db, eventsTable, principalOf, slug, table, token } from '../helpers.js';
 import { provided } from '../provided.js';
 
@@ -28,8 +28,12 @@ let feedReader: string;
 const ownerName = `share-id-owner-${randomUUID().slice(0, 8)}`;
 let owner: string;
 let other: string;
+/** Makes the change that marks the end of what a test checks (event-feed.ts eventsBefore). */
+let marker: string;
+const MARKER = `share-id-marker-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
+  marker = await token(MARKER);
   admin = await adminToken('share-id-admin');
   feedReader = await adminToken('share-id-reader');
   owner = await token(ownerName);
@@ -115,9 +119,11 @@ describe('data shares by id (§17)', () => {
       expect((await remove(key)).status).toBe(404);
     }
     const subject = `data-shares/${share.name}`;
-    const events = await feedEvents(subject, 2, feedReader);
-    await settle();
-    expect(await feedEvents(subject, 2, feedReader)).toEqual(events);
+    // The marker: the name used again, whose subject goes on counting; an event of a refused
+    // deletion above would come before its creation's.
+    expect((await create({ name: share.name }, marker)).status).toBe(201);
+    const { before: events, marker: created } = await eventsBefore(subject, (e) => e.actor === MARKER, feedReader);
+    expect(created.type).toBe('dpm.data_share.created');
     expect(events.map((e) => [e.type, e.sequence, e.actor])).toEqual([
       ['dpm.data_share.created', 1, ownerName],
       ['dpm.data_share.deleted', 2, ownerName],
@@ -130,11 +136,11 @@ describe('data shares by id (§17)', () => {
     const share = await createShare();
     expect((await remove(share.id, other)).status).toBe(403);
     expect((await remove(share.id, admin)).status).toBe(204);
+    // The deletion is the marker: an event of the refused deletion before it would have taken its sequence.
     const events = await feedEvents(`data-shares/${share.name}`, 2, feedReader);
-    await settle();
-    expect(events.map((e) => [e.type, e.actor])).toEqual([
-      ['dpm.data_share.created', ownerName],
-      ['dpm.data_share.deleted', 'share-id-admin'],
+    expect(events.map((e) => [e.type, e.sequence, e.actor])).toEqual([
+      ['dpm.data_share.created', 1, ownerName],
+      ['dpm.data_share.deleted', 2, 'share-id-admin'],
     ]);
   });
 

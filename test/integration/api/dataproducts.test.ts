@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { type Envelope, eventsOf as feedEvents, expectNothingMore } from '../event-feed.js';
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
 import { adminToken, api, slug, token } from '../helpers.js';
 
@@ -513,8 +513,9 @@ describe('data product events', () => {
       expect(e.data).toEqual(product);
       expect(e).toMatchObject({ specversion: '1.0', datacontenttype: 'application/json' });
     }
-    await settle();
-    expect(await feedEvents(subject, 3, admin, { deadlineMs: 0 })).toEqual(events);
+    // A deleted product changes no more: the store's own record says that the refused
+    // deletion after it made no event (the product is kept, marked, with its last stamp).
+    await expectNothingMore(subject, events, { table: 'dataProducts', key: { pk: `P#${product.id}` }, is: 'kept' });
     expect(events[0]!.time).toBe(product.created_at);
     expect(Date.parse(events[1]!.time)).toBeGreaterThanOrEqual(Date.parse(product.created_at));
   });

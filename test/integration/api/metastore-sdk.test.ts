@@ -2,7 +2,7 @@ import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { BuiltinMetastore } from '../../../shared/adapters/builtin-metastore.js';
 import { adminToken, api, db, slug, table, token, type ApiResponse } from '../helpers.js';
-import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { type Envelope, eventsBefore, eventsOf as feedEvents } from '../event-feed.js';
 
 // API.md §17: the NX1 SDK's metastore on the built-in metastore, over HTTP. Reads for any
 // user, DDL for admins, tags and domains for any user (like E5); every change is a domain
@@ -11,11 +11,16 @@ import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js'
 let admin: string;
 let alice: string;
 let reader: string;
+/** The caller of the changes that mark the end of what a test checks (event-feed.ts eventsBefore). */
+let marker: string;
+const MARKER = 'sdk-metastore-marker';
+const byMarker = (e: Envelope) => e.actor === MARKER;
 
 beforeAll(async () => {
   admin = await adminToken('sdk-metastore-admin');
   alice = await token('sdk-metastore-alice');
   reader = await adminToken('sdk-metastore-events');
+  marker = await adminToken(MARKER);
 });
 
 const M = '/api/metastore';
@@ -412,9 +417,11 @@ describe('ALTER TABLE (PATCH)', () => {
     expect(locTypes(duplicate)).toEqual([[['body', 'operations', 0, 'name'], 'value_error']]);
 
     expect((await must(api(path, { token: alice }), 200)).body).toEqual(before.body);
-    await settle();
-    const events = await eventsOf(`metastore/${c}/core/orders`, 1);
+    // The marker: one more alteration of the table; the refused ones' events would come before it.
+    await must(patch(path, { operations: [{ op: 'set_comment', comment: 'marker' }] }, marker), 200);
+    const { before: events, marker: marked } = await eventsBefore(`metastore/${c}/core/orders`, byMarker, reader);
     expect(events.map((e) => e.type)).toEqual(['dpm.metastore.table.registered']);
+    expect(marked.type).toBe('dpm.metastore.table.altered');
   });
 
   it('loses no update when alterations race', async () => {
@@ -490,9 +497,10 @@ describe('tags and domains by `catalog.schema.table`', () => {
 
     // one sequence for the table; no event for the changes that changed nothing
     const subject = `metastore/${c}/core/orders`;
-    const events = await eventsOf(subject, 5);
-    await settle();
-    expect(await eventsOf(subject, 5)).toEqual(events);
+    // The marker: one more change of the table (a tag of the marker's own)
+    await must(post(`${M}/tags/${slug('sdk-marker')}/tables/${quoted}`, undefined, marker), 200);
+    const { before: events, marker: marked } = await eventsBefore(subject, byMarker, reader);
+    expect(marked.type).toBe('dpm.catalog.table.tagged');
     expect(events.map((e) => [e.type, e.sequence, e.actor])).toEqual([
       ['dpm.metastore.table.registered', 1, 'sdk-metastore-admin'],
       ['dpm.catalog.table.tagged', 2, 'sdk-metastore-alice'],
@@ -557,9 +565,17 @@ describe('events of DDL', () => {
     // refused changes have none
     expect((await post(`${M}/catalogs`, { catalog: c, catalog_type: 'hive' })).status).toBe(409);
     expect((await del(schemaPath(c, 'nope'))).status).toBe(404);
-    await settle();
-    expect(await eventsOf(`metastore/${c}`, 3)).toHaveLength(3);
-    expect(await eventsOf(`metastore/${c}/nope`, 0)).toEqual([]);
+    // The markers: schema `nope` made (its subject's first event, unless the refused deletion
+    // made one), then gone again, and the catalog deleted (its fourth, unless the refused creation made one).
+    await must(post(`${catalogPath(c)}/schemas`, { schema_name: 'nope' }, marker), 201);
+    const nope = await eventsBefore(`metastore/${c}/nope`, byMarker, reader);
+    expect(nope.before).toEqual([]);
+    expect(nope.marker.type).toBe('dpm.metastore.schema.created');
+    await must(del(schemaPath(c, 'nope'), marker), 204);
+    await must(del(catalogPath(c), marker), 204);
+    const catalog = await eventsBefore(`metastore/${c}`, byMarker, reader);
+    expect(catalog.before).toEqual(catalogEvents);
+    expect(catalog.marker.type).toBe('dpm.metastore.catalog.deleted');
   });
 });
 

@@ -2,9 +2,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
-import { eventsOf, settle } from '../event-feed.js';
+import { eventsOf } from '../event-feed.js';
 import { crewTemplate, runEvents, startRun } from '../crew-support.js';
 import { adminToken, api, slug, token } from '../helpers.js';
+import { runAtRest } from '../run-at-rest.js';
 
 /**
  * Cancelling a crew run (API.md §4): `run.cancelled` is the last event, exactly once,
@@ -60,8 +61,8 @@ describe('POST /api/crew-runs/{id}/cancel', () => {
     const res = await cancel(id, { reason: 'wrong input' });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ status: 'cancelled', finished_at: expect.any(String) });
-    await settle();
-    await settle();
+    // Once the worker is done with the run, its log is all there will be.
+    await runAtRest(id);
     const tail = await events(id);
     expect(tail.map((e) => [e.type, e.step_id ?? null])).toEqual([
       ['run.queued', null],
@@ -92,7 +93,7 @@ describe('POST /api/crew-runs/{id}/cancel', () => {
     expect((await cancel(id)).status).toBe(200);
     await eventually(() => (hanging.closedAt.length > before ? true : undefined), 5_000, 'the call given up');
     expect(hanging.closedAt.at(-1)! - cancelledAt).toBeLessThan(1_500);
-    await settle();
+    await runAtRest(id);
     expect((await events(id)).map((e) => e.type)).toEqual([
       'run.queued',
       'run.started',
@@ -109,8 +110,9 @@ describe('POST /api/crew-runs/{id}/cancel', () => {
       ]),
     );
     expect((await cancel(id)).status).toBe(200);
-    await settle();
-    await settle();
+    // Whether the worker had taken the run or not: once it is done with it (or dropped its
+    // message), the log is all there will be.
+    await runAtRest(id);
     const all = await events(id);
     expect(all.at(-1)!.type).toBe('run.cancelled');
     expect(all.filter((e) => e.type === 'run.cancelled')).toHaveLength(1);

@@ -5,10 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadLetterQueueName, QUEUES } from '../../../infra/tables.js';
 import { eventually } from '../../support/eventually.js';
 import { storeUnqueuedRun } from '../../support/pending-run.js';
-import { eventsOf, settle } from '../event-feed.js';
+import { eventsBefore } from '../event-feed.js';
 import { crewTemplate, kindsOf as typesOf, runEvents, startRun } from '../crew-support.js';
 import { adminToken, api, db, principalOf, slug, table, token } from '../helpers.js';
 import { provided } from '../provided.js';
+import { runAtRest } from '../run-at-rest.js';
 
 /**
  * Retrying a crew run (API.md §4): a failed or cancelled run continues under the same
@@ -236,8 +237,15 @@ describe('POST /api/crew-runs/{id}/retry', () => {
     await finished(id);
     expect((await retry(id)).status).toBe(202);
     await finished(id, 2);
-    await settle();
-    const feed = await eventsOf(`crew-runs/${id}`, 6, admin);
+    // Once the worker is done with the run, nothing changes it by itself; the marker is one
+    // more change of it (a retry of the admin's): every event before it comes before its own.
+    await runAtRest(id);
+    expect((await retry(id, admin)).status).toBe(202);
+    const { before: feed, marker } = await eventsBefore(
+      `crew-runs/${id}`,
+      (e) => e.type === 'dpm.crew.run.retried' && e.actor === 'retry-admin',
+      admin,
+    );
     expect(feed.map((e) => e.type)).toEqual([
       'dpm.crew.run.queued',
       'dpm.crew.run.started',
@@ -248,5 +256,9 @@ describe('POST /api/crew-runs/{id}/retry', () => {
     ]);
     expect(feed[3]!.actor).toContain(userName);
     expect(feed[3]!.data).toMatchObject({ status: 'pending', error: null, finished_at: null });
+    expect(marker.sequence).toBe(7);
+    // the marker's attempt fails as the others did; nothing of it is left running
+    await finished(id, 3);
+    await runAtRest(id);
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, slug, token } from '../helpers.js';
-import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { type Envelope, eventsBefore, storedItems } from '../event-feed.js';
 
 // API.md §13 for data shares: data_share.created / .secret_rotated / .deleted about
 // `data-shares/{name}`, data as GET answers but never the secret (`secret` null, as in
@@ -10,8 +10,13 @@ let feedReader: string;
 let admin: string;
 let owner: string;
 let other: string;
+/** Makes the change that marks the end of what a test checks (event-feed.ts eventsBefore). */
+let marker: string;
+const MARKER = 'share-events-marker';
+const byMarker = (e: Envelope) => e.actor === MARKER;
 
 beforeAll(async () => {
+  marker = await token(MARKER);
   feedReader = await adminToken('share-events-reader');
   admin = await adminToken('share-events-admin');
   owner = await token('share-events-owner');
@@ -30,8 +35,6 @@ interface Share {
   tables: string[];
   created_at: string;
 }
-
-const eventsOf = (subject: string, count: number) => feedEvents(subject, count, feedReader);
 
 const create = (body: unknown, t = owner) => api<Share>('/api/data_shares', { method: 'POST', token: t, body });
 const read = (name: string, t = owner) => api<Share>(`/api/data_shares/${name}`, { token: t });
@@ -84,9 +87,10 @@ describe('data share events', () => {
     const againRead = await read(name, other);
     expect((await remove(name, other)).status).toBe(204);
 
-    const events = await eventsOf(subject, 5);
-    await settle();
-    expect(await eventsOf(subject, 5)).toEqual(events);
+    // The marker: the name used once more; the refused changes' events would come before its creation's.
+    expect((await create({ name }, marker)).status).toBe(201);
+    const { before: events, marker: marked } = await eventsBefore(subject, byMarker, feedReader);
+    expect(marked.type).toBe('dpm.data_share.created');
     expect(events.map((e) => [e.type, e.sequence, e.actor])).toEqual([
       ['dpm.data_share.created', 1, 'share-events-owner'],
       ['dpm.data_share.secret_rotated', 2, 'share-events-owner'],
@@ -131,14 +135,21 @@ describe('data share events', () => {
     expect((await create({ name: 'Not A Slug!' })).status).toBe(422);
     expect((await rotate(name)).status).toBe(404);
     expect((await remove(name, admin)).status).toBe(404);
-    await settle();
-    expect(await eventsOf(subject, 0)).toEqual([]);
+    // The marker: the share made, its subject's first event unless a refused change made one.
+    expect((await create({ name }, marker)).status).toBe(201);
+    const { before, marker: marked } = await eventsBefore(subject, byMarker, feedReader);
+    expect(before).toEqual([]);
+    expect(marked.type).toBe('dpm.data_share.created');
+    const mine = new Set(['share-events-owner', 'share-events-admin', 'share-events-other']);
+    // A refused creation has no subject to mark: the store's own record, read at once, says
+    // that no share was stored for these callers (a creation writes its item, stamped), and
+    // the feed has no event of theirs (one written with a change is there once it answered).
+    expect(await storedItems('dataShares', (s) => mine.has(s.owner) && s.created_at >= since)).toEqual([]);
     const feed = await api<Envelope[]>(
       `/api/domain-events?type=data_share.*&since=${encodeURIComponent(since)}&limit=1000`,
       { token: feedReader },
     );
     expect(feed.status).toBe(200);
-    const mine = new Set(['share-events-owner', 'share-events-admin', 'share-events-other']);
     expect(feed.body.filter((e) => mine.has(e.actor ?? ''))).toEqual([]);
   });
 
@@ -153,10 +164,11 @@ describe('data share events', () => {
     const rotations = results.slice(0, -1);
     expect(rotations.every((s) => [200, 404, 409].includes(s))).toBe(true);
     const total = 1 + rotations.filter((s) => s === 200).length + 1;
-    const events = await eventsOf(`data-shares/${name}`, total);
-    await settle();
-    const settled = await eventsOf(`data-shares/${name}`, total);
-    expect(settled).toEqual(events);
+    // The marker: the name used again, after every change of the race answered.
+    expect((await create({ name }, marker)).status).toBe(201);
+    const { before: events, marker: marked } = await eventsBefore(`data-shares/${name}`, byMarker, feedReader);
+    expect(marked.type).toBe('dpm.data_share.created');
+    expect(events).toHaveLength(total);
     expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     expect(events[0]!.type).toBe('dpm.data_share.created');
     expect(events.at(-1)!.type).toBe('dpm.data_share.deleted');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, slug, token } from '../helpers.js';
-import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { type Envelope, eventsBefore, eventsOf as feedEvents, expectNothingMore } from '../event-feed.js';
 
 // API.md §13 for documents (E6): `document.created` / `.status_changed` / `.suggestions_ready`
 // / `.enrichment_confirmed` / `.domain_attached`, subject `documents/{id}`, data the document
@@ -12,8 +12,13 @@ let admin: string;
 let alice: string;
 let aliceName: string;
 let bob: string;
+/** Makes the change that marks the end of what a test checks (event-feed.ts eventsBefore). */
+let marker: string;
+const MARKER = 'doc-events-marker';
+const byMarker = (e: Envelope) => e.actor === MARKER;
 
 beforeAll(async () => {
+  marker = await adminToken(MARKER);
   events = await adminToken('doc-events-reader');
   admin = await adminToken('doc-events-admin');
   aliceName = slug('alice');
@@ -78,10 +83,18 @@ describe('document events', () => {
       409,
     );
 
-    const found = await eventsOf(subject, 4);
-    await settle();
-    const after = await eventsOf(subject, 4);
-    expect(after).toEqual(found);
+    const read = await api(path, { token: alice });
+    const listed = await api(`${BASE}?limit=1000`, { token: alice });
+    // The marker: one more change of the document (a forward move); the refused changes'
+    // events would come before it.
+    const moved = await api(`${path}/status`, {
+      method: 'POST',
+      token: marker,
+      body: { status: 'failed', error: null },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    const { before: found, marker: marked } = await eventsBefore(subject, byMarker, events);
+    expect(marked.type).toBe('dpm.document.status_changed');
     expect(found.map((e) => [e.type, e.sequence, e.actor])).toEqual([
       ['dpm.document.created', 1, aliceName],
       ['dpm.document.status_changed', 2, 'doc-events-admin'],
@@ -93,10 +106,8 @@ describe('document events', () => {
     expect(found[2]!.data).toEqual(suggested.body);
     // the confirmation's answer, and that it waits for no domain
     expect(found[3]!.data).toEqual({ ...confirmed.body, pending_domain: null });
-    const read = await api(path, { token: alice });
     expect(found[3]!.data).toEqual({ ...read.body, pending_domain: null });
     // the stamp never shows in what GET and the list answer
-    const listed = await api(`${BASE}?limit=1000`, { token: alice });
     expect(listed.body.find((d: { id: string }) => d.id === doc.id)).toEqual(read.body);
     expect(`${read.text}${listed.text}`).not.toMatch(/ev_|owner_principal|pending_domain/);
     expect(found[3]!.data).toMatchObject({
@@ -172,9 +183,15 @@ describe('document events', () => {
       409,
     );
 
-    const found = await eventsOf(subject, 4);
-    await settle();
-    expect(await eventsOf(subject, 4)).toEqual(found);
+    const attachedOnce = await eventsOf(subject, 4);
+    const read = await api(path, { token: alice });
+    // The marker: one more change of the document (its first move); an event the refused
+    // creation attached would come before it.
+    const moved = await api(`${path}/status`, { method: 'POST', token: marker, body: { status: 'extracting' } });
+    expect(moved.status, moved.text).toBe(200);
+    const { before: found, marker: marked } = await eventsBefore(subject, byMarker, events);
+    expect(marked.type).toBe('dpm.document.status_changed');
+    expect(found).toEqual(attachedOnce);
     expect(found).toHaveLength(4);
     const attached = found[3]!;
     expect([attached.type, attached.sequence, attached.actor]).toEqual([
@@ -182,7 +199,6 @@ describe('document events', () => {
       4,
       'doc-events-admin',
     ]);
-    const read = await api(path, { token: alice });
     expect(read.body.suggested_domain).toEqual({ name: domain, is_existing: true, urn: `urn:li:domain:${domain}` });
     expect(attached.data).toEqual(read.body);
     expect(attached.time).toBe(read.body.updated_at);
@@ -199,7 +215,9 @@ describe('document events', () => {
     expect((await api(`${BASE}/${id}/enrichment`, { method: 'PATCH', token: alice, body: {} })).status).toBe(404);
     const refused = await api(BASE, { method: 'POST', token: alice, body: { ...FILE, size_bytes: -1 } });
     expect(refused.status).toBe(422);
-    await settle();
+    // No document can take that id for a marker: the store's own record, read at once, says
+    // that nothing was recorded about it and no item was made.
+    await expectNothingMore(`documents/${id}`, [], { table: 'documents', key: { id }, is: 'gone' });
     expect(await eventsOf(`documents/${id}`, 0)).toEqual([]);
   });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminToken, api, slug, token } from '../helpers.js';
-import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { adminToken, api, principalOf, slug, token } from '../helpers.js';
+import { type Envelope, eventsOf as feedEvents, expectNothingMore, storedItems } from '../event-feed.js';
 
 // API.md §13 for fine-tuning datasets: finetune.dataset.created / .deleted about
 // `finetune/datasets/{id}`, data as GET answers (for the deletion: as it answered before);
@@ -71,8 +71,9 @@ describe('fine-tuning dataset events', () => {
     expect((await api(`${BASE}/${id}`, { method: 'DELETE', token: owner })).status).toBe(404);
 
     const events = await eventsOf(subject, 2);
-    await settle();
-    expect(await eventsOf(subject, 2)).toEqual(events);
+    // A deleted dataset's id never comes back: no later change can mark the end. The store's
+    // own record says that the refused deletion after it made no event.
+    await expectNothingMore(subject, events, { table: 'finetuneJobs', key: { id }, is: 'gone' });
     expect(events.map((e) => [e.type, e.sequence, e.actor])).toEqual([
       ['dpm.finetune.dataset.created', 1, 'ft-events-owner'],
       ['dpm.finetune.dataset.deleted', 2, 'ft-events-admin'],
@@ -109,9 +110,22 @@ describe('fine-tuning dataset events', () => {
     expect((await api(BASE, { method: 'POST', token: owner, body: { name: '' } })).status).toBe(422);
     const ghost = randomUUID();
     expect((await api(`${BASE}/${ghost}`, { method: 'DELETE', token: admin })).status).toBe(404);
-    await settle();
+    // No later change can mark these ends (no dataset takes a given id; a refused creation has
+    // no subject): the store's own record, read at once, says that nothing was recorded.
+    await expectNothingMore(`finetune/datasets/${ghost}`, [], {
+      table: 'finetuneJobs',
+      key: { id: ghost },
+      is: 'gone',
+    });
     expect(await eventsOf(`finetune/datasets/${ghost}`, 0)).toEqual([]);
     const mine = new Set(['ft-events-owner', 'ft-events-admin', 'ft-events-other']);
+    const principals = new Set([...mine].map((name) => principalOf(name)));
+    // no dataset stored for them (a creation is stamped on its item, which the publisher makes
+    // the event of), and no event of theirs in the feed (one written with a change is there
+    // once the change answered)
+    expect(
+      await storedItems('finetuneJobs', (j) => principals.has(j.owner_principal) && j.created_at >= since),
+    ).toEqual([]);
     expect((await feedSince('finetune.*', since)).filter((e) => mine.has(e.actor ?? ''))).toEqual([]);
   });
 });

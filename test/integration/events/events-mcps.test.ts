@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, slug, token } from '../helpers.js';
-import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { type Envelope, eventsOf as feedEvents, expectNothingMore, storedItems } from '../event-feed.js';
 
 // API.md §13 for MCP server configurations: mcp.server.created / .updated / .deleted about
 // `mcps/{id}`, data as GET answers (for a deletion: as it answered before); none for a
@@ -63,8 +63,9 @@ describe('MCP server events', () => {
     expect((await api(`/api/mcps/${id}`, { method: 'PUT', token: admin, body: config('x') })).status).toBe(404);
 
     const events = await eventsOf(subject, 3);
-    await settle();
-    expect(await eventsOf(subject, 3)).toEqual(events);
+    // A deleted server's id never comes back: no later change can mark the end. The store's
+    // own record says that the refused changes after the deletion made no event.
+    await expectNothingMore(subject, events, { table: 'mcpServers', key: { id }, is: 'gone' });
     expect(events.map((e) => [e.type, e.sequence, e.actor])).toEqual([
       ['dpm.mcp.server.created', 1, 'mcp-events-admin'],
       ['dpm.mcp.server.updated', 2, 'mcp-events-editor'],
@@ -100,7 +101,9 @@ describe('MCP server events', () => {
     const ghost = randomUUID();
     expect((await api(`/api/mcps/${ghost}`, { method: 'DELETE', token: admin })).status).toBe(404);
     expect((await api(`/api/mcps/${ghost}`, { method: 'PUT', token: admin, body: config('x') })).status).toBe(404);
-    await settle();
+    // No later change can mark these ends (no server takes a given id; a refused creation has
+    // no subject): the store's own record, read at once, says that nothing was recorded.
+    await expectNothingMore(`mcps/${ghost}`, [], { table: 'mcpServers', key: { id: ghost }, is: 'gone' });
     expect(await eventsOf(`mcps/${ghost}`, 0)).toEqual([]);
     const after = await api<Envelope[]>(
       `/api/domain-events?type=mcp.server.*&since=${encodeURIComponent(since)}&limit=1000`,
@@ -110,6 +113,10 @@ describe('MCP server events', () => {
     // other files create servers meanwhile; this file's callers (its tests run one by one) made none
     const mine = new Set(['alice', 'mcp-events-admin', 'mcp-events-editor']);
     expect(after.body.filter((e) => mine.has(e.actor ?? '') || e.subject === `mcps/${ghost}`)).toEqual([]);
+    // The store's own record, read at once: no server stored by them (a creation is stamped on
+    // its item, with its actor, which the publisher makes the event of); an event written with
+    // a change is in the feed once the change answered.
+    expect(await storedItems('mcpServers', (m) => m.created_at >= since && mine.has(m.ev_actor))).toEqual([]);
   });
 
   it('keeps one gap-free sequence when replacements and a deletion race', async () => {
@@ -128,8 +135,9 @@ describe('MCP server events', () => {
 
     const total = 1 + replacedCount + 1;
     const events = await eventsOf(`mcps/${id}`, total);
-    await settle();
-    expect(await eventsOf(`mcps/${id}`, total)).toEqual(events);
+    // the store's own record: nothing more than these, and no server left (a replacement after
+    // the deletion would have made one again)
+    await expectNothingMore(`mcps/${id}`, events, { table: 'mcpServers', key: { id }, is: 'gone' });
     expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     expect(events.at(-1)!.type).toBe('dpm.mcp.server.deleted');
     expect(events.slice(1, -1).every((e) => e.type === 'dpm.mcp.server.updated')).toBe(true);

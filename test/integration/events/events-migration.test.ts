@@ -9,7 +9,7 @@ import { startPlatform, type RunningPlatform } from '../../../infra/local/platfo
 import { loadConfig } from '../../../shared/config.js';
 import { randomSecret } from '../../../shared/crypto.js';
 import { adminToken, api, slug, token } from '../helpers.js';
-import { type Envelope, eventsOf as feedEvents, settle } from '../event-feed.js';
+import { type Envelope, eventsBefore, eventsOf as feedEvents } from '../event-feed.js';
 import { provided } from '../provided.js';
 
 // API.md §13 for the migration infrastructure (§5): `migration.config.updated` about
@@ -21,9 +21,14 @@ import { provided } from '../provided.js';
 
 let admin: string;
 let alice: string;
+/** Makes the change that marks the end of what a test checks (event-feed.ts eventsBefore). */
+let marker: string;
+const MARKER = 'mig-events-marker';
+const byMarker = (e: Envelope) => e.actor === MARKER;
 
 beforeAll(async () => {
   admin = await adminToken('mig-events-admin');
+  marker = await adminToken(MARKER);
   alice = await token('alice');
 });
 
@@ -135,9 +140,9 @@ describe('connection events', () => {
     expect((await api(`${CONNECTIONS}/${connId}`, { method: 'DELETE', token: admin })).status).toBe(404);
     expect((await api(TEST, { method: 'POST', token: admin, body: { conn_id: connId } })).status).toBe(404);
 
+    // The refused changes after the deletion are marked by the id's next use, below: their
+    // events would come before its own (fifth and sixth).
     const first = await eventsOf(shared, subject, 4);
-    await settle();
-    expect(await eventsOf(shared, subject, 4)).toEqual(first);
     expect(first.map((e) => [e.type, e.sequence, e.actor])).toEqual([
       ['dpm.migration.connection.updated', 1, 'mig-events-admin'],
       ['dpm.migration.connection.updated', 2, 'mig-events-admin'],
@@ -159,6 +164,7 @@ describe('connection events', () => {
     const probed = await api(TEST, { method: 'POST', token: admin, body: { conn_id: connId, conn_type: 'generic' } });
     expect(probed.status).toBe(200);
     const all = await eventsOf(shared, subject, 6);
+    expect(all.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(all.slice(0, 4)).toEqual(first);
     expect(all.slice(4).map((e) => [e.type, e.sequence])).toEqual([
       ['dpm.migration.connection.updated', 5],
@@ -185,9 +191,10 @@ describe('connection events', () => {
       put(connId, { conn_type: 'http', host: 'y.example.com' }),
     ]);
     expect(mixed.map((r) => r.status)).toEqual([204, 200, 200]);
-    const events = await eventsOf(shared, subject, 8);
-    await settle();
-    expect(await eventsOf(shared, subject, 8)).toEqual(events);
+    // The marker: one more write, after every write of the race answered.
+    expect((await put(connId, { conn_type: 'http', host: 'marker.example.com' }, marker)).status).toBe(200);
+    const { before: events, marker: marked } = await eventsBefore(subject, byMarker, admin, { call: shared });
+    expect(marked.type).toBe('dpm.migration.connection.updated');
     expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(events.filter((e) => e.type === 'dpm.migration.connection.deleted')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'dpm.migration.connection.updated')).toHaveLength(7);
@@ -212,8 +219,13 @@ describe('connection events', () => {
   it('a probe of a connection only the workflow engine knows is no event', async () => {
     const connId = slug('ev-unknown');
     expect((await api(TEST, { method: 'POST', token: admin, body: { conn_id: connId } })).status).toBe(404);
-    await settle();
-    expect(await eventsOf(shared, `migration/connections/${connId}`, 0)).toEqual([]);
+    // The marker: the connection made, its subject's first event unless the refused probe made one.
+    expect((await put(connId, { conn_type: 'http', host: 'web.example.com' }, marker)).status).toBe(200);
+    const { before, marker: marked } = await eventsBefore(`migration/connections/${connId}`, byMarker, admin, {
+      call: shared,
+    });
+    expect(before).toEqual([]);
+    expect(marked.type).toBe('dpm.migration.connection.updated');
   });
 });
 
@@ -294,9 +306,10 @@ describe('configuration events', () => {
     expect(empty.status).toBe(200);
     const afterEmpty = await getConfig();
 
-    const events = await eventsOf(own, subject, 3);
-    await settle();
-    expect(await eventsOf(own, subject, 3)).toEqual(events);
+    // The marker: one more update; a refused update's event would come before it.
+    expect((await putConfig({}, marker)).status).toBe(200);
+    const { before: events, marker: marked } = await eventsBefore(subject, byMarker, admin, { call: own });
+    expect(marked.type).toBe('dpm.migration.config.updated');
     expect(events.map((e) => [e.type, e.sequence, e.actor])).toEqual([
       ['dpm.migration.config.updated', 1, 'mig-events-admin'],
       ['dpm.migration.config.updated', 2, 'mig-events-admin'],

@@ -2,9 +2,9 @@ import { type AddressInfo, createServer, type Server, type Socket } from 'node:n
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../../support/eventually.js';
+import { eventually, notYet } from '../../support/eventually.js';
 import { HangingReceiver, type ReceivedHook, WebhookReceiver } from '../../support/webhook-receiver.js';
-import { eventsOf, settle } from '../event-feed.js';
+import { eventsOf, storedEvents, storedItem, storedItems } from '../event-feed.js';
 import { LOOPBACK_SUFFIX, REBINDING_SUFFIX } from '../global-setup.js';
 import { adminToken, api, db, recordDelivery, table, token } from '../helpers.js';
 import { provided } from '../provided.js';
@@ -111,6 +111,27 @@ const arrived = (path: string, count: number, ms = 20_000) =>
     },
     ms,
     `${count} deliveries at ${path}`,
+  );
+
+/** A run endpoint's deliveries, as GET /api/webhooks/{id}/deliveries answers them. */
+const deliveriesOf = async (endpointId: string) => {
+  const res = await api(`/api/webhooks/${endpointId}/deliveries?limit=1000`, { token: admin });
+  expect(res.status, res.text).toBe(200);
+  return res.body as { event_id: string; status: string; attempts: number; last_error: string | null }[];
+};
+
+/**
+ * An endpoint's deliveries once each is settled (succeeded, or failed for good): the store's
+ * own record that none will be tried again, so what its receiver got is all it will get of them.
+ */
+const allSettled = (endpointId: string) =>
+  eventually(
+    async () => {
+      const all = await deliveriesOf(endpointId);
+      return all.every((d) => d.status === 'succeeded' || d.status === 'failed') ? all : notYet(all);
+    },
+    20_000,
+    `every delivery of ${endpointId} settled`,
   );
 
 const verify = (hook: ReceivedHook, secret: string) =>
@@ -245,8 +266,11 @@ describe('a run started with a webhook_url (E2)', () => {
     }
     const events = await finishedEvents(correlationId);
     expect(events.at(-1)!.type).toBe('run.completed');
-    await settle();
-    await settle();
+    // The store's own record: the endpoint stays disabled, so the fan-out of what the run
+    // wrote after records no delivery for it; and every delivery recorded before is settled,
+    // so none will be tried again. What the receiver got is all it will get.
+    expect(await storedItem('webhooks', { id: endpointId })).toMatchObject({ enabled: false });
+    await allSettled(endpointId);
     const sent = distinctAt('/run-admin').map((h) => (h.event.data as { type: string }).type);
     expect(sent.length).toBeLessThan(events.length);
     expect(sent).not.toContain('run.completed');
@@ -282,10 +306,7 @@ describe('a run started with a webhook_url (E2)', () => {
         const all = res.body as { type: string }[];
         return all.at(-1)?.type === 'run.cancelled' ? all : undefined;
       }, 20_000);
-      const deliveries = () =>
-        api(`/api/webhooks/${endpointId}/deliveries?limit=1000`, { token: admin }).then(
-          (res) => res.body as { event_id: string; status: string; attempts: number; last_error: string | null }[],
-        );
+      const deliveries = () => deliveriesOf(endpointId);
       // Every event, run.cancelled included, has its delivery: the run's endpoint is marked by then.
       await eventually(async () => ((await deliveries()).length === events.length ? true : undefined), 20_000);
       // The hanging attempt ends (the receiver drops it): it is not tried again, nor is anything before run.cancelled.
@@ -295,7 +316,8 @@ describe('a run started with a webhook_url (E2)', () => {
         20_000,
         'run.cancelled delivered',
       );
-      await settle();
+      // The store's own record: every delivery settled, so none will be tried again.
+      await allSettled(endpointId);
       expect(hanging.received.map((h) => h.event.sequence)).toEqual([1, events.length]);
       const byStatus = (await deliveries()).map((d) => [d.status, d.last_error]);
       expect(byStatus.filter(([status]) => status === 'succeeded')).toHaveLength(1);
@@ -313,9 +335,21 @@ describe('a run started with a webhook_url (E2)', () => {
     const started = await run(id, { values: { who: 'di' } });
     expect(started.status).toBe(202);
     expect(started.body).not.toHaveProperty('webhook_secret');
-    await finishedEvents(started.body.correlation_id);
-    await settle();
-    expect(receiver.received.filter((h) => h.event.subject === `crew-runs/${started.body.correlation_id}`)).toEqual([]);
+    const correlationId = started.body.correlation_id as string;
+    await finishedEvents(correlationId);
+    // The store's own record: the run has no endpoint (it would have been written with the
+    // run), and a delivery is recorded for an endpoint before it is sent: none is, nor can be.
+    expect(await storedItem('webhooks', { id: `run-${correlationId}` })).toBeUndefined();
+    const recorded = await db().send(
+      new QueryCommand({
+        TableName: table('webhookDeliveries'),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': `D#run-${correlationId}` },
+        ConsistentRead: true,
+      }),
+    );
+    expect(recorded.Items ?? []).toEqual([]);
+    expect(receiver.received.filter((h) => h.event.subject === `crew-runs/${correlationId}`)).toEqual([]);
   });
 
   it('retries a failing receiver and still delivers in index order', async () => {
@@ -341,15 +375,25 @@ describe('a run started with a webhook_url (E2)', () => {
     receiver.answer = (path) => (path === '/run-gone' ? 410 : previous(path));
     try {
       const started = await run(id, { values: { who: 'fa' }, webhook_url: receiver.url('/run-gone') });
+      const endpointId = `run-${started.body.correlation_id}`;
       await finishedEvents(started.body.correlation_id);
       await arrived('/run-gone', 1);
-      await settle();
-      await settle();
+      // The store's own record: the 410 disabled the endpoint, so the fan-out of what the run
+      // wrote after records no delivery for it; and every delivery recorded is settled, so
+      // none will be tried again.
+      const endpoint = await eventually(async () => {
+        const item = await storedItem('webhooks', { id: endpointId });
+        return item?.enabled === false ? item : notYet(item);
+      });
+      await allSettled(endpointId);
       expect(receiver.at('/run-gone')).toHaveLength(1);
-      const feed = await api(
-        `/api/domain-events?subject=${encodeURIComponent(`webhooks/run-${started.body.correlation_id}`)}`,
-        { token: admin },
-      );
+      // Nor is its disabling an event: none was written into the events table with it, and the
+      // endpoint whose item it changed is a run's, which is no subject of events.
+      expect(endpoint).toMatchObject({ kind: 'run' });
+      expect(await storedEvents(`webhooks/${endpointId}`)).toEqual([]);
+      const feed = await api(`/api/domain-events?subject=${encodeURIComponent(`webhooks/${endpointId}`)}`, {
+        token: admin,
+      });
       expect(feed.status).toBe(200);
       expect(feed.body).toEqual([]);
     } finally {
@@ -382,9 +426,13 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
     id = await template('run-hook-invalid');
   });
 
-  /** No run was made: no crew.run.queued event of this template appears. */
+  /**
+   * No run was made: by the store's own record, read at once, no run of this template was
+   * stored (a run is written with its `crew.run.queued` event, in one transaction, before
+   * its request answers); nor is such an event in the feed.
+   */
   async function noRunSince(since: string): Promise<void> {
-    await settle();
+    expect(await storedItems('crewRuns', (r) => r.template_id === id && r.created_at >= since)).toEqual([]);
     const feed = await api(`/api/domain-events?type=crew.run.queued&since=${encodeURIComponent(since)}&limit=1000`, {
       token: admin,
     });
