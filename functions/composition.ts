@@ -20,6 +20,7 @@ import { KeyStore } from '../shared/auth/key-store.js';
 import { PskVerifier } from '../shared/auth/psk.js';
 import { documentClient } from '../shared/aws/clients.js';
 import { kmsKeyWrapper } from '../shared/aws/kms.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { type Config, loadConfig } from '../shared/config.js';
 import type { EventsTable } from '../shared/events/events-table.js';
 import type { MetadataCatalog } from '../shared/ports/catalog.js';
@@ -49,22 +50,35 @@ export interface Runtime {
   readonly authenticator: Authenticator;
   /** Where domain events are recorded (API.md §13). */
   readonly eventsTable: EventsTable;
+  /** The time every service, worker and lease of this runtime reads (RuntimeOptions.clock). */
+  readonly clock: Clock;
   tableName(table: TableKey): string;
+}
+
+export interface RuntimeOptions {
+  /** The clock the runtime's services read: the system's unless given (a test's ManualClock). */
+  readonly clock?: Clock;
 }
 
 /** A secret from Secrets Manager; its SDK client is loaded only by the stages that read one. */
 const secretValue = (region: string, arn: string): Promise<string> =>
   import('../shared/aws/secrets-manager.js').then((m) => m.secretValue(region, arn));
 
-export function createRuntime(config: Config, db: DynamoDBDocumentClient = documentClient(config)): Runtime {
+export function createRuntime(
+  config: Config,
+  db: DynamoDBDocumentClient = documentClient(config),
+  options: RuntimeOptions = {},
+): Runtime {
   const tableName = (table: TableKey) => physicalTableName(config.stage, TABLES[table]);
   const keys = new KeyStore(db, tableName('keys'));
   const dataProducts = new DynamoDataProductStore(db, tableName('dataProducts'));
   const adminPskArn = config.adminPskArn;
+  const clock = options.clock ?? systemClock;
   const psk = new PskVerifier(
     keys,
     config.adminPsk ?? (adminPskArn ? () => secretValue(config.region, adminPskArn) : undefined),
     dataProducts,
+    clock,
   );
   return {
     config,
@@ -74,6 +88,7 @@ export function createRuntime(config: Config, db: DynamoDBDocumentClient = docum
     psk,
     authenticator: new Authenticator(new JwtVerifier(config.auth), psk),
     eventsTable: { tableName: tableName('domainEvents'), ttlDays: config.eventsTtlDays, source: `dpm/${config.stage}` },
+    clock,
     tableName,
   };
 }
@@ -109,7 +124,7 @@ export function scheduler(runtime: Runtime, send: (fire: ScheduleFire) => Promis
   }
   let local = localSchedulers.get(runtime);
   if (!local) {
-    local = new LocalScheduler(send);
+    local = new LocalScheduler(send, runtime.clock);
     localSchedulers.set(runtime, local);
   }
   return local;
@@ -179,7 +194,7 @@ export function identityProvider(runtime: Runtime): IdentityProvider {
       clientSecret: 'value' in clientSecret ? clientSecret.value : () => secretValue(config.region, clientSecret.arn),
     });
   }
-  return new BuiltinIdentityProvider(runtime.db, runtime.tableName('idpClients'), secrets(runtime));
+  return new BuiltinIdentityProvider(runtime.db, runtime.tableName('idpClients'), secrets(runtime), runtime.clock);
 }
 
 /** The workflow engine chosen by `WORKFLOW`: Airflow's REST API, or probes from here. */

@@ -10,5 +10,5 @@ export function approvalsDeps(runtime: Runtime): ApprovalsDeps {
     // read only: no events table, so it cannot change a run
     runs: new DynamoRunStore(runtime.db, runtime.tableName('crewRuns'), runtime.tableName('runLog')),
   };
-  return { authenticator: runtime.authenticator, service: new ApprovalService(sources) };
+  return { authenticator: runtime.authenticator, service: new ApprovalService(sources, runtime.clock) };
 }

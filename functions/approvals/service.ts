@@ -1,4 +1,5 @@
 import type { Caller } from '../../shared/auth/caller.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import {
   decodeCursor,
   encodeCursor,
@@ -33,7 +34,8 @@ type Source = () => Promise<Positioned<Approval> | undefined>;
 export class ApprovalService {
   constructor(
     private readonly sources: InboxSources,
-    private readonly now: () => number = Date.now,
+    /** What an approval step's expiry is compared with: an expired step is no longer listed. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   me(caller: Caller): Me {
@@ -95,7 +97,7 @@ export class ApprovalService {
                 step !== undefined &&
                 run.status === 'waiting' &&
                 run.created_by_principal !== caller.principal &&
-                Date.parse(step.expires_at) > this.now();
+                Date.parse(step.expires_at) > this.clock.now();
               return {
                 position,
                 item: decidable

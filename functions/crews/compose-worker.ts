@@ -17,9 +17,10 @@ import { StepExecutor } from './steps.js';
 export function crewRunner(runtime: Runtime, options: { stop?: AbortSignal } = {}): CrewRunner {
   return new CrewRunner(
     runStore(runtime),
-    new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), chatModel(runtime.config)),
-    runSignals,
+    new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), chatModel(runtime.config), runtime.clock),
+    runSignals(runtime),
     runQueue(runtime),
     options.stop,
+    runtime.clock,
   );
 }

@@ -20,10 +20,20 @@ export function runQueue(runtime: Runtime): SqsRunQueue {
 }
 
 /**
- * This process's run signals: where the API and the worker share a process (`npm start`),
+ * The runtime's run signals: where the API and the worker share a runtime (`npm start`),
  * E13 long polls wake on the worker's appends; elsewhere nothing notifies and they poll.
+ * Their waits are on the runtime's clock.
  */
-export const runSignals = new InProcessRunSignals();
+export function runSignals(runtime: Runtime): InProcessRunSignals {
+  let signals = signalsOf.get(runtime);
+  if (!signals) {
+    signals = new InProcessRunSignals(runtime.clock);
+    signalsOf.set(runtime, signals);
+  }
+  return signals;
+}
+
+const signalsOf = new WeakMap<Runtime, InProcessRunSignals>();
 
 /** With `webhooksTable`, runs may be created with their own webhook endpoint (the API's). */
 export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
@@ -35,7 +45,7 @@ export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
       runtime.eventsTable,
       webhooksTable,
     ),
-    runSignals,
+    runSignals(runtime),
   );
 }
 
@@ -46,9 +56,9 @@ export function crewService(runtime: Runtime): CrewService {
     runStore(runtime, runtime.tableName('webhooks')),
     runQueue(runtime),
     // On AWS the crews Lambda makes the built-in templates itself (the local platform at its start).
-    { eventsTtlDays: runtime.config.eventsTtlDays, builtInsOnFirstUse: onLambda(runtime) },
+    { eventsTtlDays: runtime.config.eventsTtlDays, builtInsOnFirstUse: onLambda(runtime), clock: runtime.clock },
     new RunEndpoints(runWebhookHttp(runtime), secrets(runtime)),
-    runSignals,
+    runSignals(runtime),
   );
 }
 
@@ -58,7 +68,7 @@ function firesCrewService(runtime: Runtime): CrewService {
     new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
     runStore(runtime),
     runQueue(runtime),
-    { eventsTtlDays: runtime.config.eventsTtlDays },
+    { eventsTtlDays: runtime.config.eventsTtlDays, clock: runtime.clock },
   );
 }
 
@@ -80,5 +90,6 @@ export function scheduleService(runtime: Runtime, crews: CrewService = firesCrew
     runStore(runtime),
     crews,
     scheduler(runtime, (fire) => queue.sendFire(fire)),
+    runtime.clock,
   );
 }

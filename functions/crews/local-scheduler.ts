@@ -1,8 +1,9 @@
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { logger } from '../../shared/logger.js';
 import type { ScheduleFire, Scheduler, ScheduleTrigger } from '../../shared/ports/scheduler.js';
 import { nextFireAfter, parseScheduleExpression } from './schedule-expression.js';
 
-/** setTimeout's longest delay (about 24.8 days): a later fire is reached in hops. */
+/** A timer's longest delay (about 24.8 days): a later fire is reached in hops. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /**
@@ -26,15 +27,17 @@ const RETRY_FOR_MS = 3_600_000;
  * (RETRY_FOR_MS), said once in the log when it first fails and once more if it is given up.
  */
 export class LocalScheduler implements Scheduler {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Each armed schedule's timer: aborting it clears the timer. */
+  private readonly timers = new Map<string, AbortController>();
   /** Sends waiting to be tried again (cleared by stop, not by a put or remove: the fire is still owed). */
-  private readonly retries = new Set<NodeJS.Timeout>();
+  private readonly retries = new Set<AbortController>();
   /** Counts stops: a send that fails after one (it was under way) is not tried again. */
   private stops = 0;
 
   constructor(
     private readonly send: (fire: ScheduleFire) => Promise<void>,
-    private readonly now: () => number = Date.now,
+    /** The time fires are due on, and what their timers sleep on. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async put(trigger: ScheduleTrigger): Promise<void> {
@@ -42,14 +45,21 @@ export class LocalScheduler implements Scheduler {
     if (!trigger.enabled) return;
     const parsed = parseScheduleExpression(trigger.expression);
     if (!parsed.ok) throw new Error(`schedule ${trigger.id}: ${parsed.reason}`);
-    const anchor = trigger.anchor ? Date.parse(trigger.anchor) : this.now();
+    const anchor = trigger.anchor ? Date.parse(trigger.anchor) : this.clock.now();
+    const timer = new AbortController();
+    this.timers.set(trigger.id, timer);
     const arm = (after: number) => {
       const due = nextFireAfter(parsed.expression, trigger.timezone, after, anchor);
-      if (due === undefined) return;
+      if (due === undefined) {
+        if (this.timers.get(trigger.id) === timer) this.timers.delete(trigger.id);
+        return;
+      }
       const wait = () => {
-        const left = due - this.now();
+        // Cleared (a put or remove of the schedule, the platform's stop) as its sleep ended.
+        if (timer.signal.aborted) return;
+        const left = due - this.clock.now();
         if (left > 0) {
-          this.timers.set(trigger.id, setTimeout(wait, Math.min(left, MAX_DELAY_MS)).unref());
+          this.clock.sleep(Math.min(left, MAX_DELAY_MS), timer.signal, { ref: false }).then(wait, () => undefined);
           return;
         }
         this.deliver({ schedule_id: trigger.id, scheduled_time: new Date(due).toISOString() }, due);
@@ -57,7 +67,7 @@ export class LocalScheduler implements Scheduler {
       };
       wait();
     };
-    arm(this.now());
+    arm(this.clock.now());
   }
 
   async remove(id: string): Promise<void> {
@@ -67,7 +77,7 @@ export class LocalScheduler implements Scheduler {
   /** Stops every timer (the platform stops), sends waiting to be retried too. */
   stop(): void {
     for (const id of [...this.timers.keys()]) this.clear(id);
-    for (const retry of this.retries) clearTimeout(retry);
+    for (const retry of this.retries) retry.abort();
     this.retries.clear();
     this.stops++;
   }
@@ -82,7 +92,7 @@ export class LocalScheduler implements Scheduler {
       () => undefined,
       (err: unknown) => {
         if (this.stops !== stops) return;
-        const retryAt = this.now() + pause;
+        const retryAt = this.clock.now() + pause;
         if (retryAt - due > RETRY_FOR_MS) {
           logger.error('local scheduler: gave up sending a schedule fire; it starts no run', {
             ...fire,
@@ -96,11 +106,15 @@ export class LocalScheduler implements Scheduler {
             ...fire,
             error: err as Error,
           });
-        const retry = setTimeout(() => {
-          this.retries.delete(retry);
-          this.deliver(fire, due, attempt + 1, Math.min(pause * 2, MAX_RETRY_MS));
-        }, pause).unref();
+        const retry = new AbortController();
         this.retries.add(retry);
+        this.clock.sleep(pause, retry.signal, { ref: false }).then(
+          () => {
+            this.retries.delete(retry);
+            this.deliver(fire, due, attempt + 1, Math.min(pause * 2, MAX_RETRY_MS));
+          },
+          () => undefined,
+        );
       },
     );
   }
@@ -111,8 +125,7 @@ export class LocalScheduler implements Scheduler {
   }
 
   private clear(id: string): void {
-    const timer = this.timers.get(id);
-    if (timer) clearTimeout(timer);
+    this.timers.get(id)?.abort();
     this.timers.delete(id);
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { runChange } from './events.js';
 import { logger } from '../../shared/logger.js';
-import { nowIso } from '../../shared/time.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from './limits.js';
 import type { ApprovalStep, RunLogEntry, RunLogEntryType } from './schemas.js';
 import type { StepOutcome } from './steps.js';
@@ -234,6 +234,11 @@ export class CrewRunner {
      * lease is let go and the delivery ends without an error.
      */
     private readonly stop?: AbortSignal,
+    /**
+     * The time the runner reads: leases, `run_timeout_seconds`, an approval's expiry, every
+     * event's timestamp, and the cancellation check's pauses.
+     */
+    private readonly clock: Clock = systemClock,
   ) {
     // One listener for every step under way (a listener per step would pile up on the signal).
     stop?.addEventListener(
@@ -286,7 +291,7 @@ export class CrewRunner {
           return spent(correlationId, timer);
         // Likewise a slot message for a run that waits for none: the message that started it carries it.
         if (slotWake && attempt === 0 && run.status !== 'pending') return 'done';
-        if (run.lease && run.lease.owner !== lease.owner && run.lease.until > Date.now()) {
+        if (run.lease && run.lease.owner !== lease.owner && run.lease.until > this.clock.now()) {
           slot.ours = false;
           // A freed slot's message is sent once: the run's own messages bring it back.
           if (slotWake?.slot !== 'freed') await this.later(correlationId, run.lease.until, wake);
@@ -322,7 +327,7 @@ export class CrewRunner {
   private async later(correlationId: string, heldUntil: number, timer: RunWake | undefined): Promise<void> {
     if (this.stop?.aborted) return;
     if (!this.timers) throw new Error('a run held by another delivery needs the run timer (the crew-run queue)');
-    const delaySeconds = Math.min(MAX_TIMER_SECONDS, Math.max(1, Math.ceil((heldUntil - Date.now()) / 1000) + 1));
+    const delaySeconds = Math.min(MAX_TIMER_SECONDS, Math.max(1, Math.ceil((heldUntil - this.clock.now()) / 1000) + 1));
     logger.info('crew run held by another delivery; the message comes back later', {
       correlation_id: correlationId,
       delay_seconds: delaySeconds,
@@ -342,7 +347,7 @@ export class CrewRunner {
     const ahead = await this.runs.slotQueue(limit.key, limit.max, run);
     let seen: Slots | undefined | null = null;
     for (let round = 0; round < SLOT_ROUNDS; round++) {
-      const now = Date.now();
+      const now = this.clock.now();
       let when: SlotCondition;
       if (seen === null && ahead.length > 0) {
         seen = await this.runs.slots(limit.key);
@@ -385,7 +390,7 @@ export class CrewRunner {
     // Others kept changing the slots: this run tries again shortly.
     return {
       taken: false,
-      retryAt: Date.now() + 1_000,
+      retryAt: this.clock.now() + 1_000,
       position: async () => (await this.runs.slotQueueCount(limit.key, run)) + 1,
     };
   }
@@ -403,7 +408,7 @@ export class CrewRunner {
     if (wake?.slot === 'freed' || this.stop?.aborted) return;
     if (!this.timers) throw new Error('a run waiting for a slot needs the run timer (the crew-run queue)');
     const at = Math.min(retryAt, timesOutAt ?? Number.POSITIVE_INFINITY);
-    const delaySeconds = Math.min(MAX_TIMER_SECONDS, Math.max(1, Math.ceil((at - Date.now()) / 1000) + 1));
+    const delaySeconds = Math.min(MAX_TIMER_SECONDS, Math.max(1, Math.ceil((at - this.clock.now()) / 1000) + 1));
     logger.info('crew run waits for a slot; the message comes back later', {
       correlation_id: correlationId,
       delay_seconds: delaySeconds,
@@ -419,7 +424,7 @@ export class CrewRunner {
   private async letSlotGo(limit: RunLimit, correlationId: string): Promise<void> {
     try {
       const left = await this.runs.releaseSlot(limit.key, correlationId);
-      const now = Date.now();
+      const now = this.clock.now();
       const held = Object.values(left).filter((until) => until > now).length;
       if (held >= limit.max || !this.timers) return;
       const line = await this.runs.slotQueue(limit.key, held + 1);
@@ -448,7 +453,7 @@ export class CrewRunner {
 
   /** Takes the lease before a step with I/O when no write took it (a started step resumed). */
   private async hold(run: RunItem, eventCount: number, lease: Lease): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     const until = now + LEASE_MS;
     lease.held = true;
     if (!(await this.runs.takeLease(run.correlation_id, { owner: lease.owner, now, until }, eventCount))) {
@@ -466,7 +471,7 @@ export class CrewRunner {
       const events = await this.runs.allLogEntries(correlationId);
       if (currentAttempt(events).some((e) => TERMINAL.has(e.type))) return;
       const error = `The run was abandoned after repeated failures: ${reason}`;
-      const at = nowIso();
+      const at = this.clock.iso();
       const ok = await this.runs.append(
         run,
         this.event(run, events.length, 'run.failed', error, undefined, { error }),
@@ -515,7 +520,7 @@ export class CrewRunner {
     // Each write takes or renews the lease; `release` lets it go with the delivery's last write.
     const flush = async (release = false) => {
       if (pending.length === 0) return;
-      const now = Date.now();
+      const now = this.clock.now();
       const until = release ? null : now + LEASE_MS;
       const held = lease.held;
       lease.held = true;
@@ -561,11 +566,15 @@ export class CrewRunner {
       if (fields?.status) {
         status = fields.status;
         const at = fields.finished_at ?? fields.started_at ?? entry.timestamp;
-        changes.push({ change: runChange(fields.status, at), update: { ...update }, eventCount: next + pending.length });
+        changes.push({
+          change: runChange(fields.status, at),
+          update: { ...update },
+          eventCount: next + pending.length,
+        });
       }
       lastType = type;
       if (timesOutAt === undefined && run.run_timeout_seconds && (type === 'run.started' || type === 'step.started'))
-        timesOutAt = Date.now() + run.run_timeout_seconds * 1000;
+        timesOutAt = this.clock.now() + run.run_timeout_seconds * 1000;
     };
     const fail = async (stepId: string, error: string, withStepEvent: boolean) => {
       if (withStepEvent) await add('step.failed', `Step ${stepId} failed: ${error}`, stepId, { error });
@@ -576,7 +585,7 @@ export class CrewRunner {
         { error },
         {
           status: 'failed',
-          finished_at: nowIso(),
+          finished_at: this.clock.iso(),
           error,
         },
       );
@@ -596,12 +605,12 @@ export class CrewRunner {
         `Run failed: ${error}`,
         undefined,
         { error },
-        { status: 'failed', finished_at: nowIso(), error },
+        { status: 'failed', finished_at: this.clock.iso(), error },
       );
       await flush(true);
       log.info('crew run timed out', { timeout_seconds: seconds });
     };
-    const overdue = () => timesOutAt !== undefined && Date.now() >= timesOutAt;
+    const overdue = () => timesOutAt !== undefined && this.clock.now() >= timesOutAt;
     /*
      * A run with a concurrency limit holds a slot while it runs: taken before it starts, or
      * goes on after an approval (a run waiting for one holds none), and renewed with its
@@ -613,8 +622,8 @@ export class CrewRunner {
       const limit = run.limit;
       if (!limit) return true;
       if (slot.taken) {
-        if (slot.until - Date.now() >= (LEASE_MS * 2) / 3) return true;
-        const until = Date.now() + LEASE_MS;
+        if (slot.until - this.clock.now() >= (LEASE_MS * 2) / 3) return true;
+        const until = this.clock.now() + LEASE_MS;
         if (await this.runs.renewSlot(limit.key, run.correlation_id, until)) {
           slot.until = until;
           return true;
@@ -642,7 +651,10 @@ export class CrewRunner {
     if (overdue()) return timedOut();
     if (!events.some((e) => e.type === 'run.started')) {
       if (!(await slotted(false))) return;
-      await add('run.started', 'Run started', undefined, undefined, { status: 'running', started_at: nowIso() });
+      await add('run.started', 'Run started', undefined, undefined, {
+        status: 'running',
+        started_at: this.clock.iso(),
+      });
     }
     // Keyed by step ids (the template's names): no inherited keys.
     const outputs: Record<string, unknown> = Object.create(null);
@@ -675,7 +687,7 @@ export class CrewRunner {
       if (!find(attempt, 'step.started', step.id)) {
         // A retried run (pending) or one resumed after a decision runs again from here.
         const resumed: RunUpdate =
-          status === 'running' ? {} : { status: 'running', started_at: run.started_at ?? nowIso() };
+          status === 'running' ? {} : { status: 'running', started_at: run.started_at ?? this.clock.iso() };
         await add('step.started', `Step ${step.id} (${step.kind}) started`, step.id, undefined, {
           ...resumed,
           current_step: step.id,
@@ -737,7 +749,7 @@ export class CrewRunner {
       'Run completed',
       undefined,
       { outputs: boundOutputs(outputs) },
-      { status: 'succeeded', finished_at: nowIso() },
+      { status: 'succeeded', finished_at: this.clock.iso() },
     );
     await flush(true);
     log.info('crew run completed', { events: next });
@@ -766,7 +778,7 @@ export class CrewRunner {
   ): Promise<string | undefined> {
     let expiresMs: number;
     if (!waiting) {
-      const since = Date.now();
+      const since = this.clock.now();
       expiresMs = since + step.timeout_seconds * 1000;
       const role = step.role ?? 'approver';
       const prompt = capText(render(step.prompt, ctx), MAX_PROMPT_BYTES);
@@ -787,7 +799,8 @@ export class CrewRunner {
       await flush(true);
     } else {
       expiresMs = Date.parse(String(waiting.data?.expires_at));
-      if (!(Date.now() < expiresMs)) return `no decision by ${String(waiting.data?.expires_at)}: the approval expired`;
+      if (!(this.clock.now() < expiresMs))
+        return `no decision by ${String(waiting.data?.expires_at)}: the approval expired`;
       await flush(true);
     }
     if (!this.timers) throw new Error('an approval step needs the run timer (the crew-run queue)');
@@ -796,7 +809,7 @@ export class CrewRunner {
     const dueMs = Math.min(expiresMs, timesOutAt ?? Number.POSITIVE_INFINITY);
     await this.timers.after(
       run.correlation_id,
-      Math.min(MAX_TIMER_SECONDS, Math.max(0, Math.ceil((dueMs - Date.now()) / 1000))),
+      Math.min(MAX_TIMER_SECONDS, Math.max(0, Math.ceil((dueMs - this.clock.now()) / 1000))),
       { step_id: step.id, expires_at: new Date(expiresMs).toISOString() },
     );
     return undefined;
@@ -822,17 +835,17 @@ export class CrewRunner {
     let working = true;
     const watch = (async () => {
       while (working) {
-        const untilDeadline = timesOutAt === undefined ? CANCEL_CHECK_MS : Math.max(0, timesOutAt - Date.now());
+        const untilDeadline = timesOutAt === undefined ? CANCEL_CHECK_MS : Math.max(0, timesOutAt - this.clock.now());
         await this.signals.next(correlationId, Math.min(CANCEL_CHECK_MS, untilDeadline));
         if (!working) return;
-        if (timesOutAt !== undefined && Date.now() >= timesOutAt) {
+        if (timesOutAt !== undefined && this.clock.now() >= timesOutAt) {
           controller.abort(new RunTimedOut('the run timed out'));
           return;
         }
         try {
           let run: RunItem | undefined;
-          if (lease.until - Date.now() < (LEASE_MS * 2) / 3) {
-            const until = Date.now() + LEASE_MS;
+          if (lease.until - this.clock.now() < (LEASE_MS * 2) / 3) {
+            const until = this.clock.now() + LEASE_MS;
             const limit = slot.taken ? slot.limit : undefined;
             const [renewed, slotKept] = await Promise.all([
               this.runs.renewLease(correlationId, lease.owner, until),
@@ -891,7 +904,7 @@ export class CrewRunner {
       index,
       correlation_id: run.correlation_id,
       type,
-      timestamp: nowIso(),
+      timestamp: this.clock.iso(),
       ...(stepId ? { step_id: stepId } : {}),
       message: capText(message, MAX_MESSAGE_BYTES),
       ...(data ? { data } : {}),

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../shared/auth/caller.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import type { Change, DomainEventType } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import type { Scheduler, ScheduleTrigger } from '../../shared/ports/scheduler.js';
-import { nowIso } from '../../shared/time.js';
 import { resolveValues } from './declaration.js';
 import { isTimeZone, nextFireAfter, parseScheduleExpression } from './schedule-expression.js';
 import {
@@ -41,7 +41,8 @@ export class ScheduleService {
     private readonly runs: Pick<RunStore, 'get'>,
     private readonly crews: Pick<CrewService, 'startScheduledRun'>,
     private readonly scheduler: Scheduler,
-    private readonly now: () => number = Date.now,
+    /** The time a schedule's next fire counts from, and each change's `at`. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async create(req: ScheduleRequest, caller: Caller): Promise<CrewSchedule> {
@@ -50,7 +51,7 @@ export class ScheduleService {
     if (template) issues.push(...valueIssues(() => resolveValues(template.variables, req.values, 'values')));
     if (issues.length > 0) throw new Invalid(issues);
     if (!template) throw new NotFound(`No crew template ${req.template_id}`);
-    const at = nowIso();
+    const at = this.clock.iso();
     const schedule: ScheduleItem = {
       id: randomUUID(),
       template_id: template.id,
@@ -70,7 +71,7 @@ export class ScheduleService {
       updated_at: at,
       expression_set_at: at,
     };
-    const stored = { ...schedule, next_run_at: this.nextRun(schedule, this.now()) };
+    const stored = { ...schedule, next_run_at: this.nextRun(schedule, this.clock.now()) };
     await this.scheduler.put(this.trigger(stored));
     try {
       await this.schedules.create(stored, change('crew.schedule.created', caller, at));
@@ -116,10 +117,10 @@ export class ScheduleService {
       if (issues.length > 0) throw new Invalid(issues);
       // Nothing sent: nothing changes, and no event says it did.
       if (Object.values(patch).every((v) => v === undefined)) return toCrewSchedule(current);
-      const at = nowIso();
+      const at = this.clock.iso();
       // A rate counts from the last change of its expression (API.md §4): other changes keep its fires.
       const changes = { updated_at: at, ...(next.expression !== current.expression ? { expression_set_at: at } : {}) };
-      const updated = { ...next, ...changes, next_run_at: this.nextRun({ ...next, ...changes }, this.now()) };
+      const updated = { ...next, ...changes, next_run_at: this.nextRun({ ...next, ...changes }, this.clock.now()) };
       await this.scheduler.put(this.trigger(updated));
       if (await this.schedules.update(current, changed(current, updated), change('crew.schedule.updated', caller, at)))
         return toCrewSchedule(updated);
@@ -132,7 +133,7 @@ export class ScheduleService {
   async delete(id: string, caller: Caller): Promise<void> {
     await this.existing(id);
     await this.unset(id, true);
-    if (!(await this.schedules.delete(id, change('crew.schedule.deleted', caller, nowIso()))))
+    if (!(await this.schedules.delete(id, change('crew.schedule.deleted', caller, this.clock.iso()))))
       throw new NotFound(`No crew schedule ${id}`);
   }
 
@@ -200,8 +201,8 @@ export class ScheduleService {
         await this.disable(schedule, undefined);
         return;
       }
-      const at = nowIso();
-      const next_run_at = this.nextRun(schedule, Math.max(this.now(), Date.parse(scheduledTime)));
+      const at = this.clock.iso();
+      const next_run_at = this.nextRun(schedule, Math.max(this.clock.now(), Date.parse(scheduledTime)));
       const skip = async (reason: string) => {
         const recorded = await this.schedules.skip(
           schedule,
@@ -278,7 +279,7 @@ export class ScheduleService {
   }
 
   private async disable(schedule: ScheduleItem, caller: Caller | undefined): Promise<void> {
-    const at = nowIso();
+    const at = this.clock.iso();
     const disabled = { ...schedule, enabled: false, next_run_at: null, updated_at: at };
     await this.scheduler.put(this.trigger(disabled));
     if (
@@ -344,7 +345,7 @@ export class ScheduleService {
     const parsed = parseScheduleExpression(schedule.expression);
     const start =
       schedule.enabled && parsed.ok && parsed.expression.kind === 'rate'
-        ? nextFireAfter(parsed.expression, schedule.timezone, this.now(), Date.parse(rateAnchor(schedule)))
+        ? nextFireAfter(parsed.expression, schedule.timezone, this.clock.now(), Date.parse(rateAnchor(schedule)))
         : undefined;
     return {
       id: schedule.id,

@@ -10,11 +10,11 @@ import {
   type ValidationIssue,
   valueError,
 } from '../../shared/errors.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { mapLimit } from '../../shared/concurrency.js';
 import { canonicalJson } from '../../shared/crypto.js';
 import { logger } from '../../shared/logger.js';
 import { redactUrl } from '../../shared/redact.js';
-import { nowIso } from '../../shared/time.js';
 import { capText, fittingPage, MAX_BULK_CANCEL, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from './limits.js';
 import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from './built-in-templates.js';
 import type {
@@ -79,6 +79,8 @@ export interface CrewSettings {
    * which no start-up step runs); the local platform makes them when it starts instead.
    */
   readonly builtInsOnFirstUse?: boolean;
+  /** The time the service reads (an approval's expiry, a run's TTL, a long poll's end): the system's unless given. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -135,11 +137,15 @@ export class CrewService {
     private readonly signals: RunSignals = new InProcessRunSignals(),
     /** One per process: the composition builds one service for the API. */
     private readonly polls = new WaitingPolls(),
-  ) {}
+  ) {
+    this.clock = settings.clock ?? systemClock;
+  }
+
+  private readonly clock: Clock;
 
   async createTemplate(req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
     this.checkDeclaration(req);
-    const at = nowIso();
+    const at = this.clock.iso();
     const template: CrewTemplate = {
       id: randomUUID(),
       name: req.name,
@@ -168,7 +174,7 @@ export class CrewService {
   async replaceTemplate(id: string, req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
     this.checkDeclaration(req);
     const current = await this.getTemplate(id);
-    const at = nowIso();
+    const at = this.clock.iso();
     const template: CrewTemplate = {
       ...withoutLimits(current),
       name: req.name,
@@ -184,7 +190,7 @@ export class CrewService {
   }
 
   async deleteTemplate(id: string, caller: Caller): Promise<void> {
-    const change = { type: 'crew.template.deleted', actor: caller.name, at: nowIso() } as const;
+    const change = { type: 'crew.template.deleted', actor: caller.name, at: this.clock.iso() } as const;
     if (!(await this.templates.delete(id, change))) throw new NotFound(`No crew template ${id}`);
   }
 
@@ -241,10 +247,10 @@ export class CrewService {
     rerun?: RerunOf,
     fire?: ScheduledRun,
   ): Promise<{ correlation_id: string; webhook_secret?: string }> {
-    const at = nowIso();
+    const at = this.clock.iso();
     const correlationId = randomUUID();
     const reused = rerun?.reused ?? [];
-    const expiresAt = Math.floor(Date.now() / 1000) + this.settings.eventsTtlDays * 86_400;
+    const expiresAt = Math.floor(this.clock.now() / 1000) + this.settings.eventsTtlDays * 86_400;
     const webhook =
       webhookUrl !== undefined && this.webhooks
         ? await this.webhooks.endpoint({
@@ -427,7 +433,7 @@ export class CrewService {
     const created = await Promise.all(
       BUILT_IN_TEMPLATES.map(async (builtIn) => {
         if ((await this.templates.named(builtIn.name, 1)).length > 0) return undefined;
-        const at = nowIso();
+        const at = this.clock.iso();
         const template: CrewTemplate = {
           ...builtIn,
           created_by: BUILT_IN_AUTHOR,
@@ -503,7 +509,7 @@ export class CrewService {
    * index: the run as cancelled, or undefined when it moved on since the read.
    */
   private async cancelAt(run: RunItem, reason: string | undefined, caller: Caller): Promise<RunItem | undefined> {
-    const at = nowIso();
+    const at = this.clock.iso();
     const update = { status: 'cancelled' as const, finished_at: at };
     const event: RunLogEntry = {
       index: run.event_count,
@@ -565,7 +571,7 @@ export class CrewService {
       const run = await this.ownRun(correlationId, caller);
       if (!RETRYABLE.has(run.status))
         throw new Conflict(`Crew run ${correlationId} is ${run.status}: only a failed or cancelled run can be retried`);
-      const at = nowIso();
+      const at = this.clock.iso();
       const update = { status: 'pending' as const, finished_at: null, error: null, current_step: null };
       const event: RunLogEntry = {
         index: run.event_count,
@@ -733,11 +739,11 @@ export class CrewService {
       if (!last || last.type !== 'step.waiting' || last.step_id !== stepId)
         throw new Conflict(`Step ${stepId} of crew run ${correlationId} is not waiting for a decision`);
       const expiresAt = String(last.data?.expires_at);
-      if (!(Date.now() < Date.parse(expiresAt)))
+      if (!(this.clock.now() < Date.parse(expiresAt)))
         throw new Conflict(`The approval of step ${stepId} expired at ${expiresAt}`);
       if (isPrincipal(run.created_by_principal, caller))
         throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
-      const at = nowIso();
+      const at = this.clock.iso();
       const notes = decision.notes ?? null;
       const event = (
         offset: number,
@@ -810,7 +816,7 @@ export class CrewService {
     } catch (err) {
       logger.error('could not queue crew run', { correlation_id: run.correlation_id, error: err as Error });
       const error = 'The run could not be queued: the queue did not answer';
-      const failedAt = nowIso();
+      const failedAt = this.clock.iso();
       // As stored now: failed only when nothing wrote after the write that queued it.
       const current = await this.runs.get(run.correlation_id);
       if (current?.event_count !== index)
@@ -876,17 +882,17 @@ export class CrewService {
       if (!watch || events.length > 0 || FINISHED_STATUSES.has(run.status)) return fittingPage(events);
       const release = this.polls.take(caller.principal);
       try {
-        const deadline = Date.now() + waitSeconds * 1000;
-        let lastRead = Date.now();
+        const deadline = this.clock.now() + waitSeconds * 1000;
+        let lastRead = this.clock.now();
         for (;;) {
-          const left = deadline - Date.now();
+          const left = deadline - this.clock.now();
           if (left <= 0 || abort?.aborted) return [];
-          const untilRead = lastRead + LONG_POLL_INTERVAL_MS - Date.now();
+          const untilRead = lastRead + LONG_POLL_INTERVAL_MS - this.clock.now();
           if (untilRead > 0) {
             await watch.next(Math.min(untilRead, left), abort);
             if (abort?.aborted) return [];
           }
-          lastRead = Date.now();
+          lastRead = this.clock.now();
           const more = await this.runs.logEntries(correlationId, start, MAX_EVENTS_PER_POLL);
           if (more.length > 0) return fittingPage(more);
         }

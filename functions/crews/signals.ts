@@ -1,3 +1,5 @@
+import { type Clock, systemClock } from '../../shared/clock.js';
+
 /**
  * Wakes E13 long polls (`wait`) as soon as an event of their run is written in this
  * process: the local platform runs the API and the crew worker together. Where they run
@@ -35,9 +37,11 @@ export const LONG_POLL_INTERVAL_MS = 1000;
 /** What a write is to a waiter: whether it concerns it. */
 type Waiter = (end?: number) => void;
 
-/** Waiters by run id: a Map (run ids come from users' requests). */
+/** Waiters by run id: a Map (run ids come from users' requests). A wait of `ms` is on `clock`. */
 export class InProcessRunSignals implements RunSignals {
   private readonly waiters = new Map<string, Set<Waiter>>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
 
   async next(correlationId: string, ms: number): Promise<void> {
     const watch = this.watchAny(correlationId, undefined);
@@ -77,14 +81,15 @@ export class InProcessRunSignals implements RunSignals {
             written = false;
             return resolve();
           }
+          const timer = new AbortController();
           const done = () => {
-            clearTimeout(timer);
+            timer.abort();
             abort?.removeEventListener('abort', done);
             wake = undefined;
             written = false;
             resolve();
           };
-          const timer = setTimeout(done, ms);
+          this.clock.sleep(ms, timer.signal).then(done, () => undefined);
           wake = done;
           abort?.addEventListener('abort', done);
         }),

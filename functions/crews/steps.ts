@@ -1,4 +1,5 @@
 import type { HttpRequester } from '../../shared/adapters/outbound-http.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
 import { redactUrl, redactUrls } from '../../shared/redact.js';
 import { capJson, capText, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
@@ -19,28 +20,13 @@ function failureText(err: unknown): string {
   return capText(redactUrls(text), MAX_ERROR_BYTES);
 }
 
-/** Waits `ms`, or less when `signal` aborts (then throws its reason). */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const done = () => {
-      signal?.removeEventListener('abort', abort);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const abort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', abort, { once: true });
-  });
-}
-
 /** Executes one step; a failure is an outcome (step.failed), never a thrown error. */
 export class StepExecutor {
   constructor(
     private readonly http: HttpRequester,
     private readonly llm: ChatModel | undefined,
+    /** What a `wait` step sleeps on. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** `cancelled` abandons a `wait`, an `http` or an `llm` step under way (the run was cancelled). */
@@ -59,7 +45,8 @@ export class StepExecutor {
       case 'render':
         return render(step.template, ctx);
       case 'wait':
-        await sleep(step.seconds * 1000, cancelled);
+        // `seconds` on the clock, or less when the run is cancelled (then its reason is thrown).
+        await this.clock.sleep(step.seconds * 1000, cancelled);
         return null;
       case 'http': {
         const headers = Object.fromEntries(Object.entries(step.headers ?? {}).map(([k, v]) => [k, render(v, ctx)]));

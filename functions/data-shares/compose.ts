@@ -9,6 +9,7 @@ function dataShareService(runtime: Runtime): DataShareService {
   return new DataShareService(
     new DynamoDataShareStore(runtime.db, runtime.tableName('dataShares'), runtime.eventsTable),
     identityProvider(runtime),
+    runtime.clock,
   );
 }
 

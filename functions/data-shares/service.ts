@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import type { IdentityProvider, IdpClient } from '../../shared/ports/idp.js';
@@ -24,7 +25,8 @@ export class DataShareService {
   constructor(
     private readonly store: DataShareStore,
     private readonly idp: IdentityProvider,
-    private readonly now: () => number = Date.now,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -40,10 +42,10 @@ export class DataShareService {
       owner_principal: caller.principal,
       description: req.description ?? null,
       tables: req.tables ?? [],
-      created_at: new Date(this.now()).toISOString(),
+      created_at: this.clock.iso(),
       client_id: req.name,
     };
-    const staleBefore = new Date(this.now() - STALE_RESERVATION_MS).toISOString();
+    const staleBefore = new Date(this.clock.now() - STALE_RESERVATION_MS).toISOString();
     if (!(await this.store.reserve(share, reservation, staleBefore)))
       throw new Conflict(`The data share name '${req.name}' is taken`);
 
@@ -105,7 +107,7 @@ export class DataShareService {
       name,
       item.created_at,
       { idp_id: client.id, enabled: client.enabled, service_accounts_enabled: client.service_accounts_enabled },
-      { type: 'data_share.secret_rotated', actor: caller.name, at: this.nowIso() },
+      { type: 'data_share.secret_rotated', actor: caller.name, at: this.clock.iso() },
     );
     if (!rotated) throw new NotFound(`No data share '${name}'`);
     logger.info('data share secret rotated', { share: name, by: caller.name });
@@ -121,7 +123,7 @@ export class DataShareService {
     let item = await this.load(key, caller);
     const { name } = item;
     await this.idp.deleteClient(item.client_id);
-    const change = { type: 'data_share.deleted', actor: caller.name, at: this.nowIso() } as const;
+    const change = { type: 'data_share.deleted', actor: caller.name, at: this.clock.iso() } as const;
     for (let attempt = 1; ; attempt++) {
       const data = toDataShare(item, undefined, null) as unknown as Record<string, unknown>;
       if (await this.store.delete(item, change, data)) break;
@@ -158,10 +160,6 @@ export class DataShareService {
     }
     const item = await this.store.get(key);
     return item && item.reservation === undefined ? item : undefined;
-  }
-
-  private nowIso(): string {
-    return new Date(this.now()).toISOString();
   }
 
   private async giveBack(name: string, reservation: string): Promise<void> {

@@ -11,7 +11,7 @@ export function dataproductDeps(runtime: Runtime): DataproductDeps {
   return {
     authenticator: runtime.authenticator,
     idempotency: idempotencyKeys(runtime, secrets(runtime)),
-    service: new KeyService(runtime.keys, runtime.psk, runtime.dataProducts),
-    products: new DataProductService(runtime.dataProducts, catalog, queries, runtime.psk),
+    service: new KeyService(runtime.keys, runtime.psk, runtime.dataProducts, runtime.clock),
+    products: new DataProductService(runtime.dataProducts, catalog, queries, runtime.psk, runtime.clock),
   };
 }

@@ -9,11 +9,11 @@ import {
   MAX_VALID_UNTIL_MS,
 } from '../../shared/auth/key-store.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import type { Change } from '../../shared/events/types.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
 import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import { domainUrn, type MetadataCatalog } from '../../shared/ports/catalog.js';
-import { nowIso } from '../../shared/time.js';
 import { checkReadOnlySql } from '../query/read-only-sql.js';
 import type { QueryService } from '../query/service.js';
 import type {
@@ -38,6 +38,8 @@ export class KeyService {
     private readonly keys: KeyRepository,
     private readonly verifier: Pick<PskVerifier, 'forget'>,
     private readonly products: Pick<DataProductStore, 'get'>,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -52,7 +54,7 @@ export class KeyService {
     }
     const secret = `dpm_${randomSecret()}`;
     // One clock reading: valid_until is exactly created_at + validity_days.
-    const now = Date.now();
+    const now = this.clock.now();
     const wanted = now + req.validity_days * DAY_MS;
     const record: KeyRecord = {
       key_hash: sha256Hex(secret),
@@ -85,7 +87,7 @@ export class KeyService {
   /** Deletes a key; it stops authenticating at once here, and within seconds everywhere. */
   async delete(pskId: string, caller: Caller): Promise<void> {
     const record = await this.live(pskId, caller);
-    const at = nowIso();
+    const at = this.clock.iso();
     const change: Change = { type: 'psk.deleted', actor: caller.name, at };
     if (!(await this.keys.markDeleted(record.key_hash, at, change))) throw new NotFound(`No pre-shared key ${pskId}`);
     this.verifier.forget(record.key_hash);
@@ -103,7 +105,7 @@ export class KeyService {
     const bound = Math.min(MAX_VALID_UNTIL_MS, caller.key?.validUntilMs ?? MAX_VALID_UNTIL_MS);
     const lineage = caller.key ? lineageThrough(caller) : [];
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const now = Date.now();
+      const now = this.clock.now();
       const wanted = Math.max(record.valid_until_ms, now) + days * DAY_MS;
       if (wanted > MAX_VALID_UNTIL_MS) throw new Conflict(`Pre-shared key ${pskId} cannot be valid past 9999-12-31`);
       const until = Math.min(wanted, bound);
@@ -166,6 +168,8 @@ export class DataProductService {
     private readonly catalog: ProductCatalog,
     private readonly queries: ProductQueries,
     private readonly verifier: Pick<PskVerifier, 'forgetProduct'>,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -228,7 +232,7 @@ export class DataProductService {
       is_view: req.is_view ?? false,
       created_by: caller.name,
       created_by_principal: caller.principal,
-      created_at: nowIso(),
+      created_at: this.clock.iso(),
     };
     const change: Change = { type: 'dataproduct.created', actor: caller.name, at: record.created_at };
     if (!(await this.store.create(record, change))) throw new Conflict(`A data product named ${req.name} exists`);
@@ -256,7 +260,7 @@ export class DataProductService {
     }
     const product = await this.store.get(id);
     if (!product || product.deleted_at) throw new NotFound(`No data product ${id}`);
-    const change: Change = { type: 'dataproduct.deleted', actor: caller.name, at: nowIso() };
+    const change: Change = { type: 'dataproduct.deleted', actor: caller.name, at: this.clock.iso() };
     if (!(await this.store.markDeleted(product, change))) throw new NotFound(`No data product ${id}`);
     this.verifier.forgetProduct(id);
   }

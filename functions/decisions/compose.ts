@@ -9,6 +9,6 @@ export function decisionsDeps(runtime: Runtime): DecisionsDeps {
   return {
     authenticator: runtime.authenticator,
     idempotency: idempotencyKeys(runtime),
-    service: new DecisionService(store),
+    service: new DecisionService(store, runtime.clock),
   };
 }

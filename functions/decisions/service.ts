@@ -2,10 +2,10 @@ import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import type { DomainEventType } from '../../shared/events/types.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { gate } from '../../shared/concurrency.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';
 import { Conflict, Forbidden, Invalid, NotFound, valueError } from '../../shared/errors.js';
-import { nowIso } from '../../shared/time.js';
 import { versionDiff } from './diff.js';
 import type {
   CreateVersionRequest,
@@ -105,7 +105,11 @@ const EVENT_OF = {
 
 /** Decision versions and their review lifecycle (E1). */
 export class DecisionService {
-  constructor(private readonly store: DecisionStore) {}
+  constructor(
+    private readonly store: DecisionStore,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async createVersion(
     workspace: string,
@@ -119,7 +123,7 @@ export class DecisionService {
       throw new Invalid([valueError(['body', 'content'], error, null)]);
     }
     const version = await this.store.nextVersion(workspace, key);
-    const at = nowIso();
+    const at = this.clock.iso();
     const item: VersionItem = {
       workspace,
       key,
@@ -210,7 +214,7 @@ export class DecisionService {
     caller: Caller,
   ): Promise<VersionSummary> {
     const rule = RULES[action];
-    const at = nowIso();
+    const at = this.clock.iso();
     const write: TransitionWrite = {
       from: rule.from,
       to: rule.to,

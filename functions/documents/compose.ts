@@ -11,7 +11,7 @@ export function documentStore(runtime: Runtime): DynamoDocumentStore {
 
 /** The service wired to DynamoDB and the configured metadata catalog. */
 export function documentService(runtime: Runtime): DocumentService {
-  return new DocumentService(documentStore(runtime), metadataCatalog(runtime));
+  return new DocumentService(documentStore(runtime), metadataCatalog(runtime), runtime.clock);
 }
 
 export function documentsDeps(runtime: Runtime): DocumentsDeps {

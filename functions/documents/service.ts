@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import {
   documentUrnOf,
@@ -9,7 +10,6 @@ import {
   type MetadataCatalog,
 } from '../../shared/ports/catalog.js';
 import { logger } from '../../shared/logger.js';
-import { nowIso } from '../../shared/time.js';
 import {
   STATUS_PREDECESSORS,
   type Document,
@@ -38,11 +38,13 @@ export class DocumentService {
   constructor(
     private readonly documents: DocumentStore,
     private readonly catalog: MetadataCatalog,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async create(req: DocumentRequest, caller: Caller): Promise<Document> {
     const id = randomUUID();
-    const at = nowIso();
+    const at = this.clock.iso();
     const doc: Document = {
       id,
       filename: req.filename,
@@ -103,7 +105,7 @@ export class DocumentService {
   /** A forward status move (admin), one write conditional on the current status. */
   async setStatus(id: string, req: StatusUpdate, caller: Caller): Promise<Document> {
     const from = STATUS_PREDECESSORS[req.status];
-    const at = nowIso();
+    const at = this.clock.iso();
     const result = await this.documents.setStatus(
       id,
       from,
@@ -129,7 +131,7 @@ export class DocumentService {
       Promise.all(termNames.map((n) => this.catalog.getGlossaryTerm(n))),
       req.suggested_domain != null ? this.catalog.getDomain(req.suggested_domain) : undefined,
     ]);
-    const at = nowIso();
+    const at = this.clock.iso();
     const result = await this.documents.setSuggestions(
       id,
       {
@@ -141,6 +143,7 @@ export class DocumentService {
         updated_at: at,
       },
       { type: 'document.suggestions_ready', actor: caller.name, at },
+      Date.parse(at),
     );
     return outcome(result, id, 'the enrichment is confirmed already');
   }
@@ -208,7 +211,7 @@ export class DocumentService {
     );
 
     const claim = randomUUID();
-    const now = Date.now();
+    const now = this.clock.now();
     const claimed = outcome(
       await this.documents.claimConfirmation(id, claim, now, now + DocumentService.CONFIRMATION_CLAIM_MS),
       id,
@@ -249,7 +252,7 @@ export class DocumentService {
       throw err;
     }
 
-    const at = nowIso();
+    const at = this.clock.iso();
     const result = await this.documents.confirm(
       id,
       claim,
@@ -286,7 +289,7 @@ export class DocumentService {
     const attached: string[] = [];
     for (const doc of await this.documents.listPending(domainName)) {
       await this.catalog.annotate(doc.catalog_urn, { domain: domain.name });
-      const at = nowIso();
+      const at = this.clock.iso();
       const result = await this.documents.attachDomain(
         doc.id,
         domainName,

@@ -52,7 +52,7 @@ export interface DocumentStore {
   /** Moves the status in one write, if the current status is one of `from`. */
   setStatus(id: string, from: readonly DocumentStatus[], fields: DocumentFields, change: Change): Promise<WriteResult>;
   /** Stores enrichment suggestions, unless confirmed already or a live confirmation claim holds it. */
-  setSuggestions(id: string, fields: DocumentFields, change: Change, nowMs?: number): Promise<WriteResult>;
+  setSuggestions(id: string, fields: DocumentFields, change: Change, nowMs: number): Promise<WriteResult>;
   /**
    * Claims the confirmation (E6) for `claim` until `expiresAtMs`, if the enrichment awaits
    * review or an earlier claim has expired.
@@ -172,7 +172,7 @@ export class DynamoDocumentStore implements DocumentStore {
    * Stores enrichment suggestions unless the document's enrichment is confirmed already or
    * a confirmation holds a live claim on it (its effects are being applied).
    */
-  setSuggestions(id: string, fields: DocumentFields, change: Change, nowMs = Date.now()): Promise<WriteResult> {
+  setSuggestions(id: string, fields: DocumentFields, change: Change, nowMs: number): Promise<WriteResult> {
     return this.update(id, fields, {
       condition: '#es <> :confirmed AND (#es <> :confirming OR #exp < :now)',
       names: { '#es': 'enrichment_status', '#claim': CLAIM, '#exp': CLAIM_EXPIRES },

@@ -13,6 +13,7 @@ function finetuneService(runtime: Runtime): FinetuneService {
     new DynamoFinetuneJobStore(runtime.db, runtime.tableName('finetuneJobs'), runtime.eventsTable),
     new ArtifactStore(s3Access(runtime.config), runtime.config.artifactsBucket),
     documentStore(runtime),
+    runtime.clock,
   );
 }
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
-import { nowIso } from '../../shared/time.js';
 import type { CreateDatasetRequest, FinetuneJob, JobDeleted } from './schemas.js';
 import type { FinetuneJobStore, StoredJob } from './store.js';
 
@@ -29,6 +29,8 @@ export class FinetuneService {
     private readonly jobs: FinetuneJobStore,
     private readonly artifacts: JobArtifacts,
     private readonly documents: SourceDocuments,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** A new job; its source documents must exist and be the caller's (any, for an admin). */
@@ -41,7 +43,7 @@ export class FinetuneService {
       status: 'pending',
       format: req.format,
       source_documents: req.source_documents,
-      created_at: nowIso(),
+      created_at: this.clock.iso(),
     };
     // The manifest first: a stored job always has one, and a failed write leaves no job.
     await this.artifacts.writeManifest(job);
@@ -101,7 +103,7 @@ export class FinetuneService {
   async delete(id: string, caller: Caller): Promise<JobDeleted> {
     let stored = await this.load(id, caller);
     await this.artifacts.deleteAll(stored.job.id);
-    const change = { type: 'finetune.dataset.deleted', actor: caller.name, at: nowIso() } as const;
+    const change = { type: 'finetune.dataset.deleted', actor: caller.name, at: this.clock.iso() } as const;
     for (let attempt = 1; !(await this.jobs.delete(stored, change)); attempt++) {
       const again = await this.jobs.get(id);
       if (!again) throw new NotFound(`No fine-tuning job ${id}`);

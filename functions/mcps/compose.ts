@@ -8,6 +8,7 @@ import { DynamoMcpServerStore } from './store.js';
 function mcpService(runtime: Runtime): McpServerService {
   return new McpServerService(
     new DynamoMcpServerStore(runtime.db, runtime.tableName('mcpServers'), runtime.eventsTable),
+    runtime.clock,
   );
 }
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { Invalid, NotFound, valueError } from '../../shared/errors.js';
-import { nowIso } from '../../shared/time.js';
 import { MAX_SERVER_BYTES, type McpServer, type McpServerRequest } from './schemas.js';
 import type { McpServerStore } from './store.js';
 import { jsonBytes } from '../../shared/json.js';
@@ -20,11 +20,15 @@ export function checkSize(req: McpServerRequest): void {
 
 /** MCP server configurations (E9): admins write them, any user reads them. */
 export class McpServerService {
-  constructor(private readonly servers: McpServerStore) {}
+  constructor(
+    private readonly servers: McpServerStore,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async create(req: McpServerRequest, caller: Caller): Promise<McpServer> {
     checkSize(req);
-    const at = nowIso();
+    const at = this.clock.iso();
     const server: McpServer = {
       id: randomUUID(),
       name: req.name,
@@ -52,7 +56,7 @@ export class McpServerService {
   /** Whole replacement: every field from the request; id and created_at are kept. */
   async replace(id: string, req: McpServerRequest, caller: Caller): Promise<McpServer> {
     checkSize(req);
-    const at = nowIso();
+    const at = this.clock.iso();
     const server = await this.servers.replace(
       id,
       { name: req.name, command: req.command, args: req.args, enabled: req.enabled, env: req.env, updated_at: at },
@@ -63,7 +67,11 @@ export class McpServerService {
   }
 
   async delete(id: string, caller: Caller): Promise<void> {
-    const deleted = await this.servers.delete(id, { type: 'mcp.server.deleted', actor: caller.name, at: nowIso() });
+    const deleted = await this.servers.delete(id, {
+      type: 'mcp.server.deleted',
+      actor: caller.name,
+      at: this.clock.iso(),
+    });
     if (!deleted) throw new NotFound(`No MCP server ${id}`);
   }
 }

@@ -11,6 +11,7 @@ function metastoreService(runtime: Runtime): MetastoreService {
     metadataCatalog(runtime),
     documentService(runtime),
     runtime.eventsTable,
+    runtime.clock,
   );
 }
 

@@ -1,6 +1,7 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { decodeCursor, encodeCursor } from '../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
 import type { EventsTable } from '../../shared/events/events-table.js';
 import type { Change } from '../../shared/events/types.js';
@@ -23,7 +24,6 @@ import type {
   TableRef,
   TableSchema,
 } from '../../shared/ports/metastore.js';
-import { nowIso } from '../../shared/time.js';
 import type {
   AcceptanceResult,
   CatalogCreation,
@@ -133,6 +133,8 @@ export class MetastoreService {
      * metastore's or catalog's own transaction (API.md §13); without it (fakes) none are.
      */
     private readonly events?: EventsTable,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   listCatalogs(): Promise<string[]> {
@@ -434,7 +436,7 @@ export class MetastoreService {
     const event: AnnotationEvent | undefined = this.events && {
       events: this.events,
       subject: tableSubject(catalog, schema, table),
-      change: { type, actor: caller.name, at: nowIso(), ...(about ? { about } : {}) },
+      change: { type, actor: caller.name, at: this.clock.iso(), ...(about ? { about } : {}) },
       // The schema as it is now: a change may have replaced it since `found` was read.
       data: async (after) =>
         tableMetadata(
@@ -458,7 +460,7 @@ export class MetastoreService {
       this.events && {
         events: this.events,
         subject,
-        change: { type, actor: caller.name, at: nowIso(), ...(about ? { about } : {}) },
+        change: { type, actor: caller.name, at: this.clock.iso(), ...(about ? { about } : {}) },
         data,
       }
     );
@@ -526,7 +528,7 @@ export class MetastoreService {
     const event: OutboxEvent | undefined = this.events && {
       events: this.events,
       subject: tableSubject(catalog, schema, table),
-      change: { type: 'metastore.table.registered', actor: caller.name, at: nowIso() },
+      change: { type: 'metastore.table.registered', actor: caller.name, at: this.clock.iso() },
       data: async () => {
         // The annotation that follows replaces the description and domain it gives (and adds nothing else).
         const entity = await this.catalog.getEntity(urn);
@@ -671,7 +673,7 @@ export class MetastoreService {
     const event: AnnotationEvent | undefined = this.events && {
       events: this.events,
       subject: tableSubject(catalog, schema, table),
-      change: { type: 'catalog.classification.accepted', actor: caller.name, at: nowIso(), about: accepted },
+      change: { type: 'catalog.classification.accepted', actor: caller.name, at: this.clock.iso(), about: accepted },
       // The schema as it is now: a registration may have replaced it since `found` was read.
       data: async (after) =>
         tableMetadata(
@@ -706,7 +708,7 @@ export class MetastoreService {
     const { item, created } = await this.catalog.createDomain(req.name, req.description ?? undefined, {
       type: 'catalog.domain.created',
       actor: caller.name,
-      at: nowIso(),
+      at: this.clock.iso(),
     });
     if (!created) throw new Conflict(`Domain ${req.name} exists already`);
     await this.documents.attachPendingDocuments(item.name, caller.name);

@@ -10,6 +10,7 @@ function migrationService(runtime: Runtime): MigrationService {
     new DynamoConnectionStore(runtime.db, runtime.tableName('migrationConnections'), runtime.eventsTable),
     workflowEngine(runtime),
     secrets(runtime),
+    runtime.clock,
   );
 }
 

@@ -1,10 +1,10 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import type { Change } from '../../shared/events/types.js';
 import { Invalid, missingField, NotFound, valueError } from '../../shared/errors.js';
 import type { ProbeResult, ProbeType, WorkflowConnection, WorkflowEngine } from '../../shared/ports/workflow.js';
 import type { SecretBox, Sealed } from '../../shared/secrets.js';
-import { nowIso } from '../../shared/time.js';
 import {
   CONFIG_FIELDS,
   type ConfigField,
@@ -77,6 +77,8 @@ export class MigrationService {
     private readonly connections: ConnectionStore,
     private readonly workflow: WorkflowEngine,
     private readonly box: SecretBox,
+    /** The time the service reads: the system's unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async getConfig(): Promise<InfrastructureConfig> {
@@ -101,7 +103,7 @@ export class MigrationService {
       if (value === null) remove.push(field);
       else set[field] = isSecretField(field) ? await this.box.seal(String(value), configContext(field)) : value;
     }
-    const updatedAt = nowIso();
+    const updatedAt = this.clock.iso();
     // What the event says the update was about: every field given (write-only ones by name only).
     const change: Change = {
       type: 'migration.config.updated',
@@ -137,7 +139,7 @@ export class MigrationService {
     let password: Sealed | null | undefined;
     if (req.password === null || req.password === '') password = null;
     else if (req.password !== undefined) password = await this.box.seal(req.password, connectionContext(connId));
-    const at = nowIso();
+    const at = this.clock.iso();
     const record = await this.connections.put(
       {
         conn_id: connId,
@@ -170,7 +172,7 @@ export class MigrationService {
   }
 
   async deleteConnection(connId: string, caller: Caller): Promise<void> {
-    const change: Change = { type: 'migration.connection.deleted', actor: caller.name, at: nowIso() };
+    const change: Change = { type: 'migration.connection.deleted', actor: caller.name, at: this.clock.iso() };
     const data = (before: ConnectionRecord) => toConnection(before) as unknown as Record<string, unknown>;
     if (!(await this.connections.delete(connId, change, data))) throw new NotFound(`No connection ${connId}`);
   }
@@ -191,7 +193,7 @@ export class MigrationService {
       await this.connections.markTested(connId, record.updated_at, {
         type: 'migration.connection.tested',
         actor: caller.name,
-        at: nowIso(),
+        at: this.clock.iso(),
         about: { probe, ...answer },
       });
     }

@@ -15,6 +15,7 @@ function webhookService(runtime: Runtime): WebhookService {
     box: secrets(runtime),
     urls: webhookHttp(runtime),
     source: runtime.eventsTable.source,
+    clock: runtime.clock,
   });
 }
 

@@ -13,6 +13,7 @@ export function webhookDeliverer(runtime: Runtime): WebhookDeliverer {
     poster: posterOver(webhookHttp(runtime)),
     runPoster: posterOver(runWebhookHttp(runtime)),
     retrySchedule: runtime.config.webhookRetrySchedule,
+    clock: runtime.clock,
   });
 }
 

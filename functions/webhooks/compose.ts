@@ -47,5 +47,6 @@ export function webhookFanout(runtime: Runtime, endpointsFreshMs?: number): Webh
     deliveries: deliveryStore(runtime),
     queue: deliveryQueue(runtime),
     endpointsFreshMs,
+    clock: runtime.clock,
   });
 }

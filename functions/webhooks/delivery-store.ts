@@ -195,7 +195,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
    * (the dispatcher may be handed an event again): then that one is answered.
    */
   async create(d: DeliveryRecord): Promise<{ created: boolean; delivery: DeliveryRecord | undefined }> {
-    const expires = this.expiry();
+    const expires = this.expiry(d.created_at);
     try {
       await this.db.send(
         new TransactWriteCommand({
@@ -386,7 +386,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
       if (!d) return undefined;
       if (first !== undefined && d.series > first) return { started: false, delivery: d };
       first ??= d.series;
-      const expires = this.expiry();
+      const expires = this.expiry(at);
       const next: DeliveryRecord = {
         ...d,
         series: d.series + 1,
@@ -721,8 +721,9 @@ export class DynamoDeliveryStore implements DeliveryStore {
     return next ? this.get(d.endpoint_id, String(next.sk).slice(String(next.sk).indexOf('#') + 1)) : undefined;
   }
 
-  private expiry(): number {
-    return Math.floor(Date.now() / 1000) + this.ttlDays * 86_400;
+  /** When a delivery written at `at` (the caller's instant: its creation, or a redelivery's) expires, in epoch seconds. */
+  private expiry(at: string): number {
+    return Math.floor(Date.parse(at) / 1000) + this.ttlDays * 86_400;
   }
 
   private deliveryItem(d: DeliveryRecord, expires: number): Record<string, unknown> {

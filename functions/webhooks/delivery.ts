@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { mapLimit } from '../../shared/concurrency.js';
 import { logger } from '../../shared/logger.js';
 import type { WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
@@ -81,7 +82,8 @@ export interface DelivererDeps {
   readonly runPoster: WebhookPoster;
   /** Seconds before each retry (WEBHOOK_RETRY_SCHEDULE). */
   readonly retrySchedule: readonly number[];
-  readonly now?: () => number;
+  /** The time deliveries are due, leased, attempted and recorded at: the system's unless given. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -97,10 +99,10 @@ export interface DelivererDeps {
  * again after settling.
  */
 export class WebhookDeliverer {
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly deps: DelivererDeps) {
-    this.now = deps.now ?? Date.now;
+    this.clock = deps.clock ?? systemClock;
   }
 
   async handle(m: DeliveryMessage, messageId: string): Promise<WebhookDeliveryOutcome | undefined> {
@@ -117,7 +119,7 @@ export class WebhookDeliverer {
       return undefined;
     }
     if (d.attempts !== m.attempt || !isOpen(d.status)) return undefined; // made by another message
-    const now = this.now();
+    const now = this.clock.now();
     // Not due yet (a wait longer than SQS delays, or a message handed early): wait on.
     if (m.due > now + 250) {
       await queue.send([{ message: m, delaySeconds: delayUntil(m.due, now) }]);
@@ -227,7 +229,7 @@ export class WebhookDeliverer {
         await this.deps.deliveries.releaseSlots(endpointId, MAX_IN_FLIGHT, share);
       }
     }
-    const now = this.now();
+    const now = this.clock.now();
     await this.deps.queue.send(open.map((d) => currentMessage(d, now)));
     return open.length;
   }
@@ -240,7 +242,7 @@ export class WebhookDeliverer {
   private async followUp(d: DeliveryRecord): Promise<void> {
     if (!isOpen(d.status)) return this.wakeNext(d);
     const stopped = notSent(await this.deps.endpoints.get(d.endpoint_id), d) !== undefined;
-    await this.deps.queue.send([(stopped ? dueNowMessage : currentMessage)(d, this.now())]);
+    await this.deps.queue.send([(stopped ? dueNowMessage : currentMessage)(d, this.clock.now())]);
   }
 
   /**
@@ -252,7 +254,7 @@ export class WebhookDeliverer {
     try {
       const woken = await this.deps.deliveries.wakeParked(
         share.principal,
-        freeShareSlots(left, this.now(), share.slots),
+        freeShareSlots(left, this.clock.now(), share.slots),
       );
       if (woken.length > 0) await this.deps.queue.send(woken.map((message) => ({ message, delaySeconds: 0 })));
     } catch (err) {
@@ -262,7 +264,7 @@ export class WebhookDeliverer {
 
   private async wakeNext(d: DeliveryRecord): Promise<void> {
     const next = await this.deps.deliveries.nextInLine(d);
-    if (next && isOpen(next.status)) await this.deps.queue.send([currentMessage(next, this.now())]);
+    if (next && isOpen(next.status)) await this.deps.queue.send([currentMessage(next, this.clock.now())]);
   }
 
   /** The secrets that sign: the current one, and the one before it for a day after a rotation. */
@@ -276,7 +278,7 @@ export class WebhookDeliverer {
   }
 
   private async attempt(stored: StoredEndpoint, d: DeliveryRecord, secrets: string[]): Promise<Settlement> {
-    const started = this.now();
+    const started = this.clock.now();
     const at = new Date(started);
     let status: number | undefined;
     let error: string | undefined;
@@ -287,7 +289,7 @@ export class WebhookDeliverer {
     } catch (err) {
       error = failureOf(err);
     }
-    const finished = this.now();
+    const finished = this.clock.now();
     const base = {
       last_response_status: status ?? null,
       last_attempt_at: at.toISOString(),
@@ -317,8 +319,8 @@ export class WebhookDeliverer {
   private async account(stored: StoredEndpoint, s: Settlement): Promise<void> {
     const { endpoints } = this.deps;
     const id = stored.endpoint.id;
-    const at = s.last_attempt_at ?? new Date(this.now()).toISOString();
-    const change = { type: 'webhook.endpoint.disabled', actor: null, at: new Date(this.now()).toISOString() } as const;
+    const at = s.last_attempt_at ?? this.clock.iso();
+    const change = { type: 'webhook.endpoint.disabled', actor: null, at: this.clock.iso() } as const;
     if (s.status === 'succeeded') {
       if (stored.failingSince !== undefined) await endpoints.noteSuccess(id);
       return;

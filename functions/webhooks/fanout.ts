@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../../shared/clock.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import { currentMessage, type DeliveryQueue, dueNowMessage, inLineDelaySeconds } from './delivery-queue.js';
@@ -21,7 +22,8 @@ export interface FanoutDeps {
   readonly endpoints: Pick<WebhookStore, 'enabled' | 'get' | 'stopBefore'>;
   readonly deliveries: Pick<DeliveryStore, 'create' | 'openOf'>;
   readonly queue: DeliveryQueue;
-  readonly now?: () => number;
+  /** The time deliveries are due, leased, attempted and recorded at: the system's unless given. */
+  readonly clock?: Clock;
   /** How long the endpoints read are used (ENDPOINTS_FRESH_MS unless given). */
   readonly endpointsFreshMs?: number;
 }
@@ -47,10 +49,10 @@ const ENDPOINT_EVENT_PREFIX = 'dpm.webhook.endpoint.';
  * sequence order.
  */
 export class WebhookFanout {
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly deps: FanoutDeps) {
-    this.now = deps.now ?? Date.now;
+    this.clock = deps.clock ?? systemClock;
   }
 
   /** The enabled endpoints as last read, and when; a failed read is not kept. */
@@ -63,7 +65,7 @@ export class WebhookFanout {
 
   /** The enabled endpoints: read at most once per ENDPOINTS_FRESH_MS (concurrent fan-outs share one read). */
   private enabledEndpoints(): Promise<WebhookEndpoint[]> {
-    const now = this.now();
+    const now = this.clock.now();
     const read = this.endpointsRead;
     if (read && now - read.at < (this.deps.endpointsFreshMs ?? ENDPOINTS_FRESH_MS)) return read.endpoints;
     const endpoints = this.deps.endpoints.enabled();
@@ -157,7 +159,7 @@ export class WebhookFanout {
         break;
       }
     }
-    const now = this.now();
+    const now = this.clock.now();
     try {
       await this.deps.queue.send(
         made.map((d, i) => {
@@ -185,18 +187,18 @@ export class WebhookFanout {
       .sort((a, b) => a.sequence - b.sequence)[0];
     if (!first) return;
     // Due now: the worker settles it (or, when an attempt of it is under way, leaves it to that one).
-    await this.deps.queue.send([dueNowMessage(first, this.now())]);
+    await this.deps.queue.send([dueNowMessage(first, this.clock.now())]);
   }
 
   private async deliver(event: DomainEvent, endpointIds: readonly string[]): Promise<void> {
     const toQueue = await this.record(event, endpointIds);
-    await this.deps.queue.send(toQueue.map((d) => currentMessage(d, this.now())));
+    await this.deps.queue.send(toQueue.map((d) => currentMessage(d, this.clock.now())));
   }
 
   /** The event's deliveries to those endpoints, recorded: those to queue (new ones, and earlier ones never tried). */
   private async record(event: DomainEvent, endpointIds: readonly string[]): Promise<DeliveryRecord[]> {
     if (endpointIds.length === 0) return [];
-    const at = new Date(this.now()).toISOString();
+    const at = this.clock.iso();
     const made = await Promise.all(endpointIds.map((id) => this.deps.deliveries.create(newDelivery(id, event, at))));
     // Earlier ones never tried may have lost their message.
     return made

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../shared/auth/caller.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import type { Page } from '../../shared/aws/pagination.js';
 import { Conflict, Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { type Change, type DomainEvent, envelope, envelopeType } from '../../shared/events/types.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { redactUrl } from '../../shared/redact.js';
-import { nowIso } from '../../shared/time.js';
 import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
 import { newWebhookSecret, secretContext } from './run-endpoint.js';
 import type {
@@ -36,6 +36,8 @@ export interface WebhookServiceDeps {
   readonly urls: UrlRules;
   /** `dpm/<stage>`: the `source` of test events. */
   readonly source: string;
+  /** The time the service reads: the system's unless given. */
+  readonly clock?: Clock;
 }
 
 /** Up to this many tries when an endpoint changes between read and write. */
@@ -47,12 +49,16 @@ const ROUNDS = 5;
  * redelivered like any; its URL and event types are the run's.
  */
 export class WebhookService {
-  constructor(private readonly deps: WebhookServiceDeps) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: WebhookServiceDeps) {
+    this.clock = deps.clock ?? systemClock;
+  }
 
   async create(req: WebhookCreateRequest, caller: Caller): Promise<WebhookEndpointWithSecret> {
     this.checkUrl(req.url);
     const id = randomUUID();
-    const at = nowIso();
+    const at = this.clock.iso();
     const secret = newWebhookSecret();
     const endpoint: WebhookEndpoint = {
       id,
@@ -88,7 +94,7 @@ export class WebhookService {
       if (stored.forRun && (req.url !== undefined || req.event_types !== undefined))
         throw new Conflict(`Webhook ${id} is a crew run's own: its URL and event types are the run's`);
       const current = stored.endpoint;
-      const at = nowIso();
+      const at = this.clock.iso();
       const fields: EndpointFields = {
         updated_at: at,
         ...(req.url !== undefined ? { url: req.url } : {}),
@@ -118,7 +124,7 @@ export class WebhookService {
       const current = await this.stored(id);
       const secret = newWebhookSecret();
       const sealed = await this.deps.box.seal(secret, secretContext(id));
-      const now = Date.now();
+      const now = this.clock.now();
       const until = new Date(now + PREVIOUS_SECRET_MS).toISOString();
       const rotated = await this.deps.endpoints.rotate(id, current.secret, sealed, until, new Date(now).toISOString());
       if (rotated === undefined) throw new NotFound(`No webhook ${id}`);
@@ -135,7 +141,7 @@ export class WebhookService {
     const { endpoint } = await this.enabled(id);
     const sequence = await this.deps.endpoints.nextTestSequence(id);
     if (sequence === undefined) throw new NotFound(`No webhook ${id}`);
-    const at = nowIso();
+    const at = this.clock.iso();
     const event = envelope({
       id: randomUUID(),
       source: this.deps.source,
@@ -149,7 +155,7 @@ export class WebhookService {
     const delivery = newDelivery(id, event, at);
     await this.deps.deliveries.create(delivery);
     try {
-      await this.deps.queue.send([currentMessage(delivery, Date.now())]);
+      await this.deps.queue.send([currentMessage(delivery, this.clock.now())]);
     } catch (err) {
       // Never queued: nothing of it stays behind (it would wait in line forever).
       await this.deps.deliveries.remove(delivery).catch(() => undefined);
@@ -171,14 +177,14 @@ export class WebhookService {
    */
   async redeliver(id: string, deliveryId: string): Promise<WebhookDelivery> {
     await this.enabled(id);
-    const redelivered = await this.deps.deliveries.redeliver(id, deliveryId, nowIso());
+    const redelivered = await this.deps.deliveries.redeliver(id, deliveryId, this.clock.iso());
     if (!redelivered) throw new NotFound(`No delivery ${deliveryId} of webhook ${id}`);
     if (redelivered === 'contended')
       throw new Conflict(`Delivery ${deliveryId} of webhook ${id} changed concurrently; try again`);
     const { started, delivery } = redelivered;
     if (!started) return toDelivery(delivery);
     try {
-      await this.deps.queue.send([currentMessage(delivery, Date.now())]);
+      await this.deps.queue.send([currentMessage(delivery, this.clock.now())]);
     } catch (err) {
       // Not queued: say so on the delivery rather than leave it pending for ever.
       await this.deps.deliveries

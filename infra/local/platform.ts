@@ -215,8 +215,8 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
 
     const runtime = createRuntime(effective);
     const generatedAdminKey = await phase('could not store the bootstrap admin key', async () => {
-      if (effective.adminPsk) await ensureConfiguredAdminKey(runtime.keys, effective.adminPsk);
-      else return ensureGeneratedAdminKey(runtime.keys);
+      if (effective.adminPsk) await ensureConfiguredAdminKey(runtime.keys, effective.adminPsk, runtime.clock);
+      else return ensureGeneratedAdminKey(runtime.keys, runtime.clock);
       return undefined;
     });
     throwIfStopped();

@@ -12,7 +12,7 @@ import { Conflict } from '../errors.js';
 import { logger } from '../logger.js';
 import type { IdentityProvider, IdpClient, NewIdpClient } from '../ports/idp.js';
 import type { Sealed, SecretBox } from '../secrets.js';
-import { nowIso } from '../time.js';
+import { type Clock, systemClock } from '../clock.js';
 
 /** A client as stored in TABLES.idpClients: the secret only ever sealed. */
 interface ClientItem {
@@ -36,11 +36,13 @@ export class BuiltinIdentityProvider implements IdentityProvider {
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly box: SecretBox,
+    /** When a client or its secret is made: the system's time unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async createClient(client: NewIdpClient): Promise<IdpClient> {
     const secret = randomSecret();
-    const at = nowIso();
+    const at = this.clock.iso();
     const item: ClientItem = {
       client_id: client.clientId,
       id: randomUUID(),
@@ -86,7 +88,7 @@ export class BuiltinIdentityProvider implements IdentityProvider {
           Key: { client_id: clientId },
           UpdateExpression: 'SET secret = :secret, secret_updated_at = :at',
           ConditionExpression: 'attribute_exists(client_id)',
-          ExpressionAttributeValues: { ':secret': sealed, ':at': nowIso() },
+          ExpressionAttributeValues: { ':secret': sealed, ':at': this.clock.iso() },
           ReturnValues: 'ALL_NEW',
         }),
       );

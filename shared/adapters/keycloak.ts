@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../clock.js';
 import { Conflict, Unavailable } from '../errors.js';
 import { jsonOrUndefined, networkReason } from './answers.js';
 import { logger } from '../logger.js';
@@ -20,7 +21,8 @@ export interface KeycloakOptions {
    * within the API's 10 s.
    */
   readonly timeoutMs?: number;
-  readonly now?: () => number;
+  /** What the admin token's age is read on: the system's unless given (Keycloak's tokens expire in real time). */
+  readonly clock?: Clock;
 }
 
 /** Keycloak's ClientRepresentation, the fields used here. */
@@ -53,7 +55,7 @@ const CLEANUP_MS = 2_000;
 export class KeycloakIdentityProvider implements IdentityProvider {
   private readonly base: string;
   private readonly timeoutMs: number;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private token: { value: string; renewAt: number } | undefined;
   private pendingToken: Promise<string> | undefined;
 
@@ -63,7 +65,7 @@ export class KeycloakIdentityProvider implements IdentityProvider {
   ) {
     this.base = settings.url.replace(/\/+$/, '');
     this.timeoutMs = options.timeoutMs ?? 5_000;
-    this.now = options.now ?? Date.now;
+    this.clock = options.clock ?? systemClock;
   }
 
   async createClient(client: NewIdpClient): Promise<IdpClient> {
@@ -173,7 +175,7 @@ export class KeycloakIdentityProvider implements IdentityProvider {
 
   /** The admin client's token: cached, and fetched once however many calls wait for it. */
   private async accessToken(): Promise<string> {
-    if (this.token && this.now() < this.token.renewAt) return this.token.value;
+    if (this.token && this.clock.now() < this.token.renewAt) return this.token.value;
     this.pendingToken ??= this.fetchToken().finally(() => {
       this.pendingToken = undefined;
     });
@@ -206,7 +208,7 @@ export class KeycloakIdentityProvider implements IdentityProvider {
       throw new Unavailable('The identity provider did not issue an admin token');
     }
     const lifetimeMs = (typeof answer.expires_in === 'number' ? answer.expires_in : 60) * 1000;
-    const renewAt = this.now() + lifetimeMs - Math.min(RENEW_BEFORE_MS, lifetimeMs / 2);
+    const renewAt = this.clock.now() + lifetimeMs - Math.min(RENEW_BEFORE_MS, lifetimeMs / 2);
     this.token = { value: answer.access_token, renewAt };
     return answer.access_token;
   }

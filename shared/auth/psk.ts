@@ -1,6 +1,7 @@
 import { sha256Hex } from '../crypto.js';
 import { Unauthenticated } from '../errors.js';
 import { BOOTSTRAP_PRINCIPAL, type Caller, legacyKeyPrincipal } from './caller.js';
+import { type Clock, systemClock } from '../clock.js';
 import { adminKeyRecord, BOOTSTRAP_ADMIN_PSK_ID } from './bootstrap.js';
 import { DEFAULT_DATAPRODUCT_ID, type KeyLookup, type KeyRecord } from './key-store.js';
 
@@ -29,13 +30,15 @@ export class PskVerifier {
     private readonly store: KeyLookup,
     private readonly adminSecret: string | (() => Promise<string>) | undefined,
     private readonly dataProducts: DataProductLookup,
+    /** What a key's validity and the caches' age are measured on: the system's unless given. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async verify(secret: string): Promise<Caller> {
     const hash = sha256Hex(secret);
     const record = await this.lookup(hash);
     if (!record) throw new Unauthenticated('Invalid pre-shared key');
-    const now = Date.now();
+    const now = this.clock.now();
     refuseDead(record, now, 'Pre-shared key');
     // A key never outlives the keys it was made or extended through (API.md §1).
     const lineage = record.lineage ?? [];
@@ -76,23 +79,23 @@ export class PskVerifier {
   private async productDeleted(id: string | null): Promise<boolean> {
     if (id === null || id === DEFAULT_DATAPRODUCT_ID) return false;
     const hit = this.products.get(id);
-    if (hit && (hit.deleted || Date.now() - hit.at < CACHE_MS)) return hit.deleted;
+    if (hit && (hit.deleted || this.clock.now() - hit.at < CACHE_MS)) return hit.deleted;
     const deleted = await this.dataProducts.isDeleted(id);
     if (this.products.size >= CACHE_ENTRIES) this.products.clear();
-    this.products.set(id, { deleted, at: Date.now() });
+    this.products.set(id, { deleted, at: this.clock.now() });
     return deleted;
   }
 
   private async lookup(hash: string): Promise<KeyRecord | undefined> {
     const hit = this.cache.get(hash);
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.record;
+    if (hit && this.clock.now() - hit.at < CACHE_MS) return hit.record;
     let record = await this.store.getByHash(hash);
     if (!record && hash === (await this.configuredAdminHash())) {
       // The configured admin key exists from start-up, even where no start-up step stored it
       // (a Lambda with read-only access to the keys table): until stored, it is known by hash.
-      record = adminKeyRecord(hash);
+      record = adminKeyRecord(hash, this.clock.iso());
     }
-    this.cache.set(hash, { record, at: Date.now() });
+    this.cache.set(hash, { record, at: this.clock.now() });
     if (this.cache.size > CACHE_ENTRIES) this.cache.clear();
     return record;
   }

@@ -1,8 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
-import { api, slug } from './helpers.js';
+import { api, db, slug, table } from './helpers.js';
 import { provided } from './provided.js';
 
 /**
@@ -56,3 +57,74 @@ export const runEvents = async (id: string, reader: string): Promise<CrewEventSe
 /** `[type, step_id]` of each event (null without a step). */
 export const kindsOf = (events: readonly { type: string; step_id?: string }[]) =>
   events.map((e) => [e.type, e.step_id ?? null]);
+
+/*
+ * Seeding: what a test that would otherwise wait for time to pass (an approval's expiry, a
+ * run's deadline) writes instead, straight into the platform's tables, before it hands the
+ * run to the worker as the timer the worker armed would (`toCrewWorker`). The writes carry
+ * no new stamp, so they are no domain event; the runs have no webhook of their own.
+ */
+
+/** Puts a message on this platform's crew-run queue, as the service (or a timer it armed) would. */
+export async function toCrewWorker(body: {
+  correlation_id: string;
+  timer?: { step_id: string; expires_at: string };
+}): Promise<void> {
+  const client = new SQSClient({
+    region: 'us-east-1',
+    endpoint: provided('sqsEndpoint'),
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  try {
+    await client.send(
+      new SendMessageCommand({ QueueUrl: provided('crewRunQueueUrl'), MessageBody: JSON.stringify(body) }),
+    );
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Rewrites the `timestamp` of run log entry `index` of run `id` (when it happened, as the runner reads it). */
+export async function seedEntryTime(id: string, index: number, timestamp: string): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: table('runLog'),
+      Key: { correlation_id: id, index },
+      UpdateExpression: 'SET #t = :t',
+      ConditionExpression: 'attribute_exists(correlation_id)',
+      ExpressionAttributeNames: { '#t': 'timestamp' },
+      ExpressionAttributeValues: { ':t': timestamp },
+    }),
+  );
+}
+
+/**
+ * Moves the expiry of the approval step a run waits at (its `step.waiting`, entry `index`)
+ * to `expiresAt`: in the entry, which the worker and the decision endpoint read, and in the
+ * run's `waiting`, which the approvers' inbox reads.
+ */
+export async function seedApprovalExpiry(
+  id: string,
+  waiting: Pick<CrewEventSeen, 'index' | 'data'>,
+  expiresAt: string,
+): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: table('runLog'),
+      Key: { correlation_id: id, index: waiting.index },
+      UpdateExpression: 'SET data_json = :d',
+      ConditionExpression: 'attribute_exists(correlation_id)',
+      ExpressionAttributeValues: { ':d': JSON.stringify({ ...waiting.data, expires_at: expiresAt }) },
+    }),
+  );
+  await db().send(
+    new UpdateCommand({
+      TableName: table('crewRuns'),
+      Key: { correlation_id: id },
+      UpdateExpression: 'SET #w.#e = :e',
+      ConditionExpression: '#s = :waiting',
+      ExpressionAttributeNames: { '#w': 'waiting', '#e': 'expires_at', '#s': 'status' },
+      ExpressionAttributeValues: { ':e': expiresAt, ':waiting': 'waiting' },
+    }),
+  );
+}

@@ -74,7 +74,7 @@ const holder = globalThis as { [SHARED]?: SharedRun };
 export default async function setup(project: TestProject) {
   let shared = holder[SHARED];
   if (!shared) {
-    const slots = Math.max(1, ...INTEGRATION_PROJECTS.map((name) => workersOf(project, name)));
+    const slots = Math.max(1, ...(await Promise.all(INTEGRATION_PROJECTS.map((name) => slotsFor(project, name)))));
     shared = { users: 0 } as SharedRun;
     (shared as { ready: SharedRun['ready'] }).ready = startRun(slots, (stop) => (shared!.stop = stop));
     holder[SHARED] = shared;
@@ -90,12 +90,22 @@ export default async function setup(project: TestProject) {
   };
 }
 
-/** The workers a project's files run in (its own maxWorkers, else the run's): one platform each. */
-function workersOf(project: TestProject, name: string): number {
+/**
+ * The platforms a project's files need: one per worker it runs them in (its own maxWorkers,
+ * else the run's), and no more than the files of this run (`vitest run <one file>` starts one).
+ */
+async function slotsFor(project: TestProject, name: string): Promise<number> {
   const other = project.vitest.projects.find((p) => p.name === name);
   if (!other) return 0;
   const own = other.config.maxWorkers || project.vitest.config.maxWorkers;
-  return typeof own === 'number' && own > 0 ? own : 1;
+  const workers = typeof own === 'number' && own > 0 ? own : 1;
+  // The run's file filters (`vitest run test/integration/events`); none: every file.
+  const filters = (project.vitest as { filenamePattern?: string[] }).filenamePattern ?? [];
+  const files = await other.globTestFiles(filters).then(
+    ({ testFiles }) => testFiles.length,
+    () => workers,
+  );
+  return Math.min(workers, files);
 }
 
 async function startRun(

@@ -3,6 +3,7 @@ import { ApprovalService, type InboxSources } from '../../functions/approvals/se
 import type { RunItem } from '../../functions/crews/store.js';
 import type { VersionItem } from '../../functions/decisions/store.js';
 import type { Caller } from '../../shared/auth/caller.js';
+import { ManualClock } from '../../shared/clock.js';
 import { InvalidCursor, type Positioned } from '../../shared/aws/pagination.js';
 
 /**
@@ -121,7 +122,7 @@ describe('ApprovalService.list', () => {
 
   it('lists what the caller may decide, oldest first across kinds and roles', async () => {
     const { fake } = sources(versions, runs);
-    const service = new ApprovalService(fake, () => NOW);
+    const service = new ApprovalService(fake, new ManualClock(NOW));
     const page = await service.list(caller('alice', ['approver', 'ops']), { limit: 100 });
     expect(ids(page.items)).toEqual(['v1', 'r1', 'v3', 'r-ops']);
     expect(page.nextCursor).toBeUndefined();
@@ -132,7 +133,7 @@ describe('ApprovalService.list', () => {
 
   it('reads nothing for a caller without roles, and only the kind asked for', async () => {
     const { fake, reads } = sources(versions, runs);
-    const service = new ApprovalService(fake, () => NOW);
+    const service = new ApprovalService(fake, new ManualClock(NOW));
     expect((await service.list(caller('carol', []), { limit: 100 })).items).toEqual([]);
     expect((await service.list(caller('dana', ['admin']), { limit: 100, kind: 'decision_version' })).items).toEqual([]);
     // no role: nothing read; admin without approver, versions only: nothing read either
@@ -144,7 +145,7 @@ describe('ApprovalService.list', () => {
 
   it('pages by cursor without repeating or skipping, and a key sees the same list', async () => {
     const { fake } = sources(versions, runs);
-    const service = new ApprovalService(fake, () => NOW);
+    const service = new ApprovalService(fake, new ManualClock(NOW));
     const seen: (string | undefined)[] = [];
     let cursor: string | undefined;
     for (let i = 0; i < 10; i++) {
@@ -163,7 +164,7 @@ describe('ApprovalService.list', () => {
       version('theirs', 40, 'carol', 'carol'),
     ];
     const { fake, reads } = sources(many, []);
-    const page = await new ApprovalService(fake, () => NOW).list(caller('alice', ['approver']), {
+    const page = await new ApprovalService(fake, new ManualClock(NOW)).list(caller('alice', ['approver']), {
       limit: 10,
       kind: 'decision_version',
     });
@@ -179,7 +180,7 @@ describe('ApprovalService.list', () => {
     ];
     const shortRuns = Array.from({ length: 4 }, (_, i) => run(`r${i}`, 40 + i, 'approver', 'carol'));
     const { fake, reads } = sources(many, shortRuns, 3);
-    const service = new ApprovalService(fake, () => NOW);
+    const service = new ApprovalService(fake, new ManualClock(NOW));
     const page = await service.list(caller('alice', ['approver']), { limit: 100 });
     expect(ids(page.items)).toEqual([
       ...Array.from({ length: 5 }, (_, i) => `theirs-${i}`),
@@ -202,7 +203,7 @@ describe('ApprovalService.list', () => {
 
   it('refuses a cursor it did not hand out', async () => {
     const { fake } = sources([], []);
-    const service = new ApprovalService(fake, () => NOW);
+    const service = new ApprovalService(fake, new ManualClock(NOW));
     for (const cursor of [
       'nope',
       Buffer.from('{"after":5}').toString('base64url'),

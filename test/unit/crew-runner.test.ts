@@ -11,9 +11,11 @@ import {
   type StepTimer,
 } from '../../functions/crews/runner.js';
 import type { RunLogEntry, Step } from '../../functions/crews/schemas.js';
+import { InProcessRunSignals } from '../../functions/crews/signals.js';
 import type { StepOutcome } from '../../functions/crews/steps.js';
 import { StepExecutor } from '../../functions/crews/steps.js';
 import type { LeaseWrite, RunItem, RunUpdate, SlotCondition, SlotHolders, Slots } from '../../functions/crews/store.js';
+import { ManualClock } from '../../shared/clock.js';
 import { eventually } from '../support/eventually.js';
 
 /**
@@ -608,29 +610,160 @@ describe('CrewRunner: concurrency limits (slots)', () => {
   });
 });
 
-describe('CrewRunner: run deadlines (run_timeout_seconds)', () => {
+/** When the tests on a ManualClock start. */
+const T0 = Date.parse('2026-05-04T09:00:00.000Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * A runner whose every reading and wait of the time is on `clock`: its leases, deadlines and
+ * timestamps, the cancellation checks between (its signals) and the `wait` steps (its steps).
+ */
+const onClock = (store: RunnerStore, clock: ManualClock, timers: RunTimer = recordingTimers().timers) =>
+  new CrewRunner(
+    store,
+    new StepExecutor(new OutboundHttp([]), undefined, clock),
+    new InProcessRunSignals(clock),
+    timers,
+    undefined,
+    clock,
+  );
+
+/** When the run's event of `type` happened (epoch ms). */
+const timeOf = (store: MemoryRuns, type: string) => Date.parse(store.events.find((e) => e.type === type)!.timestamp);
+
+describe('CrewRunner on a ManualClock: wait steps, approval expiry, deadlines, without waiting', () => {
+  it('ends a wait step once its seconds have passed on the clock, not a millisecond before, checking the run each second meanwhile', async () => {
+    const clock = new ManualClock(T0);
+    const store = new MemoryRuns([{ id: 'w', kind: 'wait', seconds: 45 }]);
+    const running = onClock(store, clock).process(ID);
+    // the step's sleep and the cancellation check's
+    await clock.whenSleeping(2);
+    await clock.advance(44_999);
+    expect(store.kinds()).toEqual(['run.queued', 'run.started', 'step.started:w']);
+    await clock.advance(1);
+    expect(await running).toBe('done');
+    expect(store.kinds()).toEqual(['run.queued', 'run.started', 'step.started:w', 'step.completed:w', 'run.completed']);
+    expect(timeOf(store, 'step.started')).toBe(T0);
+    expect(timeOf(store, 'step.completed')).toBe(T0 + 45_000);
+    expect(store.run).toMatchObject({ status: 'succeeded', finished_at: iso(T0 + 45_000) });
+    // One check a second; the lease renewed once a third of it had passed (at 11, 22, 33 and 44 s).
+    expect(store.calls.renewLease).toBe(4);
+    expect((store.calls.get ?? 0) + store.calls.renewLease!).toBeGreaterThanOrEqual(44);
+    expect(clock.sleeping).toBe(0);
+  });
+
+  it('expires an approval at exactly its timeout_seconds: a timer back early is armed again for the rest', async () => {
+    const clock = new ManualClock(T0);
+    const store = new MemoryRuns([gate, { id: 'after', kind: 'render', template: 'never' }]);
+    const { timers, armed } = recordingTimers();
+    const runner = onClock(store, clock, timers);
+    expect(await runner.process(ID)).toBe('done');
+    const expiresAt = iso(T0 + 60_000);
+    expect(store.events.at(-1)).toMatchObject({
+      type: 'step.waiting',
+      timestamp: iso(T0),
+      data: { expires_at: expiresAt },
+    });
+    expect(store.run.waiting).toMatchObject({ since: iso(T0), expires_at: expiresAt });
+    const timer = { step_id: 'gate', expires_at: expiresAt };
+    expect(armed).toEqual([{ id: ID, delaySeconds: 60, timer }]);
+
+    await clock.advance(59_999);
+    expect(await runner.process(ID, undefined, timer)).toBe('done');
+    expect(store.run.status).toBe('waiting');
+    expect(armed.at(-1)).toEqual({ id: ID, delaySeconds: 1, timer });
+
+    await clock.advance(1);
+    expect(await runner.process(ID, undefined, timer)).toBe('done');
+    expect(store.kinds().slice(-2)).toEqual(['step.failed:gate', 'run.failed']);
+    const error = `no decision by ${expiresAt}: the approval expired`;
+    expect(store.events.at(-2)).toMatchObject({ timestamp: expiresAt, data: { error } });
+    expect(store.run).toMatchObject({ status: 'failed', error, finished_at: expiresAt });
+    expect(armed).toHaveLength(2);
+  });
+
+  it('brings an approval of an hour back every 15 minutes (the longest SQS delay) and expires it at the hour', async () => {
+    const clock = new ManualClock(T0);
+    const store = new MemoryRuns([{ ...gate, timeout_seconds: 3600 }]);
+    const { timers, armed } = recordingTimers();
+    const runner = onClock(store, clock, timers);
+    await runner.process(ID);
+    for (let quarter = 1; quarter <= 4; quarter++) {
+      expect(armed.at(-1)!.delaySeconds).toBe(900);
+      await clock.advance(900_000);
+      expect(await runner.process(ID, undefined, armed.at(-1)!.timer)).toBe('done');
+    }
+    expect(armed).toHaveLength(4);
+    expect(store.kinds().slice(-3)).toEqual(['step.waiting:gate', 'step.failed:gate', 'run.failed']);
+    expect(timeOf(store, 'run.failed')).toBe(T0 + 3_600_000);
+  });
+
   it('abandons a running wait step at the deadline: run.timed_out then run.failed, the step left started', async () => {
+    const clock = new ManualClock(T0);
     const store = new MemoryRuns([
       { id: 'w', kind: 'wait', seconds: 30 },
       { id: 'after', kind: 'render', template: 'never' },
     ]);
-    store.run.run_timeout_seconds = 1;
-    const runner = new CrewRunner(
-      store,
-      new StepExecutor(new OutboundHttp([]), undefined),
-      undefined,
-      recordingTimers().timers,
-    );
-    const begun = Date.now();
-    expect(await runner.process(ID)).toBe('done');
-    // a guard against a hang: the 30 s wait was given up
-    expect(Date.now() - begun).toBeLessThan(10_000);
+    store.run.run_timeout_seconds = 2;
+    const running = onClock(store, clock).process(ID);
+    await clock.whenSleeping(2);
+    await clock.advance(1_999);
+    expect(store.kinds()).toEqual(['run.queued', 'run.started', 'step.started:w']);
+    await clock.advance(1);
+    expect(await running).toBe('done');
     expect(store.kinds()).toEqual(['run.queued', 'run.started', 'step.started:w', 'run.timed_out', 'run.failed']);
-    expect(store.events.at(-2)!.data).toEqual({ timeout_seconds: 1 });
-    expect(store.events.at(-1)!.data).toEqual({ error: 'timed out after 1 s' });
-    expect(store.run).toMatchObject({ status: 'failed', error: 'timed out after 1 s', current_step: 'w' });
+    expect(timeOf(store, 'run.timed_out') - timeOf(store, 'run.started')).toBe(2_000);
+    expect(store.events.at(-2)!.data).toEqual({ timeout_seconds: 2 });
+    expect(store.events.at(-1)!.data).toEqual({ error: 'timed out after 2 s' });
+    expect(store.run).toMatchObject({ status: 'failed', error: 'timed out after 2 s', current_step: 'w' });
     expect(store.run.lease_owner).toBeUndefined();
-  }, 15_000);
+    // the wait was given up: nothing sleeps any more
+    expect(clock.sleeping).toBe(0);
+  });
+
+  it('times out a run waiting for an approval at its deadline, which comes before the expiry', async () => {
+    const clock = new ManualClock(T0);
+    const store = new MemoryRuns([gate]);
+    store.run.run_timeout_seconds = 5;
+    const { timers, armed } = recordingTimers();
+    const runner = onClock(store, clock, timers);
+    await runner.process(ID);
+    expect(armed).toEqual([{ id: ID, delaySeconds: 5, timer: { step_id: 'gate', expires_at: iso(T0 + 60_000) } }]);
+    await clock.advance(4_999);
+    expect(await runner.process(ID, undefined, armed[0]!.timer)).toBe('done');
+    expect(store.run.status).toBe('waiting');
+    await clock.advance(1);
+    expect(await runner.process(ID, undefined, armed[0]!.timer)).toBe('done');
+    expect(store.kinds().slice(-2)).toEqual(['run.timed_out', 'run.failed']);
+    expect(timeOf(store, 'run.timed_out')).toBe(T0 + 5_000);
+    expect(store.run).toMatchObject({ status: 'failed', error: 'timed out after 5 s' });
+  });
+
+  it("counts a retried run's deadline from its new start", async () => {
+    const clock = new ManualClock(T0);
+    const store = new MemoryRuns(
+      [{ id: 'w', kind: 'wait', seconds: 10 }],
+      [
+        { type: 'run.started', message: 'started' },
+        { type: 'step.started', step_id: 'w', message: 'started' },
+        { type: 'run.timed_out', message: 'timed out', data: { timeout_seconds: 2 } },
+        { type: 'run.failed', message: 'failed', data: { error: 'timed out after 2 s' } },
+        { type: 'run.retried', message: 'retried' },
+      ],
+    );
+    // The first attempt started an hour before the retry.
+    for (const e of store.events) e.timestamp = iso(T0 - 3_600_000);
+    Object.assign(store.run, { status: 'pending', run_timeout_seconds: 2 });
+    const running = onClock(store, clock).process(ID);
+    await clock.whenSleeping(2);
+    expect(store.kinds().slice(-1)).toEqual(['step.started:w']);
+    await clock.advance(1_999);
+    expect(store.kinds().slice(-1)).toEqual(['step.started:w']);
+    await clock.advance(1);
+    expect(await running).toBe('done');
+    expect(store.kinds().slice(-3)).toEqual(['step.started:w', 'run.timed_out', 'run.failed']);
+    expect(Date.parse(store.events.at(-2)!.timestamp) - Date.parse(store.events.at(-3)!.timestamp)).toBe(2_000);
+  });
 
   it("a run waiting for an approval: its timer comes back at the deadline (not the approval's expiry), and the run times out", async () => {
     const store = new MemoryRuns([gate]);

@@ -8,6 +8,7 @@ import type {
   StoredShare,
 } from '../../functions/data-shares/store.js';
 import type { Page } from '../../shared/aws/pagination.js';
+import { ManualClock } from '../../shared/clock.js';
 import { Conflict, Forbidden, NotFound, Unavailable } from '../../shared/errors.js';
 import type { Change } from '../../shared/events/types.js';
 import type { IdentityProvider, IdpClient, NewIdpClient } from '../../shared/ports/idp.js';
@@ -139,7 +140,7 @@ function identityProvider() {
 function world() {
   const reg = registry();
   const provider = identityProvider();
-  return { ...reg, provider, service: new DataShareService(reg.store, provider.idp, () => NOW) };
+  return { ...reg, provider, service: new DataShareService(reg.store, provider.idp, new ManualClock(NOW)) };
 }
 
 /** A world in which carol has created the share `sales`. */
@@ -198,7 +199,7 @@ describe('DataShareService.create', () => {
           throw new Unavailable('the identity provider did not answer');
         },
       },
-      () => NOW,
+      new ManualClock(NOW),
     );
     expect(await rejection(failing.create({ name: 'sales' }, userCaller('carol')))).toBeInstanceOf(Unavailable);
     expect(w.released).toHaveLength(1);
@@ -210,7 +211,11 @@ describe('DataShareService.create', () => {
 
   it('answers 409, recording nothing, when its reservation was taken over before it completed', async () => {
     const w = world();
-    const service = new DataShareService({ ...w.store, complete: async () => undefined }, w.provider.idp, () => NOW);
+    const service = new DataShareService(
+      { ...w.store, complete: async () => undefined },
+      w.provider.idp,
+      new ManualClock(NOW),
+    );
     const refused = await rejection(service.create({ name: 'sales' }, userCaller('carol')));
     expect(refused).toBeInstanceOf(Conflict);
     expect(refused.message).toBe("The data share name 'sales' is taken");
@@ -227,7 +232,7 @@ describe('DataShareService.create', () => {
         },
       },
       w.provider.idp,
-      () => NOW,
+      new ManualClock(NOW),
     );
     expect(await rejection(service.create({ name: 'sales' }, userCaller('carol')))).toBeInstanceOf(Unavailable);
     expect(w.provider.calls).toEqual(['create sales', 'delete sales']);

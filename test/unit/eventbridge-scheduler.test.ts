@@ -21,6 +21,7 @@ import { ScheduleService } from '../../functions/crews/schedules.js';
 import type { TemplateStore } from '../../functions/crews/store.js';
 import { EventBridgeScheduler } from '../../shared/adapters/eventbridge-scheduler.js';
 import type { Caller } from '../../shared/auth/caller.js';
+import { ManualClock } from '../../shared/clock.js';
 import { statusOf } from '../../shared/http/errors.js';
 import type { ScheduleTrigger } from '../../shared/ports/scheduler.js';
 
@@ -178,11 +179,9 @@ describe('EventBridgeScheduler.remove', () => {
 });
 
 describe('a crew schedule on AWS: ScheduleService through EventBridgeScheduler', () => {
-  afterEach(() => vi.useRealTimers());
-
   it("sets a rate's StartDate one period after its expression was set: at creation, and kept by other changes", async () => {
-    // The clock: nowIso and the service's `now` both read it.
-    vi.useFakeTimers({ now: Date.parse('2026-03-07T10:00:30.250Z'), toFake: ['Date'] });
+    // The service's clock: each change's `at` and the next fires count from it.
+    const clock = new ManualClock('2026-03-07T10:00:30.250Z');
     const stored = new Map<string, ScheduleItem>();
     const store = {
       create: async (schedule: ScheduleItem) => void stored.set(schedule.id, schedule),
@@ -201,6 +200,7 @@ describe('a crew schedule on AWS: ScheduleService through EventBridgeScheduler',
       { get: async () => undefined },
       { startScheduledRun: async () => undefined },
       new EventBridgeScheduler(SETTINGS),
+      clock,
     );
     const admin: Caller = { principal: 'p-admin', name: 'admin', roles: new Set(['admin']), via: 'bearer' };
     scheduler.on(CreateScheduleCommand).rejects(sdkError(ConflictException, 'Schedule already exists.'));
@@ -223,7 +223,7 @@ describe('a crew schedule on AWS: ScheduleService through EventBridgeScheduler',
     expect(made.next_run_at).toBe('2026-03-07T11:00:30.000Z');
     expect(startDates()).toEqual(['2026-03-07T11:00:30.000Z']);
     // 2.5 hours on, its values change: the same series, from its next fire.
-    vi.setSystemTime(Date.parse('2026-03-07T12:30:00.000Z'));
+    await clock.set('2026-03-07T12:30:00.000Z');
     expect((await service.update(made.id, { values: {} }, admin)).next_run_at).toBe('2026-03-07T13:00:30.000Z');
     // Its expression changes: the new period counts from the change.
     expect((await service.update(made.id, { expression: 'rate(2 hours)' }, admin)).next_run_at).toBe(

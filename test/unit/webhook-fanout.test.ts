@@ -3,6 +3,7 @@ import { type DeliveryQueue, inLineDelaySeconds } from '../../functions/webhooks
 import type { DeliveryRecord } from '../../functions/webhooks/delivery-store.js';
 import { ENDPOINTS_FRESH_MS, WebhookFanout } from '../../functions/webhooks/fanout.js';
 import type { WebhookEndpoint } from '../../functions/webhooks/schemas.js';
+import { ManualClock } from '../../shared/clock.js';
 import { envelope } from '../../shared/events/types.js';
 
 /** The dispatcher's fan-out keeps the enabled endpoints it read (issue 30: no read per batch). */
@@ -35,7 +36,7 @@ const event = (type: string, subject = 'decisions/ws/k/versions/1', sequence = 1
   });
 
 function world(initial: WebhookEndpoint[]) {
-  let clock = T0;
+  const clock = new ManualClock(T0);
   let endpoints = initial;
   let fail = false;
   const reads = { count: 0 };
@@ -59,7 +60,7 @@ function world(initial: WebhookEndpoint[]) {
       openOf: async () => [],
     },
     queue,
-    now: () => clock,
+    clock,
   });
   return {
     fanout,
@@ -67,7 +68,7 @@ function world(initial: WebhookEndpoint[]) {
     delivered,
     set: (next: WebhookEndpoint[]) => (endpoints = next),
     failing: (on: boolean) => (fail = on),
-    advance: (ms: number) => (clock += ms),
+    advance: (ms: number) => clock.advance(ms),
   };
 }
 
@@ -78,7 +79,7 @@ describe('the fan-out’s endpoints', () => {
       w.fanout.fanOut([event('dpm.decision.version.approved')]),
       w.fanout.fanOut([event('dpm.x.y', 's2')]),
     ]);
-    w.advance(ENDPOINTS_FRESH_MS - 1);
+    await w.advance(ENDPOINTS_FRESH_MS - 1);
     await w.fanout.fanOut([event('dpm.decision.version.approved', 's3')]);
     expect(w.reads.count).toBe(1);
     expect(w.delivered).toHaveLength(3);
@@ -90,7 +91,7 @@ describe('the fan-out’s endpoints', () => {
     w.set([endpoint('new')]);
     await w.fanout.fanOut([event('dpm.decision.version.approved', 's2')]);
     expect(w.delivered).toEqual([]);
-    w.advance(ENDPOINTS_FRESH_MS);
+    await w.advance(ENDPOINTS_FRESH_MS);
     await w.fanout.fanOut([event('dpm.decision.version.approved', 's3')]);
     expect(w.reads.count).toBe(2);
     expect(w.delivered).toEqual([{ endpoint: 'new', event: 's3#1' }]);
@@ -171,7 +172,7 @@ describe("a crew run's events to its own endpoint", () => {
           sent.push(...messages);
         },
       },
-      now: () => T0,
+      clock: new ManualClock(T0),
     });
     return { fanout, sent, recorded };
   }

@@ -30,6 +30,7 @@ import {
   nextShareTry,
   type ShareEntries,
 } from '../../functions/webhooks/lane-share.js';
+import { ManualClock } from '../../shared/clock.js';
 import type { Change } from '../../shared/events/types.js';
 import type { BusinessMetrics, WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
 import type { Sealed } from '../../shared/secrets.js';
@@ -62,7 +63,7 @@ function world(
     meanwhile?: () => void;
   } = {},
 ) {
-  let now = T0;
+  const clock = new ManualClock(T0);
   // A crew run's own endpoint has a run's endpoint id (its deliveries take the per-run lane).
   const endpointId = options.forRun ? 'run-c1' : 'ep';
   let endpoint: StoredEndpoint = {
@@ -128,7 +129,7 @@ function world(
       slotsDuringPosts.push(slots.size);
       sharesDuringPosts.push(shareHolders.size);
       options.meanwhile?.();
-      now += 20;
+      await clock.advance(20);
       return options.status ?? 204;
     };
   const disabled: { reason: string; change: Change; cutoff?: string }[] = [];
@@ -177,7 +178,7 @@ function world(
         if (!share || !shareHolders.delete(holder)) return undefined;
         // The entries left, each live: one endpoint's slot 0 per holder.
         return Object.fromEntries(
-          [...shareHolders].map((h) => [`run-${h}#0`, { holder: h, until: now + LEASE_MS }]),
+          [...shareHolders].map((h) => [`run-${h}#0`, { holder: h, until: clock.now() + LEASE_MS }]),
         ) as ShareEntries;
       },
       park: async (_principal, message, _now, keep) => {
@@ -204,9 +205,9 @@ function world(
     poster: { post: post(false) },
     runPoster: { post: post(true) },
     retrySchedule: options.schedule ?? [5, 300, 1800, 7200, 18_000, 36_000, 36_000],
-    now: () => now,
+    clock,
   };
-  const message = (attempt: number, due = now): DeliveryMessage => ({
+  const message = (attempt: number, due = clock.now()): DeliveryMessage => ({
     endpoint_id: endpointId,
     delivery_id: 'd1',
     series: 0,
@@ -227,7 +228,7 @@ function world(
     parked,
     unparked,
     message,
-    at: (ms: number) => (now = ms),
+    at: (ms: number) => clock.set(ms),
     /** The run of a crew run's own endpoint is cancelled at event `sequence` (fanout.ts marks it). */
     cancelRunAt: (sequence: number) => (endpoint = { ...endpoint, stoppedBefore: sequence }),
   };
@@ -240,7 +241,7 @@ describe('the webhook delivery worker', () => {
     expect(w.posts).toEqual([]);
     expect(w.sent).toEqual([{ message: w.message(0), delaySeconds: LEASE_MS / 1000 + 1 }]);
     // Once the lease is out, the message makes the attempt nobody made.
-    w.at(T0 + LEASE_MS + 1000);
+    await w.at(T0 + LEASE_MS + 1000);
     await w.deliverer.handle(w.sent[0]!.message, 'after-restart');
     expect(w.posts).toHaveLength(1);
     expect(w.delivery()).toMatchObject({ status: 'succeeded', attempts: 1 });
@@ -261,7 +262,7 @@ describe('the webhook delivery worker', () => {
     const schedule = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
     for (const [attempt, delay] of [...schedule, undefined].entries()) {
       const started = T0 + attempt * 100_000_000;
-      w.at(started);
+      await w.at(started);
       await w.deliverer.handle(w.message(attempt, started), `m${attempt}`);
       const d = w.delivery();
       expect(d.attempts).toBe(attempt + 1);

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeycloakIdentityProvider, type KeycloakSettings } from '../../../shared/adapters/keycloak.js';
+import { ManualClock } from '../../../shared/clock.js';
 import { Conflict, Unavailable } from '../../../shared/errors.js';
 import { statusOf } from '../../../shared/http/errors.js';
 import { type FakeKeycloak, startFakeKeycloak } from '../../support/keycloak-server.js';
@@ -240,7 +241,7 @@ describe('the Keycloak identity provider', () => {
   it('renews the token shortly before it expires, and once when Keycloak refuses it', async () => {
     const shortLived = await startFakeKeycloak({ tokenLifespanSeconds: 60 });
     try {
-      let now = Date.now();
+      const clock = new ManualClock(Date.now());
       const idp = new KeycloakIdentityProvider(
         {
           url: shortLived.url,
@@ -248,15 +249,15 @@ describe('the Keycloak identity provider', () => {
           clientId: shortLived.adminClientId,
           clientSecret: shortLived.adminClientSecret,
         },
-        { now: () => now },
+        { clock },
       );
       const count = () => shortLived.tokenRequests.length;
       await idp.getClient('x');
-      now += 25_000;
+      await clock.advance(25_000);
       await idp.getClient('x');
       expect(count()).toBe(1);
       // Renewed within the last 30 s (half the lifetime here) of the token's life.
-      now += 10_000;
+      await clock.advance(10_000);
       await idp.getClient('x');
       expect(count()).toBe(2);
       // A token Keycloak no longer accepts is replaced once, and the call succeeds.

@@ -1,13 +1,24 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { eventsOf } from '../event-feed.js';
-import { crewTemplate, kindsOf as typesOf, runEvents, startRun } from '../crew-support.js';
+import {
+  crewTemplate,
+  kindsOf as typesOf,
+  runEvents,
+  seedApprovalExpiry,
+  startRun,
+  toCrewWorker,
+} from '../crew-support.js';
 import { adminPsk, adminToken, api, approverToken, slug, token } from '../helpers.js';
 
 /**
  * The `approval` step (API.md §4): the run waits (`waiting`, `step.waiting`) holding no
  * worker; a person with the step's role and a Bearer session, never the run's starter
  * (compared by principal), approves or rejects; no decision by `expires_at` fails it.
+ *
+ * The contract's shortest expiry is a minute: no test waits one out. The expiry is moved
+ * instead (seeded in the run log and the run), to a few seconds ahead for the one case that
+ * lets the platform's own timer fail the step on time, and to the past for the others.
  */
 
 let admin: string;
@@ -18,7 +29,6 @@ let approver: string;
 let secondApprover: string;
 let plainUser: string;
 let adminOnly: string;
-let expiring: { id: string; startedAt: number } | undefined;
 
 type Event = { index: number; type: string; step_id?: string; timestamp: string; data?: Record<string, any> };
 type Run = { status: string; error: string | null; event_count: number; progress: Record<string, unknown> };
@@ -62,12 +72,10 @@ beforeAll(async () => {
   secondApprover = await approverToken(slug('approver2'));
   plainUser = await token(slug('plain'));
   adminOnly = await adminToken(slug('admin-only'));
-  // The shortest expiry is a minute: started first, checked last, while the rest runs.
-  const id = await start(
-    await template([{ id: 'gate', kind: 'approval', prompt: 'nobody answers', timeout_seconds: 60 }]),
-  );
-  expiring = { id, startedAt: Date.now() };
 });
+
+/** The shortest expiry the contract allows: a minute (the tests move it, seedApprovalExpiry). */
+const MINUTE_GATE = [{ id: 'gate', kind: 'approval', prompt: 'nobody answers', timeout_seconds: 60 }];
 
 describe('approval steps', () => {
   it('waits for a second person: the starter, a PSK, a caller without the role are refused; an approver continues the run', async () => {
@@ -325,10 +333,15 @@ describe('approval steps', () => {
   });
 
   it('fails the step when nobody decides by expires_at (on time)', async () => {
-    const { id } = expiring!;
+    const id = await start(await template(MINUTE_GATE));
     const waiting = await until(id, 'step.waiting');
-    const expiresAt = Date.parse(waiting.at(-1)!.data!.expires_at);
-    const all = await until(id, 'run.failed', 90_000);
+    // Expiring in 3 s instead of a minute; the run handed to the worker again (a second
+    // delivery, as any), which arms the expiry timer for it: the platform's own timer fails it.
+    const seeded = new Date(Date.now() + 3_000).toISOString();
+    await seedApprovalExpiry(id, waiting.at(-1)!, seeded);
+    await toCrewWorker({ correlation_id: id });
+    const expiresAt = Date.parse(seeded);
+    const all = await until(id, 'run.failed', 30_000);
     expect(typesOf(all.slice(waiting.length))).toEqual([
       ['step.failed', 'gate'],
       ['run.failed', null],
@@ -338,5 +351,36 @@ describe('approval steps', () => {
     expect(failedAt).toBeGreaterThanOrEqual(expiresAt);
     expect(failedAt - expiresAt).toBeLessThan(5_000);
     expect((await decide(id, 'gate', { approve: true }, { token: approver })).status).toBe(409);
-  }, 100_000);
+  }, 40_000);
+
+  it('refuses a decision once expires_at has passed and leaves the inbox; the expiry timer then fails the step', async () => {
+    const id = await start(await template(MINUTE_GATE));
+    const waiting = await until(id, 'step.waiting');
+    const inbox = async () =>
+      (
+        await api<{ correlation_id?: string }[]>('/api/approvals?kind=crew_step&limit=1000', { token: approver })
+      ).body.map((item) => item.correlation_id);
+    expect(await inbox()).toContain(id);
+    // Its minute is over (seeded), before the timer the worker armed for it came.
+    const expiresAt = new Date(Date.now() - 1_000).toISOString();
+    await seedApprovalExpiry(id, waiting.at(-1)!, expiresAt);
+    const late = await decide(id, 'gate', { approve: true }, { token: approver });
+    expect(late.status, late.text).toBe(409);
+    expect(late.body).toEqual({ error: `The approval of step gate expired at ${expiresAt}`, code: 409 });
+    expect(await inbox()).not.toContain(id);
+    expect(await runOf(id)).toMatchObject({ status: 'waiting' });
+    // The timer arrives (sent now, as SQS hands it over at expires_at): the step fails.
+    await toCrewWorker({ correlation_id: id, timer: { step_id: 'gate', expires_at: expiresAt } });
+    const all = await until(id, 'run.failed');
+    expect(typesOf(all.slice(waiting.length))).toEqual([
+      ['step.failed', 'gate'],
+      ['run.failed', null],
+    ]);
+    expect(all.at(-2)!.data).toEqual({ error: `no decision by ${expiresAt}: the approval expired` });
+    expect(Date.parse(all.at(-2)!.timestamp)).toBeGreaterThanOrEqual(Date.parse(expiresAt));
+    expect(await runOf(id)).toMatchObject({
+      status: 'failed',
+      error: `no decision by ${expiresAt}: the approval expired`,
+    });
+  });
 });

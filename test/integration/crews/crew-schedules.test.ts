@@ -1,9 +1,11 @@
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCHEDULE_ITEM } from '../../../functions/crews/schedule-store.js';
 import { physicalQueueName, QUEUES } from '../../../infra/tables.js';
 import { eventually, notYet } from '../../support/eventually.js';
 import { eventsOf } from '../event-feed.js';
-import { adminToken, api, slug, token } from '../helpers.js';
+import { adminToken, api, db, serviceLog, slug, table, token } from '../helpers.js';
 import { provided } from '../provided.js';
 
 /**
@@ -12,7 +14,10 @@ import { provided } from '../provided.js';
  * crew-run queue (as Scheduler's target on AWS): one run per fire, `schedule_id` and the
  * creator on the run, overlap `skip`, disabled schedules and deleted templates fire nothing.
  * Fires are sent to the queue directly where a test needs a given time (the message
- * Scheduler sends), and one real `rate(1 minute)` fire runs end to end.
+ * Scheduler sends), and one real `rate(1 minute)` fire runs end to end: its anchor moved
+ * back in the table (seeded), so that the platform's timer fires it within seconds, not a
+ * minute. That a fire started nothing is read from the worker's log line saying it ignored
+ * the fire, not waited for.
  */
 
 let admin: string;
@@ -53,6 +58,28 @@ const runsOf = async (id: string) => {
   expect(res.status, res.text).toBe(200);
   return res.body;
 };
+
+/**
+ * Waits until the worker has ignored `count` fires of schedule `id` due at `time` (a repeated
+ * fire, or one of a disabled schedule): the service log says so, once per fire it handled.
+ */
+const ignoredFires = (id: string, time: string, count = 1) =>
+  eventually(
+    async () => {
+      const lines = (await serviceLog())
+        .split('\n')
+        .filter(
+          (line) =>
+            line.includes('crew schedule fire ignored') &&
+            line.includes(`"schedule_id":"${id}"`) &&
+            line.includes(`"scheduled_time":"${time}"`),
+        );
+      return lines.length >= count ? lines : notYet(lines.length);
+    },
+    20_000,
+    `${count} fire(s) of schedule ${id} at ${time} ignored`,
+    250,
+  );
 
 const finished = (correlationId: string) =>
   eventually(
@@ -247,9 +274,9 @@ describe('fires', () => {
     await finished(run!.correlation_id);
     const after = (await api(`/api/crew-schedules/${made.id}`, { token: admin })).body;
     expect(after).toMatchObject({ last_run_at: at, last_correlation_id: run!.correlation_id });
-    // The repeated message has been handled by now (the run finished after both were queued).
+    // Sent again: it and the copy sent with the first are both handled, and ignored.
     await fire(made.id, at);
-    await new Promise((r) => setTimeout(r, 1500));
+    await ignoredFires(made.id, at, 2);
     expect(await runsOf(made.id)).toHaveLength(1);
     const events = await eventsOf(`crew-schedules/${made.id}`, 3, admin, { deadlineMs: 2000 });
     expect(events.map((e) => e.type)).toEqual(['dpm.crew.schedule.created', 'dpm.crew.schedule.fired']);
@@ -345,8 +372,15 @@ describe('fires', () => {
     expect(await runsOf(made.id)).toHaveLength(1);
     const events = await eventsOf(`crew-schedules/${made.id}`, 3, admin);
     expect(events[2]).toMatchObject({ type: 'dpm.crew.schedule.fired', data: { skipped: true } });
-    // Once it finished, the next fire runs again; a copy of the skipped fire (a send retried)
-    // starts nothing, though the previous run has finished by now: that fire ended as its skip.
+    // Once it finished (cancelled here, rather than its wait waited out), the next fire runs
+    // again; a copy of the skipped fire (a send retried) starts nothing, though the previous
+    // run has finished by now: that fire ended as its skip.
+    const cancelled = await api(`/api/crew-runs/${first!.correlation_id}/cancel`, {
+      method: 'POST',
+      token: admin,
+      body: {},
+    });
+    expect(cancelled.status, cancelled.text).toBe(200);
     await finished(first!.correlation_id);
     await fire(made.id, '2026-11-26T03:01:00.000Z');
     await fire(made.id, '2026-11-26T03:02:00.000Z');
@@ -416,7 +450,8 @@ describe('fires', () => {
     const after = (await api(`/api/crew-schedules/${doomed.body.id}`, { token: admin })).body;
     expect(after).toMatchObject({ enabled: false, next_run_at: null });
     await fire(doomed.body.id, '2026-11-26T04:00:00.000Z');
-    await new Promise((r) => setTimeout(r, 1500));
+    await ignoredFires(made.id, '2026-11-26T04:00:00.000Z');
+    await ignoredFires(doomed.body.id, '2026-11-26T04:00:00.000Z');
     expect(await runsOf(made.id)).toEqual([]);
     expect(await runsOf(doomed.body.id)).toEqual([]);
   });
@@ -426,20 +461,45 @@ describe('fires', () => {
     // One minute after its creation (to the second), not at the next whole minute (API.md §4).
     const created = Math.floor(Date.parse(made.created_at) / 1000) * 1000;
     expect(made.next_run_at).toBe(new Date(created + 60_000).toISOString());
+    // Not a minute waited: the rate's anchor (when its expression was set) is moved 55 s back
+    // (seeded), and a change that keeps the expression sets the platform's timer again from
+    // it, as a rate counts from its expression's last change: its next fire is 5 s away.
+    const anchor = new Date(Date.now() - 55_000).toISOString();
+    await db().send(
+      new UpdateCommand({
+        TableName: table('crewSchedules'),
+        Key: { schedule_id: made.id, item: SCHEDULE_ITEM },
+        UpdateExpression: 'SET expression_set_at = :a',
+        ConditionExpression: 'attribute_exists(schedule_id)',
+        ExpressionAttributeValues: { ':a': anchor },
+      }),
+    );
+    const patched = await api<Schedule>(`/api/crew-schedules/${made.id}`, {
+      method: 'PATCH',
+      token: admin,
+      body: { values: { customer: 'initech' } },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    const due = new Date(Math.floor(Date.parse(anchor) / 1000) * 1000 + 60_000).toISOString();
+    expect(patched.body.next_run_at).toBe(due);
     const [run] = await eventually(
       async () => {
         const runs = await runsOf(made.id);
         return runs.length > 0 ? runs : undefined;
       },
-      90_000,
+      30_000,
       'the first fire of a rate(1 minute) schedule',
     );
     expect(run).toMatchObject({ schedule_id: made.id, values: { customer: 'initech' } });
-    const events = await eventsOf(`crew-schedules/${made.id}`, 2, admin);
-    expect(events[1]).toMatchObject({
-      type: 'dpm.crew.schedule.fired',
-      data: { correlation_id: run!.correlation_id, last_run_at: made.next_run_at },
+    const events = await eventsOf(`crew-schedules/${made.id}`, 3, admin);
+    expect(events.map((e) => e.type)).toEqual([
+      'dpm.crew.schedule.created',
+      'dpm.crew.schedule.updated',
+      'dpm.crew.schedule.fired',
+    ]);
+    expect(events[2]).toMatchObject({
+      data: { correlation_id: run!.correlation_id, last_run_at: due },
     });
     await api(`/api/crew-schedules/${made.id}`, { method: 'DELETE', token: admin });
-  }, 120_000);
+  }, 60_000);
 });

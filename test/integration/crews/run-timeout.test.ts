@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, notYet } from '../../support/eventually.js';
-import { type CrewEventSeen, kindsOf, runEvents } from '../crew-support.js';
+import { type CrewEventSeen, kindsOf, runEvents, seedEntryTime, toCrewWorker } from '../crew-support.js';
 import { adminToken, api, approverToken, slug, token } from '../helpers.js';
 
 /**
@@ -9,6 +9,10 @@ import { adminToken, api, approverToken, slug, token } from '../helpers.js';
  * an approval included) ends `failed` with `run.timed_out` then `run.failed` (`timed out
  * after N s`); a running step is abandoned within a second. A retried run's deadline counts
  * from its new start.
+ *
+ * A running step is abandoned at a deadline met in real time (seconds); a run that waits for
+ * a person has its start moved back instead (seeded in the run log, which the deadline is
+ * counted from), and the timer the worker armed for its deadline handed over at once.
  */
 
 let admin: string;
@@ -96,18 +100,25 @@ describe('run_timeout_seconds', () => {
           { id: 'gate', kind: 'approval', prompt: 'nobody answers in time', timeout_seconds: 3600 },
           { id: 'after', kind: 'render', template: 'never' },
         ],
-        3,
+        600,
       ),
     );
     const waiting = await until(id, 'step.waiting');
     expect((await runOf(id)).status).toBe('waiting');
+    // Its ten minutes are up (its start moved back, seeded): the timer the worker armed for
+    // the deadline arrives (sent now, as SQS hands it over then).
+    const started = waiting.find((e) => e.type === 'run.started')!;
+    await seedEntryTime(id, started.index, new Date(Date.now() - 601_000).toISOString());
+    const gate = waiting.at(-1)!;
+    await toCrewWorker({ correlation_id: id, timer: { step_id: 'gate', expires_at: gate.data!.expires_at } });
     const log = await until(id, 'run.failed', 20_000);
     expect(kindsOf(log.slice(waiting.length))).toEqual([
       ['run.timed_out', null],
       ['run.failed', null],
     ]);
-    expect(at(log.at(-2)) - at(log.find((e) => e.type === 'run.started'))).toBeGreaterThanOrEqual(3_000);
-    expect(await runOf(id)).toMatchObject({ status: 'failed', error: 'timed out after 3 s' });
+    expect(log.at(-2)!.data).toEqual({ timeout_seconds: 600 });
+    expect(at(log.at(-2)) - at(log.find((e) => e.type === 'run.started'))).toBeGreaterThanOrEqual(600_000);
+    expect(await runOf(id)).toMatchObject({ status: 'failed', error: 'timed out after 600 s' });
     const inbox = await api<{ correlation_id?: string }[]>('/api/approvals?kind=crew_step&limit=1000', {
       token: approver,
     });
