@@ -30,18 +30,21 @@
  * Identity (§1 "Identity"): every owner check, own-items list and the four-eyes rule compare
  * principals (token `iss` + `sub`; a key's creator's; the bootstrap key's reserved one), never
  * names. Own-items list rows also say, per caller, whether the row's resource is listed.
+ *
+ * The budget is work, not time: every cell makes its one call (counted: the last test checks
+ * that all of them were made) and the cells run a few at a time (vitest's maxConcurrency);
+ * timeouts only catch a hang (test/support/work-budget.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.js';
 import { storeUnqueuedRun, storeWaitingRun } from '../../support/pending-run.js';
-import { WWW_AUTHENTICATE } from '../../support/tokens.js';
+import { type TokenOptions, WWW_AUTHENTICATE } from '../../support/tokens.js';
+import { HANG_GUARD_MS, REQUEST_HANG_GUARD_MS, TOKEN_LIFETIME } from '../../support/work-budget.js';
 import {
   adminPsk,
-  adminToken,
   api,
   type ApiResponse,
-  approverToken,
   baseUrl,
   db,
   insertKey,
@@ -94,31 +97,50 @@ const SAME_SUBJECT_EMAIL = `Authz-User-${run}@example.com`;
 
 beforeAll(async () => {
   const dayAgo = new Date(Date.now() - 86_400_000).toISOString();
-  auth.anonymous = {};
-  auth.badPsk = { psk: `garbage-${randomUUID()}` };
-  auth.expiredPsk = {
-    psk: (await insertKey({ createdBy: NAMES.admin, roles: ['admin'], validUntil: dayAgo })).secret,
-  };
-  auth.user = { token: await token(NAMES.user) };
-  auth.other = { token: await token(NAMES.other) };
-  auth.approver = { token: await approverToken(NAMES.approver) };
-  auth.admin = { token: await adminToken(NAMES.admin) };
   // Valid for a year: a key cannot make or extend a key past its own valid_until (§1), and the
   // owner's keys it extends are valid for 30 days.
   const yearAhead = new Date(Date.now() + 365 * 86_400_000).toISOString();
-  auth.userPsk = { psk: (await insertKey({ createdBy: NAMES.user, validUntil: yearAhead })).secret };
-  auth.approverPsk = { psk: (await insertKey({ createdBy: NAMES.approver, roles: ['approver'] })).secret };
+  // Tokens valid for as long as the file's work can take (not the default 10 minutes).
+  const bearer = async (name: string, options: TokenOptions = {}): Promise<Auth> => ({
+    token: await token(name, { ...options, expiresIn: TOKEN_LIFETIME }),
+  });
+  const approver = { roles: ['approver'] };
+  const key = async (made: Promise<{ secret: string }>): Promise<Auth> => ({ psk: (await made).secret });
+  // Each minted or stored once, all at the same time, for every cell of the file.
+  [
+    auth.expiredPsk,
+    auth.user,
+    auth.other,
+    auth.approver,
+    auth.admin,
+    auth.userPsk,
+    auth.approverPsk,
+    setupApprover,
+    auth.sameName,
+    auth.sameSubject,
+    auth.nameAdmin,
+    approverAlias,
+    approverNamesake,
+  ] = await Promise.all([
+    key(insertKey({ createdBy: NAMES.admin, roles: ['admin'], validUntil: dayAgo })),
+    bearer(NAMES.user),
+    bearer(NAMES.other),
+    bearer(NAMES.approver, approver),
+    bearer(NAMES.admin, { roles: ['admin'] }),
+    key(insertKey({ createdBy: NAMES.user, validUntil: yearAhead })),
+    key(insertKey({ createdBy: NAMES.approver, roles: ['approver'] })),
+    bearer(NAMES.setupApprover, approver),
+    bearer(NAMES.user, { subject: `other-subject-${run}` }),
+    bearer(NAMES.user, { claims: { preferred_username: undefined, email: SAME_SUBJECT_EMAIL } }),
+    bearer('admin', { subject: `authz-name-admin-${run}` }),
+    bearer(`Authz-Approver-${run}`, { subject: `sub-${NAMES.approver}` }),
+    bearer(NAMES.approver, { subject: `namesake-subject-${run}` }),
+  ]);
+  auth.anonymous = {};
+  auth.badPsk = { psk: `garbage-${randomUUID()}` };
   auth.adminPsk = { psk: adminPsk() };
   setupAdmin = auth.admin;
-  setupApprover = { token: await approverToken(NAMES.setupApprover) };
-  auth.sameName = { token: await token(NAMES.user, { subject: `other-subject-${run}` }) };
-  auth.sameSubject = {
-    token: await token(NAMES.user, { claims: { preferred_username: undefined, email: SAME_SUBJECT_EMAIL } }),
-  };
-  auth.nameAdmin = { token: await token('admin', { subject: `authz-name-admin-${run}` }) };
-  approverAlias = { token: await token(`Authz-Approver-${run}`, { subject: `sub-${NAMES.approver}` }) };
-  approverNamesake = { token: await token(NAMES.approver, { subject: `namesake-subject-${run}` }) };
-});
+}, HANG_GUARD_MS);
 
 // ---------------------------------------------------------------------------------------
 // Setup helpers: each creates what a row needs, through the API, as the resource's owner
@@ -272,7 +294,7 @@ const sharedEvent = once(async () => {
       const events = await must(api(`/api/domain-events?subject=${subject}`, setupAdmin), 200, 'event feed');
       return events.length > 0 ? (events[0].id as string) : undefined;
     },
-    10_000,
+    REQUEST_HANG_GUARD_MS,
     'setup domain event: the feed shows it',
     50,
   );
@@ -1647,7 +1669,10 @@ function cells(row: Row): Record<Caller, number> {
   return Object.fromEntries(CALLERS.map((c, i) => [c, statuses[i]])) as Record<Caller, number>;
 }
 
-describe('authorization matrix', () => {
+/** Cells that made their call (and had an answer), whatever its checks found. */
+let cellCalls = 0;
+
+describe('authorization matrix', { timeout: HANG_GUARD_MS }, () => {
   it('has a row for every endpoint that /openapi.json lists, and no row for anything else', async () => {
     const res = await api<{ paths: Record<string, Record<string, unknown>> }>('/openapi.json');
     expect(res.status).toBe(200);
@@ -1697,6 +1722,9 @@ describe('authorization matrix', () => {
     // Refused calls (401/403) must not change anything (`observe` checks that), so they share
     // one resource per row; calls that are allowed to change state get a fresh one each.
     const shared = row.setup && (row.fresh ? once(row.setup) : row.setup);
+    // ... and, in a `fresh` row (no allowed call touches that resource), one reading of it
+    // before any refused call, which each refused call must leave it exactly as.
+    const pristine = row.fresh && row.observe ? once(async () => row.observe!(await shared!())) : undefined;
     describe.concurrent(rowName(row), () => {
       for (const caller of CALLERS) {
         it(`${caller} → ${expected[caller]}`, async ({ expect }) => {
@@ -1704,8 +1732,9 @@ describe('authorization matrix', () => {
           const refused = status === 401 || status === 403;
           const state = row.fresh && !refused ? await row.setup!() : await shared?.();
           const { path, body } = row.request(state);
-          const before = await row.observe?.(state);
+          const before = refused && pristine ? await pristine() : await row.observe?.(state);
           const res = await api(path, { method: row.method, ...auth[caller], body });
+          cellCalls++;
           expect(res.status, `${row.method} ${path} as ${caller}: ${res.text.slice(0, 300)}`).toBe(status);
           if (status === 422) {
             expect(res.body).toEqual({ detail: expect.any(Array) });
@@ -1736,4 +1765,9 @@ describe('authorization matrix', () => {
       }
     });
   }
+
+  const CELLS = ROWS.length * CALLERS.length;
+  it(`made the call of every one of the ${CELLS} cells`, () => {
+    expect(cellCalls).toBe(CELLS);
+  });
 });
