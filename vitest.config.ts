@@ -6,16 +6,12 @@ import { defineConfig } from 'vitest/config';
  * worker on a platform of its own (test/integration/global-setup.ts).
  */
 export const ALONE = [
-  // A platform of its own whose exact DynamoDB calls are counted: nothing else on the emulators.
-  'test/integration/suites/call-counts.test.ts',
-  // Dependencies made unreachable one at a time, 10 s answer bounds timed per request.
+  // Dependencies made unreachable one at a time, a 10 s answer bound timed per request: the
+  // only file whose outcome depends on the machine's load.
   'test/integration/suites/outage.test.ts',
-  // `npm start` killed and started again, stopped by signals: process groups and ports of their own.
-  'test/integration/local/local-restart.test.ts',
-  'test/integration/local/local-stop.test.ts',
-  // A real Chromium each: the heaviest processes of the suite.
-  'test/integration/suites/console-browser.test.ts',
-  'test/integration/suites/docs-browser.test.ts',
+  // A platform of its own whose exact DynamoDB calls are counted, with the periodic re-reads
+  // of the event pipeline held off for the count's window.
+  'test/integration/suites/call-counts.test.ts',
 ];
 
 /**
@@ -35,7 +31,18 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          // The synthesized stacks. Not isolated: a worker keeps aws-cdk-lib and the template
+          // validator it loads on the first synthesis (~10 s of WebAssembly set-up) for the
+          // next files it runs; each file still synthesizes its own stacks.
+          name: 'infra',
+          include: ['test/infra/**/*.test.ts'],
+          isolate: false,
           testTimeout: 60_000,
         },
       },
@@ -44,6 +51,9 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           exclude: ALONE,
+          // A worker runs its files one after the other in one process, against its one
+          // platform: the service's modules are loaded once per worker, not once per file.
+          isolate: false,
           globalSetup: ['test/integration/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,

@@ -1,6 +1,7 @@
 /** `npm start`: the whole service on this machine, on embedded defaults. */
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { logger } from '../../shared/logger.js';
+import { nodeVersionNote } from './node-version.js';
 import { StartupError } from './startup-error.js';
 import { type RunningPlatform, startPlatform } from './platform.js';
 
@@ -100,6 +101,8 @@ async function main(): Promise<void> {
       `  made a new self-signed certificate (${platform.tls.created}): trust the new one where you trusted the old`,
     );
   console.log(`  stage: ${platform.config.stage}   data: ${platform.config.dataDir}`);
+  const nodeNote = nodeVersionNote(process.versions.node);
+  if (nodeNote) console.log(`  ${nodeNote}`);
   if (platform.identity) {
     const users = platform.config.localUsers.map((u) =>
       u.roles.length ? `${u.name} (${u.roles.join(', ')})` : u.name,

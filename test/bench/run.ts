@@ -2889,9 +2889,23 @@ const lines = [
     '',
   ]),
   ...when(cost, costSection),
+  ...suiteSection(),
 ];
 const report = lines.join('\n');
 console.log(report);
+/**
+ * The test suite's own timings (wall times of `npm test`, `npm run test:unit`, `.ci/run` on a
+ * clean clone, the real-time waits left): measured by running the suite, which this benchmark
+ * does not do, and kept in test/bench/SUITE.md; a whole run carries them into RESULTS.md.
+ */
+function suiteSection(): string[] {
+  try {
+    return ['', readFileSync(`${ROOT}test/bench/SUITE.md`, 'utf8').trimEnd(), ''];
+  } catch {
+    return [];
+  }
+}
+
 // RESULTS.md is the record of whole runs: a BENCH_ONLY or BENCH_COLD_STARTS run only prints its rows.
 if (!only && !coldStartGroups) writeFileSync(`${ROOT}test/bench/RESULTS.md`, report);
 process.exit(failedPhases.length > 0 ? 1 : 0);

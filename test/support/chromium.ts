@@ -81,12 +81,15 @@ export async function chromiumExecutable(options: ChromiumOptions = {}): Promise
 
 /** The npm package that ships the fallback Chromium: its directory and version. */
 export function bundledChromiumPackage(): { dir: string; version: string } {
-  // The package's "exports" hide package.json; its CommonJS entry is build/cjs/index.cjs.
+  // The package's "exports" hide package.json: the nearest one above its entry is its own.
   const entry = createRequire(import.meta.url).resolve('@sparticuz/chromium');
-  const dir = join(dirname(entry), '..', '..');
-  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-  if (pkg.name !== '@sparticuz/chromium' || !pkg.version) throw new Error(`${dir} is not @sparticuz/chromium`);
-  return { dir, version: pkg.version };
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+    if (!existsSync(join(dir, 'package.json'))) continue;
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+    if (pkg.name !== '@sparticuz/chromium' || !pkg.version) throw new Error(`${dir} is not @sparticuz/chromium`);
+    return { dir, version: pkg.version };
+  }
+  throw new Error(`no package.json above ${entry}`);
 }
 
 const LAUNCHER = 'chromium-launcher';

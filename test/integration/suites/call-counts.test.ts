@@ -1,3 +1,4 @@
+// Runs alone (ALONE in vitest.config.ts), after the files that run side by side: it counts exact DynamoDB calls on a platform of its own.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// Runs alone (ALONE in vitest.config.ts), after the files that run side by side: it closes and blackholes ports of the run's dependencies and bounds answers in seconds.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
