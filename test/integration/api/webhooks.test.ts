@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventsOf } from '../event-feed.js';
+import { eventsBefore, eventsOf } from '../event-feed.js';
 import { adminToken, api, token } from '../helpers.js';
 
 /**
@@ -261,8 +261,16 @@ describe('reading, changing and deleting an endpoint', () => {
         data: off.body,
       }),
     ]);
-    await new Promise((r) => setTimeout(r, 500));
-    expect((await api(`/api/domain-events?subject=${subject}`, { token: admin })).body).toHaveLength(1);
+    // The marker: disabled once more by another admin; its event must be the next, sequence 2.
+    const again = await api(`/api/webhooks/${created.id}`, {
+      method: 'PATCH',
+      token: await adminToken('webhook-marker'),
+      body: { enabled: false },
+    });
+    expect(again.status, again.text).toBe(200);
+    const { before } = await eventsBefore(`webhooks/${created.id}`, (e) => e.actor === 'webhook-marker', admin);
+    expect(before.map((e) => e.type)).toEqual(['dpm.webhook.endpoint.disabled']);
+    expect((await api(`/api/domain-events?subject=${subject}`, { token: admin })).body).toHaveLength(2);
   });
 
   it('rotates the secret (200, shown once): a new one, never shown again', async () => {
