@@ -26,8 +26,8 @@ import { readPidFile } from '../../infra/local/emulators.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** What the child inherits from this process: enough to find node and java, nothing that configures the service. */
-const INHERITED = ['PATH', 'HOME', 'LANG', 'TMPDIR', 'JAVA_HOME', 'USER'];
+/** What the child inherits from this process: enough to find node and java (and how to run it), nothing that configures the service. */
+const INHERITED = ['PATH', 'HOME', 'LANG', 'TMPDIR', 'JAVA_HOME', 'JAVA_TOOL_OPTIONS', 'USER'];
 
 export interface LocalProcessOptions {
   readonly dataDir: string;
