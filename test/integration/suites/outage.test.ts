@@ -1,9 +1,11 @@
-// Runs alone (ALONE in vitest.config.ts), after the files that run side by side: it closes and blackholes ports of the run's dependencies and bounds answers in seconds.
+// Runs alone (ALONE in vitest.config.ts), after the files that run side by side: it closes and blackholes
+// ports of its dependencies and bounds answers in seconds.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningEmulator, startDynamoDb } from '../../../infra/local/emulators.js';
 import { startPlatform, type RunningPlatform } from '../../../infra/local/platform.js';
 import { datasetUrnOf } from '../../../shared/ports/catalog.js';
 import { loadConfig } from '../../../shared/config.js';
@@ -68,6 +70,8 @@ interface EndpointCase {
 }
 
 let platform: RunningPlatform;
+/** A DynamoDB Local of this file's own: nothing the rest of the run left in the shared one slows what is timed here. */
+let dynamodb: RunningEmulator;
 let dataDir: string;
 let keycloak: FakeKeycloak;
 let airflow: FakeAirflow;
@@ -766,7 +770,8 @@ beforeAll(async () => {
   // The platform's own logs (a warning per 503, the queue poller's retries) would flood
   // the report; errors (an unhandled 500) still show.
   logger.setLogLevel('ERROR');
-  [keycloak, airflow, trino, datahub, model] = await Promise.all([
+  [dynamodb, keycloak, airflow, trino, datahub, model] = await Promise.all([
+    startDynamoDb({ host: '127.0.0.1' }),
     startFakeKeycloak({ realm: 'dpm' }),
     startFakeAirflow(),
     startFakeTrino(),
@@ -777,7 +782,7 @@ beforeAll(async () => {
   airflow.tester = async () => ({ status: true, message: 'Connection successfully tested' });
   const issuer = provided('issuer');
   const targets: Record<Dep, string> = {
-    dynamodb: provided('dynamodbEndpoint'),
+    dynamodb: dynamodb.endpoint,
     fauxqs: provided('sqsEndpoint'),
     keycloak: keycloak.url,
     airflow: airflow.url,
@@ -857,7 +862,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await platform?.stop();
   await Promise.all(Object.values(proxies).map((p) => p.close()));
-  await Promise.all([keycloak, airflow, trino, datahub, model].map((s) => s?.stop()));
+  await Promise.all([dynamodb, keycloak, airflow, trino, datahub, model].map((s) => s?.stop()));
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
