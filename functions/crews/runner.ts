@@ -280,6 +280,9 @@ export class CrewRunner {
         if (FINISHED_STATUSES.has(run.status)) {
           // Nothing runs a finished run any more: a slot this delivery took for it goes.
           slot.ours ||= slot.taken;
+          // A freed slot's message (sent once) that found its run finished meanwhile (cancelled
+          // while it waited in line) is passed on to the next in line, or nobody is woken.
+          if (slotWake?.slot === 'freed' && run.limit && !slot.ours) await this.letSlotGo(run.limit, correlationId);
           return 'done';
         }
         /*

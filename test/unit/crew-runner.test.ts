@@ -520,6 +520,24 @@ describe('CrewRunner: concurrency limits (slots)', () => {
     expect(woken.armed.at(-1)).toEqual({ id: 'waiting-2', delaySeconds: 0, timer: { slot: 'freed' } });
   });
 
+  it("a freed slot's message for a run cancelled while it waited in line goes on to the next in line", async () => {
+    const store = limited([{ id: 'a', kind: 'render', template: 'x' }]);
+    store.slotItems.set(KEY, { holders: {}, version: 1 });
+    const { timers, armed } = recordingTimers();
+    const runner = new CrewRunner(store, doneSteps, undefined, timers);
+    // Behind an older run it waits in line; then it is cancelled (it leaves the line).
+    store.ahead = ['older'];
+    await runner.process(ID);
+    expect(store.kinds()).toEqual(['run.queued', 'run.throttled']);
+    Object.assign(store.run, { status: 'cancelled', finished_at: new Date().toISOString() });
+    store.slotQueue = async (_key, limit, before) => (before ? [] : ['behind'].slice(0, limit));
+    armed.length = 0;
+    // The slot freed meanwhile woke it (the oldest then): the wake goes to the next instead.
+    expect(await runner.process(ID, undefined, { slot: 'freed' })).toBe('done');
+    expect(store.kinds()).toEqual(['run.queued', 'run.throttled']);
+    expect(armed).toEqual([{ id: 'behind', delaySeconds: 0, timer: { slot: 'freed' } }]);
+  });
+
   it('a run that goes on in a new delivery (out of time) keeps its slot, also while others wait in line', async () => {
     const store = limited([
       { id: 'a', kind: 'render', template: 'x' },
