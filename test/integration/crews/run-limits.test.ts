@@ -167,11 +167,20 @@ describe('max_concurrent_runs', () => {
     expect(throttled.at(-1)!.data).toEqual({ position: 1 });
     const log = await until(id, 'run.completed', 40_000);
     expect(at(log, 'run.started')).toBeGreaterThanOrEqual(lapsesAt);
-    // The lapsed holder was dropped when the run took the slot; the run let its own go.
-    const item = await db().send(
-      new GetCommand({ TableName: table('crewRuns'), Key: slotsItem, ConsistentRead: true }),
+    // The lapsed holder was dropped when the run took the slot; the run lets its own go once
+    // run.completed is written (just after it: read until then).
+    const holders = await eventually(
+      async () => {
+        const item = await db().send(
+          new GetCommand({ TableName: table('crewRuns'), Key: slotsItem, ConsistentRead: true }),
+        );
+        const held = (item.Item?.holders ?? {}) as Record<string, number>;
+        return Object.keys(held).length === 0 ? held : notYet(held);
+      },
+      10_000,
+      'the slot item without holders',
     );
-    expect(item.Item?.holders).toEqual({});
+    expect(holders).toEqual({});
   }, 60_000);
 
   it('a waiting run can be cancelled: it leaves the line, and the slot goes to the next', async () => {
