@@ -35,7 +35,7 @@ import {
 
 /** Domain events on AWS (API.md §13): streams, the stream consumers, the stage's bus, webhook queues. */
 
-const { synthesize } = withStubHandlers();
+const { synthesize, synthesizeOnce } = withStubHandlers();
 const tableEntries = Object.entries(TABLES) as [TableKey, TableDefinition][];
 const publisher = streamConsumers.find((c) => c.name === 'domain-events-publisher')!;
 const dispatcher = streamConsumers.find((c) => c.name === 'domain-events-dispatcher')!;
@@ -46,7 +46,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
   let stateful: Template;
   let stateless: Template;
   beforeAll(() => {
-    ({ stateful, stateless } = synthesize(name));
+    ({ stateful, stateless } = synthesizeOnce(name));
   }, 60_000);
 
   const tableId = (def: TableDefinition): string =>

@@ -10,7 +10,7 @@ import { resources, withStubHandlers, type Resource, type Statement } from './su
  * the renames it intends (the snapshot's diff in review); anything else is a change of
  * what is deployed and must be deliberate.
  */
-const { synthesize } = withStubHandlers();
+const { synthesizeOnce } = withStubHandlers();
 
 /** CloudFormation references as readable strings, so logical ids show instead of nested objects. */
 function readable(value: unknown, names: ReadonlyMap<string, string>): unknown {
@@ -110,7 +110,7 @@ function statefulNames(t: Template): Record<string, unknown> {
 describe('names and grants of the synthesized stacks', () => {
   for (const stage of ['dev', 'prod'] as const satisfies readonly StageName[]) {
     it(`${stage}: matches the reviewed snapshot`, async () => {
-      const { stateful, stateless } = synthesize(stage);
+      const { stateful, stateless } = synthesizeOnce(stage);
       const picture = { stateful: statefulNames(stateful), stateless: namesAndGrants(stateless) };
       await expect(JSON.stringify(picture, null, 1) + '\n').toMatchFileSnapshot(
         `__snapshots__/names-and-grants.${stage}.json`,

@@ -22,7 +22,7 @@ import {
  * and the crews function that manages the schedules.
  */
 
-const { synthesize } = withStubHandlers();
+const { synthesizeOnce } = withStubHandlers();
 
 /** A statement with its actions sorted (CDK orders them its own way). */
 const sorted = (s: Statement): Statement => ({
@@ -40,7 +40,7 @@ describe.each(['dev', 'prod'] as const)('crew schedules on stage %s', (name: Sta
   let stateful: Template;
   let stateless: Template;
   beforeAll(() => {
-    ({ stateful, stateless } = synthesize(name));
+    ({ stateful, stateless } = synthesizeOnce(name));
   }, 60_000);
 
   const group = (): [string, Resource] =>

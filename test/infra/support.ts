@@ -57,7 +57,8 @@ export interface SynthesizeOptions {
  * flags and no bundling) against them.
  */
 export function withStubHandlers(): {
-  synthesize: (name: StageName, options?: SynthesizeOptions) => { stateful: Template; stateless: Template; app: App };
+  synthesize: (name: StageName, options?: SynthesizeOptions) => Synthesized;
+  synthesizeOnce: (name: StageName, options?: SynthesizeOptions) => Synthesized;
 } {
   let stubRoot: string | undefined;
   beforeAll(() => {
@@ -85,8 +86,30 @@ export function withStubHandlers(): {
     });
     return { stateful: Template.fromStack(stateful), stateless: Template.fromStack(stateless), app };
   };
-  return { synthesize };
+  /** The same synthesis for the same stage and options, once per worker process. */
+  const synthesizeOnce = (name: StageName, options: SynthesizeOptions = {}) => {
+    const { stage, ...rest } = options;
+    // `{ stage: {} }` is the stage's own record, as no options are.
+    const key = JSON.stringify([name, stage && Object.keys(stage).length > 0 ? options : rest]);
+    let built = synthesized.get(key);
+    if (!built) synthesized.set(key, (built = synthesize(name, options)));
+    return built;
+  };
+  return { synthesize, synthesizeOnce };
 }
+
+export interface Synthesized {
+  readonly stateful: Template;
+  readonly stateless: Template;
+  readonly app: App;
+}
+
+/**
+ * Syntheses that tests only read, by stage and options, kept for the worker's next files (the
+ * infra project does not isolate its files). A test that adds to the app or the stacks
+ * synthesizes its own.
+ */
+const synthesized = new Map<string, Synthesized>();
 
 export const resources = (t: Template, type: string) => Object.entries(t.findResources(type)) as [string, Resource][];
 
