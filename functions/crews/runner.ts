@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { runChange } from './events.js';
 import { logger } from '../../shared/logger.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
-import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from './limits.js';
-import type { ApprovalStep, RunLogEntry, RunLogEntryType } from './schemas.js';
+import {
+  abandon,
+  type Appended,
+  currentAttempt,
+  type Decision,
+  decide,
+  type Executed,
+  type SlotState,
+  type StepTimer,
+  timerSpent,
+} from './decide.js';
+import type { RunLogEntry } from './schemas.js';
 import type { StepOutcome } from './steps.js';
 import {
   type EarlierChange,
@@ -16,7 +25,9 @@ import {
   type Slots,
 } from './store.js';
 import { InProcessRunSignals, type RunSignals } from './signals.js';
-import { type RenderContext, render } from './templating.js';
+import type { RenderContext } from './templating.js';
+
+export { currentAttempt, type StepTimer } from './decide.js';
 
 export interface StepRunner {
   execute(step: RunItem['steps'][number], ctx: RenderContext, cancelled?: AbortSignal): Promise<StepOutcome>;
@@ -60,22 +71,6 @@ export interface Deadline {
   remainingMs(): number;
 }
 
-/** The longest a step can take (its timeout), plus room to write its events. */
-export function stepBudgetMs(step: RunItem['steps'][number]): number {
-  const margin = 5_000;
-  switch (step.kind) {
-    case 'wait':
-      return step.seconds * 1000 + margin;
-    case 'http':
-      return 10_000 + margin;
-    case 'llm':
-      return 60_000 + margin;
-    case 'render':
-    case 'approval':
-      return margin;
-  }
-}
-
 export type ProcessResult = 'done' | 'continue-later';
 
 /** A timer message with nothing left to do is acknowledged (and said so in the log). */
@@ -85,26 +80,6 @@ function spent(correlationId: string, timer: StepTimer): ProcessResult {
     step_id: timer.step_id,
   });
   return 'done';
-}
-
-const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-
-/** The events of the run's latest attempt: those after its last `run.retried` (all, when never retried). */
-export function currentAttempt(events: readonly RunLogEntry[]): RunLogEntry[] {
-  let last = -1;
-  events.forEach((e, i) => {
-    if (e.type === 'run.retried') last = i;
-  });
-  return events.slice(last + 1);
-}
-
-/**
- * What a delayed message is for: the expiry of the wait of `approval` step `step_id` that
- * ends at `expires_at` (its `step.waiting`). A message without one is a plain delivery.
- */
-export interface StepTimer {
-  readonly step_id: string;
-  readonly expires_at: string;
 }
 
 /**
@@ -175,33 +150,6 @@ const SLOT_ROUNDS = 5;
 
 /** Lapsed holders dropped from a slot item in one write (a bound on the write's size). */
 const MAX_DROPPED = 25;
-
-/**
- * When the run's current attempt times out: `run_timeout_seconds` after it started (its
- * `run.started`, or a retried run's first `step.started` after `run.retried`); undefined
- * without a timeout or before it started.
- */
-function timeoutOf(run: RunItem, attempt: readonly RunLogEntry[]): number | undefined {
-  if (!run.run_timeout_seconds) return undefined;
-  const start = attempt.find((e) => e.type === 'run.started' || e.type === 'step.started');
-  return start ? Date.parse(start.timestamp) + run.run_timeout_seconds * 1000 : undefined;
-}
-
-/**
- * The timer has nothing left to do: its wait is not in the run's latest attempt (another
- * wait, or none), or the run went on after the step's outcome. A decided step with nothing
- * after it is continued (the decision's own message may have been lost: service.ts).
- */
-function timerSpent(attempt: readonly RunLogEntry[], timer: StepTimer): boolean {
-  const waited = attempt.findIndex(
-    (e) => e.type === 'step.waiting' && e.step_id === timer.step_id && e.data?.expires_at === timer.expires_at,
-  );
-  if (waited < 0) return true;
-  const outcome = attempt.findIndex(
-    (e, i) => i > waited && e.step_id === timer.step_id && (e.type === 'step.completed' || e.type === 'step.failed'),
-  );
-  return outcome >= 0 && outcome < attempt.length - 1;
-}
 
 /** SQS delays a message at most this long: a longer wait is re-armed when it arrives. */
 export const MAX_TIMER_SECONDS = 900;
@@ -399,18 +347,12 @@ export class CrewRunner {
   }
 
   /**
-   * A run waiting for a slot comes back at `retryAt`, or at its deadline when that is sooner.
+   * A run waiting for a slot comes back at `at` (decide.ts: a slot's retry, or its deadline when sooner).
    * A `freed` message is not sent again: the run's own message (`wait`) keeps coming back.
    */
-  private async backForSlot(
-    correlationId: string,
-    retryAt: number,
-    timesOutAt: number | undefined,
-    wake: SlotWake | undefined,
-  ): Promise<void> {
+  private async backForSlot(correlationId: string, at: number, wake: SlotWake | undefined): Promise<void> {
     if (wake?.slot === 'freed' || this.stop?.aborted) return;
     if (!this.timers) throw new Error('a run waiting for a slot needs the run timer (the crew-run queue)');
-    const at = Math.min(retryAt, timesOutAt ?? Number.POSITIVE_INFINITY);
     const delaySeconds = Math.min(MAX_TIMER_SECONDS, Math.max(1, Math.ceil((at - this.clock.now()) / 1000) + 1));
     logger.info('crew run waits for a slot; the message comes back later', {
       correlation_id: correlationId,
@@ -471,17 +413,11 @@ export class CrewRunner {
     for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
       const run = await this.runs.get(correlationId);
       if (!run) return;
-      const events = await this.runs.allLogEntries(correlationId);
-      if (currentAttempt(events).some((e) => TERMINAL.has(e.type))) return;
-      const error = `The run was abandoned after repeated failures: ${reason}`;
-      const at = this.clock.iso();
-      const ok = await this.runs.append(
-        run,
-        this.event(run, events.length, 'run.failed', error, undefined, { error }),
-        { status: 'failed', finished_at: at, error },
-        runChange('failed', at),
-      );
-      if (ok) {
+      const log = await this.runs.allLogEntries(correlationId);
+      const { append } = abandon({ run, log, now: this.clock.now() }, reason);
+      const [failed] = append;
+      if (!failed) return;
+      if (await this.runs.append(run, failed.entry, failed.fields, failed.change)) {
         // Its deliveries are given up: its slot, if one holds it, goes to the next in line.
         if (run.limit) await this.letSlotGo(run.limit, correlationId);
         return;
@@ -489,37 +425,61 @@ export class CrewRunner {
     }
   }
 
+  /**
+   * A slot of the run's concurrency limit for the step it goes on with: the one this delivery
+   * holds (renewed with its lease once a third of it has passed), or one taken as any run takes one.
+   */
+  private async ensureSlot(run: RunItem, slot: SlotHold): Promise<SlotAnswer> {
+    const limit = run.limit!;
+    if (slot.taken) {
+      if (slot.until - this.clock.now() >= (LEASE_MS * 2) / 3) return { taken: true };
+      const until = this.clock.now() + LEASE_MS;
+      if (await this.runs.renewSlot(limit.key, run.correlation_id, until)) {
+        slot.until = until;
+        return { taken: true };
+      }
+      // It lapsed and went to another run: one is taken again, as any run takes one.
+      slot.taken = false;
+    }
+    return this.holdSlot(run, limit, slot);
+  }
+
+  /**
+   * Does what `decide` (decide.ts) answers until the delivery ends: a short loop of
+   * decide → (take a slot | execute a step | write and wait) → decide again.
+   *
+   * Entries are gathered and written together where nothing observable happens between
+   * them: a step's closing entry with the next step's opening one, and render steps (no
+   * I/O) entirely, so a run of render steps is one write from `run.started` to
+   * `run.completed`. Before a step with I/O everything gathered is written, so its
+   * `step.started` is there while it runs. Each status change in a write is its own
+   * domain event, written with it (the run as that change left it).
+   */
   private async advance(
     run: RunItem,
-    events: RunLogEntry[],
+    read: RunLogEntry[],
     deadline: Deadline | undefined,
     lease: Lease,
     slot: SlotHold,
     slotWake: SlotWake | undefined,
   ): Promise<void> {
-    // A retried run's log goes on after `run.retried`: what came before it counts only for completed steps.
-    const attempt = currentAttempt(events);
-    if (attempt.some((e) => TERMINAL.has(e.type))) return;
     const log = logger.createChild({ persistentKeys: { correlation_id: run.correlation_id } });
-    /*
-     * Events are gathered and written together where nothing observable happens between
-     * them: a step's closing event with the next step's opening one, and render steps (no
-     * I/O) entirely, so a run of render steps is one write from `run.started` to
-     * `run.completed`. Before a step with I/O everything gathered is written, so its
-     * `step.started` is there while it runs. Each status change in a write is its own
-     * domain event, written with it (the run as that change left it).
-     */
-    let next = Math.max(events.length, run.event_count);
+    /** The run as this delivery's last write left it (what the next write's entries describe). */
+    let written: RunItem = { ...run, event_count: Math.max(read.length, run.event_count) };
+    /** The log as read, and everything decided since (written or not). */
+    const entries = [...read];
     let pending: RunLogEntry[] = [];
     let update: RunUpdate = {};
     /** The status changes gathered, each with the run's fields and event count as it left them. */
     let changes: EarlierChange[] = [];
-    /** The run as this delivery's last write left it (what the next write's events describe). */
-    let written: RunItem = run;
-    let status = run.status;
-    let lastType = events.at(-1)?.type;
-    // The run's deadline (`run_timeout_seconds`), from the start of this attempt; set when it starts.
-    let timesOutAt = timeoutOf(run, attempt);
+    const gather = (appended: readonly Appended[]) => {
+      for (const { entry, fields, change } of appended) {
+        pending.push(entry);
+        entries.push(entry);
+        Object.assign(update, fields);
+        if (change) changes.push({ change, update: { ...update }, eventCount: written.event_count + pending.length });
+      }
+    };
     // Each write takes or renews the lease; `release` lets it go with the delivery's last write.
     const flush = async (release = false) => {
       if (pending.length === 0) return;
@@ -527,17 +487,15 @@ export class CrewRunner {
       const until = release ? null : now + LEASE_MS;
       const held = lease.held;
       lease.held = true;
-      const last = changes.at(-1);
-      if (
-        !(await this.runs.append(
-          written,
-          pending,
-          update,
-          last?.change,
-          { owner: lease.owner, now, until },
-          changes.slice(0, -1),
-        ))
-      ) {
+      const ok = await this.runs.append(
+        written,
+        pending,
+        update,
+        changes.at(-1)?.change,
+        { owner: lease.owner, now, until },
+        changes.slice(0, -1),
+      );
+      if (!ok) {
         lease.held = held;
         throw new IndexTaken();
       }
@@ -545,277 +503,103 @@ export class CrewRunner {
       else lease.until = until;
       // Written as the run's executor while holding its slot: this delivery lets the slot go.
       if (slot.taken) slot.ours = true;
-      next += pending.length;
       written = {
         ...written,
         ...update,
-        event_count: next,
+        event_count: written.event_count + pending.length,
         event_sequence: (written.event_sequence ?? 0) + changes.length,
       };
       pending = [];
       update = {};
       changes = [];
     };
-    const add = async (
-      type: RunLogEntryType,
-      message: string,
-      stepId?: string,
-      data?: Record<string, unknown>,
-      fields?: RunUpdate,
-    ) => {
-      const entry = this.event(run, next + pending.length, type, message, stepId, data);
-      pending.push(entry);
-      Object.assign(update, fields);
-      if (fields?.status) {
-        status = fields.status;
-        const at = fields.finished_at ?? fields.started_at ?? entry.timestamp;
-        changes.push({
-          change: runChange(fields.status, at),
-          update: { ...update },
-          eventCount: next + pending.length,
-        });
-      }
-      lastType = type;
-      if (timesOutAt === undefined && run.run_timeout_seconds && (type === 'run.started' || type === 'step.started'))
-        timesOutAt = this.clock.now() + run.run_timeout_seconds * 1000;
-    };
-    const fail = async (stepId: string, error: string, withStepEvent: boolean) => {
-      if (withStepEvent) await add('step.failed', `Step ${stepId} failed: ${error}`, stepId, { error });
-      await add(
-        'run.failed',
-        `Run failed at step ${stepId}`,
-        undefined,
-        { error },
-        {
-          status: 'failed',
-          finished_at: this.clock.iso(),
-          error,
-        },
-      );
-      await flush(true);
-    };
-    const find = (within: RunLogEntry[], type: RunLogEntryType, id: string) =>
-      within.find((e) => e.type === type && e.step_id === id);
-    // Outlived `run_timeout_seconds`: `run.timed_out`, then `run.failed`, in the run's last write.
-    const timedOut = async () => {
-      const seconds = run.run_timeout_seconds!;
-      const error = `timed out after ${seconds} s`;
-      await add('run.timed_out', `Run timed out: unfinished ${seconds} s after it started`, undefined, {
-        timeout_seconds: seconds,
-      });
-      await add(
-        'run.failed',
-        `Run failed: ${error}`,
-        undefined,
-        { error },
-        { status: 'failed', finished_at: this.clock.iso(), error },
-      );
-      await flush(true);
-      log.info('crew run timed out', { timeout_seconds: seconds });
-    };
-    const overdue = () => timesOutAt !== undefined && this.clock.now() >= timesOutAt;
-    /*
-     * A run with a concurrency limit holds a slot while it runs: taken before it starts, or
-     * goes on after an approval (a run waiting for one holds none), and renewed with its
-     * lease. None free: the run waits `pending` (again, when it had started; not when a step
-     * of it is under way, which can only be a step resumed after its worker died), with
-     * `run.throttled` once per wait, and comes back later. False when it waits.
-     */
-    const slotted = async (stepUnderWay: boolean): Promise<boolean> => {
-      const limit = run.limit;
-      if (!limit) return true;
-      if (slot.taken) {
-        if (slot.until - this.clock.now() >= (LEASE_MS * 2) / 3) return true;
-        const until = this.clock.now() + LEASE_MS;
-        if (await this.runs.renewSlot(limit.key, run.correlation_id, until)) {
-          slot.until = until;
-          return true;
-        }
-        // It lapsed and went to another run: one is taken again, as any run takes one.
-        slot.taken = false;
-      }
-      const got = await this.holdSlot(run, limit, slot);
-      if (got.taken) return true;
-      if (lastType !== 'run.throttled') {
-        const position = await got.position();
-        await add(
-          'run.throttled',
-          `Run waits for a slot of its concurrency limit (${limit.max} at once): position ${position} in line`,
-          undefined,
-          { position },
-          status === 'running' && !stepUnderWay ? { status: 'pending' } : undefined,
-        );
-      }
-      await flush(true);
-      await this.backForSlot(run.correlation_id, got.retryAt, timesOutAt, slotWake);
-      return false;
-    };
 
-    if (overdue()) return timedOut();
-    if (!events.some((e) => e.type === 'run.started')) {
-      if (!(await slotted(false))) return;
-      await add('run.started', 'Run started', undefined, undefined, {
-        status: 'running',
-        started_at: this.clock.iso(),
+    let asked: { slot?: SlotState; executed?: Executed } = {};
+    let refused: Extract<SlotAnswer, { taken: false }> | undefined;
+    for (;;) {
+      const decision: Decision = decide({
+        run: { ...written, ...update, event_count: written.event_count + pending.length },
+        log: entries,
+        now: this.clock.now(),
+        ...asked,
+        ...(deadline ? { remainingMs: deadline.remainingMs() } : {}),
+        stopping: this.stop?.aborted === true,
       });
-    }
-    // Keyed by step ids (the template's names): no inherited keys.
-    const outputs: Record<string, unknown> = Object.create(null);
-    // The run's `progress` is written with the events that move it.
-    let completed = 0;
-    for (const step of run.steps) {
-      // Completed steps keep their outputs, also across retries.
-      const done = find(events, 'step.completed', step.id);
-      if (done) {
-        outputs[step.id] = done.data?.output ?? null;
-        completed++;
-        continue;
-      }
-      const failed = find(attempt, 'step.failed', step.id);
-      if (failed) return fail(step.id, String(failed.data?.error ?? 'step failed'), false);
-      if (this.stop?.aborted) {
-        slot.keep = true;
-        await flush(true);
-        throw new Stopped();
-      }
-      if (deadline && deadline.remainingMs() < stepBudgetMs(step)) {
-        slot.keep = true;
-        await flush(true);
-        throw new OutOfTime();
-      }
-      if (overdue()) return timedOut();
-      // An approval that waits needs no slot (it runs nothing); any other step runs in one.
-      const waitsForDecision = step.kind === 'approval' && find(attempt, 'step.waiting', step.id);
-      if (!waitsForDecision && !(await slotted(find(attempt, 'step.started', step.id) !== undefined))) return;
-      if (!find(attempt, 'step.started', step.id)) {
-        // A retried run (pending) or one resumed after a decision runs again from here.
-        const resumed: RunUpdate =
-          status === 'running' ? {} : { status: 'running', started_at: run.started_at ?? this.clock.iso() };
-        await add('step.started', `Step ${step.id} (${step.kind}) started`, step.id, undefined, {
-          ...resumed,
-          current_step: step.id,
-        });
-      }
-      const ctx = { values: run.values, outputs };
-      if (step.kind === 'approval') {
-        const error = await this.awaitDecision(
-          run,
-          step,
-          find(attempt, 'step.waiting', step.id),
-          ctx,
-          add,
-          flush,
-          timesOutAt,
-        );
-        if (error) await fail(step.id, error, true);
-        return;
-      }
-      let outcome: StepOutcome;
-      if (step.kind === 'render') {
-        outcome = await this.steps.execute(step, ctx);
-      } else {
-        await flush();
-        if (!lease.held) await this.hold(run, next, lease);
-        const watched = await this.whileWatched(
-          run.correlation_id,
-          lease,
-          (cancelled) => this.steps.execute(step, ctx, cancelled),
-          slot,
-          timesOutAt,
-        );
-        if (watched === STOPPED) {
+      gather(decision.append);
+      asked = {};
+      const next = decision.next;
+      switch (next.kind) {
+        case 'done':
+          return;
+        case 'take-slot': {
+          const got = await this.ensureSlot(run, slot);
+          refused = got.taken ? undefined : got;
+          asked = { slot: got.taken ? 'held' : { retryAt: got.retryAt } };
+          break;
+        }
+        case 'count-line':
+          asked = { slot: { retryAt: refused!.retryAt, position: await refused!.position() } };
+          break;
+        case 'wait-slot':
+          await flush(true);
+          await this.backForSlot(run.correlation_id, next.at, slotWake);
+          return;
+        case 'stop':
           slot.keep = true;
+          await flush(true);
           throw new Stopped();
+        case 'continue-later':
+          slot.keep = true;
+          await flush(true);
+          throw new OutOfTime();
+        case 'wait-decision':
+          await flush(true);
+          if (!this.timers) throw new Error('an approval step needs the run timer (the crew-run queue)');
+          // The timer says which wait it ends: once the step is decided, or the run went on, it does nothing.
+          await this.timers.after(
+            run.correlation_id,
+            Math.min(MAX_TIMER_SECONDS, Math.max(0, Math.ceil((next.dueAt - this.clock.now()) / 1000))),
+            next.timer,
+          );
+          return;
+        case 'finish':
+          await flush(true);
+          if (next.ending === 'completed') log.info('crew run completed', { events: written.event_count });
+          else if (next.ending === 'timed-out')
+            log.info('crew run timed out', { timeout_seconds: next.timeout_seconds });
+          else if (next.ending === 'step-failed')
+            log.info('crew step failed', { step_id: next.step_id, error: next.error });
+          return;
+        case 'execute': {
+          const { step, ctx } = next;
+          if (!next.io) {
+            asked = { executed: { step_id: step.id, outcome: await this.steps.execute(step, ctx) } };
+            break;
+          }
+          await flush();
+          if (!lease.held) await this.hold(run, written.event_count, lease);
+          const watched = await this.whileWatched(
+            run.correlation_id,
+            lease,
+            (cancelled) => this.steps.execute(step, ctx, cancelled),
+            slot,
+            next.timesOutAt,
+          );
+          if (watched === STOPPED) {
+            slot.keep = true;
+            throw new Stopped();
+          }
+          // Cancelled meanwhile: `run.cancelled` is the run's last entry; re-read, nothing more is written.
+          if (watched === CANCELLED) throw new IndexTaken();
+          // Abandoned at the deadline: the step stays started, and the run ends timed out.
+          asked = {
+            executed:
+              watched === TIMED_OUT ? { step_id: step.id, timedOut: true } : { step_id: step.id, outcome: watched },
+          };
+          break;
         }
-        // Abandoned at the deadline: the step stays started, and the run ends timed out.
-        if (watched === TIMED_OUT) return timedOut();
-        // Cancelled meanwhile: `run.cancelled` is the run's last event; re-read, nothing more is written.
-        if (watched === CANCELLED) throw new IndexTaken();
-        outcome = watched;
       }
-      if (!outcome.ok) {
-        log.info('crew step failed', { step_id: step.id, error: outcome.error });
-        return fail(step.id, outcome.error, true);
-      }
-      completed++;
-      await add(
-        'step.completed',
-        `Step ${step.id} completed`,
-        step.id,
-        { output: outcome.output },
-        { completed_steps: completed, current_step: null },
-      );
-      outputs[step.id] = outcome.output;
     }
-    await add(
-      'run.completed',
-      'Run completed',
-      undefined,
-      { outputs: boundOutputs(outputs) },
-      { status: 'succeeded', finished_at: this.clock.iso() },
-    );
-    await flush(true);
-    log.info('crew run completed', { events: next });
-  }
-
-  /**
-   * An `approval` step: the first time, `step.waiting` (status `waiting`) is written and the
-   * expiry timer armed; the run then holds nothing until a decision (the decision endpoint
-   * writes the outcome and queues the run) or the timer (a delayed message, at most 15 min
-   * at a time) brings it back. Answers the failure when the step expired, else undefined.
-   */
-  private async awaitDecision(
-    run: RunItem,
-    step: ApprovalStep,
-    waiting: RunLogEntry | undefined,
-    ctx: RenderContext,
-    add: (
-      type: RunLogEntryType,
-      message: string,
-      stepId?: string,
-      data?: Record<string, unknown>,
-      fields?: RunUpdate,
-    ) => Promise<void>,
-    flush: (release?: boolean) => Promise<void>,
-    timesOutAt: number | undefined,
-  ): Promise<string | undefined> {
-    let expiresMs: number;
-    if (!waiting) {
-      const since = this.clock.now();
-      expiresMs = since + step.timeout_seconds * 1000;
-      const role = step.role ?? 'approver';
-      const prompt = capText(render(step.prompt, ctx), MAX_PROMPT_BYTES);
-      const expiresAt = new Date(expiresMs).toISOString();
-      await add(
-        'step.waiting',
-        `Step ${step.id} waits for a decision by a person with the role '${role}'`,
-        step.id,
-        { prompt, role, expires_at: expiresAt },
-        {
-          status: 'waiting',
-          current_step: step.id,
-          // The approvers' inbox lists the step, and its role's holders may read the run.
-          waiting: { step_id: step.id, role, prompt, since: new Date(since).toISOString(), expires_at: expiresAt },
-          approval_roles: [...new Set([...(run.approval_roles ?? []), role])],
-        },
-      );
-      await flush(true);
-    } else {
-      expiresMs = Date.parse(String(waiting.data?.expires_at));
-      if (!(this.clock.now() < expiresMs))
-        return `no decision by ${String(waiting.data?.expires_at)}: the approval expired`;
-      await flush(true);
-    }
-    if (!this.timers) throw new Error('an approval step needs the run timer (the crew-run queue)');
-    // The timer says which wait it ends: once the step is decided, or the run went on, it does
-    // nothing. It comes back at the run's deadline when that is sooner: the run then times out.
-    const dueMs = Math.min(expiresMs, timesOutAt ?? Number.POSITIVE_INFINITY);
-    await this.timers.after(
-      run.correlation_id,
-      Math.min(MAX_TIMER_SECONDS, Math.max(0, Math.ceil((dueMs - this.clock.now()) / 1000))),
-      { step_id: step.id, expires_at: new Date(expiresMs).toISOString() },
-    );
-    return undefined;
   }
 
   /**
@@ -893,24 +677,5 @@ export class CrewRunner {
       this.signals.notify(correlationId);
       await watch;
     }
-  }
-
-  private event(
-    run: RunItem,
-    index: number,
-    type: RunLogEntryType,
-    message: string,
-    stepId?: string,
-    data?: Record<string, unknown>,
-  ): RunLogEntry {
-    return {
-      index,
-      correlation_id: run.correlation_id,
-      type,
-      timestamp: this.clock.iso(),
-      ...(stepId ? { step_id: stepId } : {}),
-      message: capText(message, MAX_MESSAGE_BYTES),
-      ...(data ? { data } : {}),
-    };
   }
 }
