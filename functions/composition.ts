@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EventBridgeScheduler } from '../shared/adapters/eventbridge-scheduler.js';
 import type { ScheduleFire, Scheduler } from '../shared/ports/scheduler.js';
-import { LocalScheduler } from './crews/local-scheduler.js';
+import { LocalScheduler } from './crews/schedules/local-scheduler.js';
 import { physicalTableName, TABLES, type TableKey } from '../infra/tables.js';
 import { AirflowWorkflow, deferredWorkflow } from '../shared/adapters/airflow.js';
 import { BuiltinCatalog } from '../shared/adapters/builtin-catalog.js';

@@ -288,7 +288,7 @@ export interface WorkerDefinition extends LambdaDefinition {
 export const WORKERS = [
   {
     name: 'crews-worker',
-    entry: 'functions/crews/worker.ts',
+    entry: 'functions/crews/worker/worker-handler.ts',
     consumes: 'crewRuns',
     // One run per invocation: a run in a minute's `wait` never holds back the others of its
     // batch (their messages are deleted when the invocation ends); parallelism is the event
@@ -317,7 +317,7 @@ export const WORKERS = [
   },
   {
     name: 'crews-dead-letter',
-    entry: 'functions/crews/dead-letter.ts',
+    entry: 'functions/crews/worker/dead-letter-handler.ts',
     consumes: 'crewRuns',
     deadLetter: true,
     batchSize: 10,
@@ -329,7 +329,7 @@ export const WORKERS = [
   {
     // Posts webhook deliveries (API.md §14): at most 10 s each, in parallel across a batch.
     name: 'webhooks-worker',
-    entry: 'functions/webhooks/worker.ts',
+    entry: 'functions/webhooks/worker-handler.ts',
     consumes: 'webhookDeliveries',
     batchSize: 10,
     maxConcurrencySetting: 'queueWorkerMaxConcurrency',
@@ -347,7 +347,7 @@ export const WORKERS = [
     // a function apart, so receivers that hang take neither the webhook worker's reserved
     // concurrency nor its event source's.
     name: 'run-webhooks-worker',
-    entry: 'functions/webhooks/worker.ts',
+    entry: 'functions/webhooks/worker-handler.ts',
     consumes: 'runWebhookDeliveries',
     batchSize: 10,
     maxConcurrencySetting: 'queueWorkerMaxConcurrency',
@@ -384,7 +384,7 @@ const DOMAIN_STREAMS = (Object.keys(TABLES) as TableKey[]).filter(
 export const STREAM_CONSUMERS = [
   {
     name: 'domain-events-publisher',
-    entry: 'functions/domain-events/publisher.ts',
+    entry: 'functions/domain-events/publisher-handler.ts',
     streams: DOMAIN_STREAMS,
     batchSize: 100,
     timeoutSeconds: 60,
@@ -393,7 +393,7 @@ export const STREAM_CONSUMERS = [
   },
   {
     name: 'domain-events-dispatcher',
-    entry: 'functions/domain-events/dispatcher.ts',
+    entry: 'functions/domain-events/dispatcher-handler.ts',
     streams: DISPATCHED_STREAMS,
     batchSize: 100,
     timeoutSeconds: 60,

@@ -1,5 +1,5 @@
 import type { Runtime } from '../composition.js';
-import { DynamoRunStore } from '../crews/store.js';
+import { DynamoRunStore } from '../crews/runs/run-store.js';
 import { DynamoDecisionStore } from '../decisions/store.js';
 import type { ApprovalsDeps } from './app.js';
 import { ApprovalService } from './service.js';

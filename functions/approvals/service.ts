@@ -7,7 +7,7 @@ import {
   type Positioned,
   type PositionedPage,
 } from '../../shared/aws/pagination.js';
-import type { RunStore } from '../crews/store.js';
+import type { RunStore } from '../crews/runs/run-store.js';
 import type { DecisionStore } from '../decisions/store.js';
 import type { Approval, ApprovalsQuery, Me } from './schemas.js';
 

@@ -29,14 +29,21 @@ import {
   TemplateRequest,
 } from './schemas.js';
 import { MAX_BULK_CANCEL } from './limits.js';
-import type { ScheduleService } from './schedules.js';
-import type { CrewService } from './service.js';
+import type { ScheduleService } from './schedules/schedule-service.js';
+import type { RunLogService } from './runs/run-log-service.js';
+import type { RunService } from './runs/run-service.js';
+import type { CrewsSdk } from './sdk-service.js';
+import type { TemplateService } from './templates/template-service.js';
 
 export interface CrewsDeps {
   readonly authenticator: RequestAuthenticator;
   /** Where `Idempotency-Key` answers are kept (API.md §1). */
   readonly idempotency?: IdempotencyKeys;
-  readonly service: CrewService;
+  readonly templates: TemplateService;
+  readonly runs: RunService;
+  readonly runLog: RunLogService;
+  /** The NX1 SDK's crews client (API.md §17). */
+  readonly sdk: CrewsSdk;
   readonly schedules: ScheduleService;
 }
 
@@ -46,7 +53,15 @@ const SCHEDULES = ['crew schedules'];
 /** The NX1 SDK's crews client (API.md §17). */
 const CREWS = ['crews (sdk)'];
 
-export function createCrewsApp({ authenticator, idempotency, service, schedules }: CrewsDeps): ServiceApp {
+export function createCrewsApp({
+  authenticator,
+  idempotency,
+  templates,
+  runs,
+  runLog,
+  sdk,
+  schedules,
+}: CrewsDeps): ServiceApp {
   return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
@@ -60,7 +75,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         request: { body: TemplateRequest, bodyRequired: true },
         success: { status: 201, description: 'The new template', schema: CrewTemplate },
       },
-      async (c, { body, caller }) => c.json(await service.createTemplate(body, caller), 201),
+      async (c, { body, caller }) => c.json(await templates.createTemplate(body, caller), 201),
     )
     .endpoint(
       {
@@ -74,7 +89,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         success: { status: 200, description: 'Templates; more in `X-Next-Cursor`', schema: z.array(CrewTemplate) },
       },
       async (c, { query }) => {
-        const page = await service.listTemplates(query.limit, query.cursor);
+        const page = await templates.listTemplates(query.limit, query.cursor);
         return pageJson(c, page);
       },
     )
@@ -90,7 +105,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         success: { status: 200, description: 'The template', schema: CrewTemplate },
         errors: [404],
       },
-      async (c, { params }) => c.json(await service.getTemplate(params.template_id), 200),
+      async (c, { params }) => c.json(await templates.getTemplate(params.template_id), 200),
     )
     .endpoint(
       {
@@ -105,7 +120,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         errors: [404],
       },
       async (c, { params, body, caller }) =>
-        c.json(await service.replaceTemplate(params.template_id, body, caller), 200),
+        c.json(await templates.replaceTemplate(params.template_id, body, caller), 200),
     )
     .endpoint(
       {
@@ -120,7 +135,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         errors: [404],
       },
       async (c, { params, caller }) => {
-        await service.deleteTemplate(params.template_id, caller);
+        await templates.deleteTemplate(params.template_id, caller);
         // Its schedules fire nothing more (a fire finding the template gone disables it too).
         await schedules.templateDeleted(params.template_id, caller);
         return c.body(null, 204);
@@ -141,7 +156,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         errors: [404],
       },
       async (c, { params, body, caller }) => {
-        const { correlation_id, webhook_secret } = await service.startRun(
+        const { correlation_id, webhook_secret } = await runs.startRun(
           params.template_id,
           body.values,
           caller,
@@ -171,7 +186,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         success: { status: 200, description: 'Runs; more in `X-Next-Cursor`', schema: z.array(CrewRun) },
       },
       async (c, { query, caller }) => {
-        const page = await service.listRuns(
+        const page = await runs.listRuns(
           {
             ...(query.status !== undefined ? { status: query.status } : {}),
             ...(query.template_id !== undefined ? { templateId: query.template_id } : {}),
@@ -201,7 +216,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
           schema: BulkCancelResult,
         },
       },
-      async (c, { body, caller }) => c.json(await service.cancelRuns(body, caller), 200),
+      async (c, { body, caller }) => c.json(await runs.cancelRuns(body, caller), 200),
     )
     .endpoint(
       {
@@ -215,7 +230,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         success: { status: 200, description: 'The run', schema: CrewRun },
         errors: [403, 404],
       },
-      async (c, { params, caller }) => c.json(await service.getRun(params.correlation_id, caller), 200),
+      async (c, { params, caller }) => c.json(await runs.getRun(params.correlation_id, caller), 200),
     )
     .endpoint(
       {
@@ -230,7 +245,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         errors: [403, 404, 409],
       },
       async (c, { params, body, caller }) =>
-        c.json(await service.cancelRun(params.correlation_id, body?.reason, caller), 200),
+        c.json(await runs.cancelRun(params.correlation_id, body?.reason, caller), 200),
     )
     .endpoint(
       {
@@ -245,7 +260,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         success: { status: 202, description: 'The run, `pending` again (event `run.retried`)', schema: CrewRun },
         errors: [403, 404, 409],
       },
-      async (c, { params, caller }) => c.json(await service.retryRun(params.correlation_id, caller), 202),
+      async (c, { params, caller }) => c.json(await runs.retryRun(params.correlation_id, caller), 202),
     )
     .endpoint(
       {
@@ -262,7 +277,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         errors: [403, 404, 409],
       },
       async (c, { params, body, caller }) => {
-        const { correlation_id } = await service.rerunRun(params.correlation_id, body.from_step, body.values, caller);
+        const { correlation_id } = await runs.rerunRun(params.correlation_id, body.from_step, body.values, caller);
         return c.json(
           {
             correlation_id,
@@ -282,7 +297,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
           "Approve or reject a waiting `approval` step: a Bearer session with the step's role, never the run's starter",
         tags: RUNS,
         // The session is checked before the request is read; the step's role once the run is
-        // (CrewService.decideStep has the whole order of checks).
+        // (RunService.decideStep has the whole order of checks).
         access: { anyRole: 'resource', session: true },
         request: { params: StepParams, body: DecisionRequest, bodyRequired: true },
         success: {
@@ -293,7 +308,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         errors: [404, 409],
       },
       async (c, { params, body, caller }) =>
-        c.json(await service.decideStep(params.correlation_id, params.step_id, body, caller), 200),
+        c.json(await runs.decideStep(params.correlation_id, params.step_id, body, caller), 200),
     )
     .endpoint(
       {
@@ -315,7 +330,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
       },
       async (c, { params, query, caller }) =>
         c.json(
-          await service.runLog(
+          await runLog.runLog(
             params.correlation_id,
             query.start ?? query.start_index ?? 0,
             caller,
@@ -337,7 +352,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         request: { query: PageQuery },
         success: { status: 200, description: 'Crew types; more in `X-Next-Cursor`', schema: z.array(CrewType) },
       },
-      async (c, { query }) => pageJson(c, await service.crewTypes(query.limit, query.cursor)),
+      async (c, { query }) => pageJson(c, await sdk.crewTypes(query.limit, query.cursor)),
     )
     .endpoint(
       {
@@ -355,7 +370,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         errors: [404, 409],
       },
       async (c, { body, caller }) => {
-        const { correlation_id } = await service.runCrew(body.crew_type, body.task_input, caller);
+        const { correlation_id } = await sdk.runCrew(body.crew_type, body.task_input, caller);
         return c.json(
           {
             correlation_id,
@@ -378,7 +393,7 @@ export function createCrewsApp({ authenticator, idempotency, service, schedules 
         success: { status: 200, description: "The run's status, outputs and result", schema: CrewResult },
         errors: [403, 404],
       },
-      async (c, { params, caller }) => c.json(await service.crewResult(params.correlation_id, caller), 200),
+      async (c, { params, caller }) => c.json(await sdk.crewResult(params.correlation_id, caller), 200),
     )
     .endpoint(
       {

@@ -1,7 +1,7 @@
 import { type Runtime, secrets } from '../composition.js';
 import { idempotencyKeys } from '../idempotency.js';
 import type { CrewsDeps } from './app.js';
-import { crewService, scheduleService } from './compose.js';
+import { crewServices, scheduleService } from './compose.js';
 
 /*
  * The crews API's deps (its Lambda and the local platform), apart from compose.ts, whose
@@ -9,11 +9,11 @@ import { crewService, scheduleService } from './compose.js';
  */
 
 export function crewsDeps(runtime: Runtime): CrewsDeps {
-  const service = crewService(runtime);
+  const services = crewServices(runtime);
   return {
     authenticator: runtime.authenticator,
     idempotency: idempotencyKeys(runtime, secrets(runtime)),
-    service,
-    schedules: scheduleService(runtime, service),
+    ...services,
+    schedules: scheduleService(runtime, services.runs),
   };
 }

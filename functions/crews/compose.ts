@@ -2,12 +2,17 @@ import { sqsAccess } from '../../shared/aws/sqs.js';
 import { onLambda, type Runtime, scheduler, secrets } from '../composition.js';
 import { runWebhookHttp } from '../webhooks/compose.js';
 import { RunEndpoints } from '../webhooks/run-endpoint.js';
-import { SqsRunQueue } from './run-queue.js';
-import { DynamoScheduleStore } from './schedule-store.js';
-import { ScheduleService } from './schedules.js';
-import { CrewService } from './service.js';
-import { InProcessRunSignals, notifyingAppends } from './signals.js';
-import { DynamoRunStore, DynamoTemplateStore, type RunStore } from './store.js';
+import { SqsRunQueue } from './runs/run-queue.js';
+import { DynamoScheduleStore } from './schedules/schedule-store.js';
+import { ScheduleService } from './schedules/schedule-service.js';
+import { RunLogService } from './runs/run-log-service.js';
+import { RunService, type RunWebhooks } from './runs/run-service.js';
+import { WaitingPolls } from './runs/waiting-polls.js';
+import { CrewsSdk } from './sdk-service.js';
+import { TemplateService } from './templates/template-service.js';
+import { InProcessRunSignals, notifyingAppends } from './runs/signals.js';
+import { DynamoRunStore, type RunStore } from './runs/run-store.js';
+import { DynamoTemplateStore } from './templates/template-store.js';
 
 /*
  * The crews group's builders: the run store and queue (which the worker builds on too,
@@ -49,27 +54,53 @@ export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
   );
 }
 
-/** The service wired to DynamoDB and the crew-run queue. */
-export function crewService(runtime: Runtime): CrewService {
-  return new CrewService(
+/** The template service: with `builtInsOnFirstUse` on AWS, where the crews Lambda makes the built-in templates itself. */
+export function templateService(runtime: Runtime): TemplateService {
+  return new TemplateService(
     new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
-    runStore(runtime, runtime.tableName('webhooks')),
-    runQueue(runtime),
-    // On AWS the crews Lambda makes the built-in templates itself (the local platform at its start).
-    { eventsTtlDays: runtime.config.eventsTtlDays, builtInsOnFirstUse: onLambda(runtime), clock: runtime.clock },
-    new RunEndpoints(runWebhookHttp(runtime), secrets(runtime)),
-    runSignals(runtime),
+    {
+      // On AWS the crews Lambda makes the built-in templates itself (the local platform at its start).
+      builtInsOnFirstUse: onLambda(runtime),
+      clock: runtime.clock,
+    },
   );
 }
 
-/** The crew service that starts a schedule's runs in the worker: without per-run webhooks. */
-function firesCrewService(runtime: Runtime): CrewService {
-  return new CrewService(
-    new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
-    runStore(runtime),
+/**
+ * The run service over `runs` (the API's: with per-run webhooks; a schedule's fire in the
+ * worker has none, so the worker's bundle keeps neither the webhooks' code nor KMS).
+ */
+function runService(runtime: Runtime, templates: TemplateService, runs: RunStore, webhooks?: RunWebhooks): RunService {
+  return new RunService(
+    templates,
+    runs,
     runQueue(runtime),
     { eventsTtlDays: runtime.config.eventsTtlDays, clock: runtime.clock },
+    webhooks,
   );
+}
+
+/** The crews API's services: templates, runs, run logs, and the SDK's crews client over them. */
+export function crewServices(runtime: Runtime): {
+  templates: TemplateService;
+  runs: RunService;
+  runLog: RunLogService;
+  sdk: CrewsSdk;
+} {
+  const templates = templateService(runtime);
+  const store = runStore(runtime, runtime.tableName('webhooks'));
+  const runs = runService(runtime, templates, store, new RunEndpoints(runWebhookHttp(runtime), secrets(runtime)));
+  return {
+    templates,
+    runs,
+    runLog: new RunLogService(store, runSignals(runtime), new WaitingPolls(), runtime.clock),
+    sdk: new CrewsSdk(templates, runs, store),
+  };
+}
+
+/** The run service that requeues open runs and starts a schedule's runs: without per-run webhooks. */
+export function plainRunService(runtime: Runtime): RunService {
+  return runService(runtime, templateService(runtime), runStore(runtime));
 }
 
 /**
@@ -77,7 +108,7 @@ function firesCrewService(runtime: Runtime): CrewService {
  * crew-run queue). The worker's starts runs with a crew service of its own: a fire has no
  * per-run webhook, so its bundle keeps neither the webhooks' code nor KMS.
  */
-export function scheduleService(runtime: Runtime, crews: CrewService = firesCrewService(runtime)): ScheduleService {
+export function scheduleService(runtime: Runtime, runs: RunService = plainRunService(runtime)): ScheduleService {
   const queue = runQueue(runtime);
   return new ScheduleService(
     new DynamoScheduleStore(
@@ -88,7 +119,7 @@ export function scheduleService(runtime: Runtime, crews: CrewService = firesCrew
     ),
     new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
     runStore(runtime),
-    crews,
+    runs,
     scheduler(runtime, (fire) => queue.sendFire(fire)),
     runtime.clock,
   );

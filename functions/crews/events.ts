@@ -1,8 +1,9 @@
 import type { EventSource } from '../../shared/events/source.js';
 import type { Change, DomainEventType } from '../../shared/events/types.js';
 import type { CrewRun } from './schemas.js';
-import { SCHEDULE_ITEM, toCrewSchedule, toSchedule } from './schedule-store.js';
-import { storedRun, toCrewTemplate, toRun } from './store.js';
+import { SCHEDULE_ITEM, toCrewSchedule, toSchedule } from './schedules/schedule-store.js';
+import { storedRun, toRun } from './runs/run-store.js';
+import { toCrewTemplate } from './templates/template-store.js';
 
 /** The domain event of a run reaching each status (API.md §13). */
 const RUN_EVENT: Record<CrewRun['status'], DomainEventType> = {

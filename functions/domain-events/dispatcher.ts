@@ -1,14 +1,12 @@
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { storedEvent } from '../../shared/events/events-table.js';
-import { type StreamHandler, streamEntry } from '../../shared/aws/lambda.js';
+import type { StreamHandler } from '../../shared/aws/lambda.js';
 import { tableOfStream } from '../../shared/events/stream.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
 import type { EventBus } from '../../shared/ports/event-bus.js';
-import { businessMetrics, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
 import type { BusinessMetrics } from '../../shared/ports/metrics.js';
-import { dispatcherDeps } from './compose-worker.js';
 
 /** Where the dispatcher hands events besides the bus: webhooks (API.md §14). */
 export interface EventFanout {
@@ -160,10 +158,3 @@ async function dispatchRunEvents(
       .map((r) => ({ itemIdentifier: r.record.dynamodb?.SequenceNumber ?? '' })),
   };
 }
-
-/** The dispatcher over a runtime: the stage's bus, webhooks, and the crew runs' events. */
-export function dispatcherFor(runtime: Runtime, deps = dispatcherDeps(runtime)): StreamHandler {
-  return createDispatcher(deps.bus, deps.fanout, deps.runLog, businessMetrics(runtime, 'domain-events-dispatcher'));
-}
-
-export const handler = streamEntry(() => dispatcherFor(lambdaRuntimeFromEnv()));

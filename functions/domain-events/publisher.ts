@@ -3,13 +3,10 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isUnstorableInput } from '../../shared/aws/errors.js';
 import type { EventSource } from '../../shared/events/source.js';
 import { unstamped } from '../../shared/events/stamp.js';
-import { type StreamHandler, streamEntry } from '../../shared/aws/lambda.js';
+import type { StreamHandler } from '../../shared/aws/lambda.js';
 import { tableOfStream } from '../../shared/events/stream.js';
 import { type DomainEvent, envelope, envelopeType } from '../../shared/events/types.js';
 import { logger } from '../../shared/logger.js';
-import { lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
-import { eventStore } from './compose.js';
-import { EVENT_SOURCES } from './sources.js';
 import type { EventStore } from './store.js';
 
 type Image = Parameters<typeof unmarshall>[0];
@@ -115,15 +112,3 @@ export function createPublisher(deps: PublisherDeps): StreamHandler {
     return { batchItemFailures: failures.filter((f) => f !== '').map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }
-
-/** The publisher over a runtime: every group's event source, by its table's physical name. */
-export function publisherFor(runtime: Runtime): StreamHandler {
-  const sources = new Map(EVENT_SOURCES.map((s) => [runtime.tableName(s.table), s]));
-  return createPublisher({
-    events: eventStore(runtime),
-    sources,
-    origin: runtime.eventsTable.source,
-  });
-}
-
-export const handler = streamEntry(() => publisherFor(lambdaRuntimeFromEnv()));

@@ -1,7 +1,9 @@
 import type { OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { secrets, type Runtime } from '../composition.js';
+import type { SqsHandler } from '../../shared/aws/lambda.js';
+import { businessMetrics, secrets, type Runtime } from '../composition.js';
 import { deliveryQueue, deliveryStore, runWebhookHttp, webhookHttp, webhookStore } from './compose.js';
 import { WebhookDeliverer, type WebhookPoster } from './delivery.js';
+import { createWebhookWorkerHandler } from './worker.js';
 
 /** What the delivery worker runs (the Lambda, and the local platform's poller). */
 export function webhookDeliverer(runtime: Runtime): WebhookDeliverer {
@@ -15,6 +17,11 @@ export function webhookDeliverer(runtime: Runtime): WebhookDeliverer {
     retrySchedule: runtime.config.webhookRetrySchedule,
     clock: runtime.clock,
   });
+}
+
+/** The worker over a runtime (both lanes' Lambda, worker-handler.ts), with the metrics the composition chooses for it. */
+export function webhookWorkerFor(runtime: Runtime): SqsHandler {
+  return createWebhookWorkerHandler(webhookDeliverer(runtime), businessMetrics(runtime, 'webhooks-worker'));
 }
 
 const posterOver = (http: OutboundHttp): WebhookPoster => ({

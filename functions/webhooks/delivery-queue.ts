@@ -1,7 +1,7 @@
 import type { Lazy } from '../../shared/aws/lazy.js';
 import type { Sqs } from '../../shared/aws/sqs.js';
 import { isRunEndpointId } from './run-endpoint.js';
-import type { DeliveryRecord } from './delivery-store.js';
+import type { WebhookDelivery } from './schemas.js';
 
 /**
  * One message of the webhook delivery queue: make attempt `attempt` (0 for the first) of
@@ -61,7 +61,14 @@ export interface DeliveryQueue {
 export const delayUntil = (due: number, nowMs: number): number =>
   Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((due - nowMs) / 1000)));
 
-type Current = Pick<DeliveryRecord, 'endpoint_id' | 'id' | 'series' | 'attempts' | 'next_attempt_at'>;
+/**
+ * What of a delivery names its current attempt (a stored delivery, delivery-store.ts's
+ * `DeliveryRecord`, has it: the store keeps messages, so it is the one that imports this module).
+ */
+type Current = Pick<WebhookDelivery, 'id' | 'attempts' | 'next_attempt_at'> & {
+  readonly endpoint_id: string;
+  readonly series: number;
+};
 
 /** The message that makes a delivery's current attempt, when it is due. */
 export function currentMessage(d: Current, nowMs: number): { message: DeliveryMessage; delaySeconds: number } {

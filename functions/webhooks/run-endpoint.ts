@@ -2,7 +2,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { listAttributes } from '../../shared/aws/listing.js';
 import { type DomainEvent, envelope } from '../../shared/events/types.js';
 import type { SecretBox, Sealed } from '../../shared/secrets.js';
-import type { UrlRules } from './service.js';
 
 /*
  * Per-run webhooks (API.md §14, E2's `webhook_url`): a crew run started with a URL gets an
@@ -11,8 +10,17 @@ import type { UrlRules } from './service.js';
  * from the API's endpoints (`GET /api/webhooks?kind=run`, its own `list_pk`), and expires
  * with the run. Delivery, signing, retries, ordering and 410 are those of every endpoint;
  * its deliveries have a lane of their own (delivery-queue.ts), and cancelling the run
- * stops those not made yet (fanout.ts).
+ * stops those not made yet (fanout.ts). Below the service and the stores, it also holds what
+ * every endpoint has: its signing secret's making and seal context, and the URL rules' port.
  */
+
+/**
+ * Which URLs an endpoint may have (the API's endpoints, WebhookService; a run's, RunEndpoints):
+ * why one is refused, or undefined (nothing is resolved).
+ */
+export interface UrlRules {
+  refusal(url: string): string | undefined;
+}
 
 /** A new signing secret (API.md §14): `whsec_` + base64 of 32 random bytes. */
 export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;

@@ -7,7 +7,7 @@ import { type Change, type DomainEvent, envelope, envelopeType } from '../../sha
 import type { SecretBox } from '../../shared/secrets.js';
 import { redactUrl } from '../../shared/redact.js';
 import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
-import { newWebhookSecret, secretContext } from './run-endpoint.js';
+import { newWebhookSecret, secretContext, type UrlRules } from './run-endpoint.js';
 import type {
   DeliveriesQuery,
   EndpointKind,
@@ -22,11 +22,6 @@ import { type DeliveryStore, newDelivery, toDelivery } from './delivery-store.js
 
 /** A rotated-out secret keeps signing this long (API.md §14). */
 export const PREVIOUS_SECRET_MS = 86_400_000;
-
-/** Which URLs an endpoint may have: why one is refused, or undefined (nothing is resolved). */
-export interface UrlRules {
-  refusal(url: string): string | undefined;
-}
 
 export interface WebhookServiceDeps {
   readonly endpoints: WebhookStore;

@@ -1,9 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
-import { type SqsHandler, sqsBatchHandler, sqsEntry } from '../../shared/aws/lambda.js';
+import { type SqsHandler, sqsBatchHandler } from '../../shared/aws/lambda.js';
 import { logger } from '../../shared/logger.js';
 import type { BusinessMetrics } from '../../shared/ports/metrics.js';
-import { businessMetrics, lambdaRuntimeFromEnv, type Runtime } from '../composition.js';
-import { webhookDeliverer } from './compose-worker.js';
 import type { DeliveryMessage } from './delivery-queue.js';
 import type { WebhookDeliverer } from './delivery.js';
 
@@ -58,10 +56,3 @@ export function createWebhookWorkerHandler(deliverer: WebhookDeliverer, metrics?
     }
   };
 }
-
-/** The worker over a runtime, with the metrics the composition chooses for it. */
-export function webhookWorkerFor(runtime: Runtime): SqsHandler {
-  return createWebhookWorkerHandler(webhookDeliverer(runtime), businessMetrics(runtime, 'webhooks-worker'));
-}
-
-export const handler = sqsEntry(() => webhookWorkerFor(lambdaRuntimeFromEnv()));

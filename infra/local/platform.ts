@@ -12,13 +12,12 @@ import { cors } from 'hono/cors';
 import { CORS } from '../../shared/cors.js';
 import { serviceApps } from '../../functions/apps.js';
 import { createRuntime, type Runtime, stopLocalScheduler } from '../../functions/composition.js';
-import { dispatcherDeps } from '../../functions/domain-events/compose-worker.js';
-import { dispatcherFor } from '../../functions/domain-events/dispatcher.js';
-import { publisherFor } from '../../functions/domain-events/publisher.js';
-import { crewService, scheduleService } from '../../functions/crews/compose.js';
-import { crewRunner } from '../../functions/crews/compose-worker.js';
-import { createDeadLetterHandler } from '../../functions/crews/dead-letter.js';
-import { createWorkerHandler } from '../../functions/crews/worker.js';
+import { publisherFor } from '../../functions/domain-events/compose-publisher.js';
+import { dispatcherDeps, dispatcherFor } from '../../functions/domain-events/compose-worker.js';
+import { plainRunService, scheduleService, templateService } from '../../functions/crews/compose.js';
+import { crewRunner } from '../../functions/crews/worker/compose-worker.js';
+import { createDeadLetterHandler } from '../../functions/crews/worker/dead-letter.js';
+import { createWorkerHandler } from '../../functions/crews/worker/worker.js';
 import { webhookDeliverer } from '../../functions/webhooks/compose-worker.js';
 import { LANE_CONSUMERS } from '../../functions/webhooks/delivery.js';
 import { isRunEndpointId } from '../../functions/webhooks/run-endpoint.js';
@@ -222,7 +221,9 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     throwIfStopped();
 
     // The built-in crew templates (API.md §17): created when missing, so at the first start.
-    await phase('could not create the built-in crew templates', () => crewService(runtime).ensureBuiltInTemplates());
+    await phase('could not create the built-in crew templates', () =>
+      templateService(runtime).ensureBuiltInTemplates(),
+    );
     throwIfStopped();
 
     // The emulated queues forget their messages on restart; the runs and deliveries are kept.
@@ -231,7 +232,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     // this pass, and the start failed.
     const [requeuedRuns, requeuedDeliveries] = await phase(
       'could not queue the unfinished crew runs and webhook deliveries again',
-      () => Promise.all([crewService(runtime).requeueOpenRuns(), webhookDeliverer(runtime).requeueOpen()]),
+      () => Promise.all([plainRunService(runtime).requeueOpenRuns(), webhookDeliverer(runtime).requeueOpen()]),
     );
     throwIfStopped();
     const instrument: Instrument = options.instrument ?? ((_, handler) => handler);

@@ -90,8 +90,8 @@ const { GetCommand, BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, Tra
   await import('@aws-sdk/lib-dynamodb');
 const { CreateTableCommand, DeleteTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
 const { emulatorOptions } = await import('../../shared/aws/client-options.js');
-const { DynamoRunStore, FINISHED_STATUSES } = await import('../../functions/crews/store.js');
-type RunItem = import('../../functions/crews/store.js').RunItem;
+const { DynamoRunStore, FINISHED_STATUSES } = await import('../../functions/crews/runs/run-store.js');
+type RunItem = import('../../functions/crews/runs/run-store.js').RunItem;
 const { runChange } = await import('../../functions/crews/events.js');
 const { randomUUID } = await import('node:crypto');
 const { runLoad, runHttpLoad } = await import('./load.js');
@@ -1072,7 +1072,7 @@ interface CostRow {
 const cost = await inPhase('cost', 'what each operation costs on AWS (the whole platform running)', async () => {
   const { sqsAccess } = await import('../../shared/aws/sqs.js');
   const { runQueue } = await import('../../functions/crews/compose.js');
-  const { SCHEDULE_ITEM } = await import('../../functions/crews/schedule-store.js');
+  const { SCHEDULE_ITEM } = await import('../../functions/crews/schedules/schedule-store.js');
   const { mapLimit } = await import('../../shared/concurrency.js');
   const rows: CostRow[] = [];
   const costUser = await tokenFor('cost-user');

@@ -409,7 +409,7 @@ describe.each(['dev', 'staging', 'prod'] as const)('domain events on stage %s', 
       const [queueId, queue] = queueNamed(`dpm-${name}-run-webhook-deliveries`);
       const [dlqId] = queueNamed(`dpm-${name}-run-webhook-deliveries-dlq`);
       const worker = WORKERS.find((w) => w.name === 'run-webhooks-worker')!;
-      expect(worker).toMatchObject({ entry: 'functions/webhooks/worker.ts', consumes: 'runWebhookDeliveries' });
+      expect(worker).toMatchObject({ entry: 'functions/webhooks/worker-handler.ts', consumes: 'runWebhookDeliveries' });
       expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.timeoutSeconds);
       expect(queue.Properties.RedrivePolicy).toMatchObject({
         maxReceiveCount: QUEUES.runWebhookDeliveries.maxReceiveCount,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Step } from '../../functions/crews/schemas.js';
-import { DynamoRunStore } from '../../functions/crews/store.js';
+import { DynamoRunStore } from '../../functions/crews/runs/run-store.js';
 import type { EventsTable } from '../../shared/events/events-table.js';
 
 /** The stage's domain events table beside its crew-runs table (`dpm-<stage>-crew-runs`): where runs' events go. */

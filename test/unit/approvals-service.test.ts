@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovalService, type InboxSources } from '../../functions/approvals/service.js';
-import type { RunItem } from '../../functions/crews/store.js';
+import type { RunItem } from '../../functions/crews/runs/run-store.js';
 import type { VersionItem } from '../../functions/decisions/store.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import { ManualClock } from '../../shared/clock.js';

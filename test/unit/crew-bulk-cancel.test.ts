@@ -4,14 +4,14 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_BULK_CANCEL } from '../../functions/crews/limits.js';
 import type { RunLogEntry } from '../../functions/crews/schemas.js';
-import { CrewService } from '../../functions/crews/service.js';
+import { RunService } from '../../functions/crews/runs/run-service.js';
+import type { TemplateService } from '../../functions/crews/templates/template-service.js';
 import {
   DynamoRunStore,
   type OpenRunFilter,
   type RunItem,
   type RunStore,
-  type TemplateStore,
-} from '../../functions/crews/store.js';
+} from '../../functions/crews/runs/run-store.js';
 import type { Caller } from '../../shared/auth/caller.js';
 
 /**
@@ -66,11 +66,11 @@ function world(found: RunItem[], current: Map<string, RunItem>, more = false) {
       return true;
     },
   } as unknown as RunStore;
-  const service = new CrewService({} as TemplateStore, runs, { send: async () => undefined }, { eventsTtlDays: 1 });
+  const service = new RunService({} as TemplateService, runs, { send: async () => undefined }, { eventsTtlDays: 1 });
   return { service, asked, appended };
 }
 
-describe('CrewService.cancelRuns', () => {
+describe('RunService.cancelRuns', () => {
   it("reads a user's own runs, an admin's everyone's, and an admin's own with created_by me", async () => {
     const { service, asked } = world([], new Map());
     await service.cancelRuns({ template_id: 't', status: ['pending', 'running'] }, ADA);

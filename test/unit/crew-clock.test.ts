@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../functions/approvals/service.js';
-import { LocalScheduler } from '../../functions/crews/local-scheduler.js';
-import type { ScheduleItem, ScheduleStore } from '../../functions/crews/schedule-store.js';
-import { ScheduleService } from '../../functions/crews/schedules.js';
+import { LocalScheduler } from '../../functions/crews/schedules/local-scheduler.js';
+import type { ScheduleItem, ScheduleStore } from '../../functions/crews/schedules/schedule-store.js';
+import { ScheduleService } from '../../functions/crews/schedules/schedule-service.js';
 import type { RunLogEntry } from '../../functions/crews/schemas.js';
-import { CrewService, type ScheduledRun } from '../../functions/crews/service.js';
-import type { RunItem, RunStore, TemplateStore } from '../../functions/crews/store.js';
+import { type ScheduledRun } from '../../functions/crews/runs/run-service.js';
+import { RunService } from '../../functions/crews/runs/run-service.js';
+import type { TemplateService } from '../../functions/crews/templates/template-service.js';
+import type { RunItem, RunStore } from '../../functions/crews/runs/run-store.js';
+import type { TemplateStore } from '../../functions/crews/templates/template-store.js';
 import { ManualClock } from '../../shared/clock.js';
 import { Conflict } from '../../shared/errors.js';
 import { adminCaller, principalOf, userCaller } from './fakes.js';
@@ -65,8 +68,8 @@ describe('an approval step’s expiry on the clock', () => {
       waitingAfter: async () => ({ items: [{ position: `${iso(T0)}#c#${ID}`, item: run }], more: false }),
     } as unknown as RunStore;
     const queued: string[] = [];
-    const crews = new CrewService(
-      {} as TemplateStore,
+    const crews = new RunService(
+      {} as TemplateService,
       runs,
       { send: async (id) => void queued.push(id) },
       { eventsTtlDays: 1, clock },

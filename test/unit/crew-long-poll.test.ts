@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CrewService } from '../../functions/crews/service.js';
-import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, notifyingAppends } from '../../functions/crews/signals.js';
+import { RunLogService } from '../../functions/crews/runs/run-log-service.js';
+import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, notifyingAppends } from '../../functions/crews/runs/signals.js';
 import type { RunLogEntry } from '../../functions/crews/schemas.js';
-import type { RunItem, RunStore, TemplateStore } from '../../functions/crews/store.js';
-import { WaitingPolls } from '../../functions/crews/waiting-polls.js';
+import type { RunItem, RunStore } from '../../functions/crews/runs/run-store.js';
+import { WaitingPolls } from '../../functions/crews/runs/waiting-polls.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import { TooManyRequests } from '../../shared/errors.js';
 import { errorAnswer } from '../../shared/http/errors.js';
@@ -64,15 +64,7 @@ function world(polls?: WaitingPolls) {
     },
     signals,
   ) as unknown as RunStore;
-  const service = new CrewService(
-    {} as TemplateStore,
-    runs,
-    { send: async () => undefined },
-    { eventsTtlDays: 1 },
-    undefined,
-    signals,
-    polls,
-  );
+  const service = new RunLogService(runs, signals, polls);
   const event = (index: number): RunLogEntry => ({
     index,
     correlation_id: run.correlation_id,
@@ -262,7 +254,7 @@ describe('E13 long polls waiting at once (API.md §1 "Fair use")', () => {
 
 describe('a run answer', () => {
   it('has a whole progress also for an item stored without its steps', async () => {
-    const { toRun } = await import('../../functions/crews/store.js');
+    const { toRun } = await import('../../functions/crews/runs/run-store.js');
     const item = { correlation_id: 'c', status: 'succeeded', event_count: 3 } as unknown as RunItem;
     expect(toRun(item).progress).toEqual({ completed_steps: 0, total_steps: 0, current_step: null });
   });

@@ -9,12 +9,19 @@ import {
   type RunWake,
   type StepRunner,
   type StepTimer,
-} from '../../functions/crews/runner.js';
+} from '../../functions/crews/worker/runner.js';
 import type { RunLogEntry, Step } from '../../functions/crews/schemas.js';
-import { InProcessRunSignals } from '../../functions/crews/signals.js';
-import type { StepOutcome } from '../../functions/crews/steps.js';
-import { StepExecutor } from '../../functions/crews/steps.js';
-import type { LeaseWrite, RunItem, RunUpdate, SlotCondition, SlotHolders, Slots } from '../../functions/crews/store.js';
+import { InProcessRunSignals } from '../../functions/crews/runs/signals.js';
+import type { StepOutcome } from '../../functions/crews/worker/steps.js';
+import { StepExecutor } from '../../functions/crews/worker/steps.js';
+import type {
+  LeaseWrite,
+  RunItem,
+  RunUpdate,
+  SlotCondition,
+  SlotHolders,
+  Slots,
+} from '../../functions/crews/runs/run-store.js';
 import { ManualClock } from '../../shared/clock.js';
 import { eventually } from '../support/eventually.js';
 

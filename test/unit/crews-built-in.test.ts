@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { BUILT_IN_TEMPLATES } from '../../functions/crews/built-in-templates.js';
+import { BUILT_IN_TEMPLATES } from '../../functions/crews/templates/built-in-templates.js';
 import { TemplateRequest } from '../../functions/crews/schemas.js';
-import { declarationIssues, resolveValues } from '../../functions/crews/declaration.js';
-import { StepExecutor, type StepOutcome } from '../../functions/crews/steps.js';
+import { declarationIssues, resolveValues } from '../../functions/crews/templates/declaration.js';
+import { StepExecutor, type StepOutcome } from '../../functions/crews/worker/steps.js';
 
 /** The built-in crew templates (API.md §17): valid declarations that need a model. */
 describe('built-in crew templates', () => {

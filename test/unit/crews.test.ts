@@ -7,7 +7,7 @@ import { type HttpRequester, OutboundHttp } from '../../shared/adapters/outbound
 import { Invalid, type ValidationIssue } from '../../shared/errors.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
 import { type Step, TemplateRequest, type Variable } from '../../functions/crews/schemas.js';
-import { declarationIssues, resolveValues } from '../../functions/crews/declaration.js';
+import { declarationIssues, resolveValues } from '../../functions/crews/templates/declaration.js';
 import {
   boundOutputs,
   capJson,
@@ -16,9 +16,9 @@ import {
   MAX_EVENT_DATA_BYTES,
   MAX_OUTPUT_BYTES,
 } from '../../functions/crews/limits.js';
-import { StepExecutor } from '../../functions/crews/steps.js';
+import { StepExecutor } from '../../functions/crews/worker/steps.js';
 import { jsonBytes } from '../../shared/json.js';
-import { references, render } from '../../functions/crews/templating.js';
+import { references, render } from '../../functions/crews/templates/templating.js';
 
 /** A template request as the HTTP layer hands it over (zod defaults filled in). */
 const declaration = (body: { variables?: unknown[]; steps: unknown[] }) =>

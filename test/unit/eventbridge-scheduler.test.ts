@@ -16,9 +16,9 @@ vi.hoisted(() => {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 });
 
-import type { ScheduleItem, ScheduleStore } from '../../functions/crews/schedule-store.js';
-import { ScheduleService } from '../../functions/crews/schedules.js';
-import type { TemplateStore } from '../../functions/crews/store.js';
+import type { ScheduleItem, ScheduleStore } from '../../functions/crews/schedules/schedule-store.js';
+import { ScheduleService } from '../../functions/crews/schedules/schedule-service.js';
+import type { TemplateStore } from '../../functions/crews/templates/template-store.js';
 import { EventBridgeScheduler } from '../../shared/adapters/eventbridge-scheduler.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import { ManualClock } from '../../shared/clock.js';

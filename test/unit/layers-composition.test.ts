@@ -59,8 +59,8 @@ const SDK_CLIENT_MODULES = ['clients', 's3', 'sqs', 'secrets-manager', 'kms'].ma
 
 /** Modules that talk to DynamoDB, S3 or SQS for a group. */
 const isStore = (path: string) =>
-  /^functions\/[^/]+\/store\.ts$/.test(path) ||
-  ['functions/finetune/artifacts.ts', 'functions/crews/run-queue.ts', 'shared/auth/key-store.ts'].includes(path);
+  /^functions\/[^/]+\/(?:[^/]+\/)?(?:[a-z-]+-)?store\.ts$/.test(path) ||
+  ['functions/finetune/artifacts.ts', 'functions/crews/runs/run-queue.ts', 'shared/auth/key-store.ts'].includes(path);
 
 /** Why an app may not import `path`, or undefined when it may. */
 function forbiddenInApp(app: string, path: string): string | undefined {
@@ -69,7 +69,8 @@ function forbiddenInApp(app: string, path: string): string | undefined {
   if (path.startsWith('shared/adapters/')) return 'an adapter';
   if (SDK_CLIENT_MODULES.includes(path)) return 'an SDK client module';
   if (isStore(path)) return 'a store';
-  if (path === COMPOSITION || /^functions\/[^/]+\/compose[^/]*\.ts$/.test(path)) return 'a composition module';
+  if (path === COMPOSITION || /^functions\/[^/]+\/(?:[^/]+\/)?compose[^/]*\.ts$/.test(path))
+    return 'a composition module';
   const other = /^functions\/([^/]+)\//.exec(path)?.[1];
   if (other !== undefined && other !== group) return "another group's module";
   return undefined;

@@ -56,8 +56,8 @@ describe('layers', () => {
   it('scans the layers below HTTP, and the scan sees an import of shared/http', () => {
     for (const file of [
       'functions/decisions/service.ts',
-      'functions/crews/store.ts',
-      'functions/crews/worker.ts',
+      'functions/crews/runs/run-store.ts',
+      'functions/crews/worker/worker.ts',
       'shared/auth/jwt.ts',
       'shared/aws/pagination.ts',
       'shared/adapters/trino.ts',

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LocalScheduler } from '../../functions/crews/local-scheduler.js';
+import { LocalScheduler } from '../../functions/crews/schedules/local-scheduler.js';
 import { ManualClock } from '../../shared/clock.js';
 import { logger } from '../../shared/logger.js';
 import type { ScheduleFire } from '../../shared/ports/scheduler.js';

@@ -4,7 +4,7 @@ import {
   nextFireAfter,
   parseScheduleExpression,
   type ParsedExpression,
-} from '../../functions/crews/schedule-expression.js';
+} from '../../functions/crews/schedules/schedule-expression.js';
 
 /**
  * EventBridge Scheduler's expressions (API.md §4 "Runs people can plan on") with a fake clock:

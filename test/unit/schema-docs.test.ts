@@ -6,8 +6,8 @@ vi.hoisted(() => {
 });
 
 import { EXAMPLE_TEMPLATE, TemplateRequest } from '../../functions/crews/schemas.js';
-import { declarationIssues, resolveValues } from '../../functions/crews/declaration.js';
-import { references, render } from '../../functions/crews/templating.js';
+import { declarationIssues, resolveValues } from '../../functions/crews/templates/declaration.js';
+import { references, render } from '../../functions/crews/templates/templating.js';
 import { generatedDocument } from '../../functions/platform/generate-openapi.js';
 import { validateSource } from '../../shared/pydantic/validate.js';
 

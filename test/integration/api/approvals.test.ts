@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalService } from '../../../functions/approvals/service.js';
-import { DynamoRunStore } from '../../../functions/crews/store.js';
+import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
 import { MAX_CONTENT_BYTES } from '../../../functions/decisions/service.js';
 import { DynamoDecisionStore } from '../../../functions/decisions/store.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';

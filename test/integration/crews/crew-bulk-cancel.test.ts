@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DynamoRunStore } from '../../../functions/crews/store.js';
+import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
 import { eventually } from '../../support/eventually.js';
 import { storeWaitingRun } from '../../support/pending-run.js';
 import { eventsOf } from '../event-feed.js';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { CrewRunner } from '../../../functions/crews/runner.js';
-import { StepExecutor } from '../../../functions/crews/steps.js';
-import { DynamoRunStore, type RunItem } from '../../../functions/crews/store.js';
-import { createWorkerHandler } from '../../../functions/crews/worker.js';
+import { CrewRunner } from '../../../functions/crews/worker/runner.js';
+import { StepExecutor } from '../../../functions/crews/worker/steps.js';
+import { DynamoRunStore, type RunItem } from '../../../functions/crews/runs/run-store.js';
+import { createWorkerHandler } from '../../../functions/crews/worker/worker.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
 import { documentClient } from '../../../shared/aws/clients.js';

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrewService } from '../../../functions/crews/service.js';
-import { DynamoRunStore, type TemplateStore } from '../../../functions/crews/store.js';
+import { RunService } from '../../../functions/crews/runs/run-service.js';
+import type { TemplateService } from '../../../functions/crews/templates/template-service.js';
+import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
 import type { Caller } from '../../../shared/auth/caller.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import { eventually } from '../../support/eventually.js';
@@ -210,7 +211,7 @@ describe('the items a list reads', () => {
   const seeded: string[] = [];
   /** Every Query the counted store sent: its index and how many items DynamoDB read for it. */
   let queries: { index: string | undefined; scanned: number }[] = [];
-  let service: CrewService;
+  let service: RunService;
 
   const caller = (name: string, roles: string[] = []): Caller => ({
     principal: principalOf(name),
@@ -236,8 +237,8 @@ describe('the items a list reads', () => {
       },
       { step: 'initialize', name: 'scannedCounter' },
     );
-    service = new CrewService(
-      {} as TemplateStore,
+    service = new RunService(
+      {} as TemplateService,
       new DynamoRunStore(counted, table('crewRuns'), table('runLog')),
       { send: async () => undefined },
       { eventsTtlDays: 1 },

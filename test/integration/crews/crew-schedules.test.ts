@@ -1,7 +1,7 @@
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCHEDULE_ITEM } from '../../../functions/crews/schedule-store.js';
+import { SCHEDULE_ITEM } from '../../../functions/crews/schedules/schedule-store.js';
 import { physicalQueueName, QUEUES } from '../../../infra/tables.js';
 import { eventually, notYet } from '../../support/eventually.js';
 import { type Envelope, eventsBefore, eventsOf } from '../event-feed.js';

@@ -6,16 +6,21 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../../functions/crews/runner.js';
+import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../../functions/crews/worker/runner.js';
 import type { RunLogEntry, Step } from '../../../functions/crews/schemas.js';
 import { runChange } from '../../../functions/crews/events.js';
 import { MAX_EVENT_DATA_BYTES } from '../../../functions/crews/limits.js';
 import { jsonBytes } from '../../../shared/json.js';
 import { storedEvent } from '../../../shared/events/events-table.js';
 import type { DomainEvent } from '../../../shared/events/types.js';
-import { StepExecutor } from '../../../functions/crews/steps.js';
-import { DynamoRunStore, type RunItem, type RunStore, type RunUpdate } from '../../../functions/crews/store.js';
-import { createWorkerHandler } from '../../../functions/crews/worker.js';
+import { StepExecutor } from '../../../functions/crews/worker/steps.js';
+import {
+  DynamoRunStore,
+  type RunItem,
+  type RunStore,
+  type RunUpdate,
+} from '../../../functions/crews/runs/run-store.js';
+import { createWorkerHandler } from '../../../functions/crews/worker/worker.js';
 import type { SqsHandler } from '../../../shared/aws/lambda.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';

@@ -7,9 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from '../../../functions/crews/built-in-templates.js';
-import { CrewService } from '../../../functions/crews/service.js';
-import { DynamoRunStore, DynamoTemplateStore } from '../../../functions/crews/store.js';
+import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from '../../../functions/crews/templates/built-in-templates.js';
+import { RunService } from '../../../functions/crews/runs/run-service.js';
+import { CrewsSdk } from '../../../functions/crews/sdk-service.js';
+import { TemplateService } from '../../../functions/crews/templates/template-service.js';
+import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
+import { DynamoTemplateStore } from '../../../functions/crews/templates/template-store.js';
 import { ensureTables } from '../../../infra/local/provision.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import type { Caller } from '../../../shared/auth/caller.js';
@@ -318,11 +321,12 @@ describe('GET /api/crews/results/{correlation_id}', () => {
     const res = await runCrew({ crew_type: created.name, task_input: { who: 'Bo' } });
     await finishedResult(res.body.correlation_id);
     const { db: doc, calls, destroy } = countingClient();
-    const service = new CrewService(
-      new DynamoTemplateStore(doc, table('crewTemplates'), eventsTable()),
-      new DynamoRunStore(doc, table('crewRuns'), table('runLog')),
-      { send: async () => {} },
-      { eventsTtlDays: 1 },
+    const templates = new TemplateService(new DynamoTemplateStore(doc, table('crewTemplates'), eventsTable()));
+    const runs = new DynamoRunStore(doc, table('crewRuns'), table('runLog'));
+    const service = new CrewsSdk(
+      templates,
+      new RunService(templates, runs, { send: async () => {} }, { eventsTtlDays: 1 }),
+      runs,
     );
     const starter: Caller = { principal: principalOf(USER), name: USER, roles: new Set(), via: 'bearer' };
     const result = await service.crewResult(res.body.correlation_id, starter);
@@ -385,7 +389,7 @@ describe('making the built-in templates (start-up)', () => {
   /** A service over a templates table of a stage of its own: the suite's built-ins stay as they are. */
   async function freshService(
     builtInsOnFirstUse = false,
-  ): Promise<{ service: CrewService; templates: DynamoTemplateStore }> {
+  ): Promise<{ service: TemplateService; sdk: CrewsSdk; templates: DynamoTemplateStore }> {
     const stage = `crews${randomUUID().slice(0, 8)}`;
     const client = new DynamoDBClient(emulatorOptions({ region: 'us-east-1', endpoint: provided('dynamodbEndpoint') }));
     await ensureTables(client, stage, { crewTemplates: TABLES.crewTemplates, domainEvents: TABLES.domainEvents });
@@ -394,13 +398,18 @@ describe('making the built-in templates (start-up)', () => {
       ...eventsTable(),
       tableName: physicalTableName(stage, TABLES.domainEvents),
     });
-    const service = new CrewService(
-      templates,
-      new DynamoRunStore(db(), physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.runLog)),
-      { send: async () => {} },
-      { eventsTtlDays: 1, builtInsOnFirstUse },
+    const service = new TemplateService(templates, { builtInsOnFirstUse });
+    const runs = new DynamoRunStore(
+      db(),
+      physicalTableName(stage, TABLES.crewRuns),
+      physicalTableName(stage, TABLES.runLog),
     );
-    return { service, templates };
+    const sdk = new CrewsSdk(
+      service,
+      new RunService(service, runs, { send: async () => {} }, { eventsTtlDays: 1 }),
+      runs,
+    );
+    return { service, sdk, templates };
   }
   const dana: Caller = { principal: 'test:dana', name: 'dana', roles: new Set(['admin']), via: 'bearer' };
 
@@ -417,9 +426,9 @@ describe('making the built-in templates (start-up)', () => {
 
   it('a process that did not make them at its start (a Lambda) makes them before its first crew-types call', async () => {
     // the local platform's service leaves it to the start
-    expect((await (await freshService()).service.crewTypes(100, undefined)).items).toEqual([]);
-    const { service } = await freshService(true);
-    const page = await service.crewTypes(100, undefined);
+    expect((await (await freshService()).sdk.crewTypes(100, undefined)).items).toEqual([]);
+    const { service, sdk } = await freshService(true);
+    const page = await sdk.crewTypes(100, undefined);
     expect(page.items.map((t) => t.crew_type).sort()).toEqual([
       'ask',
       'data_engineering',
@@ -428,7 +437,7 @@ describe('making the built-in templates (start-up)', () => {
     ]);
     // once per process: a deleted one is not made again by the same process
     await service.deleteTemplate(BUILT_IN_TEMPLATES[0]!.id, dana);
-    expect((await service.crewTypes(100, undefined)).items).toHaveLength(3);
+    expect((await sdk.crewTypes(100, undefined)).items).toHaveLength(3);
   });
 
   it('a replaced, renamed or superseded one is never made again; a deleted one comes back', async () => {

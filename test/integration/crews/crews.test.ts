@@ -4,11 +4,13 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCrewsApp } from '../../../functions/crews/app.js';
-import { crewService } from '../../../functions/crews/compose.js';
+import { plainRunService } from '../../../functions/crews/compose.js';
 import { MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from '../../../functions/crews/limits.js';
 import { jsonBytes } from '../../../shared/json.js';
-import { CrewService } from '../../../functions/crews/service.js';
-import { DynamoRunStore, DynamoTemplateStore } from '../../../functions/crews/store.js';
+import { RunService } from '../../../functions/crews/runs/run-service.js';
+import { TemplateService } from '../../../functions/crews/templates/template-service.js';
+import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
+import { DynamoTemplateStore } from '../../../functions/crews/templates/template-store.js';
 import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { loadConfig } from '../../../shared/config.js';
@@ -468,12 +470,14 @@ describe('E2 run and E13 events', () => {
     });
     const stage = provided('stage');
     const sent: string[] = [];
-    const service = new CrewService(
-      new DynamoTemplateStore(db, physicalTableName(stage, TABLES.crewTemplates), {
-        tableName: physicalTableName(stage, TABLES.domainEvents),
-        ttlDays: 30,
-        source: `dpm/${stage}`,
-      }),
+    const service = new RunService(
+      new TemplateService(
+        new DynamoTemplateStore(db, physicalTableName(stage, TABLES.crewTemplates), {
+          tableName: physicalTableName(stage, TABLES.domainEvents),
+          ttlDays: 30,
+          source: `dpm/${stage}`,
+        }),
+      ),
       new DynamoRunStore(db, physicalTableName(stage, TABLES.crewRuns), physicalTableName(stage, TABLES.runLog), {
         tableName: physicalTableName(stage, TABLES.domainEvents),
         ttlDays: 30,
@@ -498,7 +502,10 @@ describe('E2 run and E13 events', () => {
       } as never,
       // no schedule route is called here
       schedules: {} as never,
-      service,
+      templates: {} as never,
+      runLog: {} as never,
+      sdk: {} as never,
+      runs: service,
     });
     const template = await createTemplate();
     const res = await app.request(`/api/crew-templates/${template.id}/run`, {
@@ -566,7 +573,7 @@ describe('unfinished runs', () => {
     await new Promise((r) => setTimeout(r, 300));
     // Read as an admin: the run was stored directly, with a starter's name only.
     expect((await api(`/api/crew-runs/${id}`, { token: admin })).body.status).toBe('pending');
-    expect(await crewService(runtime).requeueOpenRuns()).toBeGreaterThanOrEqual(1);
+    expect(await plainRunService(runtime).requeueOpenRuns()).toBeGreaterThanOrEqual(1);
     const events = await pollUntilDone(id, admin);
     expect(events.at(-1)!.type).toBe('run.completed');
     expect(events.map((e) => e.index)).toEqual(events.map((_, i) => i));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUILT_IN_TEMPLATES } from '../../../functions/crews/built-in-templates.js';
+import { BUILT_IN_TEMPLATES } from '../../../functions/crews/templates/built-in-templates.js';
 import { startPlatform, type RunningPlatform } from '../../../infra/local/platform.js';
 import { loadConfig } from '../../../shared/config.js';
 import { KeyStore } from '../../../shared/auth/key-store.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localUserToken } from '../../../infra/local/local-sign-in.js';
 import { type RunningPlatform, startPlatform } from '../../../infra/local/platform.js';
 import { loadConfig } from '../../../shared/config.js';
-import { DynamoRunStore } from '../../../functions/crews/store.js';
+import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
 import { chromiumExecutable } from '../../support/chromium.js';
 
 /**

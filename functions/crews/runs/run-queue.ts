@@ -1,9 +1,9 @@
-import type { Lazy } from '../../shared/aws/lazy.js';
-import type { ScheduleFire } from '../../shared/ports/scheduler.js';
-import { sendBatches, type Sqs } from '../../shared/aws/sqs.js';
-import type { RunTimer, RunWake } from './runner.js';
-import type { RunQueue } from './service.js';
-import type { RunItem } from './store.js';
+import type { Lazy } from '../../../shared/aws/lazy.js';
+import type { ScheduleFire } from '../../../shared/ports/scheduler.js';
+import { sendBatches, type Sqs } from '../../../shared/aws/sqs.js';
+import type { RunTimer, RunWake } from '../worker/runner.js';
+import type { RunQueue } from './run-service.js';
+import type { RunItem } from './run-store.js';
 
 /**
  * The largest run a message carries (JSON bytes): with the rest of the body it stays within

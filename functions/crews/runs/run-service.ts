@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import { type Caller, isAdmin, isPrincipal } from '../../../shared/auth/caller.js';
+import type { Page } from '../../../shared/aws/pagination.js';
+import { type Clock, systemClock } from '../../../shared/clock.js';
+import { mapLimit } from '../../../shared/concurrency.js';
+import { canonicalJson } from '../../../shared/crypto.js';
 import {
   Conflict,
   Forbidden,
@@ -9,36 +12,20 @@ import {
   Unavailable,
   type ValidationIssue,
   valueError,
-} from '../../shared/errors.js';
-import { type Clock, systemClock } from '../../shared/clock.js';
-import { mapLimit } from '../../shared/concurrency.js';
-import { canonicalJson } from '../../shared/crypto.js';
-import { logger } from '../../shared/logger.js';
-import { redactUrl } from '../../shared/redact.js';
-import { capText, fittingPage, MAX_BULK_CANCEL, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from './limits.js';
-import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from './built-in-templates.js';
-import type {
-  BulkCancelRequest,
-  BulkCancelResult,
-  CrewResult,
-  CrewRun,
-  CrewTemplate,
-  CrewType,
-  RunLogEntry,
-  TemplateRequest,
-} from './schemas.js';
-import { type ExtraWrite, FINISHED_STATUSES, type RunItem, type RunStore, type TemplateStore, toRun } from './store.js';
-import { runChange, runRetried } from './events.js';
-import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
-import { declarationIssues, rerunValues, resolveValues } from './declaration.js';
-import { WaitingPolls } from './waiting-polls.js';
-import { runLimitsOf, templateLimits, withoutLimits } from './run-limits.js';
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+} from '../../../shared/errors.js';
+import { logger } from '../../../shared/logger.js';
+import { redactUrl } from '../../../shared/redact.js';
+import { runChange, runRetried } from '../events.js';
+import { capText, MAX_BULK_CANCEL, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from '../limits.js';
+import type { BulkCancelRequest, BulkCancelResult, CrewRun, CrewTemplate, RunLogEntry } from '../schemas.js';
+import { rerunValues, resolveValues } from '../templates/declaration.js';
+import type { TemplateService } from '../templates/template-service.js';
+import { ownRun, readableRun } from './run-access.js';
+import { runLimitsOf } from './run-limits.js';
+import { type ExtraWrite, FINISHED_STATUSES, type RunItem, type RunStore, toRun } from './run-store.js';
 
 /** Up to this many tries when the run moves on between read and write. */
-const CANCEL_ROUNDS = 10;
+const CONFLICT_ROUNDS = 10;
 
 /** The same answer for every step id of a run the caller could decide nothing of (see decideStep). */
 const NO_DECIDING_ROLE = 'Deciding a step of this run needs the role its approval step names';
@@ -68,19 +55,6 @@ export interface RunQueue {
   send(correlationId: string, run?: RunItem): Promise<void>;
   /** Several runs at once (SQS: batches of ten); a queue without it is sent to one by one. */
   sendAll?(correlationIds: readonly string[]): Promise<void>;
-}
-
-export const MAX_EVENTS_PER_POLL = 1000;
-
-export interface CrewSettings {
-  readonly eventsTtlDays: number;
-  /**
-   * Make the built-in templates before the first crew-type call of this process (a Lambda,
-   * which no start-up step runs); the local platform makes them when it starts instead.
-   */
-  readonly builtInsOnFirstUse?: boolean;
-  /** The time the service reads (an approval's expiry, a run's TTL, a long poll's end): the system's unless given. */
-  readonly clock?: Clock;
 }
 
 /**
@@ -124,74 +98,24 @@ export interface RunEndpointOf {
 }
 
 /** Crew templates, starting runs (E2), and reading their progress (E13). */
-export class CrewService {
-  /** Whether this process made the built-in templates yet (builtInsMade). */
-  private builtIns: Promise<void> | undefined;
+export interface RunSettings {
+  readonly eventsTtlDays: number;
+  /** The time the service reads (an approval's expiry, a run's TTL): the system's unless given. */
+  readonly clock?: Clock;
+}
 
-  constructor(
-    private readonly templates: TemplateStore,
-    private readonly runs: RunStore,
-    private readonly queue: RunQueue,
-    private readonly settings: CrewSettings,
-    private readonly webhooks?: RunWebhooks,
-    private readonly signals: RunSignals = new InProcessRunSignals(),
-    /** One per process: the composition builds one service for the API. */
-    private readonly polls = new WaitingPolls(),
-  ) {
-    this.clock = settings.clock ?? systemClock;
-  }
-
+/** Crew runs (API.md §4, E2): started, read, listed, cancelled, retried, rerun and decided. */
+export class RunService {
   private readonly clock: Clock;
 
-  async createTemplate(req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
-    this.checkDeclaration(req);
-    const at = this.clock.iso();
-    const template: CrewTemplate = {
-      id: randomUUID(),
-      name: req.name,
-      description: req.description ?? null,
-      variables: req.variables,
-      steps: req.steps,
-      ...templateLimits(req),
-      created_by: caller.name,
-      created_at: at,
-      updated_at: at,
-    };
-    await this.templates.create(template, { type: 'crew.template.created', actor: caller.name, at });
-    return template;
-  }
-
-  listTemplates(limit: number, cursor: string | undefined): Promise<Page<CrewTemplate>> {
-    return this.templates.list(limit, cursor);
-  }
-
-  async getTemplate(id: string): Promise<CrewTemplate> {
-    const template = await this.templates.get(id);
-    if (!template) throw new NotFound(`No crew template ${id}`);
-    return template;
-  }
-
-  async replaceTemplate(id: string, req: TemplateRequest, caller: Caller): Promise<CrewTemplate> {
-    this.checkDeclaration(req);
-    const current = await this.getTemplate(id);
-    const at = this.clock.iso();
-    const template: CrewTemplate = {
-      ...withoutLimits(current),
-      name: req.name,
-      description: req.description ?? null,
-      variables: req.variables,
-      steps: req.steps,
-      ...templateLimits(req),
-      updated_at: at,
-    };
-    const change = { type: 'crew.template.updated', actor: caller.name, at } as const;
-    if (!(await this.templates.replace(template, change))) throw new NotFound(`No crew template ${id}`);
-    return template;
-  }
-
-  async deleteTemplate(id: string, caller: Caller): Promise<void> {
-    const change = { type: 'crew.template.deleted', actor: caller.name, at: this.clock.iso() } as const;
-    if (!(await this.templates.delete(id, change))) throw new NotFound(`No crew template ${id}`);
+  constructor(
+    private readonly templates: Pick<TemplateService, 'getTemplate' | 'findTemplate'>,
+    private readonly runs: RunStore,
+    private readonly queue: RunQueue,
+    private readonly settings: RunSettings,
+    private readonly webhooks?: RunWebhooks,
+  ) {
+    this.clock = settings.clock ?? systemClock;
   }
 
   /**
@@ -205,11 +129,11 @@ export class CrewService {
     caller: Caller,
     webhookUrl?: string,
   ): Promise<{ correlation_id: string; webhook_secret?: string }> {
-    return this.startRunOf(await this.getTemplate(templateId), values, caller, webhookUrl);
+    return this.startRunOf(await this.templates.getTemplate(templateId), values, caller, webhookUrl);
   }
 
   /** E2 on `template`; `valuesField` is where the request held the values (for 422 locations). */
-  private async startRunOf(
+  async startRunOf(
     template: CrewTemplate,
     values: Record<string, unknown>,
     caller: Caller,
@@ -322,51 +246,6 @@ export class CrewService {
   }
 
   /**
-   * The SDK's crew types (API.md §17): every template, oldest first, as a crew type of its
-   * name.
-   */
-  async crewTypes(limit: number, cursor: string | undefined): Promise<Page<CrewType>> {
-    await this.builtInsMade();
-    const page = await this.templates.list(limit, cursor);
-    return {
-      items: page.items.map((t) => ({
-        crew_type: t.name,
-        template_id: t.id,
-        description: t.description,
-        inputs: t.variables.map((v) => v.name),
-      })),
-      nextCursor: page.nextCursor,
-    };
-  }
-
-  /**
-   * The template a crew type names. Template names are not unique (E2 runs by id): a name
-   * that several templates have is refused (409) rather than resolved by a guess, so a run
-   * never starts a template its caller did not mean.
-   */
-  async templateNamed(name: string): Promise<CrewTemplate> {
-    const found = await this.templates.named(name, 2);
-    const [template, another] = found;
-    if (!template) throw new NotFound(`No crew type '${name}': no crew template has that name`);
-    if (another)
-      throw new Conflict(
-        `Crew type '${name}' is ambiguous: several crew templates have that name (${template.id}, ${another.id}, ...); ` +
-          'rename or delete all but one, or run one by id (POST /api/crew-templates/{template_id}/run)',
-      );
-    return template;
-  }
-
-  /** The SDK's `run_crew`: E2 on the template named `crewType`, `taskInput` as its values. */
-  async runCrew(
-    crewType: string,
-    taskInput: Record<string, unknown>,
-    caller: Caller,
-  ): Promise<{ correlation_id: string }> {
-    await this.builtInsMade();
-    return this.startRunOf(await this.templateNamed(crewType), taskInput, caller, undefined, 'task_input');
-  }
-
-  /**
    * A schedule's fire (API.md §4): E2 of `template` as the schedule's creator (`starter`)
    * would start it, with `schedule_id` on the run. `fire.record`'s writes are made in the
    * run's creating transaction, each on its condition (the fire's record is new, the schedule
@@ -390,84 +269,6 @@ export class CrewService {
   }
 
   /**
-   * The SDK's `get_crew_result`, readable as the run is (its starter, an admin, an eligible
-   * approver). A run that succeeded: its `run.completed` event, its last (one GetItem and one
-   * Query of one item). Otherwise the outputs so far from its `step.completed` events (one
-   * Query per 1000 events). `run.completed` holds every output whole: MAX_STEPS outputs of
-   * at most MAX_OUTPUT_BYTES fit in it (limits.ts), so none is ever replaced by a note.
-   */
-  async crewResult(correlationId: string, caller: Caller): Promise<CrewResult> {
-    const run = await this.readableRun(correlationId, caller);
-    let outputs: Record<string, unknown> | undefined;
-    if (run.status === 'succeeded') {
-      const [last] = await this.runs.logEntries(correlationId, run.event_count - 1, 1);
-      const completed = last?.type === 'run.completed' ? last.data?.outputs : undefined;
-      if (isRecord(completed)) outputs = completed;
-    }
-    if (!outputs) {
-      outputs = Object.create(null) as Record<string, unknown>;
-      for (const event of await this.runs.allLogEntries(correlationId))
-        if (event.type === 'step.completed' && event.step_id !== undefined)
-          outputs[event.step_id] = event.data?.output ?? null;
-    }
-    const lastStep = run.steps.at(-1)?.id;
-    return {
-      correlation_id: run.correlation_id,
-      status: run.status,
-      result:
-        run.status === 'succeeded' && lastStep !== undefined && Object.hasOwn(outputs, lastStep)
-          ? outputs[lastStep]
-          : null,
-      outputs,
-      error: run.error ?? null,
-    };
-  }
-
-  /**
-   * Creates each built-in template (API.md §17) that is missing, and answers the names it
-   * created. Missing means that no template has its name: one an admin replaced (PUT keeps
-   * the id) or made instead under that name stays as it is. Each is one conditional put on
-   * its fixed id, so processes starting at once make one each.
-   */
-  async ensureBuiltInTemplates(): Promise<string[]> {
-    const created = await Promise.all(
-      BUILT_IN_TEMPLATES.map(async (builtIn) => {
-        if ((await this.templates.named(builtIn.name, 1)).length > 0) return undefined;
-        const at = this.clock.iso();
-        const template: CrewTemplate = {
-          ...builtIn,
-          created_by: BUILT_IN_AUTHOR,
-          created_at: at,
-          updated_at: at,
-        };
-        const change = { type: 'crew.template.created', actor: null, at } as const;
-        return (await this.templates.createIfAbsent(template, change)) ? builtIn.name : undefined;
-      }),
-    );
-    return created.filter((name): name is string => name !== undefined);
-  }
-
-  /**
-   * With `builtInsOnFirstUse`, ensureBuiltInTemplates once per process before its first
-   * crew-type call: on AWS, where no start-up step runs the crews Lambda, once per cold start.
-   * Not at module init, which would make every cold start wait for DynamoDB. A failure is
-   * logged and tried again at the next call, which goes on.
-   */
-  private async builtInsMade(): Promise<void> {
-    if (!this.settings.builtInsOnFirstUse) return;
-    this.builtIns ??= this.ensureBuiltInTemplates().then(
-      (created) => {
-        if (created.length > 0) logger.info('created the built-in crew templates', { created });
-      },
-      (err: unknown) => {
-        this.builtIns = undefined;
-        logger.error('could not create the built-in crew templates', { error: err as Error });
-      },
-    );
-    return this.builtIns;
-  }
-
-  /**
    * Queues every unfinished run again (a lost message, such as the local emulator's after
    * a restart, would leave it pending forever); the worker resumes each where it stopped.
    */
@@ -485,7 +286,7 @@ export class CrewService {
   }
 
   async getRun(correlationId: string, caller: Caller): Promise<CrewRun> {
-    return toRun(await this.readableRun(correlationId, caller));
+    return toRun(await readableRun(this.runs, correlationId, caller));
   }
 
   /**
@@ -495,8 +296,8 @@ export class CrewService {
    * abandons a step under way (see CrewRunner). A finished run is 409.
    */
   async cancelRun(correlationId: string, reason: string | undefined, caller: Caller): Promise<CrewRun> {
-    for (let round = 0; round < CANCEL_ROUNDS; round++) {
-      const run = await this.ownRun(correlationId, caller);
+    for (let round = 0; round < CONFLICT_ROUNDS; round++) {
+      const run = await ownRun(this.runs, correlationId, caller);
       if (FINISHED_STATUSES.has(run.status)) throw new Conflict(`Crew run ${correlationId} already ${run.status}`);
       const cancelled = await this.cancelAt(run, reason, caller);
       if (cancelled) return toRun(cancelled);
@@ -552,7 +353,7 @@ export class CrewService {
     const cancelled = await mapLimit(runs, BULK_CANCEL_CONCURRENCY, async (found) => {
       let run: RunItem | undefined = found;
       // The index is read eventually consistent: a run that moved on is read again.
-      for (let round = 0; round < CANCEL_ROUNDS && run && wanted(run); round++) {
+      for (let round = 0; round < CONFLICT_ROUNDS && run && wanted(run); round++) {
         if (await this.cancelAt(run, undefined, caller)) return true;
         run = await this.runs.get(found.correlation_id);
       }
@@ -567,8 +368,8 @@ export class CrewService {
    * completed steps' outputs and runs the failed (or next) step again. Another status is 409.
    */
   async retryRun(correlationId: string, caller: Caller): Promise<CrewRun> {
-    for (let round = 0; round < CANCEL_ROUNDS; round++) {
-      const run = await this.ownRun(correlationId, caller);
+    for (let round = 0; round < CONFLICT_ROUNDS; round++) {
+      const run = await ownRun(this.runs, correlationId, caller);
       if (!RETRYABLE.has(run.status))
         throw new Conflict(`Crew run ${correlationId} is ${run.status}: only a failed or cancelled run can be retried`);
       const at = this.clock.iso();
@@ -621,11 +422,11 @@ export class CrewService {
     values: Record<string, unknown>,
     caller: Caller,
   ): Promise<{ correlation_id: string }> {
-    const old = await this.ownRun(correlationId, caller);
+    const old = await ownRun(this.runs, correlationId, caller);
     const from = old.steps.findIndex((step) => step.id === fromStep);
     // Its template as it is now, when it still exists: the variables of a run stored before
     // runs kept theirs, and the template's own settings.
-    const current = await this.templates.get(old.template_id);
+    const current = await this.templates.findTemplate(old.template_id);
     const variables = old.variables ?? current?.variables;
     const overridden = Object.keys(values).length > 0;
     const issues: ValidationIssue[] = [];
@@ -724,7 +525,7 @@ export class CrewService {
   ): Promise<CrewRun> {
     if (caller.via !== 'bearer') throw new Forbidden('A decision needs a Bearer session (a person), not a key');
     if (caller.roles.size === 0) throw new Forbidden(NO_DECIDING_ROLE);
-    for (let round = 0; round < CANCEL_ROUNDS; round++) {
+    for (let round = 0; round < CONFLICT_ROUNDS; round++) {
       const run = await this.runs.get(correlationId);
       if (!run) throw new NotFound(`No crew run ${correlationId}`);
       if (!run.steps.some((s) => s.kind === 'approval' && caller.roles.has(s.role ?? 'approver')))
@@ -854,83 +655,5 @@ export class CrewService {
       cursor,
     );
     return { items: page.items.map(toRun), nextCursor: page.nextCursor };
-  }
-
-  /**
-   * E13: events with index ≥ start: one GetItem (ownership) and one Query from `start`; as
-   * many as fit in 1 MiB of JSON (the client continues after the last index). With
-   * `waitSeconds` and nothing to answer yet from a run still going, a long poll (API.md §1
-   * "Fair use"): it takes one of the caller's places for waiting polls (TooManyRequests when
-   * none is free) and queries again at once when this process writes an event at or after
-   * `start` (signals, watched from before the first Query so that no write is missed), else
-   * once every LONG_POLL_INTERVAL_MS, until one is there, the time is up (then `[]`) or
-   * `abort` fires (the client went away); its place is given back however it ends.
-   */
-  async runLog(
-    correlationId: string,
-    start: number,
-    caller: Caller,
-    waitSeconds = 0,
-    abort?: AbortSignal,
-  ): Promise<RunLogEntry[]> {
-    const watch = waitSeconds > 0 ? this.signals.watch(correlationId, start) : undefined;
-    try {
-      const [run, events] = await Promise.all([
-        this.readableRun(correlationId, caller),
-        this.runs.logEntries(correlationId, start, MAX_EVENTS_PER_POLL),
-      ]);
-      if (!watch || events.length > 0 || FINISHED_STATUSES.has(run.status)) return fittingPage(events);
-      const release = this.polls.take(caller.principal);
-      try {
-        const deadline = this.clock.now() + waitSeconds * 1000;
-        let lastRead = this.clock.now();
-        for (;;) {
-          const left = deadline - this.clock.now();
-          if (left <= 0 || abort?.aborted) return [];
-          const untilRead = lastRead + LONG_POLL_INTERVAL_MS - this.clock.now();
-          if (untilRead > 0) {
-            await watch.next(Math.min(untilRead, left), abort);
-            if (abort?.aborted) return [];
-          }
-          lastRead = this.clock.now();
-          const more = await this.runs.logEntries(correlationId, start, MAX_EVENTS_PER_POLL);
-          if (more.length > 0) return fittingPage(more);
-        }
-      } finally {
-        release();
-      }
-    } finally {
-      watch?.close();
-    }
-  }
-
-  /**
-   * A run the caller may read (API.md §16): its starter's, an admin's, and a holder of the
-   * role of one of its approval steps that has waited (an eligible approver, who keeps the
-   * right after deciding). Nobody else; changing it stays the starter's or an admin's.
-   */
-  private async readableRun(correlationId: string, caller: Caller): Promise<RunItem> {
-    const run = await this.runs.get(correlationId);
-    if (!run) throw new NotFound(`No crew run ${correlationId}`);
-    if (
-      !isPrincipal(run.created_by_principal, caller) &&
-      !isAdmin(caller) &&
-      !(run.approval_roles ?? []).some((role) => caller.roles.has(role))
-    )
-      throw new Forbidden("Only the run's starter, an admin or an approver of one of its approval steps may read it");
-    return run;
-  }
-
-  private async ownRun(correlationId: string, caller: Caller): Promise<RunItem> {
-    const run = await this.runs.get(correlationId);
-    if (!run) throw new NotFound(`No crew run ${correlationId}`);
-    if (!isPrincipal(run.created_by_principal, caller) && !isAdmin(caller))
-      throw new Forbidden("Only the run's starter or an admin may read it");
-    return run;
-  }
-
-  private checkDeclaration(req: TemplateRequest): void {
-    const issues = declarationIssues(req);
-    if (issues.length > 0) throw new Invalid(issues);
   }
 }

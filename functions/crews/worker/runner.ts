@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { logger } from '../../shared/logger.js';
-import { type Clock, systemClock } from '../../shared/clock.js';
+import { logger } from '../../../shared/logger.js';
+import { type Clock, systemClock } from '../../../shared/clock.js';
 import {
   abandon,
   type Appended,
@@ -12,7 +12,7 @@ import {
   type StepTimer,
   timerSpent,
 } from './decide.js';
-import type { RunLogEntry } from './schemas.js';
+import type { RunLogEntry } from '../schemas.js';
 import type { StepOutcome } from './steps.js';
 import {
   type EarlierChange,
@@ -23,9 +23,9 @@ import {
   type RunUpdate,
   type SlotCondition,
   type Slots,
-} from './store.js';
-import { InProcessRunSignals, type RunSignals } from './signals.js';
-import type { RenderContext } from './templating.js';
+} from '../runs/run-store.js';
+import { InProcessRunSignals, type RunSignals } from '../runs/signals.js';
+import type { RenderContext } from '../templates/templating.js';
 
 export { currentAttempt, type StepTimer } from './decide.js';
 

@@ -6,14 +6,14 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { conditionally } from '../../shared/aws/errors.js';
-import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../shared/aws/listing.js';
-import { decodeCursor, type Page, queryPage } from '../../shared/aws/pagination.js';
-import { eventPut, type EventsTable, outboxEvent } from '../../shared/events/events-table.js';
-import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
-import type { Change } from '../../shared/events/types.js';
-import type { CrewSchedule } from './schemas.js';
-import { type ExtraWrite, type RunItem, storedRun } from './store.js';
+import { conditionally } from '../../../shared/aws/errors.js';
+import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../../shared/aws/listing.js';
+import { decodeCursor, type Page, queryPage } from '../../../shared/aws/pagination.js';
+import { eventPut, type EventsTable, outboxEvent } from '../../../shared/events/events-table.js';
+import { stampNew, stampUpdate, unstamped } from '../../../shared/events/stamp.js';
+import type { Change } from '../../../shared/events/types.js';
+import type { CrewSchedule } from '../schemas.js';
+import { type ExtraWrite, type RunItem, storedRun } from '../runs/run-store.js';
 
 /*
  * Crew schedules (API.md §4 "Runs people can plan on") in the crew-schedules table, keyed by

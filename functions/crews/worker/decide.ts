@@ -1,10 +1,10 @@
-import type { Change } from '../../shared/events/types.js';
-import { runChange } from './events.js';
-import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from './limits.js';
-import type { RunLogEntry, RunLogEntryType, Step } from './schemas.js';
+import type { Change } from '../../../shared/events/types.js';
+import { runChange } from '../events.js';
+import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from '../limits.js';
+import type { RunLogEntry, RunLogEntryType, Step } from '../schemas.js';
 import type { StepOutcome } from './steps.js';
-import type { RunItem, RunUpdate } from './store.js';
-import { type RenderContext, render } from './templating.js';
+import type { RunItem, RunUpdate } from '../runs/run-store.js';
+import { type RenderContext, render } from '../templates/templating.js';
 
 /*
  * The rules of a crew run, as one pure function: given the run, its log and the time,

@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from '../../shared/clock.js';
+import { type Clock, systemClock } from '../../../shared/clock.js';
 
 /**
  * Wakes E13 long polls (`wait`) as soon as an event of their run is written in this

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { CrewTemplate, TemplateRequest } from './schemas.js';
-import type { RunItem } from './store.js';
-import { render } from './templating.js';
+import type { CrewTemplate, TemplateRequest } from '../schemas.js';
+import type { RunItem } from './run-store.js';
+import { render } from '../templates/templating.js';
 
 /*
  * A template's run limits (API.md §4 "Runs people can plan on"): `max_concurrent_runs`

@@ -1,10 +1,10 @@
-import type { HttpRequester } from '../../shared/adapters/outbound-http.js';
-import { type Clock, systemClock } from '../../shared/clock.js';
-import type { ChatModel } from '../../shared/ports/llm.js';
-import { redactUrl, redactUrls } from '../../shared/redact.js';
-import { capJson, capText, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from './limits.js';
-import type { Step } from './schemas.js';
-import { type RenderContext, render } from './templating.js';
+import type { HttpRequester } from '../../../shared/adapters/outbound-http.js';
+import { type Clock, systemClock } from '../../../shared/clock.js';
+import type { ChatModel } from '../../../shared/ports/llm.js';
+import { redactUrl, redactUrls } from '../../../shared/redact.js';
+import { capJson, capText, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from '../limits.js';
+import type { Step } from '../schemas.js';
+import { type RenderContext, render } from '../templates/templating.js';
 
 export type StepOutcome = { ok: true; output: unknown } | { ok: false; error: string };
 

@@ -1,14 +1,11 @@
 import type { Context, SQSRecord } from 'aws-lambda';
-import { type SqsHandler, sqsBatchHandler, sqsEntry } from '../../shared/aws/lambda.js';
-import { logger } from '../../shared/logger.js';
-import { lambdaRuntimeFromEnv } from '../composition.js';
-import { runQueue, scheduleService } from './compose.js';
-import { crewRunner } from './compose-worker.js';
+import { type SqsHandler, sqsBatchHandler } from '../../../shared/aws/lambda.js';
+import { logger } from '../../../shared/logger.js';
 import type { CrewRunner, RunWake, StepTimer } from './runner.js';
-import type { ScheduleService } from './schedules.js';
-import type { RunQueue } from './service.js';
-import type { RunItem } from './store.js';
-import type { ScheduleFire } from '../../shared/ports/scheduler.js';
+import type { ScheduleService } from '../schedules/schedule-service.js';
+import type { RunQueue } from '../runs/run-service.js';
+import type { RunItem } from '../runs/run-store.js';
+import type { ScheduleFire } from '../../../shared/ports/scheduler.js';
 
 /**
  * What a crew-run message carries: `{"correlation_id"}`; a new run's first message also
@@ -108,8 +105,3 @@ export function createWorkerHandler(
     }
   });
 }
-
-export const handler = sqsEntry(() => {
-  const runtime = lambdaRuntimeFromEnv();
-  return createWorkerHandler(crewRunner(runtime), runQueue(runtime), scheduleService(runtime));
-});

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Caller } from '../../shared/auth/caller.js';
-import { type Clock, systemClock } from '../../shared/clock.js';
-import type { Page } from '../../shared/aws/pagination.js';
-import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../shared/errors.js';
-import type { Change, DomainEventType } from '../../shared/events/types.js';
-import { logger } from '../../shared/logger.js';
-import type { Scheduler, ScheduleTrigger } from '../../shared/ports/scheduler.js';
-import { resolveValues } from './declaration.js';
+import type { Caller } from '../../../shared/auth/caller.js';
+import { type Clock, systemClock } from '../../../shared/clock.js';
+import type { Page } from '../../../shared/aws/pagination.js';
+import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../../shared/errors.js';
+import type { Change, DomainEventType } from '../../../shared/events/types.js';
+import { logger } from '../../../shared/logger.js';
+import type { Scheduler, ScheduleTrigger } from '../../../shared/ports/scheduler.js';
+import { resolveValues } from '../templates/declaration.js';
 import { isTimeZone, nextFireAfter, parseScheduleExpression } from './schedule-expression.js';
 import {
   rateAnchor,
@@ -15,9 +15,10 @@ import {
   type ScheduleUpdate,
   toCrewSchedule,
 } from './schedule-store.js';
-import type { CrewRun, CrewSchedule, SchedulePatch, ScheduleRequest } from './schemas.js';
-import type { CrewService } from './service.js';
-import { FINISHED_STATUSES, type RunStore, type TemplateStore, toRun } from './store.js';
+import type { CrewRun, CrewSchedule, SchedulePatch, ScheduleRequest } from '../schemas.js';
+import type { RunService } from '../runs/run-service.js';
+import { FINISHED_STATUSES, type RunStore, toRun } from '../runs/run-store.js';
+import { type TemplateStore } from '../templates/template-store.js';
 
 /** Tries when the schedule changes between read and write. */
 const ROUNDS = 5;
@@ -39,7 +40,7 @@ export class ScheduleService {
     private readonly schedules: ScheduleStore,
     private readonly templates: TemplateStore,
     private readonly runs: Pick<RunStore, 'get'>,
-    private readonly crews: Pick<CrewService, 'startScheduledRun'>,
+    private readonly crews: Pick<RunService, 'startScheduledRun'>,
     private readonly scheduler: Scheduler,
     /** The time a schedule's next fire counts from, and each change's `at`. */
     private readonly clock: Clock = systemClock,

@@ -1,6 +1,6 @@
-import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
-import { chatModel, type Runtime } from '../composition.js';
-import { runQueue, runSignals, runStore } from './compose.js';
+import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
+import { chatModel, type Runtime } from '../../composition.js';
+import { runQueue, runSignals, runStore } from '../compose.js';
 import { CrewRunner } from './runner.js';
 import { StepExecutor } from './steps.js';
 

@@ -1,8 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
-import { type SqsHandler, sqsBatchHandler, sqsEntry } from '../../shared/aws/lambda.js';
-import { logger } from '../../shared/logger.js';
-import { lambdaRuntimeFromEnv } from '../composition.js';
-import { crewRunner } from './compose-worker.js';
+import { type SqsHandler, sqsBatchHandler } from '../../../shared/aws/lambda.js';
+import { logger } from '../../../shared/logger.js';
 import type { CrewRunner } from './runner.js';
 import { correlationIdOf, scheduleFireOf } from './worker.js';
 
@@ -33,5 +31,3 @@ export function createDeadLetterHandler(runner: CrewRunner): SqsHandler {
     await runner.failAbandoned(correlationId, `its message failed ${receives ?? 'several'} deliveries`);
   });
 }
-
-export const handler = sqsEntry(() => createDeadLetterHandler(crewRunner(lambdaRuntimeFromEnv())));

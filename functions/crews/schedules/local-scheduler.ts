@@ -1,6 +1,6 @@
-import { type Clock, systemClock } from '../../shared/clock.js';
-import { logger } from '../../shared/logger.js';
-import type { ScheduleFire, Scheduler, ScheduleTrigger } from '../../shared/ports/scheduler.js';
+import { type Clock, systemClock } from '../../../shared/clock.js';
+import { logger } from '../../../shared/logger.js';
+import type { ScheduleFire, Scheduler, ScheduleTrigger } from '../../../shared/ports/scheduler.js';
 import { nextFireAfter, parseScheduleExpression } from './schedule-expression.js';
 
 /** A timer's longest delay (about 24.8 days): a later fire is reached in hops. */
