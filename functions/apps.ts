@@ -1,7 +1,7 @@
 import { GROUPS, type GroupName } from '../infra/groups.js';
 import pkg from '../package.json' with { type: 'json' };
 import type { ServiceApp } from '../shared/http/service-app.js';
-import { openApiDocument as documentOf } from '../shared/http/openapi.js';
+import { documentOf } from '../shared/http/openapi.js';
 import type { Runtime } from './composition.js';
 import { createApprovalsApp } from './approvals/app.js';
 import { approvalsDeps } from './approvals/compose.js';

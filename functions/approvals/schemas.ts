@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { PageQuery } from '../../shared/http/params.js';
+import { PageQuery } from '../../shared/params.js';
 import { component, doc } from '../../shared/schema.js';
 
 /** Who the caller is, as the service sees it (API.md §16). */

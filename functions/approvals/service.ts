@@ -1,12 +1,7 @@
 import type { Caller } from '../../shared/auth/caller.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
-import {
-  decodeCursor,
-  encodeCursor,
-  type Page,
-  type Positioned,
-  type PositionedPage,
-} from '../../shared/aws/pagination.js';
+import { decodeCursor, encodeCursor, type Positioned, type PositionedPage } from '../../shared/aws/pagination.js';
+import { type Page } from '../../shared/page.js';
 import type { RunStore } from '../crews/runs/run-store.js';
 import type { DecisionStore } from '../decisions/store.js';
 import type { Approval, ApprovalsQuery, Me } from './schemas.js';

@@ -2,22 +2,14 @@ import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
 import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
-import { PageQuery } from '../../shared/http/params.js';
+import { PageQuery } from '../../shared/params.js';
 import {
   BulkCancelRequest,
   BulkCancelResult,
   CancelRequest,
   RunLogEntry,
-  CrewResult,
-  CrewType,
-  CrewTypeRunRequest,
   DecisionRequest,
   CrewRun,
-  CrewTemplate,
-  CrewSchedule,
-  ScheduleParams,
-  SchedulePatch,
-  ScheduleRequest,
   EventsQuery,
   RunHandle,
   RunListQuery,
@@ -25,9 +17,10 @@ import {
   RerunRequest,
   RunRequest,
   StepParams,
-  TemplateParams,
-  TemplateRequest,
-} from './schemas.js';
+} from './runs/run-schemas.js';
+import { CrewSchedule, ScheduleParams, SchedulePatch, ScheduleRequest } from './schedules/schedule-schemas.js';
+import { CrewResult, CrewType, CrewTypeRunRequest } from './sdk-schemas.js';
+import { CrewTemplate, TemplateParams, TemplateRequest } from './templates/template-schemas.js';
 import { MAX_BULK_CANCEL } from './limits.js';
 import type { ScheduleService } from './schedules/schedule-service.js';
 import type { RunLogService } from './runs/run-log-service.js';

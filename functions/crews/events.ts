@@ -1,6 +1,6 @@
 import type { EventSource } from '../../shared/events/source.js';
 import type { Change, DomainEventType } from '../../shared/events/types.js';
-import type { CrewRun } from './schemas.js';
+import type { CrewRun } from './runs/run-schemas.js';
 import { SCHEDULE_ITEM, toCrewSchedule, toSchedule } from './schedules/schedule-store.js';
 import { storedRun, toRun } from './runs/run-store.js';
 import { toCrewTemplate } from './templates/template-store.js';

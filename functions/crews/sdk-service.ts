@@ -1,9 +1,9 @@
 import type { Caller } from '../../shared/auth/caller.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { readableRun } from './runs/run-access.js';
 import type { RunService } from './runs/run-service.js';
 import type { RunStore } from './runs/run-store.js';
-import type { CrewResult, CrewType } from './schemas.js';
+import type { CrewResult, CrewType } from './sdk-schemas.js';
 import type { TemplateService } from './templates/template-service.js';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -68,9 +68,9 @@ export class CrewsSdk {
     }
     if (!outputs) {
       outputs = Object.create(null) as Record<string, unknown>;
-      for (const event of await this.store.allLogEntries(correlationId))
-        if (event.type === 'step.completed' && event.step_id !== undefined)
-          outputs[event.step_id] = event.data?.output ?? null;
+      for (const entry of await this.store.allLogEntries(correlationId))
+        if (entry.type === 'step.completed' && entry.step_id !== undefined)
+          outputs[entry.step_id] = entry.data?.output ?? null;
     }
     const lastStep = run.steps.at(-1)?.id;
     return {

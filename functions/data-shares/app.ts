@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
 import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
-import { PageQuery } from '../../shared/http/params.js';
+import { PageQuery } from '../../shared/params.js';
 import { CreateShareRequest, SharedClient, ShareParams } from './schemas.js';
 import type { DataShareService } from './service.js';
 

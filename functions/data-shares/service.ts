@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../shared/auth/caller.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';

@@ -15,7 +15,7 @@ import {
   OWNER_PRINCIPAL_INDEX,
   withoutListAttributes,
 } from '../../shared/aws/listing.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { outboxEvent, eventPut, type EventsTable, lastSequence } from '../../shared/events/events-table.js';
 import { stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';

@@ -10,25 +10,27 @@ import {
   ExtendedKey,
   ExtendKeyRequest,
   KeyInfo,
-  KeyParams,
+  PskParams,
   ListKeysQuery,
   ListProductsQuery,
   ProductParams,
 } from './schemas.js';
-import type { DataProductService, KeyService } from './service.js';
+import type { KeyService } from './key-service.js';
+import type { DataProductService } from './service.js';
 
 export interface DataproductDeps {
   readonly authenticator: RequestAuthenticator;
   /** Where `Idempotency-Key` answers are kept (API.md §1). */
   readonly idempotency?: IdempotencyKeys;
-  readonly service: KeyService;
+  /** Pre-shared keys (§8, E7). */
+  readonly keys: KeyService;
   readonly products: DataProductService;
 }
 
 const TAGS = ['pre-shared keys'];
 const PRODUCT_TAGS = ['data products'];
 
-export function createDataproductApp({ authenticator, idempotency, service, products }: DataproductDeps): ServiceApp {
+export function createDataproductApp({ authenticator, idempotency, keys, products }: DataproductDeps): ServiceApp {
   return createServiceApp(authenticator, idempotency)
     .endpoint(
       {
@@ -89,7 +91,7 @@ export function createDataproductApp({ authenticator, idempotency, service, prod
         success: { status: 201, description: 'The key with its secret', schema: CreatedKey },
         errors: [404],
       },
-      async (c, { params, body, caller }) => c.json(await service.create(params.dataproduct_id, body, caller), 201),
+      async (c, { params, body, caller }) => c.json(await keys.create(params.dataproduct_id, body, caller), 201),
     )
     .endpoint(
       {
@@ -103,7 +105,7 @@ export function createDataproductApp({ authenticator, idempotency, service, prod
         success: { status: 200, description: 'Keys; more in `X-Next-Cursor`', schema: z.array(KeyInfo) },
       },
       async (c, { query, caller }) => {
-        const page = await service.list(caller, query.include_deleted ?? false, query.limit, query.cursor);
+        const page = await keys.list(caller, query.include_deleted ?? false, query.limit, query.cursor);
         return pageJson(c, page);
       },
     )
@@ -115,12 +117,12 @@ export function createDataproductApp({ authenticator, idempotency, service, prod
         summary: 'Delete a pre-shared key (creator or admin); it stops working at once',
         tags: TAGS,
         access: 'user',
-        request: { params: KeyParams },
+        request: { params: PskParams },
         success: { status: 204, description: 'Deleted' },
         errors: [403, 404],
       },
       async (c, { params, caller }) => {
-        await service.delete(params.psk_id, caller);
+        await keys.delete(params.psk_id, caller);
         return c.body(null, 204);
       },
     )
@@ -132,11 +134,10 @@ export function createDataproductApp({ authenticator, idempotency, service, prod
         summary: 'Extend a pre-shared key (E7): valid_until = max(valid_until, now) + validity_days',
         tags: TAGS,
         access: 'user',
-        request: { params: KeyParams, body: ExtendKeyRequest, bodyRequired: true },
+        request: { params: PskParams, body: ExtendKeyRequest, bodyRequired: true },
         success: { status: 200, description: 'The new validity', schema: ExtendedKey },
         errors: [403, 404, 409],
       },
-      async (c, { params, body, caller }) =>
-        c.json(await service.extend(params.psk_id, body.validity_days, caller), 200),
+      async (c, { params, body, caller }) => c.json(await keys.extend(params.psk_id, body.validity_days, caller), 200),
     );
 }

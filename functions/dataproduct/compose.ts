@@ -2,7 +2,8 @@ import { metadataCatalog, metastore, type Runtime, secrets } from '../compositio
 import { idempotencyKeys } from '../idempotency.js';
 import { QueryService } from '../query/service.js';
 import type { DataproductDeps } from './app.js';
-import { DataProductService, KeyService } from './service.js';
+import { KeyService } from './key-service.js';
+import { DataProductService } from './service.js';
 
 export function dataproductDeps(runtime: Runtime): DataproductDeps {
   const catalog = metadataCatalog(runtime);
@@ -11,7 +12,7 @@ export function dataproductDeps(runtime: Runtime): DataproductDeps {
   return {
     authenticator: runtime.authenticator,
     idempotency: idempotencyKeys(runtime, secrets(runtime)),
-    service: new KeyService(runtime.keys, runtime.psk, runtime.dataProducts, runtime.clock),
+    keys: new KeyService(runtime.keys, runtime.psk, runtime.dataProducts, runtime.clock),
     products: new DataProductService(runtime.dataProducts, catalog, queries, runtime.psk, runtime.clock),
   };
 }

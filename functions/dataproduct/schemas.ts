@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { boolParam, integer, PageQuery } from '../../shared/http/params.js';
+import { boolParam, integer, PageQuery } from '../../shared/params.js';
 import { pydanticIssue } from '../../shared/pydantic/issues.js';
 import { domainUrn } from '../../shared/ports/catalog.js';
 import { component, doc } from '../../shared/schema.js';
@@ -12,7 +12,7 @@ export const ProductParams = z.object({
   ),
 });
 
-export const KeyParams = z.object({ psk_id: doc(z.uuid(), 'the public id of the key') });
+export const PskParams = z.object({ psk_id: doc(z.uuid(), 'the public id of the key') });
 
 const validityDays = () => integer().check(z.gte(1), z.lte(3650));
 

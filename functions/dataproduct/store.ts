@@ -1,7 +1,8 @@
 import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { KeyRecord } from '../../shared/auth/key-store.js';
 import { conditionally } from '../../shared/aws/errors.js';
-import { decodeCursor, mergedQueryPage, type Page } from '../../shared/aws/pagination.js';
+import { decodeCursor, mergedQueryPage } from '../../shared/aws/pagination.js';
+import { type Page } from '../../shared/page.js';
 import { Conflict } from '../../shared/errors.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';

@@ -2,12 +2,12 @@ import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
 import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
-import { PageQuery } from '../../shared/http/params.js';
+import { PageQuery } from '../../shared/params.js';
 import {
   CreateVersionRequest,
   DiffQuery,
   HistoryEntry,
-  KeyParams,
+  DecisionKeyParams,
   LifecycleBody,
   VersionDetail,
   VersionDiff,
@@ -54,7 +54,7 @@ export function createDecisionsApp({ authenticator, idempotency, service }: Deci
         tags: TAGS,
         access: 'user',
         idempotent: true,
-        request: { params: KeyParams, body: CreateVersionRequest, bodyRequired: true },
+        request: { params: DecisionKeyParams, body: CreateVersionRequest, bodyRequired: true },
         success: { status: 201, description: 'The new draft version', schema: VersionDetail },
       },
       async (c, { params, body, caller }) =>
@@ -68,7 +68,7 @@ export function createDecisionsApp({ authenticator, idempotency, service }: Deci
         summary: 'List the versions of a decision, ascending',
         tags: TAGS,
         access: 'user',
-        request: { params: KeyParams, query: PageQuery },
+        request: { params: DecisionKeyParams, query: PageQuery },
         success: { status: 200, description: 'Versions; more in `X-Next-Cursor`', schema: z.array(VersionSummary) },
         errors: [404],
       },
@@ -99,7 +99,7 @@ export function createDecisionsApp({ authenticator, idempotency, service }: Deci
         summary: 'The newest approved version',
         tags: TAGS,
         access: 'user',
-        request: { params: KeyParams },
+        request: { params: DecisionKeyParams },
         success: { status: 200, description: 'The published version', schema: VersionDetail },
         errors: [404],
       },

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { laxInt } from '../../shared/pydantic/lax.js';
-import { integer, intParam } from '../../shared/http/params.js';
+import { integer, intParam } from '../../shared/params.js';
 import { optionalText, slug } from '../../shared/http/schemas.js';
 import { pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
@@ -14,12 +14,12 @@ export const DecisionStatus = component(
 );
 export type DecisionStatus = z.infer<typeof DecisionStatus>;
 
-export const KeyParams = z.object({
+export const DecisionKeyParams = z.object({
   workspace: doc(slug(), 'workspace slug', { example: 'finance' }),
   key: doc(slug(), 'decision key, a flat slug', { example: 'credit-limit' }),
 });
 
-export const VersionParams = z.extend(KeyParams, {
+export const VersionParams = z.extend(DecisionKeyParams, {
   version: doc(intParam({ min: 1 }), 'version number', { type: 'integer', minimum: 1 }),
 });
 

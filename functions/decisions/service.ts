@@ -1,7 +1,7 @@
 import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import type { DomainEventType } from '../../shared/events/types.js';
 import type { Caller } from '../../shared/auth/caller.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { gate } from '../../shared/concurrency.js';
 import { canonicalJson, sha256Hex } from '../../shared/crypto.js';

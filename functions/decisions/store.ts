@@ -7,7 +7,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
-import { decodeCursor, queryPage, type Page, type PositionedPage } from '../../shared/aws/pagination.js';
+import { decodeCursor, queryPage, type PositionedPage } from '../../shared/aws/pagination.js';
+import { type Page } from '../../shared/page.js';
 import { STAMP_ATTRIBUTES, stampNew, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { DecisionStatus, HistoryEntry, VersionDetail, VersionSummary } from './schemas.js';

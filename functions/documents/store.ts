@@ -8,7 +8,8 @@ import {
   OWNER_PRINCIPAL_INDEX,
   withoutListAttributes,
 } from '../../shared/aws/listing.js';
-import { queryAll, type Page } from '../../shared/aws/pagination.js';
+import { queryAll } from '../../shared/aws/pagination.js';
+import { type Page } from '../../shared/page.js';
 import { stampNew, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { Document, DocumentStatus } from './schemas.js';

@@ -2,14 +2,22 @@ import * as z from 'zod/mini';
 import type { DomainEventType } from '../../shared/events/types.js';
 import { PROBE_TYPES } from '../../shared/ports/workflow.js';
 import { doc } from '../../shared/schema.js';
-import { RunLogEntry, CrewRun, CrewSchedule, CrewTemplate } from '../crews/schemas.js';
+import { RunLogEntry, CrewRun } from '../crews/runs/run-schemas.js';
+import { CrewSchedule } from '../crews/schedules/schedule-schemas.js';
+import { CrewTemplate } from '../crews/templates/template-schemas.js';
 import { SharedClient } from '../data-shares/schemas.js';
 import { DataProduct, KeyInfo } from '../dataproduct/schemas.js';
 import { VersionDetail } from '../decisions/schemas.js';
 import { Document } from '../documents/schemas.js';
 import { FinetuneJob } from '../finetune/schemas.js';
 import { McpServer } from '../mcps/schemas.js';
-import { AcceptanceResult, CatalogDetail, Domain, SchemaDetail, TableMetadata } from '../metastore/schemas.js';
+import {
+  AcceptanceResult,
+  CatalogDetailSchema,
+  Domain,
+  SchemaDetailSchema,
+  TableMetadata,
+} from '../metastore/schemas.js';
 import { CONFIG_FIELDS, Connection, ConnectionTestResult, InfrastructureConfig } from '../migration/schemas.js';
 import { WebhookEndpoint } from '../webhooks/schemas.js';
 
@@ -59,7 +67,7 @@ export const EVENT_SCHEMAS: Readonly<Record<string, Schema>> = { WebhookHeaders 
 const withAbout = (resource: Schema, about: Schema) => z.intersection(resource, about);
 
 /** A schema's events say which catalog it is in (its details do not). */
-const schemaData = withAbout(SchemaDetail, z.object({ catalog: doc(z.string(), 'the catalog of the schema') }));
+const schemaData = withAbout(SchemaDetailSchema, z.object({ catalog: doc(z.string(), 'the catalog of the schema') }));
 
 const decision = (summary: string): EventDescription => ({
   subject: 'decisions/{ws}/{key}/versions/{v}',
@@ -168,12 +176,12 @@ export const EVENT_CATALOG: Readonly<Record<DomainEventType, EventDescription>> 
   'metastore.catalog.created': {
     subject: 'metastore/{c}',
     summary: 'A metastore catalog was created (§17)',
-    data: CatalogDetail,
+    data: CatalogDetailSchema,
   },
   'metastore.catalog.deleted': {
     subject: 'metastore/{c}',
     summary: 'An empty metastore catalog was dropped (data: the catalog as it was)',
-    data: CatalogDetail,
+    data: CatalogDetailSchema,
   },
   'metastore.schema.created': {
     subject: 'metastore/{c}/{s}',

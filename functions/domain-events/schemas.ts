@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { DOMAIN_EVENT_TYPES, envelopeType } from '../../shared/events/types.js';
-import { PageQuery } from '../../shared/http/params.js';
+import { PageQuery } from '../../shared/params.js';
 import { pyChoices, pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
 

@@ -1,4 +1,4 @@
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { NotFound } from '../../shared/errors.js';
 import { type DomainEvent, DOMAIN_EVENT_TYPES, envelopeType } from '../../shared/events/types.js';
 import type { FeedQuery } from './schemas.js';

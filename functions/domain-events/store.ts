@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed } from '../../shared/aws/errors.js';
-import { decodeCursor, mergedQueryPage, queryPage, type Page } from '../../shared/aws/pagination.js';
+import { decodeCursor, mergedQueryPage, queryPage } from '../../shared/aws/pagination.js';
+import { type Page } from '../../shared/page.js';
 import { eventItem, type EventsTable, FEED_PARTITION, storedEvent } from '../../shared/events/events-table.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../shared/auth/caller.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { MAX_SERVER_BYTES, type McpServer, type McpServerRequest } from './schemas.js';

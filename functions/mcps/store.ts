@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes } from '../../shared/aws/listing.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { Conflict } from '../../shared/errors.js';
 import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate } from '../../shared/events/stamp.js';

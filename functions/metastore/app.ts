@@ -2,13 +2,13 @@ import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
 import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
-import { PageQuery } from '../../shared/http/params.js';
+import { PageQuery } from '../../shared/params.js';
 import {
   AcceptanceResult,
   CatalogCreation,
-  CatalogDetail,
+  CatalogDetailSchema,
   CatalogDetails,
-  CatalogItem,
+  CatalogItemSchema,
   CatalogList,
   CatalogParams,
   ClassificationAcceptance,
@@ -21,7 +21,7 @@ import {
   EngineList,
   PreviewQuery,
   SchemaCreation,
-  SchemaDetail,
+  SchemaDetailSchema,
   SchemaDetails,
   SchemaList,
   SchemaParams,
@@ -31,24 +31,33 @@ import {
   TableList,
   TableMetadata,
   TableParams,
-  TablePreview,
+  TablePreviewSchema,
   TableRegistration,
   TagTableParams,
 } from './schemas.js';
+import type { MetadataCatalogService } from './metadata-catalog-service.js';
 import type { MetastoreService } from './service.js';
 
 export interface MetastoreDeps {
   readonly authenticator: RequestAuthenticator;
   /** Where `Idempotency-Key` answers are kept (API.md §1). */
   readonly idempotency?: IdempotencyKeys;
-  readonly service: MetastoreService;
+  /** Catalogs, schemas and tables (the metastore port). */
+  readonly metastore: MetastoreService;
+  /** Tags, glossary terms, domains and the annotation of tables (the catalog port). */
+  readonly metadataCatalog: MetadataCatalogService;
 }
 
 const METASTORE = ['metastore'];
 const CATALOG = ['metadata catalog'];
 const ADMIN = { anyRole: ['admin'] } as const;
 
-export function createMetastoreApp({ authenticator, idempotency, service }: MetastoreDeps): ServiceApp {
+export function createMetastoreApp({
+  authenticator,
+  idempotency,
+  metastore,
+  metadataCatalog,
+}: MetastoreDeps): ServiceApp {
   return (
     createServiceApp(authenticator, idempotency)
       .endpoint(
@@ -61,7 +70,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           access: 'user',
           success: { status: 200, description: 'Catalog names', schema: CatalogList },
         },
-        async (c) => c.json({ catalogs: await service.listCatalogs() }, 200),
+        async (c) => c.json({ catalogs: await metastore.listCatalogs() }, 200),
       )
       .endpoint(
         {
@@ -75,7 +84,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           success: { status: 200, description: 'Schema names', schema: SchemaList },
           errors: [404],
         },
-        async (c, { params }) => c.json({ schemas: await service.listSchemas(params.catalog_name) }, 200),
+        async (c, { params }) => c.json({ schemas: await metastore.listSchemas(params.catalog_name) }, 200),
       )
       .endpoint(
         {
@@ -90,7 +99,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params }) =>
-          c.json({ tables: await service.listTables(params.catalog_name, params.schema_name) }, 200),
+          c.json({ tables: await metastore.listTables(params.catalog_name, params.schema_name) }, 200),
       )
       // The NX1 SDK's metastore (API.md §17). `.../tables/details` comes before `.../tables/{table_name}`
       // (same depth): the first route registered answers.
@@ -104,7 +113,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           access: 'user',
           success: { status: 200, description: 'The engines', schema: EngineList },
         },
-        async (c) => c.json({ engines: service.engines() }, 200),
+        async (c) => c.json({ engines: metastore.engines() }, 200),
       )
       .endpoint(
         {
@@ -116,7 +125,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           access: 'user',
           success: { status: 200, description: 'The catalogs', schema: CatalogDetails },
         },
-        async (c) => c.json({ catalogs: await service.catalogDetails() }, 200),
+        async (c) => c.json({ catalogs: await metastore.catalogDetails() }, 200),
       )
       .endpoint(
         {
@@ -130,7 +139,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           success: { status: 200, description: 'The schemas', schema: SchemaDetails },
           errors: [404],
         },
-        async (c, { params }) => c.json({ schemas: await service.schemaDetails(params.catalog_name) }, 200),
+        async (c, { params }) => c.json({ schemas: await metastore.schemaDetails(params.catalog_name) }, 200),
       )
       .endpoint(
         {
@@ -145,7 +154,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params }) =>
-          c.json({ tables: await service.tableDetails(params.catalog_name, params.schema_name) }, 200),
+          c.json({ tables: await metastore.tableDetails(params.catalog_name, params.schema_name) }, 200),
       )
       .endpoint(
         {
@@ -160,7 +169,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params }) =>
-          c.json(await service.getTable(params.catalog_name, params.schema_name, params.table_name), 200),
+          c.json(await metastore.getTable(params.catalog_name, params.schema_name, params.table_name), 200),
       )
       .endpoint(
         {
@@ -175,7 +184,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params }) =>
-          c.json(await service.getTable(params.catalog_name, params.schema_name, params.table_name), 200),
+          c.json(await metastore.getTable(params.catalog_name, params.schema_name, params.table_name), 200),
       )
       .endpoint(
         {
@@ -190,7 +199,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params }) => {
-          const table = await service.getTable(params.catalog_name, params.schema_name, params.table_name);
+          const table = await metastore.getTable(params.catalog_name, params.schema_name, params.table_name);
           return c.json({ columns: table.columns }, 200);
         },
       )
@@ -203,12 +212,12 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           tags: METASTORE,
           access: 'user',
           request: { params: TableParams, query: PreviewQuery },
-          success: { status: 200, description: 'Column names and rows', schema: TablePreview },
+          success: { status: 200, description: 'Column names and rows', schema: TablePreviewSchema },
           errors: [404],
         },
         async (c, { params, query }) =>
           c.json(
-            await service.previewTable(params.catalog_name, params.schema_name, params.table_name, query.limit),
+            await metastore.previewTable(params.catalog_name, params.schema_name, params.table_name, query.limit),
             200,
           ),
       )
@@ -222,10 +231,10 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           access: ADMIN,
           idempotent: true,
           request: { body: CatalogCreation, bodyRequired: true },
-          success: { status: 201, description: 'The new catalog', schema: CatalogDetail },
+          success: { status: 201, description: 'The new catalog', schema: CatalogDetailSchema },
           errors: [409],
         },
-        async (c, { body, caller }) => c.json(await service.createCatalog(body, caller), 201),
+        async (c, { body, caller }) => c.json(await metastore.createCatalog(body, caller), 201),
       )
       .endpoint(
         {
@@ -240,7 +249,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404, 409],
         },
         async (c, { params, caller }) => {
-          await service.dropCatalog(params.catalog_name, caller);
+          await metastore.dropCatalog(params.catalog_name, caller);
           return c.body(null, 204);
         },
       )
@@ -254,11 +263,11 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           access: ADMIN,
           idempotent: true,
           request: { params: CatalogParams, body: SchemaCreation, bodyRequired: true },
-          success: { status: 201, description: 'The new schema', schema: SchemaDetail },
+          success: { status: 201, description: 'The new schema', schema: SchemaDetailSchema },
           errors: [404, 409],
         },
         async (c, { params, body, caller }) =>
-          c.json(await service.createSchema(params.catalog_name, body, caller), 201),
+          c.json(await metastore.createSchema(params.catalog_name, body, caller), 201),
       )
       .endpoint(
         {
@@ -273,7 +282,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404, 409],
         },
         async (c, { params, caller }) => {
-          await service.dropSchema(params.catalog_name, params.schema_name, caller);
+          await metastore.dropSchema(params.catalog_name, params.schema_name, caller);
           return c.body(null, 204);
         },
       )
@@ -291,7 +300,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404, 409],
         },
         async (c, { params, body, caller }) =>
-          c.json(await service.createTable(params.catalog_name, params.schema_name, body, caller), 201),
+          c.json(await metastore.createTable(params.catalog_name, params.schema_name, body, caller), 201),
       )
       .endpoint(
         {
@@ -306,7 +315,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params, caller }) => {
-          await service.dropTable(params.catalog_name, params.schema_name, params.table_name, caller);
+          await metastore.dropTable(params.catalog_name, params.schema_name, params.table_name, caller);
           return c.body(null, 204);
         },
       )
@@ -324,7 +333,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
         },
         async (c, { params, body, caller }) =>
           c.json(
-            await service.alterTable(params.catalog_name, params.schema_name, params.table_name, body, caller),
+            await metastore.alterTable(params.catalog_name, params.schema_name, params.table_name, body, caller),
             200,
           ),
       )
@@ -338,7 +347,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           access: 'user',
           success: { status: 200, description: 'Tag names', schema: z.array(z.string()) },
         },
-        async (c) => c.json(await service.tagNames(), 200),
+        async (c) => c.json(await metadataCatalog.tagNames(), 200),
       )
       .endpoint(
         {
@@ -350,7 +359,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           access: 'user',
           success: { status: 200, description: 'The domains', schema: DomainSummaries },
         },
-        async (c) => c.json({ domains: await service.domainSummaries() }, 200),
+        async (c) => c.json({ domains: await metadataCatalog.domainSummaries() }, 200),
       )
       .endpoint(
         {
@@ -364,7 +373,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           success: { status: 200, description: 'The table with its catalog annotations', schema: TableMetadata },
           errors: [404],
         },
-        async (c, { params, caller }) => c.json(await service.tagTable(params.tag, params.table, caller), 200),
+        async (c, { params, caller }) => c.json(await metadataCatalog.tagTable(params.tag, params.table, caller), 200),
       )
       .endpoint(
         {
@@ -378,7 +387,8 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           success: { status: 200, description: 'The table with its catalog annotations', schema: TableMetadata },
           errors: [404],
         },
-        async (c, { params, caller }) => c.json(await service.untagTable(params.tag, params.table, caller), 200),
+        async (c, { params, caller }) =>
+          c.json(await metadataCatalog.untagTable(params.tag, params.table, caller), 200),
       )
       .endpoint(
         {
@@ -392,7 +402,8 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           success: { status: 200, description: 'The table with its catalog annotations', schema: TableMetadata },
           errors: [404],
         },
-        async (c, { params, caller }) => c.json(await service.setTableDomain(params.domain, params.table, caller), 200),
+        async (c, { params, caller }) =>
+          c.json(await metadataCatalog.setTableDomain(params.domain, params.table, caller), 200),
       )
       .endpoint(
         {
@@ -407,7 +418,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params, caller }) =>
-          c.json(await service.removeTableDomain(params.domain, params.table, caller), 200),
+          c.json(await metadataCatalog.removeTableDomain(params.domain, params.table, caller), 200),
       )
       .endpoint(
         {
@@ -423,7 +434,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
         },
         async (c, { params, body, caller }) =>
           c.json(
-            await service.registerTable(params.catalog_name, params.schema_name, params.table_name, body, caller),
+            await metastore.registerTable(params.catalog_name, params.schema_name, params.table_name, body, caller),
             200,
           ),
       )
@@ -440,7 +451,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params }) =>
-          c.json(await service.getTable(params.catalog_name, params.schema_name, params.table_name), 200),
+          c.json(await metastore.getTable(params.catalog_name, params.schema_name, params.table_name), 200),
       )
       .endpoint(
         {
@@ -455,7 +466,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           errors: [404],
         },
         async (c, { params, body, caller }) =>
-          c.json(await service.accept(params.catalog, params.schema, params.table, body, caller), 200),
+          c.json(await metadataCatalog.accept(params.catalog, params.schema, params.table, body, caller), 200),
       )
       .endpoint(
         {
@@ -466,9 +477,9 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           tags: CATALOG,
           access: 'user',
           request: { query: PageQuery },
-          success: { status: 200, description: 'Tags; more in `X-Next-Cursor`', schema: z.array(CatalogItem) },
+          success: { status: 200, description: 'Tags; more in `X-Next-Cursor`', schema: z.array(CatalogItemSchema) },
         },
-        async (c, { query }) => pageJson(c, await service.listTags(query.limit, query.cursor)),
+        async (c, { query }) => pageJson(c, await metadataCatalog.listTags(query.limit, query.cursor)),
       )
       .endpoint(
         {
@@ -482,10 +493,10 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           success: {
             status: 200,
             description: 'Glossary terms; more in `X-Next-Cursor`',
-            schema: z.array(CatalogItem),
+            schema: z.array(CatalogItemSchema),
           },
         },
-        async (c, { query }) => pageJson(c, await service.listGlossaryTerms(query.limit, query.cursor)),
+        async (c, { query }) => pageJson(c, await metadataCatalog.listGlossaryTerms(query.limit, query.cursor)),
       )
       .endpoint(
         {
@@ -498,7 +509,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           request: { query: PageQuery },
           success: { status: 200, description: 'Domains; more in `X-Next-Cursor`', schema: z.array(Domain) },
         },
-        async (c, { query }) => pageJson(c, await service.listDomains(query.limit, query.cursor)),
+        async (c, { query }) => pageJson(c, await metadataCatalog.listDomains(query.limit, query.cursor)),
       )
       .endpoint(
         {
@@ -513,7 +524,7 @@ export function createMetastoreApp({ authenticator, idempotency, service }: Meta
           success: { status: 201, description: 'The new domain', schema: Domain },
           errors: [409],
         },
-        async (c, { body, caller }) => c.json(await service.createDomain(body, caller), 201),
+        async (c, { body, caller }) => c.json(await metadataCatalog.createDomain(body, caller), 201),
       )
   );
 }

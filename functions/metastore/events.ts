@@ -1,6 +1,6 @@
 import type { EventSource } from '../../shared/events/source.js';
 import { domainUrn, type CatalogItem } from '../../shared/ports/catalog.js';
-import { domainOf, domainSubject } from './service.js';
+import { domainOf, domainSubject } from './metadata-catalog-service.js';
 
 /**
  * A domain item of the built-in catalog (`DOMAIN` / name, holding `name`, `urn` and

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { intParam } from '../../shared/http/params.js';
+import { intParam } from '../../shared/params.js';
 import { component, doc } from '../../shared/schema.js';
 
 /**
@@ -181,7 +181,11 @@ export const AcceptanceResult = component(
 );
 export type AcceptanceResult = z.infer<typeof AcceptanceResult>;
 
-export const CatalogItem = component(
+/**
+ * A schema named `…Schema` is the wire form of the port type of the same name (here
+ * shared/ports/catalog.ts:CatalogItem); its OpenAPI component keeps that name.
+ */
+export const CatalogItemSchema = component(
   'CatalogItem',
   z.object({
     name: doc(z.string(), 'the name of the tag or glossary term'),
@@ -266,7 +270,8 @@ export const SchemaCreation = component(
 );
 export type SchemaCreation = z.infer<typeof SchemaCreation>;
 
-export const ColumnDefinition = component(
+/** The wire form of shared/ports/metastore.ts:ColumnDefinition (component `ColumnDefinition`). */
+export const ColumnDefinitionSchema = component(
   'ColumnDefinition',
   z.strictObject({
     name: label('column name; unique within the table'),
@@ -280,7 +285,10 @@ export const TableCreation = component(
   'TableCreation',
   z.strictObject({
     table_name: name('table name'),
-    columns: doc(z.array(ColumnDefinition).check(z.minLength(1), z.maxLength(1000)), 'the columns in their order'),
+    columns: doc(
+      z.array(ColumnDefinitionSchema).check(z.minLength(1), z.maxLength(1000)),
+      'the columns in their order',
+    ),
     properties: properties(),
   }),
 );
@@ -289,7 +297,8 @@ export type TableCreation = z.infer<typeof TableCreation>;
 const operation = <const O extends string, S extends Record<string, z.core.$ZodType>>(op: O, shape: S) =>
   z.strictObject({ op: doc(z.literal(op), 'the operation'), ...shape });
 
-export const AlterOperation = component(
+/** The wire form of shared/ports/metastore.ts:AlterOperation (component `AlterOperation`). */
+export const AlterOperationSchema = component(
   'AlterOperation',
   doc(
     z.discriminatedUnion('op', [
@@ -312,13 +321,13 @@ export const AlterOperation = component(
     'one change of the table, chosen by `op`',
   ),
 );
-export type AlterOperationRequest = z.infer<typeof AlterOperation>;
+export type AlterOperationRequest = z.infer<typeof AlterOperationSchema>;
 
 export const TableAlteration = component(
   'TableAlteration',
   z.strictObject({
     operations: doc(
-      z.array(AlterOperation).check(z.minLength(1), z.maxLength(100)),
+      z.array(AlterOperationSchema).check(z.minLength(1), z.maxLength(100)),
       'applied in order, all or none: one refused (an unknown column, a name taken, the last column dropped) changes nothing',
     ),
   }),
@@ -340,7 +349,8 @@ export const EngineList = component(
   }),
 );
 
-export const CatalogDetail = component(
+/** The wire form of shared/ports/metastore.ts:CatalogDetail (component `CatalogDetail`). */
+export const CatalogDetailSchema = component(
   'CatalogDetail',
   z.object({
     name: doc(z.string(), 'catalog name'),
@@ -350,16 +360,17 @@ export const CatalogDetail = component(
 );
 export const CatalogDetails = component(
   'CatalogDetails',
-  z.object({ catalogs: doc(z.array(CatalogDetail), 'every catalog, sorted by name') }),
+  z.object({ catalogs: doc(z.array(CatalogDetailSchema), 'every catalog, sorted by name') }),
 );
 
-export const SchemaDetail = component(
+/** The wire form of shared/ports/metastore.ts:SchemaDetail (component `SchemaDetail`). */
+export const SchemaDetailSchema = component(
   'SchemaDetail',
   z.object({ name: doc(z.string(), 'schema name'), table_count: doc(z.int(), 'how many tables it has') }),
 );
 export const SchemaDetails = component(
   'SchemaDetails',
-  z.object({ schemas: doc(z.array(SchemaDetail), 'every schema of the catalog, sorted by name') }),
+  z.object({ schemas: doc(z.array(SchemaDetailSchema), 'every schema of the catalog, sorted by name') }),
 );
 
 export const TableSummary = component('TableSummary', z.omit(TableMetadata, { columns: true }));
@@ -376,7 +387,8 @@ export const ColumnList = component(
   z.object({ columns: doc(z.array(ColumnMetadata), 'the columns in their order, as in TableMetadata') }),
 );
 
-export const TablePreview = component(
+/** The wire form of shared/ports/metastore.ts:TablePreview (component `TablePreview`). */
+export const TablePreviewSchema = component(
   'TablePreview',
   z.object({
     columns: doc(z.array(z.string()), 'the column names'),

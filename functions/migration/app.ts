@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import { createServiceApp, pageJson, type ServiceApp } from '../../shared/http/service-app.js';
-import { PageQuery } from '../../shared/http/params.js';
+import { PageQuery } from '../../shared/params.js';
 import {
   Connection,
   ConnectionParams,

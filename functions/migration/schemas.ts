@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { integer } from '../../shared/http/params.js';
+import { integer } from '../../shared/params.js';
 import { PROBE_TYPES } from '../../shared/ports/workflow.js';
 import { component, doc } from '../../shared/schema.js';
 

@@ -1,5 +1,5 @@
 import type { Caller } from '../../shared/auth/caller.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import type { Change } from '../../shared/events/types.js';
 import { Invalid, missingField, NotFound, valueError } from '../../shared/errors.js';

@@ -1,7 +1,7 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes } from '../../shared/aws/listing.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { outboxEvent, eventPut, lastSequence, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';

@@ -10,7 +10,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { conditionally, isConditionFailed, isTransactionRefused } from '../../shared/aws/errors.js';
-import { decodeCursor, queryAll, queryPage, type Page } from '../../shared/aws/pagination.js';
+import { decodeCursor, queryAll, queryPage } from '../../shared/aws/pagination.js';
+import { type Page } from '../../shared/page.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import type { DeliveryMessage } from './delivery-queue.js';
 import { type LaneShare, nextShareTry, type ShareEntries, type ShareEntry, shareEntryName } from './lane-share.js';

@@ -24,7 +24,7 @@ import { freeShareSlots, type LaneShare, type ShareEntries } from './lane-share.
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** An attempt is one message's for this long: longer than the worker may run, shorter than the visibility timeout. */
-export const LEASE_MS = 45_000;
+export const DELIVERY_LEASE_MS = 45_000;
 
 /** An endpoint whose deliveries have all failed for this long is disabled (API.md §14). */
 export const DISABLE_AFTER_MS = 5 * 86_400_000;
@@ -138,7 +138,7 @@ export class WebhookDeliverer {
     const share = shareOf(stored);
     // Looking again after a park: out of the wait list first (a wake may have taken it already).
     if (m.parked !== undefined && share) await deliveries.unpark(share.principal, m.parked);
-    const take = () => deliveries.takeSlot(d.endpoint_id, messageId, now, LEASE_MS, MAX_IN_FLIGHT, share);
+    const take = () => deliveries.takeSlot(d.endpoint_id, messageId, now, DELIVERY_LEASE_MS, MAX_IN_FLIGHT, share);
     let slot = why === undefined ? await take() : undefined;
     if (why === undefined && slot === undefined && share) {
       // Its starter holds its share of the per-run lane (or its endpoint its slots): parked
@@ -172,11 +172,13 @@ export class WebhookDeliverer {
     }
     let settlement: Settlement;
     try {
-      if (!(await deliveries.claim(d, messageId, now, LEASE_MS))) {
+      if (!(await deliveries.claim(d, messageId, now, DELIVERY_LEASE_MS))) {
         // Another message holds this attempt. Should its worker have died (a killed local
         // platform, whose queue forgets), this one takes it over once the lease is out; if
         // that other one makes it, this one is stale by then and dropped.
-        await queue.send([{ message: m, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.ceil(LEASE_MS / 1000) + 1) }]);
+        await queue.send([
+          { message: m, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.ceil(DELIVERY_LEASE_MS / 1000) + 1) },
+        ]);
         return undefined;
       }
       if (why !== undefined || !stored) {

@@ -7,7 +7,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally, isConditionFailed } from '../../shared/aws/errors.js';
 import { listAll, listAttributes, withoutListAttributes } from '../../shared/aws/listing.js';
-import { queryAll, type Page } from '../../shared/aws/pagination.js';
+import { queryAll } from '../../shared/aws/pagination.js';
+import { type Page } from '../../shared/page.js';
 import { STAMP_ATTRIBUTES, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { Sealed } from '../../shared/secrets.js';

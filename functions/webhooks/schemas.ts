@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
 import { DOMAIN_EVENT_TYPES } from '../../shared/events/types.js';
-import { PageQuery } from '../../shared/http/params.js';
+import { PageQuery } from '../../shared/params.js';
 import { pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
-import { webhookUrl } from '../../shared/http/webhook-url.js';
+import { webhookUrl } from '../../shared/webhook-url.js';
 
 /** The kinds of endpoint: the API's (POST /api/webhooks), and crew runs' own (E2 `webhook_url`). */
 export const ENDPOINT_KINDS = ['admin', 'run'] as const;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../shared/auth/caller.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { Conflict, Invalid, NotFound, valueError } from '../../shared/errors.js';
 import { type Change, type DomainEvent, envelope, envelopeType } from '../../shared/events/types.js';
 import type { SecretBox } from '../../shared/secrets.js';

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally, isConditionFailed } from '../aws/errors.js';
 import { listAll, listAttributes, listOwned, withoutListAttributes } from '../aws/listing.js';
-import type { Page } from '../aws/pagination.js';
+import type { Page } from '../page.js';
 import { stampNew, stampUpdate, unstamped } from '../events/stamp.js';
 import type { Change } from '../events/types.js';
 

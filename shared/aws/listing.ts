@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { decodeCursor, queryPage, type Page } from './pagination.js';
+import { decodeCursor, queryPage } from './pagination.js';
+import { type Page } from '../page.js';
 
 /**
  * Listing support for tables with the `by_created` index (see infra/tables.ts): the

@@ -1,5 +1,6 @@
 import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { Invalid, valueError } from '../errors.js';
+import type { Page } from '../page.js';
 
 /** Opaque list cursors: the DynamoDB `LastEvaluatedKey`, base64url-encoded JSON. */
 export function encodeCursor(key: Record<string, unknown> | undefined): string | undefined {
@@ -31,12 +32,6 @@ export function decodeCursor(
     // fall through: any undecodable cursor is the caller's mistake
   }
   throw new InvalidCursor(cursor);
-}
-
-export interface Page<T> {
-  items: T[];
-  /** Only when more items remain (never after a page that happens to be exactly full). */
-  nextCursor: string | undefined;
 }
 
 /**

@@ -244,7 +244,7 @@ export interface DocumentInfo {
 }
 
 /** The one document of every group's endpoints, paths sorted, components by name. */
-export function openApiDocument(info: DocumentInfo, apps: readonly ServiceApp[]) {
+export function documentOf(info: DocumentInfo, apps: readonly ServiceApp[]) {
   const set = new SchemaSet();
   const paths = new Map<string, Map<string, Json>>();
   const add = (path: string, method: string, op: Json) => {

@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { RequestAuthenticator } from '../auth/authenticator.js';
 import { type Caller, credentialOf, type Role } from '../auth/caller.js';
-import type { Page } from '../aws/pagination.js';
+import type { Page } from '../page.js';
 import { logger } from '../logger.js';
 import { Forbidden, NotFound, Unavailable } from '../errors.js';
 import { errorAnswer, MethodNotAllowed, sdkFailure } from './errors.js';

@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_WAIT_SECONDS } from '../../functions/crews/schemas.js';
+import { MAX_WAIT_SECONDS } from '../../functions/crews/runs/run-schemas.js';
 import {
   ACCESS_LOG_RETENTION_DAYS,
   DEAD_LETTER_HANDLER_RECEIVES,

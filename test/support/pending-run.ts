@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Step } from '../../functions/crews/schemas.js';
+import type { Step } from '../../functions/crews/templates/template-schemas.js';
 import { DynamoRunStore } from '../../functions/crews/runs/run-store.js';
 import type { EventsTable } from '../../shared/events/events-table.js';
 

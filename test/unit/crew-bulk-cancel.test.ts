@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_BULK_CANCEL } from '../../functions/crews/limits.js';
-import type { RunLogEntry } from '../../functions/crews/schemas.js';
+import type { RunLogEntry } from '../../functions/crews/runs/run-schemas.js';
 import { RunService } from '../../functions/crews/runs/run-service.js';
 import type { TemplateService } from '../../functions/crews/templates/template-service.js';
 import {

@@ -3,7 +3,7 @@ import { ApprovalService } from '../../functions/approvals/service.js';
 import { LocalScheduler } from '../../functions/crews/schedules/local-scheduler.js';
 import type { ScheduleItem, ScheduleStore } from '../../functions/crews/schedules/schedule-store.js';
 import { ScheduleService } from '../../functions/crews/schedules/schedule-service.js';
-import type { RunLogEntry } from '../../functions/crews/schemas.js';
+import type { RunLogEntry } from '../../functions/crews/runs/run-schemas.js';
 import { type ScheduledRun } from '../../functions/crews/runs/run-service.js';
 import { RunService } from '../../functions/crews/runs/run-service.js';
 import type { TemplateService } from '../../functions/crews/templates/template-service.js';

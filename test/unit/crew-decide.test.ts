@@ -11,7 +11,8 @@ import {
   timeoutOf,
   timerSpent,
 } from '../../functions/crews/worker/decide.js';
-import type { RunLogEntry, RunLogEntryType, Step } from '../../functions/crews/schemas.js';
+import type { RunLogEntry, RunLogEntryType } from '../../functions/crews/runs/run-schemas.js';
+import type { Step } from '../../functions/crews/templates/template-schemas.js';
 import type { StepOutcome } from '../../functions/crews/worker/steps.js';
 import type { RunItem } from '../../functions/crews/runs/run-store.js';
 import { type RenderContext, render } from '../../functions/crews/templates/templating.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RunLogService } from '../../functions/crews/runs/run-log-service.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, notifyingAppends } from '../../functions/crews/runs/signals.js';
-import type { RunLogEntry } from '../../functions/crews/schemas.js';
+import type { RunLogEntry } from '../../functions/crews/runs/run-schemas.js';
 import type { RunItem, RunStore } from '../../functions/crews/runs/run-store.js';
 import { WaitingPolls } from '../../functions/crews/runs/waiting-polls.js';
 import type { Caller } from '../../shared/auth/caller.js';

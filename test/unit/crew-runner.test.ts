@@ -3,14 +3,15 @@ import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import {
   CANCEL_CHECK_MS,
   CrewRunner,
-  LEASE_MS,
+  RUN_LEASE_MS,
   type RunnerStore,
   type RunTimer,
   type RunWake,
   type StepRunner,
   type StepTimer,
 } from '../../functions/crews/worker/runner.js';
-import type { RunLogEntry, Step } from '../../functions/crews/schemas.js';
+import type { RunLogEntry } from '../../functions/crews/runs/run-schemas.js';
+import type { Step } from '../../functions/crews/templates/template-schemas.js';
 import { InProcessRunSignals } from '../../functions/crews/runs/signals.js';
 import type { StepOutcome } from '../../functions/crews/worker/steps.js';
 import { StepExecutor } from '../../functions/crews/worker/steps.js';
@@ -249,8 +250,8 @@ describe('CrewRunner: one executor at a time', () => {
     expect(steps.counts).toEqual({ call: 1 });
     expect(armed).toHaveLength(1);
     expect(armed[0]).toMatchObject({ id: ID, timer: undefined });
-    expect(armed[0]!.delaySeconds).toBeGreaterThanOrEqual(LEASE_MS / 1000 - 1);
-    expect(armed[0]!.delaySeconds).toBeLessThanOrEqual(LEASE_MS / 1000 + 1);
+    expect(armed[0]!.delaySeconds).toBeGreaterThanOrEqual(RUN_LEASE_MS / 1000 - 1);
+    expect(armed[0]!.delaySeconds).toBeLessThanOrEqual(RUN_LEASE_MS / 1000 + 1);
 
     steps.finish();
     expect(await first).toBe('done');
@@ -306,7 +307,7 @@ describe('CrewRunner: one executor at a time', () => {
     // renewed after a third of the lease (about every 10 s), read at the other checks
     expect(checks.renew).toBe(2);
     expect(checks.get + checks.renew).toBe(25);
-    expect(store.run.lease_until).toBeGreaterThan(Date.now() + LEASE_MS / 2);
+    expect(store.run.lease_until).toBeGreaterThan(Date.now() + RUN_LEASE_MS / 2);
 
     expect(await runner.process(ID)).toBe('done');
     expect(steps.counts).toEqual({ call: 1 });
@@ -371,7 +372,7 @@ describe('CrewRunner: approval timers', () => {
     const runner = new CrewRunner(store, steps.runner, undefined, timers);
 
     // held by the delivery running `call`, and after that delivery died: nothing either way
-    store.holdFor('holder', Date.now() + LEASE_MS);
+    store.holdFor('holder', Date.now() + RUN_LEASE_MS);
     expect(await runner.process(ID, undefined, timer)).toBe('done');
     store.holdFor('holder', Date.now() - 1);
     expect(await runner.process(ID, undefined, timer)).toBe('done');
@@ -494,7 +495,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
 
   it('a free slot goes to no run while an older one waits in line (oldest first), which the run then follows', async () => {
     const store = limited([call], 2);
-    store.slotItems.set(KEY, { holders: { running: Date.now() + LEASE_MS }, version: 3 });
+    store.slotItems.set(KEY, { holders: { running: Date.now() + RUN_LEASE_MS }, version: 3 });
     store.ahead = ['older'];
     const { timers, armed } = recordingTimers();
     const runner = new CrewRunner(store, heldSteps().runner, undefined, timers);

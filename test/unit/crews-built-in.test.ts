@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import { BUILT_IN_TEMPLATES } from '../../functions/crews/templates/built-in-templates.js';
-import { TemplateRequest } from '../../functions/crews/schemas.js';
+import { TemplateRequest } from '../../functions/crews/templates/template-schemas.js';
 import { declarationIssues, resolveValues } from '../../functions/crews/templates/declaration.js';
 import { StepExecutor, type StepOutcome } from '../../functions/crews/worker/steps.js';
 

@@ -6,7 +6,7 @@ import { isForbiddenAddress } from '../../shared/adapters/address-guard.js';
 import { type HttpRequester, OutboundHttp } from '../../shared/adapters/outbound-http.js';
 import { Invalid, type ValidationIssue } from '../../shared/errors.js';
 import type { ChatModel } from '../../shared/ports/llm.js';
-import { type Step, TemplateRequest, type Variable } from '../../functions/crews/schemas.js';
+import { type Step, TemplateRequest, type Variable } from '../../functions/crews/templates/template-schemas.js';
 import { declarationIssues, resolveValues } from '../../functions/crews/templates/declaration.js';
 import {
   boundOutputs,

@@ -7,7 +7,7 @@ import type {
   ShareItem,
   StoredShare,
 } from '../../functions/data-shares/store.js';
-import type { Page } from '../../shared/aws/pagination.js';
+import type { Page } from '../../shared/page.js';
 import { ManualClock } from '../../shared/clock.js';
 import { Conflict, Forbidden, NotFound, Unavailable } from '../../shared/errors.js';
 import type { Change } from '../../shared/events/types.js';

@@ -202,7 +202,6 @@ describe('the publisher', () => {
       },
     };
   }
-
 });
 
 describe('the dispatcher', () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { KeyService } from '../../functions/dataproduct/service.js';
+import { KeyService } from '../../functions/dataproduct/key-service.js';
 import type { DataProductRecord } from '../../functions/dataproduct/store.js';
 import { BOOTSTRAP_ADMIN_PSK_ID } from '../../shared/auth/bootstrap.js';
 import { BOOTSTRAP_PRINCIPAL, type Caller, type CallerKey } from '../../shared/auth/caller.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMetastoreApp } from '../../functions/metastore/app.js';
-import { type MetastoreCatalog, MetastoreService } from '../../functions/metastore/service.js';
+import { type AnnotationCatalog, MetadataCatalogService } from '../../functions/metastore/metadata-catalog-service.js';
+import { MetastoreService, type TableCatalog } from '../../functions/metastore/service.js';
 import type { RequestAuthenticator } from '../../shared/auth/authenticator.js';
 import type { Metastore } from '../../shared/ports/metastore.js';
 
@@ -38,7 +39,7 @@ describe('table registration with an external metastore', () => {
       dropTable: unused,
       alterTable: unused,
     };
-    const catalog: MetastoreCatalog = {
+    const catalog: AnnotationCatalog & TableCatalog = {
       getDomain: async () => undefined,
       annotate: async () => undefined,
       checkAnnotation: unused,
@@ -55,9 +56,11 @@ describe('table registration with an external metastore', () => {
       listGlossaryTerms: unused,
       listTags: unused,
     };
+    const metastore = new MetastoreService(trinoLike, catalog);
     const app = createMetastoreApp({
       authenticator: admin,
-      service: new MetastoreService(trinoLike, catalog, {
+      metastore,
+      metadataCatalog: new MetadataCatalogService(catalog, metastore, {
         pendingDocumentIds: async () => [],
         attachPendingDocuments: async () => [],
       }),

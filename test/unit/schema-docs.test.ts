@@ -5,7 +5,7 @@ vi.hoisted(() => {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 });
 
-import { EXAMPLE_TEMPLATE, TemplateRequest } from '../../functions/crews/schemas.js';
+import { EXAMPLE_TEMPLATE, TemplateRequest } from '../../functions/crews/templates/template-schemas.js';
 import { declarationIssues, resolveValues } from '../../functions/crews/templates/declaration.js';
 import { references, render } from '../../functions/crews/templates/templating.js';
 import { generatedDocument } from '../../functions/platform/generate-openapi.js';

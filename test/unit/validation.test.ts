@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import type { ValidationIssue } from '../../shared/errors.js';
 import { laxBool, laxFloat, laxInt } from '../../shared/pydantic/lax.js';
-import { boolParam, integer, intParam, PageQuery } from '../../shared/http/params.js';
+import { boolParam, integer, intParam, PageQuery } from '../../shared/params.js';
 import { slug } from '../../shared/http/schemas.js';
 import { pydanticIssue, type Source, toValidationIssues } from '../../shared/pydantic/issues.js';
 import { jsonInvalid } from '../../shared/pydantic/json-body.js';

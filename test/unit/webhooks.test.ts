@@ -14,7 +14,7 @@ import {
   type DelivererDeps,
   DISABLE_AFTER_MS,
   LANE_CONSUMERS,
-  LEASE_MS,
+  DELIVERY_LEASE_MS,
   MAX_IN_FLIGHT,
   PRINCIPAL_SHARE,
   WebhookDeliverer,
@@ -178,7 +178,7 @@ function world(
         if (!share || !shareHolders.delete(holder)) return undefined;
         // The entries left, each live: one endpoint's slot 0 per holder.
         return Object.fromEntries(
-          [...shareHolders].map((h) => [`run-${h}#0`, { holder: h, until: clock.now() + LEASE_MS }]),
+          [...shareHolders].map((h) => [`run-${h}#0`, { holder: h, until: clock.now() + DELIVERY_LEASE_MS }]),
         ) as ShareEntries;
       },
       park: async (_principal, message, _now, keep) => {
@@ -236,12 +236,12 @@ function world(
 
 describe('the webhook delivery worker', () => {
   it('sends again, after the lease, a message whose attempt another one holds (its worker may have died)', async () => {
-    const w = world({ leasedUntil: T0 + LEASE_MS });
+    const w = world({ leasedUntil: T0 + DELIVERY_LEASE_MS });
     await w.deliverer.handle(w.message(0), 'after-restart');
     expect(w.posts).toEqual([]);
-    expect(w.sent).toEqual([{ message: w.message(0), delaySeconds: LEASE_MS / 1000 + 1 }]);
+    expect(w.sent).toEqual([{ message: w.message(0), delaySeconds: DELIVERY_LEASE_MS / 1000 + 1 }]);
     // Once the lease is out, the message makes the attempt nobody made.
-    await w.at(T0 + LEASE_MS + 1000);
+    await w.at(T0 + DELIVERY_LEASE_MS + 1000);
     await w.deliverer.handle(w.sent[0]!.message, 'after-restart');
     expect(w.posts).toHaveLength(1);
     expect(w.delivery()).toMatchObject({ status: 'succeeded', attempts: 1 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CrewTemplate, TemplateRequest } from '../schemas.js';
+import type { CrewTemplate, TemplateRequest } from '../templates/template-schemas.js';
 import type { RunItem } from './run-store.js';
 import { render } from '../templates/templating.js';
 

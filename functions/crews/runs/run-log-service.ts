@@ -1,7 +1,7 @@
 import type { Caller } from '../../../shared/auth/caller.js';
 import { type Clock, systemClock } from '../../../shared/clock.js';
 import { fittingPage } from '../limits.js';
-import type { RunLogEntry } from '../schemas.js';
+import type { RunLogEntry } from './run-schemas.js';
 import { readableRun } from './run-access.js';
 import { FINISHED_STATUSES, type RunStore } from './run-store.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';

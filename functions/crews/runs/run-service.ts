@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Caller, isAdmin, isPrincipal } from '../../../shared/auth/caller.js';
-import type { Page } from '../../../shared/aws/pagination.js';
+import type { Page } from '../../../shared/page.js';
 import { type Clock, systemClock } from '../../../shared/clock.js';
 import { mapLimit } from '../../../shared/concurrency.js';
 import { canonicalJson } from '../../../shared/crypto.js';
@@ -17,7 +17,8 @@ import { logger } from '../../../shared/logger.js';
 import { redactUrl } from '../../../shared/redact.js';
 import { runChange, runRetried } from '../events.js';
 import { capText, MAX_BULK_CANCEL, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from '../limits.js';
-import type { BulkCancelRequest, BulkCancelResult, CrewRun, CrewTemplate, RunLogEntry } from '../schemas.js';
+import type { BulkCancelRequest, BulkCancelResult, CrewRun, RunLogEntry } from './run-schemas.js';
+import type { CrewTemplate } from '../templates/template-schemas.js';
 import { rerunValues, resolveValues } from '../templates/declaration.js';
 import type { TemplateService } from '../templates/template-service.js';
 import { ownRun, readableRun } from './run-access.js';
@@ -312,7 +313,7 @@ export class RunService {
   private async cancelAt(run: RunItem, reason: string | undefined, caller: Caller): Promise<RunItem | undefined> {
     const at = this.clock.iso();
     const update = { status: 'cancelled' as const, finished_at: at };
-    const event: RunLogEntry = {
+    const entry: RunLogEntry = {
       index: run.event_count,
       correlation_id: run.correlation_id,
       type: 'run.cancelled',
@@ -320,7 +321,7 @@ export class RunService {
       message: capText(`Run cancelled by ${caller.name}${reason ? `: ${reason}` : ''}`, MAX_MESSAGE_BYTES),
       data: { by: caller.name, reason: reason ?? null },
     };
-    return (await this.runs.append(run, event, update, runChange('cancelled', at, caller.name)))
+    return (await this.runs.append(run, entry, update, runChange('cancelled', at, caller.name)))
       ? { ...run, ...update, event_count: run.event_count + 1 }
       : undefined;
   }
@@ -374,7 +375,7 @@ export class RunService {
         throw new Conflict(`Crew run ${correlationId} is ${run.status}: only a failed or cancelled run can be retried`);
       const at = this.clock.iso();
       const update = { status: 'pending' as const, finished_at: null, error: null, current_step: null };
-      const event: RunLogEntry = {
+      const entry: RunLogEntry = {
         index: run.event_count,
         correlation_id: run.correlation_id,
         type: 'run.retried',
@@ -385,7 +386,7 @@ export class RunService {
         ),
         data: { by: caller.name, previous_status: run.status },
       };
-      if (await this.runs.append(run, event, update, runRetried(at, caller.name))) {
+      if (await this.runs.append(run, entry, update, runRetried(at, caller.name))) {
         await this.queueOrFail(run, run.event_count + 1);
         return toRun({ ...run, ...update, event_count: run.event_count + 1 });
       }
@@ -457,10 +458,10 @@ export class RunService {
         `Crew run ${correlationId} was stored before runs kept their variables and its template is gone: its values cannot be checked, so it can be rerun only with the values it had`,
       );
     const before = old.steps.slice(0, from);
-    const events = before.length > 0 ? await this.runs.allLogEntries(correlationId) : [];
+    const entries = before.length > 0 ? await this.runs.allLogEntries(correlationId) : [];
     const reused = before.map((step) => {
       // The first outcome counts, as for the runner (a retried run keeps its completed steps).
-      const done = events.find((e) => e.type === 'step.completed' && e.step_id === step.id);
+      const done = entries.find((e) => e.type === 'step.completed' && e.step_id === step.id);
       if (!done)
         throw new Conflict(
           `Step ${step.id} never completed in crew run ${correlationId}: rerun from step ${step.id} or an earlier one`,
@@ -546,7 +547,7 @@ export class RunService {
         throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
       const at = this.clock.iso();
       const notes = decision.notes ?? null;
-      const event = (
+      const entry = (
         offset: number,
         fields: Omit<RunLogEntry, 'index' | 'correlation_id' | 'timestamp'>,
       ): RunLogEntry => ({
@@ -562,7 +563,7 @@ export class RunService {
           completed_steps: (run.completed_steps ?? 0) + 1,
           current_step: null,
         };
-        const approved = event(0, {
+        const approved = entry(0, {
           type: 'step.completed',
           step_id: stepId,
           message: `Step ${stepId} approved by ${caller.name}`,
@@ -576,13 +577,13 @@ export class RunService {
         const error = capText(`rejected by ${caller.name}${notes ? `: ${notes}` : ''}`, MAX_ERROR_BYTES);
         const update = { status: 'failed' as const, finished_at: at, error };
         const rejected = [
-          event(0, {
+          entry(0, {
             type: 'step.failed',
             step_id: stepId,
             message: `Step ${stepId} failed: ${error}`,
             data: { error },
           }),
-          event(1, { type: 'run.failed', message: `Run failed at step ${stepId}`, data: { error } }),
+          entry(1, { type: 'run.failed', message: `Run failed at step ${stepId}`, data: { error } }),
         ];
         if (await this.runs.append(run, rejected, update, runChange('failed', at, caller.name)))
           return toRun({ ...run, ...update, event_count: run.event_count + 2 });

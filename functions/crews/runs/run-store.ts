@@ -11,17 +11,13 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { conditionally, isConditionFailed } from '../../../shared/aws/errors.js';
 import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../../shared/aws/listing.js';
-import {
-  decodeCursor,
-  encodeCursor,
-  type Page,
-  type PositionedPage,
-  queryPage,
-} from '../../../shared/aws/pagination.js';
+import { decodeCursor, encodeCursor, type PositionedPage, queryPage } from '../../../shared/aws/pagination.js';
+import { type Page } from '../../../shared/page.js';
 import { outboxEvent, eventPut, type EventsTable } from '../../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../../shared/events/stamp.js';
 import type { Change } from '../../../shared/events/types.js';
-import type { RunLogEntry, CrewRun, CrewTemplate, RunStatus, Step, Variable } from '../schemas.js';
+import type { RunLogEntry, CrewRun, RunStatus } from './run-schemas.js';
+import type { CrewTemplate, Step, Variable } from '../templates/template-schemas.js';
 
 /*
  * Free-form JSON (variable defaults, run values, event data) is stored as JSON text, so
@@ -83,8 +79,8 @@ function runItem(run: RunItem): Record<string, unknown> {
 }
 
 /** A run log entry's item; it says whether its run has its own webhook (the dispatcher skips those that have none). */
-function eventItem(event: RunLogEntry, run: Pick<RunItem, 'expires_at' | 'run_webhook'>): Record<string, unknown> {
-  const { data, ...rest } = event;
+function logEntryItem(entry: RunLogEntry, run: Pick<RunItem, 'expires_at' | 'run_webhook'>): Record<string, unknown> {
+  const { data, ...rest } = entry;
   return {
     ...rest,
     ...(data !== undefined ? { data_json: json(data) } : {}),
@@ -120,8 +116,8 @@ export interface EarlierChange {
 
 /** An E13 event as GET /api/events answers it, from its stored item. */
 export function toRunLogEntry(item: Record<string, unknown>): RunLogEntry {
-  const { expires_at: _ttl, run_webhook: _hook, data_json, ...event } = item;
-  return (data_json === undefined ? event : { ...event, data: parsed(data_json) }) as RunLogEntry;
+  const { expires_at: _ttl, run_webhook: _hook, data_json, ...entry } = item;
+  return (data_json === undefined ? entry : { ...entry, data: parsed(data_json) }) as RunLogEntry;
 }
 
 /** A run as stored: its public record plus the steps it executes (a snapshot). */
@@ -495,7 +491,7 @@ export class DynamoRunStore implements RunStore {
           ...entries.map((entry) => ({
             Put: {
               TableName: this.runLogTable,
-              Item: eventItem(entry, stored),
+              Item: logEntryItem(entry, stored),
               ConditionExpression: 'attribute_not_exists(correlation_id)',
             },
           })),
@@ -680,13 +676,13 @@ export class DynamoRunStore implements RunStore {
     lease?: LeaseWrite,
     earlier: readonly EarlierChange[] = [],
   ): Promise<boolean> {
-    const events = Array.isArray(written) ? written : [written as RunLogEntry];
-    const first = events[0];
+    const entries = Array.isArray(written) ? written : [written as RunLogEntry];
+    const first = entries[0];
     if (!first) throw new Error('nothing to append');
-    events.forEach((e, i) => {
-      if (e.index !== first.index + i) throw new Error(`events to append are not consecutive at index ${e.index}`);
+    entries.forEach((e, i) => {
+      if (e.index !== first.index + i) throw new Error(`entries to append are not consecutive at index ${e.index}`);
     });
-    const next = first.index + events.length;
+    const next = first.index + entries.length;
     const changes = [
       ...earlier.map((e) => ({ change: e.change, after: runAfter(run, e.update, e.eventCount) })),
       ...(change ? [{ change, after: runAfter(run, update, next) }] : []),
@@ -752,10 +748,10 @@ export class DynamoRunStore implements RunStore {
       await this.db.send(
         new TransactWriteCommand({
           TransactItems: [
-            ...events.map((event) => ({
+            ...entries.map((entry) => ({
               Put: {
                 TableName: this.runLogTable,
-                Item: eventItem(event, run),
+                Item: logEntryItem(entry, run),
                 ConditionExpression: 'attribute_not_exists(correlation_id)',
               },
             })),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../../shared/auth/caller.js';
 import { type Clock, systemClock } from '../../../shared/clock.js';
-import type { Page } from '../../../shared/aws/pagination.js';
+import type { Page } from '../../../shared/page.js';
 import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '../../../shared/errors.js';
 import type { Change, DomainEventType } from '../../../shared/events/types.js';
 import { logger } from '../../../shared/logger.js';
@@ -15,7 +15,8 @@ import {
   type ScheduleUpdate,
   toCrewSchedule,
 } from './schedule-store.js';
-import type { CrewRun, CrewSchedule, SchedulePatch, ScheduleRequest } from '../schemas.js';
+import type { CrewRun } from '../runs/run-schemas.js';
+import type { CrewSchedule, SchedulePatch, ScheduleRequest } from './schedule-schemas.js';
 import type { RunService } from '../runs/run-service.js';
 import { FINISHED_STATUSES, type RunStore, toRun } from '../runs/run-store.js';
 import { type TemplateStore } from '../templates/template-store.js';

@@ -8,11 +8,12 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { conditionally } from '../../../shared/aws/errors.js';
 import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../../shared/aws/listing.js';
-import { decodeCursor, type Page, queryPage } from '../../../shared/aws/pagination.js';
+import { decodeCursor, queryPage } from '../../../shared/aws/pagination.js';
+import { type Page } from '../../../shared/page.js';
 import { eventPut, type EventsTable, outboxEvent } from '../../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../../shared/events/stamp.js';
 import type { Change } from '../../../shared/events/types.js';
-import type { CrewSchedule } from '../schemas.js';
+import type { CrewSchedule } from './schedule-schemas.js';
 import { type ExtraWrite, type RunItem, storedRun } from '../runs/run-store.js';
 
 /*

@@ -1,4 +1,4 @@
-import type { TemplateRequest } from '../schemas.js';
+import type { TemplateRequest } from './template-schemas.js';
 
 /**
  * The crew templates the service ships (API.md §17), named like the crew types the NX1 SDK's

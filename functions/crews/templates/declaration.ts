@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { Invalid, missingField, type ValidationIssue, valueError } from '../../../shared/errors.js';
 import { laxCoerce } from '../../../shared/pydantic/lax.js';
-import type { Step, TemplateRequest, Variable, VariableType } from '../schemas.js';
+import type { Step, TemplateRequest, Variable, VariableType } from './template-schemas.js';
 import { references } from './templating.js';
 
 /*

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Caller } from '../../../shared/auth/caller.js';
-import type { Page } from '../../../shared/aws/pagination.js';
+import type { Page } from '../../../shared/page.js';
 import { type Clock, systemClock } from '../../../shared/clock.js';
 import { Conflict, Invalid, NotFound } from '../../../shared/errors.js';
 import { logger } from '../../../shared/logger.js';
 import { templateLimits, withoutLimits } from '../runs/run-limits.js';
-import type { CrewTemplate, TemplateRequest } from '../schemas.js';
+import type { CrewTemplate, TemplateRequest } from './template-schemas.js';
 import { BUILT_IN_AUTHOR, BUILT_IN_TEMPLATES } from './built-in-templates.js';
 import { declarationIssues } from './declaration.js';
 import type { TemplateStore } from './template-store.js';

@@ -11,17 +11,13 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { conditionally, isConditionFailed } from '../../../shared/aws/errors.js';
 import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../../shared/aws/listing.js';
-import {
-  decodeCursor,
-  encodeCursor,
-  type Page,
-  type PositionedPage,
-  queryPage,
-} from '../../../shared/aws/pagination.js';
+import { decodeCursor, encodeCursor, type PositionedPage, queryPage } from '../../../shared/aws/pagination.js';
+import { type Page } from '../../../shared/page.js';
 import { outboxEvent, eventPut, type EventsTable } from '../../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../../shared/events/stamp.js';
 import type { Change } from '../../../shared/events/types.js';
-import type { RunLogEntry, CrewRun, CrewTemplate, RunStatus, Step, Variable } from '../schemas.js';
+import type { RunLogEntry, CrewRun, RunStatus } from '../runs/run-schemas.js';
+import type { CrewTemplate, Step, Variable } from './template-schemas.js';
 
 const LIST_PK = 'template';
 

@@ -1,7 +1,8 @@
 import type { Change } from '../../../shared/events/types.js';
 import { runChange } from '../events.js';
 import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from '../limits.js';
-import type { RunLogEntry, RunLogEntryType, Step } from '../schemas.js';
+import type { RunLogEntry, RunLogEntryType } from '../runs/run-schemas.js';
+import type { Step } from '../templates/template-schemas.js';
 import type { StepOutcome } from './steps.js';
 import type { RunItem, RunUpdate } from '../runs/run-store.js';
 import { type RenderContext, render } from '../templates/templating.js';

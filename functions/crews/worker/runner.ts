@@ -12,7 +12,7 @@ import {
   type StepTimer,
   timerSpent,
 } from './decide.js';
-import type { RunLogEntry } from '../schemas.js';
+import type { RunLogEntry } from '../runs/run-schemas.js';
 import type { StepOutcome } from './steps.js';
 import {
   type EarlierChange,
@@ -43,7 +43,7 @@ export const CANCEL_CHECK_MS = 1_000;
  * (about every 10 s), so two renewals may be late before another delivery may take over;
  * a run whose worker died is taken over at most this long after its last renewal.
  */
-export const LEASE_MS = 30_000;
+export const RUN_LEASE_MS = 30_000;
 
 /** Another delivery of the same run wrote the index first; progress is re-read. */
 class IndexTaken extends Error {}
@@ -163,7 +163,7 @@ const MAX_RESUMES = 20;
  * one stopped, and never writes an event twice or skips an index.
  *
  * One delivery executes a run at a time: each write of the runner takes or renews a lease
- * on the run (LEASE_MS), no step with I/O runs without it, and the last write of a
+ * on the run (RUN_LEASE_MS), no step with I/O runs without it, and the last write of a
  * delivery lets it go. A delivery that finds the lease held by another comes back when it
  * would lapse (a living holder renews it; a dead one's is then taken over), so no message
  * is lost and no step runs twice at once.
@@ -249,10 +249,10 @@ export class CrewRunner {
           return 'done';
         }
         // A run just queued has only its `run.queued` (nothing in it the worker needs): no Query.
-        const events = run.event_count <= 1 ? [] : await this.runs.allLogEntries(correlationId);
-        if (timer && attempt === 0 && timerSpent(currentAttempt(events), timer)) return spent(correlationId, timer);
+        const entries = run.event_count <= 1 ? [] : await this.runs.allLogEntries(correlationId);
+        if (timer && attempt === 0 && timerSpent(currentAttempt(entries), timer)) return spent(correlationId, timer);
         try {
-          await this.advance(run, events, deadline, lease, slot, slotWake);
+          await this.advance(run, entries, deadline, lease, slot, slotWake);
           return 'done';
         } catch (err) {
           if (err instanceof OutOfTime) return 'continue-later';
@@ -319,7 +319,7 @@ export class CrewRunner {
             taken: false,
             // A holder renews its lease, a dead one's lapses: try again then. Behind older
             // runs only, the last of them to start lets a slot go and sends this run a message.
-            retryAt: full ? Math.min(...live.map(([, until]) => until)) : now + LEASE_MS,
+            retryAt: full ? Math.min(...live.map(([, until]) => until)) : now + RUN_LEASE_MS,
             position: async () =>
               ahead.length < limit.max
                 ? waiting.length + 1
@@ -329,7 +329,7 @@ export class CrewRunner {
         const lapsed = others.filter(([, until]) => until <= now).map(([id]) => id);
         when = { as: seen, dropping: lapsed.slice(0, MAX_DROPPED) };
       }
-      const until = now + LEASE_MS;
+      const until = now + RUN_LEASE_MS;
       const expiresAt = Math.max(run.expires_at, Math.ceil(until / 1000) + 86_400);
       const out = await this.runs.takeSlot(limit.key, run.correlation_id, until, expiresAt, when);
       if (out.taken) {
@@ -399,7 +399,7 @@ export class CrewRunner {
   /** Takes the lease before a step with I/O when no write took it (a started step resumed). */
   private async hold(run: RunItem, eventCount: number, lease: Lease): Promise<void> {
     const now = this.clock.now();
-    const until = now + LEASE_MS;
+    const until = now + RUN_LEASE_MS;
     lease.held = true;
     if (!(await this.runs.takeLease(run.correlation_id, { owner: lease.owner, now, until }, eventCount))) {
       lease.held = false;
@@ -432,8 +432,8 @@ export class CrewRunner {
   private async ensureSlot(run: RunItem, slot: SlotHold): Promise<SlotAnswer> {
     const limit = run.limit!;
     if (slot.taken) {
-      if (slot.until - this.clock.now() >= (LEASE_MS * 2) / 3) return { taken: true };
-      const until = this.clock.now() + LEASE_MS;
+      if (slot.until - this.clock.now() >= (RUN_LEASE_MS * 2) / 3) return { taken: true };
+      const until = this.clock.now() + RUN_LEASE_MS;
       if (await this.runs.renewSlot(limit.key, run.correlation_id, until)) {
         slot.until = until;
         return { taken: true };
@@ -484,7 +484,7 @@ export class CrewRunner {
     const flush = async (release = false) => {
       if (pending.length === 0) return;
       const now = this.clock.now();
-      const until = release ? null : now + LEASE_MS;
+      const until = release ? null : now + RUN_LEASE_MS;
       const held = lease.held;
       lease.held = true;
       const ok = await this.runs.append(
@@ -631,8 +631,8 @@ export class CrewRunner {
         }
         try {
           let run: RunItem | undefined;
-          if (lease.until - this.clock.now() < (LEASE_MS * 2) / 3) {
-            const until = this.clock.now() + LEASE_MS;
+          if (lease.until - this.clock.now() < (RUN_LEASE_MS * 2) / 3) {
+            const until = this.clock.now() + RUN_LEASE_MS;
             const limit = slot.taken ? slot.limit : undefined;
             const [renewed, slotKept] = await Promise.all([
               this.runs.renewLease(correlationId, lease.owner, until),

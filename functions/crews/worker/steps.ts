@@ -3,7 +3,7 @@ import { type Clock, systemClock } from '../../../shared/clock.js';
 import type { ChatModel } from '../../../shared/ports/llm.js';
 import { redactUrl, redactUrls } from '../../../shared/redact.js';
 import { capJson, capText, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from '../limits.js';
-import type { Step } from '../schemas.js';
+import type { Step } from '../templates/template-schemas.js';
 import { type RenderContext, render } from '../templates/templating.js';
 
 export type StepOutcome = { ok: true; output: unknown } | { ok: false; error: string };

@@ -238,7 +238,7 @@ describe('crew runs across SIGKILL of the local platform (npm start)', () => {
     const cancelledWaiting = await lastIs(base, cancelledAfter, ['run.cancelled']);
     expect(kinds(cancelledWaiting).at(-2)).toEqual(['step.waiting', 'gate']);
 
-    // Taken over once the dead worker's lease lapsed (at most LEASE_MS): the wait runs again, once.
+    // Taken over once the dead worker's lease lapsed (at most RUN_LEASE_MS): the wait runs again, once.
     const completed = await lastIs(base, resumedToTheEnd, ['run.completed', 'run.failed'], 120_000);
     expect(kinds(completed)).toEqual([
       ['run.queued', null],

@@ -6,8 +6,9 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CrewRunner, LEASE_MS, type RunTimer, type StepRunner } from '../../../functions/crews/worker/runner.js';
-import type { RunLogEntry, Step } from '../../../functions/crews/schemas.js';
+import { CrewRunner, RUN_LEASE_MS, type RunTimer, type StepRunner } from '../../../functions/crews/worker/runner.js';
+import type { RunLogEntry } from '../../../functions/crews/runs/run-schemas.js';
+import type { Step } from '../../../functions/crews/templates/template-schemas.js';
 import { runChange } from '../../../functions/crews/events.js';
 import { MAX_EVENT_DATA_BYTES } from '../../../functions/crews/limits.js';
 import { jsonBytes } from '../../../shared/json.js';
@@ -331,7 +332,7 @@ describe('crew worker: duplicate deliveries', () => {
     expect(counts.pause).toBe(1);
     for (const back of cameBack.filter((c) => c.id === id)) {
       expect(back.delaySeconds).toBeGreaterThanOrEqual(1);
-      expect(back.delaySeconds).toBeLessThanOrEqual(LEASE_MS / 1000 + 1);
+      expect(back.delaySeconds).toBeLessThanOrEqual(RUN_LEASE_MS / 1000 + 1);
     }
   });
 
@@ -478,7 +479,7 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
     const id = await insertRun(chain, { x: 'X' });
     const run = (await store.get(id))!;
     const now = Date.now();
-    const until = now + LEASE_MS;
+    const until = now + RUN_LEASE_MS;
     const started: RunLogEntry = {
       index: 1,
       correlation_id: id,
@@ -508,10 +509,14 @@ describe('crew worker: one executor at a time (a lease on the run)', () => {
     // Lapsed by the writer's clock: another delivery's event write takes it over; its holder lost it.
     const later = until + 5_001;
     expect(
-      await store.append(run, started, startedUpdate, change, { owner: 'two', now: later, until: later + LEASE_MS }),
+      await store.append(run, started, startedUpdate, change, {
+        owner: 'two',
+        now: later,
+        until: later + RUN_LEASE_MS,
+      }),
     ).toBe(true);
-    expect((await store.get(id))!.lease).toEqual({ owner: 'two', until: later + LEASE_MS });
-    expect(await store.renewLease(id, 'one', later + LEASE_MS)).toBeUndefined();
+    expect((await store.get(id))!.lease).toEqual({ owner: 'two', until: later + RUN_LEASE_MS });
+    expect(await store.renewLease(id, 'one', later + RUN_LEASE_MS)).toBeUndefined();
     // Its holder lets it go: a run without a lease, which a delivery then finishes.
     await store.releaseLease(id, 'two');
     expect((await store.get(id))!.lease).toBeUndefined();

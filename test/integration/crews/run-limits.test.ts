@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { runChange } from '../../../functions/crews/events.js';
 import { limitKeyOf } from '../../../functions/crews/runs/run-limits.js';
 import { CrewRunner, type RunTimer, type StepRunner } from '../../../functions/crews/worker/runner.js';
-import type { Step } from '../../../functions/crews/schemas.js';
+import type { Step } from '../../../functions/crews/templates/template-schemas.js';
 import { DynamoRunStore, type RunItem } from '../../../functions/crews/runs/run-store.js';
 import { createWorkerHandler } from '../../../functions/crews/worker/worker.js';
 import { eventually, notYet } from '../../support/eventually.js';

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { pydanticIssue } from '../pydantic/issues.js';
-import { doc } from '../schema.js';
+import { pydanticIssue } from './pydantic/issues.js';
+import { doc } from './schema.js';
 
 /**
  * A webhook URL (API.md §14), as pydantic's HttpUrl reads one (`url_parsing`,

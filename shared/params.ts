@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { laxBool, laxInt, laxMessage } from '../pydantic/lax.js';
-import { doc } from '../schema.js';
-import { INT_TYPE_MESSAGE, pydanticIssue } from '../pydantic/issues.js';
+import { laxBool, laxInt, laxMessage } from './pydantic/lax.js';
+import { doc } from './schema.js';
+import { INT_TYPE_MESSAGE, pydanticIssue } from './pydantic/issues.js';
 
 /**
  * Schemas for path, query and header values, which arrive as strings. They parse the

@@ -1,0 +1,9 @@
+/**
+ * One page of a list (API.md §1 pagination): what services and stores hand each other,
+ * whatever the storage; shared/aws/pagination.ts makes them from DynamoDB Queries.
+ */
+export interface Page<T> {
+  items: T[];
+  /** Only when more items remain (never after a page that happens to be exactly full). */
+  nextCursor: string | undefined;
+}
