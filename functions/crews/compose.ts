@@ -12,6 +12,7 @@ import { CrewsSdk } from './sdk-service.js';
 import { TemplateService } from './templates/template-service.js';
 import { InProcessRunSignals, notifyingAppends } from './runs/signals.js';
 import { DynamoRunStore, type RunStore } from './runs/run-store.js';
+import { DynamoSlotStore } from './runs/slot-store.js';
 import { DynamoTemplateStore } from './templates/template-store.js';
 
 /*
@@ -52,6 +53,11 @@ export function runStore(runtime: Runtime, webhooksTable?: string): RunStore {
     ),
     runSignals(runtime),
   );
+}
+
+/** The slots of runs' concurrency limits (the runner's). */
+export function slotStore(runtime: Runtime): DynamoSlotStore {
+  return new DynamoSlotStore(runtime.db, runtime.tableName('crewRuns'));
 }
 
 /** The template service: with `builtInsOnFirstUse` on AWS, where the crews Lambda makes the built-in templates itself. */

@@ -6,12 +6,7 @@ import { MAX_BULK_CANCEL } from '../../functions/crews/limits.js';
 import type { RunLogEntry } from '../../functions/crews/runs/run-schemas.js';
 import { RunService } from '../../functions/crews/runs/run-service.js';
 import type { TemplateService } from '../../functions/crews/templates/template-service.js';
-import {
-  DynamoRunStore,
-  type OpenRunFilter,
-  type RunItem,
-  type RunStore,
-} from '../../functions/crews/runs/run-store.js';
+import { DynamoRunStore, type OpenRunFilter, type RunItem, type RunStore } from '../../functions/crews/runs/run-store.js';
 import type { Caller } from '../../shared/auth/caller.js';
 
 /**

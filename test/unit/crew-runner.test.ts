@@ -15,14 +15,8 @@ import type { Step } from '../../functions/crews/templates/template-schemas.js';
 import { InProcessRunSignals } from '../../functions/crews/runs/signals.js';
 import type { StepOutcome } from '../../functions/crews/worker/steps.js';
 import { StepExecutor } from '../../functions/crews/worker/steps.js';
-import type {
-  LeaseWrite,
-  RunItem,
-  RunUpdate,
-  SlotCondition,
-  SlotHolders,
-  Slots,
-} from '../../functions/crews/runs/run-store.js';
+import type { LeaseWrite, RunItem, RunUpdate } from '../../functions/crews/runs/run-store.js';
+import type { SlotCondition, SlotHolders, Slots, SlotStore } from '../../functions/crews/runs/slot-store.js';
 import { ManualClock } from '../../shared/clock.js';
 import { eventually } from '../support/eventually.js';
 
@@ -36,7 +30,7 @@ const ID = 'r'.repeat(36);
 
 type Stored = Omit<RunItem, 'lease'> & { lease_owner?: string; lease_until?: number };
 
-class MemoryRuns implements RunnerStore {
+class MemoryRuns implements RunnerStore, SlotStore {
   run: Stored;
   events: RunLogEntry[];
   readonly calls: Record<string, number> = {};
@@ -242,7 +236,7 @@ describe('CrewRunner: one executor at a time', () => {
     const store = new MemoryRuns([call]);
     const steps = heldSteps();
     const { timers, armed } = recordingTimers();
-    const runner = new CrewRunner(store, steps.runner, undefined, timers);
+    const runner = new CrewRunner(store, store, steps.runner, undefined, timers);
 
     const first = runner.process(ID);
     await eventually(() => steps.counts.call === 1, 5_000, 'the step called', 5);
@@ -272,7 +266,7 @@ describe('CrewRunner: one executor at a time', () => {
     Object.assign(store.run, { status: 'running', current_step: 'call' });
     const steps = heldSteps();
     const { timers, armed } = recordingTimers();
-    const runner = new CrewRunner(store, steps.runner, undefined, timers);
+    const runner = new CrewRunner(store, store, steps.runner, undefined, timers);
 
     // the holder died 20 s ago: its lease runs 10 s more
     store.holdFor('dead-worker', Date.now() + 10_000);
@@ -297,7 +291,7 @@ describe('CrewRunner: one executor at a time', () => {
     const store = new MemoryRuns([call]);
     const steps = heldSteps();
     const { timers, armed } = recordingTimers();
-    const runner = new CrewRunner(store, steps.runner, undefined, timers);
+    const runner = new CrewRunner(store, store, steps.runner, undefined, timers);
 
     const first = runner.process(ID);
     await vi.waitFor(() => expect(steps.counts.call).toBe(1));
@@ -353,7 +347,7 @@ describe('CrewRunner: approval timers', () => {
   it('arms the expiry with the wait it ends', async () => {
     const store = new MemoryRuns([gate]);
     const { timers, armed } = recordingTimers();
-    await new CrewRunner(store, heldSteps().runner, undefined, timers).process(ID);
+    await new CrewRunner(store, store, heldSteps().runner, undefined, timers).process(ID);
     const waiting = store.events.at(-1)!;
     expect(waiting.type).toBe('step.waiting');
     expect(armed).toEqual([
@@ -369,7 +363,7 @@ describe('CrewRunner: approval timers', () => {
     store.run.current_step = 'call';
     const steps = heldSteps();
     const { timers, armed } = recordingTimers();
-    const runner = new CrewRunner(store, steps.runner, undefined, timers);
+    const runner = new CrewRunner(store, store, steps.runner, undefined, timers);
 
     // held by the delivery running `call`, and after that delivery died: nothing either way
     store.holdFor('holder', Date.now() + RUN_LEASE_MS);
@@ -390,7 +384,9 @@ describe('CrewRunner: approval timers', () => {
     delete store.run.current_step;
     const steps = heldSteps();
     const { timers, armed } = recordingTimers();
-    expect(await new CrewRunner(store, steps.runner, undefined, timers).process(ID, undefined, timer)).toBe('done');
+    expect(await new CrewRunner(store, store, steps.runner, undefined, timers).process(ID, undefined, timer)).toBe(
+      'done',
+    );
     expect(steps.counts).toEqual({});
     expect(armed).toEqual([]);
     expect(store.calls.append ?? 0).toBe(0);
@@ -401,7 +397,7 @@ describe('CrewRunner: approval timers', () => {
     const store = decided();
     const steps = heldSteps();
     const { timers } = recordingTimers();
-    const runner = new CrewRunner(store, steps.runner, undefined, timers);
+    const runner = new CrewRunner(store, store, steps.runner, undefined, timers);
     const stale = { step_id: 'gate', expires_at: new Date(Date.now() - 3_600_000).toISOString() };
     expect(await runner.process(ID, undefined, stale)).toBe('done');
     expect(steps.counts).toEqual({});
@@ -420,6 +416,7 @@ describe('CrewRunner: the process stops', () => {
     const store = new MemoryRuns([{ id: 'w', kind: 'wait', seconds: 60 }]);
     const stop = new AbortController();
     const runner = new CrewRunner(
+      store,
       store,
       new StepExecutor(new OutboundHttp([]), undefined),
       undefined,
@@ -463,7 +460,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
     store.slotItems.set(KEY, { holders: { other: Date.now() + 10_000 }, version: 1 });
     const steps = heldSteps();
     const { timers, armed } = recordingTimers();
-    const runner = new CrewRunner(store, steps.runner, undefined, timers);
+    const runner = new CrewRunner(store, store, steps.runner, undefined, timers);
 
     expect(await runner.process(ID)).toBe('done');
     expect(store.kinds()).toEqual(['run.queued', 'run.throttled']);
@@ -498,7 +495,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
     store.slotItems.set(KEY, { holders: { running: Date.now() + RUN_LEASE_MS }, version: 3 });
     store.ahead = ['older'];
     const { timers, armed } = recordingTimers();
-    const runner = new CrewRunner(store, heldSteps().runner, undefined, timers);
+    const runner = new CrewRunner(store, store, heldSteps().runner, undefined, timers);
     expect(await runner.process(ID)).toBe('done');
     expect(store.kinds()).toEqual(['run.queued', 'run.throttled']);
     expect(store.events.at(-1)!.data).toEqual({ position: 2 });
@@ -509,7 +506,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
   it('a run that ends lets its slot go and sends the oldest run in line a message at once', async () => {
     const store = limited([{ id: 'a', kind: 'render', template: 'x' }]);
     const { timers, armed } = recordingTimers();
-    await new CrewRunner(store, doneSteps, undefined, timers).process(ID);
+    await new CrewRunner(store, store, doneSteps, undefined, timers).process(ID);
     expect(store.events.at(-1)!.type).toBe('run.completed');
     expect(store.slotItems.get(KEY)!.holders).toEqual({});
     expect(armed).toEqual([]);
@@ -519,11 +516,11 @@ describe('CrewRunner: concurrency limits (slots)', () => {
     next.slotItems.set(KEY, { holders: {}, version: 1 });
     const woken = recordingTimers();
     // Behind older runs it waits; as if they went, it takes the slot, and at its end wakes the oldest.
-    await new CrewRunner(next, doneSteps, undefined, woken.timers).process(ID);
+    await new CrewRunner(next, next, doneSteps, undefined, woken.timers).process(ID);
     expect(next.kinds()).toEqual(['run.queued', 'run.throttled']);
     const line = ['waiting-2'];
     next.slotQueue = async (_key, limit, before) => (before ? [] : line.slice(0, limit));
-    await new CrewRunner(next, doneSteps, undefined, woken.timers).process(ID, undefined, { slot: 'wait' });
+    await new CrewRunner(next, next, doneSteps, undefined, woken.timers).process(ID, undefined, { slot: 'wait' });
     expect(next.events.at(-1)!.type).toBe('run.completed');
     expect(woken.armed.at(-1)).toEqual({ id: 'waiting-2', delaySeconds: 0, timer: { slot: 'freed' } });
   });
@@ -532,7 +529,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
     const store = limited([{ id: 'a', kind: 'render', template: 'x' }]);
     store.slotItems.set(KEY, { holders: {}, version: 1 });
     const { timers, armed } = recordingTimers();
-    const runner = new CrewRunner(store, doneSteps, undefined, timers);
+    const runner = new CrewRunner(store, store, doneSteps, undefined, timers);
     // Behind an older run it waits in line; then it is cancelled (it leaves the line).
     store.ahead = ['older'];
     await runner.process(ID);
@@ -551,7 +548,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
       { id: 'a', kind: 'render', template: 'x' },
       { id: 'b', kind: 'render', template: 'y' },
     ]);
-    const runner = new CrewRunner(store, doneSteps, undefined, recordingTimers().timers);
+    const runner = new CrewRunner(store, store, doneSteps, undefined, recordingTimers().timers);
     expect(await runner.process(ID, { remainingMs: () => 0 })).toBe('continue-later');
     expect(Object.keys(store.slotItems.get(KEY)!.holders)).toEqual([ID]);
     store.ahead = ['queued-later-but-older'];
@@ -580,7 +577,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
           cancelled?.addEventListener('abort', () => resolve({ ok: false, error: 'abandoned' }));
         }),
     };
-    const running = new CrewRunner(store, steps, undefined, recordingTimers().timers).process(ID, undefined, {
+    const running = new CrewRunner(store, store, steps, undefined, recordingTimers().timers).process(ID, undefined, {
       slot: 'freed',
     });
     await vi.waitFor(() => expect(counts.call).toBe(1));
@@ -614,7 +611,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
           cancelled?.addEventListener('abort', () => resolve({ ok: false, error: 'abandoned' }));
         }),
     };
-    const running = new CrewRunner(store, steps, undefined, recordingTimers().timers).process(ID, undefined, {
+    const running = new CrewRunner(store, store, steps, undefined, recordingTimers().timers).process(ID, undefined, {
       step_id: 'gate',
       expires_at: expires,
     });
@@ -629,7 +626,7 @@ describe('CrewRunner: concurrency limits (slots)', () => {
   it('a run without a limit makes no slot call', async () => {
     const store = new MemoryRuns([{ id: 'a', kind: 'render', template: 'x' }]);
     store.run.run_timeout_seconds = 60;
-    await new CrewRunner(store, doneSteps, undefined, recordingTimers().timers).process(ID);
+    await new CrewRunner(store, store, doneSteps, undefined, recordingTimers().timers).process(ID);
     expect(store.events.at(-1)!.type).toBe('run.completed');
     // a run of render steps is one write, from run.started to run.completed
     expect(store.calls).toEqual({ get: 1, append: 1 });
@@ -644,8 +641,9 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * A runner whose every reading and wait of the time is on `clock`: its leases, deadlines and
  * timestamps, the cancellation checks between (its signals) and the `wait` steps (its steps).
  */
-const onClock = (store: RunnerStore, clock: ManualClock, timers: RunTimer = recordingTimers().timers) =>
+const onClock = (store: MemoryRuns, clock: ManualClock, timers: RunTimer = recordingTimers().timers) =>
   new CrewRunner(
+    store,
     store,
     new StepExecutor(new OutboundHttp([]), undefined, clock),
     new InProcessRunSignals(clock),
@@ -795,7 +793,7 @@ describe('CrewRunner on a ManualClock: wait steps, approval expiry, deadlines, w
     const store = new MemoryRuns([gate]);
     store.run.run_timeout_seconds = 5;
     const { timers, armed } = recordingTimers();
-    const runner = new CrewRunner(store, heldSteps().runner, undefined, timers);
+    const runner = new CrewRunner(store, store, heldSteps().runner, undefined, timers);
     expect(await runner.process(ID)).toBe('done');
     expect(store.run.status).toBe('waiting');
     const timer = armed[0]!.timer as StepTimer;
@@ -829,7 +827,7 @@ describe('CrewRunner on a ManualClock: wait steps, approval expiry, deadlines, w
     store.events[1]!.timestamp = long;
     store.run.run_timeout_seconds = 60;
     Object.assign(store.run, { status: 'pending' });
-    await new CrewRunner(store, doneSteps, undefined, recordingTimers().timers).process(ID);
+    await new CrewRunner(store, store, doneSteps, undefined, recordingTimers().timers).process(ID);
     expect(store.events.at(-1)!.type).toBe('run.completed');
   });
 });

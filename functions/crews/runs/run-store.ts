@@ -181,23 +181,6 @@ export interface RunLimit {
   readonly max: number;
 }
 
-/** The runs holding a slot of a limit: correlation id → when its lease ends (ms since the epoch), lapsed ones included. */
-export type SlotHolders = Readonly<Record<string, number>>;
-
-/** A limit's slots as read: its holders, and a version that every change of who holds one moves on. */
-export interface Slots {
-  readonly holders: SlotHolders;
-  readonly version: number;
-}
-
-/**
- * The condition of taking a slot: fewer than `fewerThan` others hold one (lapsed holders
- * included), or the slots are still as read (`as`; undefined: none was taken yet), the
- * `dropping` holders (lapsed) let go in the same write.
- */
-export type SlotCondition =
-  { readonly fewerThan: number } | { readonly as: Slots | undefined; readonly dropping: readonly string[] };
-
 /** The approval step a run waits on, as the approvers' inbox lists it. */
 export interface WaitingStep {
   readonly step_id: string;
@@ -240,7 +223,7 @@ export interface OpenRunFilter {
 }
 
 /** Every run's listing partition (index `by_created`). */
-const RUN_LIST_PK = 'run';
+export const RUN_LIST_PK = 'run';
 
 const OPEN = 'open';
 
@@ -267,36 +250,7 @@ const WAITING_ATTRIBUTES = ['waiting_role', 'waiting_key', 'waiting'] as const;
  * Index `slot_queue` (infra/tables.ts): only `pending` runs with a concurrency limit, by
  * their slot key, oldest first: the line of runs waiting for a slot.
  */
-const SLOT_QUEUE = { name: 'slot_queue', partitionKey: 'slot_queue', sortKey: 'created_key' } as const;
-
-/**
- * The item holding a limit's slots, in the runs table beside the runs (whose ids are UUIDs):
- * `holders` maps each holder's correlation id to when its lease ends.
- */
-const slotItemKey = (key: string) => ({ correlation_id: `slots#${key}` });
-
-/** The slots as stored (a holder's lease end is a number; anything else is no holder). */
-function toSlots(item: Record<string, unknown>): Slots {
-  const stored = item.holders && typeof item.holders === 'object' ? (item.holders as Record<string, unknown>) : {};
-  const holders = Object.fromEntries(
-    Object.entries(stored).filter((e): e is [string, number] => typeof e[1] === 'number'),
-  );
-  return { holders, version: typeof item.version === 'number' ? item.version : 0 };
-}
-
-/** The key condition of a slot key's line, before `before` when given. */
-function slotQueueKey(key: string, before?: QueuedRun) {
-  return {
-    KeyConditionExpression: before ? '#q = :key AND #k < :before' : '#q = :key',
-    ExpressionAttributeNames: { '#q': SLOT_QUEUE.partitionKey, ...(before ? { '#k': SLOT_QUEUE.sortKey } : {}) },
-    ExpressionAttributeValues: {
-      ':key': key,
-      ...(before
-        ? { ':before': listAttributes(RUN_LIST_PK, before.created_at, before.correlation_id).created_key }
-        : {}),
-    },
-  };
-}
+export const SLOT_QUEUE = { name: 'slot_queue', partitionKey: 'slot_queue', sortKey: 'created_key' } as const;
 
 /** Where a run stands in its slot key's line (`created_key`, as listings sort it). */
 export type QueuedRun = Pick<RunItem, 'created_at' | 'correlation_id'>;
@@ -387,32 +341,6 @@ export interface RunStore {
   renewLease(correlationId: string, owner: string, until: number): Promise<RunItem | undefined>;
   /** Lets `owner`'s lease go (nothing when it is not theirs). */
   releaseLease(correlationId: string, owner: string): Promise<void>;
-  /**
-   * Runs in the line of slot `key` (`pending` runs with that limit), oldest first: at most
-   * `limit` ids, of those queued before `before` when given (one Query of the sparse
-   * `slot_queue` index, eventually consistent).
-   */
-  slotQueue(key: string, limit: number, before?: QueuedRun): Promise<string[]>;
-  /** How many runs wait in the line of slot `key` before `before` (Queries that count, no items read out). */
-  slotQueueCount(key: string, before: QueuedRun): Promise<number>;
-  /** The slots of `key`, read consistently; undefined before the first was taken. */
-  slots(key: string): Promise<Slots | undefined>;
-  /**
-   * Holds a slot of `key` for run `holder` until `until` (ms) when `when` holds, or when it
-   * holds one already: one conditional write; the slots' item is kept at least until
-   * `expiresAt` (epoch seconds). Not taken: the slots as they were (undefined: none yet).
-   */
-  takeSlot(
-    key: string,
-    holder: string,
-    until: number,
-    expiresAt: number,
-    when: SlotCondition,
-  ): Promise<{ readonly taken: true } | { readonly taken: false; readonly slots: Slots | undefined }>;
-  /** Extends `holder`'s slot of `key` to `until`; false when it holds none (it lapsed and was given to another). */
-  renewSlot(key: string, holder: string, until: number): Promise<boolean>;
-  /** Lets `holder`'s slot of `key` go (nothing when it holds none); answers the holders left. */
-  releaseSlot(key: string, holder: string): Promise<SlotHolders>;
   /**
    * Events with index ≥ `from`, ascending: one Query, however long the run is (fewer than
    * `limit` when they hold more than the 1 MB a Query reads).
@@ -821,144 +749,6 @@ export class DynamoRunStore implements RunStore {
         ':lease_owner': owner,
       }),
     );
-  }
-
-  async slotQueue(key: string, limit: number, before?: QueuedRun): Promise<string[]> {
-    const out = await this.db.send(
-      new QueryCommand({
-        TableName: this.runsTable,
-        IndexName: SLOT_QUEUE.name,
-        ...slotQueueKey(key, before),
-        ProjectionExpression: 'correlation_id',
-        Limit: limit,
-      }),
-    );
-    return (out.Items ?? []).map((i) => String(i.correlation_id));
-  }
-
-  async slotQueueCount(key: string, before: QueuedRun): Promise<number> {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.runsTable,
-          IndexName: SLOT_QUEUE.name,
-          ...slotQueueKey(key, before),
-          Select: 'COUNT',
-          ExclusiveStartKey: start,
-        }),
-      );
-      count += out.Count ?? 0;
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return count;
-  }
-
-  async slots(key: string): Promise<Slots | undefined> {
-    const out = await this.db.send(
-      new GetCommand({ TableName: this.runsTable, Key: slotItemKey(key), ConsistentRead: true }),
-    );
-    return out.Item ? toSlots(out.Item) : undefined;
-  }
-
-  async takeSlot(
-    key: string,
-    holder: string,
-    until: number,
-    expiresAt: number,
-    when: SlotCondition,
-  ): Promise<{ readonly taken: true } | { readonly taken: false; readonly slots: Slots | undefined }> {
-    // The holders' ids go in as attribute names (placeholders), never into the expression text.
-    const names: Record<string, string> = {
-      '#holders': 'holders',
-      '#h': holder,
-      '#version': 'version',
-      '#exp': 'expires_at',
-    };
-    const values: Record<string, unknown> = { ':until': until, ':one': 1, ':exp': expiresAt };
-    let write: () => Promise<unknown>;
-    if ('as' in when && when.as === undefined) {
-      const first = new PutCommand({
-        TableName: this.runsTable,
-        Item: { ...slotItemKey(key), holders: { [holder]: until }, version: 1, expires_at: expiresAt },
-        ConditionExpression: 'attribute_not_exists(correlation_id)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      });
-      write = () => this.db.send(first);
-    } else {
-      let condition: string;
-      const removes: string[] = [];
-      if ('fewerThan' in when) {
-        values[':n'] = when.fewerThan;
-        condition = 'attribute_exists(#holders.#h) OR size(#holders) < :n';
-      } else {
-        values[':version'] = when.as!.version;
-        const unchanged = when.dropping.map((id, i) => {
-          names[`#d${i}`] = id;
-          values[`:d${i}`] = when.as!.holders[id];
-          removes.push(`#holders.#d${i}`);
-          return ` AND #holders.#d${i} = :d${i}`;
-        });
-        condition = `#version = :version${unchanged.join('')}`;
-      }
-      const update = new UpdateCommand({
-        TableName: this.runsTable,
-        Key: slotItemKey(key),
-        UpdateExpression: `SET #holders.#h = :until, #exp = :exp${removes.length ? ` REMOVE ${removes.join(', ')}` : ''} ADD #version :one`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      });
-      write = () => this.db.send(update);
-    }
-    try {
-      await write();
-      return { taken: true };
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-      // The document client does not unmarshall the item returned with a failed condition.
-      const old = (err as { Item?: Parameters<typeof unmarshall>[0] }).Item;
-      return { taken: false, slots: old ? toSlots(unmarshall(old)) : undefined };
-    }
-  }
-
-  async renewSlot(key: string, holder: string, until: number): Promise<boolean> {
-    return conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.runsTable,
-          Key: slotItemKey(key),
-          UpdateExpression: 'SET #holders.#h = :until',
-          ConditionExpression: 'attribute_exists(#holders.#h)',
-          ExpressionAttributeNames: { '#holders': 'holders', '#h': holder },
-          ExpressionAttributeValues: { ':until': until },
-        }),
-      ),
-    );
-  }
-
-  async releaseSlot(key: string, holder: string): Promise<SlotHolders> {
-    try {
-      const out = await this.db.send(
-        new UpdateCommand({
-          TableName: this.runsTable,
-          Key: slotItemKey(key),
-          UpdateExpression: 'REMOVE #holders.#h ADD #version :one',
-          ConditionExpression: 'attribute_exists(#holders.#h)',
-          ExpressionAttributeNames: { '#holders': 'holders', '#h': holder, '#version': 'version' },
-          ExpressionAttributeValues: { ':one': 1 },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return out.Attributes ? toSlots(out.Attributes).holders : {};
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-      const old = (err as { Item?: Parameters<typeof unmarshall>[0] }).Item;
-      return old ? toSlots(unmarshall(old)).holders : {};
-    }
   }
 
   /** One conditional update of the run's lease attributes; with `returnRun`, the run as written. */

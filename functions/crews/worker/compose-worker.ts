@@ -1,6 +1,6 @@
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
 import { chatModel, type Runtime } from '../../composition.js';
-import { runQueue, runSignals, runStore } from '../compose.js';
+import { runQueue, runSignals, runStore, slotStore } from '../compose.js';
 import { CrewRunner } from './runner.js';
 import { StepExecutor } from './steps.js';
 
@@ -17,6 +17,7 @@ import { StepExecutor } from './steps.js';
 export function crewRunner(runtime: Runtime, options: { stop?: AbortSignal } = {}): CrewRunner {
   return new CrewRunner(
     runStore(runtime),
+    slotStore(runtime),
     new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), chatModel(runtime.config), runtime.clock),
     runSignals(runtime),
     runQueue(runtime),

@@ -21,9 +21,8 @@ import {
   type RunLimit,
   type RunStore,
   type RunUpdate,
-  type SlotCondition,
-  type Slots,
 } from '../runs/run-store.js';
+import type { SlotCondition, Slots, SlotStore } from '../runs/slot-store.js';
 import { InProcessRunSignals, type RunSignals } from '../runs/signals.js';
 import type { RenderContext } from '../templates/templating.js';
 
@@ -106,18 +105,7 @@ export interface RunTimer {
 /** What the runner reads and writes of runs (RunStore's methods it uses). */
 export type RunnerStore = Pick<
   RunStore,
-  | 'get'
-  | 'allLogEntries'
-  | 'append'
-  | 'takeLease'
-  | 'renewLease'
-  | 'releaseLease'
-  | 'slotQueue'
-  | 'slotQueueCount'
-  | 'slots'
-  | 'takeSlot'
-  | 'renewSlot'
-  | 'releaseSlot'
+  'get' | 'allLogEntries' | 'append' | 'takeLease' | 'renewLease' | 'releaseLease'
 >;
 
 /** This delivery's lease: `held` while it may hold it (a write whose outcome is unknown included). */
@@ -171,6 +159,8 @@ const MAX_RESUMES = 20;
 export class CrewRunner {
   constructor(
     private readonly runs: RunnerStore,
+    /** The slots of runs' concurrency limits (runs/slot-store.ts). */
+    private readonly slots: SlotStore,
     private readonly steps: StepRunner,
     /** Wakes the cancellation check at once when the run changes in this process. */
     private readonly signals: RunSignals = new InProcessRunSignals(),
@@ -295,13 +285,13 @@ export class CrewRunner {
    * its slot only until its lease lapses).
    */
   private async holdSlot(run: RunItem, limit: RunLimit, slot: SlotHold): Promise<SlotAnswer> {
-    const ahead = await this.runs.slotQueue(limit.key, limit.max, run);
+    const ahead = await this.slots.slotQueue(limit.key, limit.max, run);
     let seen: Slots | undefined | null = null;
     for (let round = 0; round < SLOT_ROUNDS; round++) {
       const now = this.clock.now();
       let when: SlotCondition;
       if (seen === null && ahead.length > 0) {
-        seen = await this.runs.slots(limit.key);
+        seen = await this.slots.slots(limit.key);
         continue;
       }
       if (seen === null) when = { fewerThan: limit.max };
@@ -323,7 +313,7 @@ export class CrewRunner {
             position: async () =>
               ahead.length < limit.max
                 ? waiting.length + 1
-                : (await this.runs.slotQueueCount(limit.key, run)) - (ahead.length - waiting.length) + 1,
+                : (await this.slots.slotQueueCount(limit.key, run)) - (ahead.length - waiting.length) + 1,
           };
         }
         const lapsed = others.filter(([, until]) => until <= now).map(([id]) => id);
@@ -331,7 +321,7 @@ export class CrewRunner {
       }
       const until = now + RUN_LEASE_MS;
       const expiresAt = Math.max(run.expires_at, Math.ceil(until / 1000) + 86_400);
-      const out = await this.runs.takeSlot(limit.key, run.correlation_id, until, expiresAt, when);
+      const out = await this.slots.takeSlot(limit.key, run.correlation_id, until, expiresAt, when);
       if (out.taken) {
         Object.assign(slot, { limit, taken: true, until });
         return { taken: true };
@@ -342,7 +332,7 @@ export class CrewRunner {
     return {
       taken: false,
       retryAt: this.clock.now() + 1_000,
-      position: async () => (await this.runs.slotQueueCount(limit.key, run)) + 1,
+      position: async () => (await this.slots.slotQueueCount(limit.key, run)) + 1,
     };
   }
 
@@ -368,11 +358,11 @@ export class CrewRunner {
    */
   private async letSlotGo(limit: RunLimit, correlationId: string): Promise<void> {
     try {
-      const left = await this.runs.releaseSlot(limit.key, correlationId);
+      const left = await this.slots.releaseSlot(limit.key, correlationId);
       const now = this.clock.now();
       const held = Object.values(left).filter((until) => until > now).length;
       if (held >= limit.max || !this.timers) return;
-      const line = await this.runs.slotQueue(limit.key, held + 1);
+      const line = await this.slots.slotQueue(limit.key, held + 1);
       const next = line.find((id) => !((left[id] ?? 0) > now));
       if (next) await this.timers.after(next, 0, { slot: 'freed' });
     } catch (err) {
@@ -434,7 +424,7 @@ export class CrewRunner {
     if (slot.taken) {
       if (slot.until - this.clock.now() >= (RUN_LEASE_MS * 2) / 3) return { taken: true };
       const until = this.clock.now() + RUN_LEASE_MS;
-      if (await this.runs.renewSlot(limit.key, run.correlation_id, until)) {
+      if (await this.slots.renewSlot(limit.key, run.correlation_id, until)) {
         slot.until = until;
         return { taken: true };
       }
@@ -636,7 +626,7 @@ export class CrewRunner {
             const limit = slot.taken ? slot.limit : undefined;
             const [renewed, slotKept] = await Promise.all([
               this.runs.renewLease(correlationId, lease.owner, until),
-              limit ? this.runs.renewSlot(limit.key, correlationId, until) : true,
+              limit ? this.slots.renewSlot(limit.key, correlationId, until) : true,
             ]);
             run = renewed;
             if (!run) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { DynamoSlotStore } from '../../../functions/crews/runs/slot-store.js';
 import { CrewRunner } from '../../../functions/crews/worker/runner.js';
 import { StepExecutor } from '../../../functions/crews/worker/steps.js';
 import { DynamoRunStore, type RunItem } from '../../../functions/crews/runs/run-store.js';
@@ -10,6 +11,15 @@ import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
 import { documentClient } from '../../../shared/aws/clients.js';
 import { storeUnqueuedRun } from '../../support/pending-run.js';
 import { provided } from '../provided.js';
+
+const slots = () =>
+  new DynamoSlotStore(
+    documentClient({
+      region: 'us-east-1',
+      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
+    }),
+    physicalTableName(provided('stage'), TABLES.crewRuns),
+  );
 
 const store = () =>
   new DynamoRunStore(
@@ -72,7 +82,7 @@ describe('a run longer than one Lambda invocation', () => {
       { id: 'last', kind: 'render', template: 'three' },
     ]);
     const requeued: string[] = [];
-    const runner = new CrewRunner(store(), new StepExecutor(new OutboundHttp([]), undefined));
+    const runner = new CrewRunner(store(), slots(), new StepExecutor(new OutboundHttp([]), undefined));
     const handler = createWorkerHandler(runner, { send: async (cid) => void requeued.push(cid) });
 
     // 20 s left: enough for the render step, not for the 30 s wait (+ margin)
@@ -92,7 +102,7 @@ describe('a run longer than one Lambda invocation', () => {
     expect((await store().get(id))?.status).toBe('running');
 
     // the next delivery has time (a 30 s wait is too slow for a test: give it a fast twin)
-    const fast = new CrewRunner(store(), {
+    const fast = new CrewRunner(store(), slots(), {
       execute: async (step) => ({ ok: true, output: step.kind === 'wait' ? null : 'x' }),
     });
     const again = createWorkerHandler(fast, { send: async (cid) => void requeued.push(cid) });
@@ -116,7 +126,7 @@ describe('a run longer than one Lambda invocation', () => {
       { id: 'a', kind: 'render', template: 'x' },
       { id: 'b', kind: 'wait', seconds: 0 },
     ]);
-    const runner = new CrewRunner(store(), new StepExecutor(new OutboundHttp([]), undefined));
+    const runner = new CrewRunner(store(), slots(), new StepExecutor(new OutboundHttp([]), undefined));
     expect(await runner.process(id)).toBe('done');
     expect((await store().get(id))?.status).toBe('succeeded');
   });

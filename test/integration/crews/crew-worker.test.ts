@@ -6,6 +6,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoSlotStore } from '../../../functions/crews/runs/slot-store.js';
 import { CrewRunner, RUN_LEASE_MS, type RunTimer, type StepRunner } from '../../../functions/crews/worker/runner.js';
 import type { RunLogEntry } from '../../../functions/crews/runs/run-schemas.js';
 import type { Step } from '../../../functions/crews/templates/template-schemas.js';
@@ -164,7 +165,7 @@ const cameBack: { id: string; delaySeconds: number }[] = [];
 const timers: RunTimer = { after: async (id, delaySeconds) => void cameBack.push({ id, delaySeconds }) };
 
 const workerFor = (runs: RunStore, steps: StepRunner) =>
-  createWorkerHandler(new CrewRunner(runs, steps, undefined, timers));
+  createWorkerHandler(new CrewRunner(runs, new DynamoSlotStore(db(), runsTable()), steps, undefined, timers));
 
 /**
  * The event-log invariants of API.md §4 for a finished run: indices 0..n-1 without gap or

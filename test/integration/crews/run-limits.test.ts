@@ -4,6 +4,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { runChange } from '../../../functions/crews/events.js';
 import { limitKeyOf } from '../../../functions/crews/runs/run-limits.js';
+import { DynamoSlotStore } from '../../../functions/crews/runs/slot-store.js';
 import { CrewRunner, type RunTimer, type StepRunner } from '../../../functions/crews/worker/runner.js';
 import type { Step } from '../../../functions/crews/templates/template-schemas.js';
 import { DynamoRunStore, type RunItem } from '../../../functions/crews/runs/run-store.js';
@@ -384,7 +385,9 @@ describe('what limits cost (DynamoDB calls of one delivery)', () => {
   async function callsOf(id: string): Promise<string[]> {
     const counting = countingClient();
     const store = new DynamoRunStore(counting.db, table('crewRuns'), table('runLog'), eventsTable());
-    const handler = createWorkerHandler(new CrewRunner(store, steps, undefined, timers));
+    const handler = createWorkerHandler(
+      new CrewRunner(store, new DynamoSlotStore(counting.db, table('crewRuns')), steps, undefined, timers),
+    );
     const now = String(Date.now());
     const record: SQSRecord = {
       messageId: randomUUID(),
