@@ -592,7 +592,55 @@ const getVersion = await inPhase('get', 'GET of a decision version', async () =>
 
 // Crew runs first, on a small database (the event pipeline running): DynamoDB Local's crew
 // transactions were seen to slow several-fold after bulk writes to other streamed tables.
+/**
+ * The run engine's rules alone (functions/crews/worker/decide.ts): every decide() call of one
+ * run of 20 render steps, queued → run.completed, as the runner makes them (no I/O), per run.
+ */
+async function decidePasses(runs: number): Promise<{ n: number; calls: number; p50: number; p99: number }> {
+  const { decide } = await import('../../functions/crews/worker/decide.js');
+  type Decided = ReturnType<typeof decide>;
+  const steps = Array.from({ length: 20 }, (_, i) => ({
+    id: `s${i}`,
+    kind: 'render' as const,
+    template: `step ${i} of {{who}}: {{steps.s${Math.max(0, i - 1)}.output}}`,
+  }));
+  const times: number[] = [];
+  let calls = 0;
+  for (let r = 0; r < runs; r++) {
+    const started = performance.now();
+    let run = {
+      correlation_id: randomUUID(),
+      template_id: 't',
+      status: 'pending',
+      values: { who: 'bench' },
+      created_by: 'bench',
+      created_at: new Date().toISOString(),
+      started_at: null,
+      finished_at: null,
+      event_count: 1,
+      error: null,
+      steps,
+      expires_at: 0,
+    } as unknown as RunItem;
+    const log: Parameters<typeof decide>[0]['log'][number][] = [];
+    let asked: Partial<Parameters<typeof decide>[0]> = {};
+    for (;;) {
+      calls++;
+      const d: Decided = decide({ run, log, now: Date.now(), ...asked });
+      for (const { entry, fields } of d.append) {
+        log.push(entry);
+        run = { ...run, ...fields, event_count: run.event_count + 1 };
+      }
+      if (d.next.kind !== 'execute') break;
+      asked = { executed: { step_id: d.next.step.id, outcome: { ok: true, output: `done ${d.next.step.id}` } } };
+    }
+    times.push(performance.now() - started);
+  }
+  return { n: runs, calls: calls / runs, p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+
 const crews = await inPhase('crews', 'crew runs', async () => {
+  const decided = await decidePasses(2_000);
   // Crew runs: E2's answer to run.completed (seen by polling E13), and events written per
   // second, at concurrency 1 and 20.
   const crewRunsSerial = await crewLoad(1, 50);
@@ -616,7 +664,7 @@ const crews = await inPhase('crews', 'crew runs', async () => {
       return (used.user + used.system) / 1e6 / crewSeconds;
     })(),
   };
-  return { crewRunsSerial, crewRuns, crewSeconds, eventsPerSecond, crewCores };
+  return { crewRunsSerial, crewRuns, crewSeconds, eventsPerSecond, crewCores, decided };
 });
 
 const LONG_POLLERS = 50;
@@ -2708,7 +2756,8 @@ const lines = [
         `| dynamodb-local | ${what} (a scratch table, no service code, after the warm-up) | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | | 1.00 | the emulator's own write ceiling on this machine, shared with the service process: every write-heavy row shares it |`,
     ),
   ),
-  ...when(crews, ({ crewRunsSerial, crewRuns, crewSeconds, eventsPerSecond, crewCores }) => [
+  ...when(crews, ({ crewRunsSerial, crewRuns, crewSeconds, eventsPerSecond, crewCores, decided }) => [
+    `| crews | decide(), the run engine's rules alone: one run of 20 render steps, queued → run.completed (in process, no I/O) | ${decided.n} | 0 | | ${ms(decided.p50)} | ${ms(decided.p99)} | | | ${decided.calls.toFixed(0)} decide() calls a run: the rules cost ${ms(decided.p50 / decided.calls)} ms a call (p50) beside a DynamoDB call's several |`,
     `| crews | E2 answer → run.completed (3 render steps, concurrency 1, E13 long poll) | ${crewRunsSerial.requests} | ${crewRunsSerial.errors} | | ${ms(crewRunsSerial.p50)} | ${ms(crewRunsSerial.p99)} | | | target p50 ≤ 100 ms (issue 16): ${verdict(crewRunsSerial.p50, 100)} |`,
     `| crews | E2 answer → run.completed (3 render steps, concurrency 20, E13 long poll) | ${crewRuns.requests} | ${crewRuns.errors} | ${(crewRuns.requests / crewSeconds).toFixed(0)} runs/s | ${ms(crewRuns.p50)} | ${ms(crewRuns.p99)} | | ${crewRuns.callsPerOp.toFixed(2)} a run | target p50 ≤ 300 ms (issue 16): ${verdict(crewRuns.p50, 300)}; worker: ${eventsPerSecond.toFixed(0)} events written / s (target ≥ 1,000: ${eventsPerSecond >= 1000 ? 'met' : '**not met**'}); CPU over these runs: DynamoDB Local ${crewCores.emulator === undefined ? '?' : crewCores.emulator.toFixed(2)} cores, the service process (with the bench's client) ${crewCores.service.toFixed(2)} cores (of ${cpus().length}) |`,
   ]),
