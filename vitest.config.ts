@@ -42,6 +42,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           testTimeout: 60_000,
+          // systemClock sleeps through node:timers/promises: vi.useFakeTimers fakes its sleeps too.
+          fakeTimers: { fakeNodeBuiltins: true },
         },
       },
       {

@@ -1,3 +1,5 @@
+import { setTimeout as timeout } from 'node:timers/promises';
+
 /**
  * The time as the service reads it. Every rule that depends on the time (an approval's
  * expiry, a run's deadline, a `wait` step, a lease, a schedule's next fire, a record's TTL,
@@ -18,27 +20,21 @@ export interface Clock {
 }
 
 /**
- * The system's clock: `Date.now()` and a timer. Read through the globals at each call, so
- * a test that fakes them (vi.useFakeTimers) fakes this clock too.
+ * The system's clock: `Date.now()` and node:timers/promises' timer, both read at each call,
+ * so a test that fakes them (vi.useFakeTimers; node:timers/promises with `fakeNodeBuiltins`,
+ * which the unit project of vitest.config.ts sets) fakes this clock too.
  */
 export const systemClock: Clock = {
   now: () => Date.now(),
   iso: () => new Date().toISOString(),
-  sleep: (ms, signal, options) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const done = () => {
-        signal?.removeEventListener('abort', abort);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      if (options?.ref === false) timer.unref();
-      const abort = () => {
-        clearTimeout(timer);
-        reject(signal!.reason);
-      };
-      signal?.addEventListener('abort', abort, { once: true });
-    }),
+  sleep: async (ms, signal, options) => {
+    try {
+      await timeout(ms, undefined, { signal, ref: options?.ref });
+    } catch (err) {
+      // node:timers/promises rejects with an AbortError (the reason as its cause): the contract is the reason.
+      throw signal?.aborted ? signal.reason : err;
+    }
+  },
 };
 
 interface Sleeper {

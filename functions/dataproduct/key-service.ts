@@ -13,6 +13,7 @@ import { type Clock, systemClock } from '../../shared/clock.js';
 import type { Change } from '../../shared/events/types.js';
 import { randomSecret, sha256Hex } from '../../shared/crypto.js';
 import { Conflict, Forbidden, NotFound } from '../../shared/errors.js';
+import { AGAIN, retry } from '../../shared/retry.js';
 import type { CreateKeyRequest, CreatedKey, ExtendedKey, KeyInfo } from './schemas.js';
 import { type DataProductStore, toKeyInfo } from './store.js';
 
@@ -94,29 +95,34 @@ export class KeyService {
     if (caller.key?.pskId === record.psk) throw new Forbidden('A pre-shared key cannot extend itself');
     const bound = Math.min(MAX_VALID_UNTIL_MS, caller.key?.validUntilMs ?? MAX_VALID_UNTIL_MS);
     const lineage = caller.key ? lineageThrough(caller) : [];
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const now = this.clock.now();
-      const wanted = Math.max(record.valid_until_ms, now) + days * DAY_MS;
-      if (wanted > MAX_VALID_UNTIL_MS) throw new Conflict(`Pre-shared key ${pskId} cannot be valid past 9999-12-31`);
-      const until = Math.min(wanted, bound);
-      if (until <= record.valid_until_ms && until < wanted) {
-        throw new Forbidden(
-          `Pre-shared key ${pskId} is already valid until ${iso(record.valid_until_ms)}; a key cannot extend it past the key you authenticate with (${iso(bound)})`,
-        );
-      }
-      const change: Change = { type: 'psk.extended', actor: caller.name, at: iso(now) };
-      const extended =
-        record.valid_until_ms >= now && until === wanted
-          ? await this.keys.addToExpiry(record.key_hash, days * DAY_MS, now, bound, lineage, change)
-          : await this.keys.replaceExpiry(record.key_hash, record.valid_until_ms, until, lineage, change);
-      if (extended) {
-        this.verifier.forget(record.key_hash);
-        return { psk: extended.psk, description: extended.description, valid_until: iso(extended.valid_until_ms) };
-      }
-      const current = await this.keys.getByHash(record.key_hash);
-      if (!current || current.deleted_at) throw new NotFound(`No pre-shared key ${pskId}`);
-      record = current;
-    }
+    const written = await retry<ExtendedKey>(
+      async () => {
+        const now = this.clock.now();
+        const wanted = Math.max(record.valid_until_ms, now) + days * DAY_MS;
+        if (wanted > MAX_VALID_UNTIL_MS) throw new Conflict(`Pre-shared key ${pskId} cannot be valid past 9999-12-31`);
+        const until = Math.min(wanted, bound);
+        if (until <= record.valid_until_ms && until < wanted) {
+          throw new Forbidden(
+            `Pre-shared key ${pskId} is already valid until ${iso(record.valid_until_ms)}; a key cannot extend it past the key you authenticate with (${iso(bound)})`,
+          );
+        }
+        const change: Change = { type: 'psk.extended', actor: caller.name, at: iso(now) };
+        const extended =
+          record.valid_until_ms >= now && until === wanted
+            ? await this.keys.addToExpiry(record.key_hash, days * DAY_MS, now, bound, lineage, change)
+            : await this.keys.replaceExpiry(record.key_hash, record.valid_until_ms, until, lineage, change);
+        if (extended) {
+          this.verifier.forget(record.key_hash);
+          return { psk: extended.psk, description: extended.description, valid_until: iso(extended.valid_until_ms) };
+        }
+        const current = await this.keys.getByHash(record.key_hash);
+        if (!current || current.deleted_at) throw new NotFound(`No pre-shared key ${pskId}`);
+        record = current;
+        return AGAIN;
+      },
+      { attempts: MAX_ATTEMPTS },
+    );
+    if (written.done) return written.value;
     throw new Error(`extending pre-shared key ${pskId}: too many concurrent changes`);
   }
 

@@ -132,7 +132,11 @@ export class MetadataCatalogService {
     found: TableSchema,
     change: EntityChange,
     type:
-      'catalog.table.tagged' | 'catalog.table.untagged' | 'catalog.table.domain_set' | 'catalog.table.domain_removed',
+      | 'catalog.table.tagged'
+      | 'catalog.table.untagged'
+      | 'catalog.table.domain_set'
+      | 'catalog.table.domain_removed'
+      | 'catalog.classification.accepted',
     caller: Caller,
     about?: Record<string, unknown>,
   ): Promise<void> {
@@ -142,7 +146,7 @@ export class MetadataCatalogService {
       events: this.events,
       subject: tableSubject(catalog, schema, table),
       change: { type, actor: caller.name, at: this.clock.iso(), ...(about ? { about } : {}) },
-      // The schema as it is now: a change may have replaced it since `found` was read.
+      // The schema as it is now: a change or a registration may have replaced it since `found` was read.
       data: async (after) =>
         tableMetadata(
           (await this.tables.tableSchema(catalog, schema, table)) ?? found,
@@ -278,19 +282,7 @@ export class MetadataCatalogService {
     // What was accepted (the table alone shows only the sum of every acceptance): the answer
     // but `success`. Stored as JSON text, column names such as `__proto__` are kept as they are.
     const { success: _success, ...accepted } = result;
-    const event: AnnotationEvent | undefined = this.events && {
-      events: this.events,
-      subject: tableSubject(catalog, schema, table),
-      change: { type: 'catalog.classification.accepted', actor: caller.name, at: this.clock.iso(), about: accepted },
-      // The schema as it is now: a registration may have replaced it since `found` was read.
-      data: async (after) =>
-        tableMetadata(
-          (await this.tables.tableSchema(catalog, schema, table)) ?? found,
-          urn,
-          after,
-        ) as unknown as Record<string, unknown>,
-    };
-    await this.catalog.annotate(urn, change, event);
+    await this.annotateTable(found, change, 'catalog.classification.accepted', caller, accepted);
     return result;
   }
 

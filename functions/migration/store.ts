@@ -5,6 +5,7 @@ import type { Page } from '../../shared/page.js';
 import { outboxEvent, eventPut, lastSequence, type EventsTable } from '../../shared/events/events-table.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
+import { AGAIN, retry } from '../../shared/retry.js';
 import type { Sealed } from '../../shared/secrets.js';
 import {
   CONFIG_FIELDS,
@@ -195,27 +196,32 @@ export class DynamoConnectionStore implements ConnectionStore {
    * on it not existing, and tried again the other way when that lost a race.
    */
   async put(write: ConnectionWrite, change: Change): Promise<ConnectionRecord | undefined> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      try {
-        return toConnectionRecord(await this.write(write, change, 'exists'));
-      } catch (err) {
-        if (!isConditionFailed(err)) throw err;
-      }
-      const stored = await this.raw(write.conn_id);
-      if (stored) {
-        // There, so the host condition failed (or it was written again in between: once more).
-        if (write.password === undefined && stored.password !== undefined && stored.host !== write.host) {
-          return undefined;
+    const written = await retry<ConnectionRecord | undefined>(
+      async () => {
+        try {
+          return toConnectionRecord(await this.write(write, change, 'exists'));
+        } catch (err) {
+          if (!isConditionFailed(err)) throw err;
         }
-        continue;
-      }
-      const last = await lastSequence(this.db, this.eventsTable, connectionSubject(write.conn_id));
-      try {
-        return toConnectionRecord(await this.write(write, change, last));
-      } catch (err) {
-        if (!isConditionFailed(err)) throw err;
-      }
-    }
+        const stored = await this.raw(write.conn_id);
+        if (stored) {
+          // There, so the host condition failed (or it was written again in between: once more).
+          if (write.password === undefined && stored.password !== undefined && stored.host !== write.host) {
+            return undefined;
+          }
+          return AGAIN;
+        }
+        const last = await lastSequence(this.db, this.eventsTable, connectionSubject(write.conn_id));
+        try {
+          return toConnectionRecord(await this.write(write, change, last));
+        } catch (err) {
+          if (!isConditionFailed(err)) throw err;
+        }
+        return AGAIN;
+      },
+      { attempts: MAX_ATTEMPTS },
+    );
+    if (written.done) return written.value;
     throw new Error(`writing connection ${write.conn_id}: too many concurrent changes`);
   }
 
@@ -327,42 +333,47 @@ export class DynamoConnectionStore implements ConnectionStore {
     change: Change,
     data: (before: ConnectionRecord) => Record<string, unknown>,
   ): Promise<boolean> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const item = await this.raw(connId);
-      if (!item) return false;
-      const seq = typeof item.ev_seq === 'number' ? item.ev_seq : undefined;
-      const event = outboxEvent(
-        this.eventsTable,
-        connectionSubject(connId),
-        change,
-        seq ?? 0,
-        data(toConnectionRecord(item)),
-      );
-      // changed or deleted meanwhile (or a concurrent write): read it again
-      if (
-        await conditionally(
-          this.db.send(
-            new TransactWriteCommand({
-              TransactItems: [
-                {
-                  Delete: {
-                    TableName: this.tableName,
-                    Key: { conn_id: connId },
-                    ConditionExpression:
-                      seq === undefined
-                        ? 'attribute_exists(conn_id) AND attribute_not_exists(ev_seq)'
-                        : 'attribute_exists(conn_id) AND ev_seq = :seq',
-                    ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+    const deleted = await retry(
+      async () => {
+        const item = await this.raw(connId);
+        if (!item) return false;
+        const seq = typeof item.ev_seq === 'number' ? item.ev_seq : undefined;
+        const event = outboxEvent(
+          this.eventsTable,
+          connectionSubject(connId),
+          change,
+          seq ?? 0,
+          data(toConnectionRecord(item)),
+        );
+        // changed or deleted meanwhile (or a concurrent write): read it again
+        if (
+          await conditionally(
+            this.db.send(
+              new TransactWriteCommand({
+                TransactItems: [
+                  {
+                    Delete: {
+                      TableName: this.tableName,
+                      Key: { conn_id: connId },
+                      ConditionExpression:
+                        seq === undefined
+                          ? 'attribute_exists(conn_id) AND attribute_not_exists(ev_seq)'
+                          : 'attribute_exists(conn_id) AND ev_seq = :seq',
+                      ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+                    },
                   },
-                },
-                eventPut(this.eventsTable, event),
-              ],
-            }),
-          ),
+                  eventPut(this.eventsTable, event),
+                ],
+              }),
+            ),
+          )
         )
-      )
-        return true;
-    }
+          return true;
+        return AGAIN;
+      },
+      { attempts: MAX_ATTEMPTS },
+    );
+    if (deleted.done) return deleted.value;
     throw new Error(`deleting connection ${connId}: too many concurrent changes`);
   }
 

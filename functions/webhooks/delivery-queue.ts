@@ -1,5 +1,6 @@
 import type { Lazy } from '../../shared/aws/lazy.js';
 import type { Sqs } from '../../shared/aws/sqs.js';
+import { backoffMs } from '../../shared/retry.js';
 import { isRunEndpointId } from './run-endpoint.js';
 import type { WebhookDelivery } from './schemas.js';
 
@@ -49,7 +50,7 @@ export const MAX_DELAY_SECONDS = 900;
  * cost the store and the per-run lane little while they wait.
  */
 export const inLineDelaySeconds = (waited: number): number =>
-  Math.min(MAX_DELAY_SECONDS, 2 ** Math.min(waited + 4, 10));
+  backoffMs(waited, { baseMs: 16_000, maxMs: MAX_DELAY_SECONDS * 1000 }) / 1000;
 
 /** Where delivery messages go (tests hand services a fake). */
 export interface DeliveryQueue {

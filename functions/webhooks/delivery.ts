@@ -1,8 +1,8 @@
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { mapLimit } from '../../shared/concurrency.js';
+import { failureText } from '../../shared/failure-text.js';
 import { logger } from '../../shared/logger.js';
 import type { WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
-import { redactUrls } from '../../shared/redact.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import {
   currentMessage,
@@ -19,6 +19,7 @@ import { signedHeaders } from './signing.js';
 import { type StoredEndpoint, type WebhookStore } from './endpoint-store.js';
 import { type DeliveryRecord, type DeliveryStore, isOpen, type Settlement } from './delivery-store.js';
 import { freeShareSlots, type LaneShare, type ShareEntries } from './lane-share.js';
+import { backoffMs } from '../../shared/retry.js';
 
 /** A 2xx answer within this long is a success (API.md §14). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -49,7 +50,8 @@ export const LANE_CONSUMERS = 16;
 export const PRINCIPAL_SHARE = LANE_CONSUMERS / 4;
 
 /** A delivery that finds every slot of its endpoint taken looks again after 1, 2, 4, 8, then every 10 s. */
-export const busyDelaySeconds = (busy: number): number => Math.min(ATTEMPT_TIMEOUT_MS / 1000, 2 ** Math.min(busy, 4));
+export const busyDelaySeconds = (busy: number): number =>
+  backoffMs(busy, { baseMs: 1_000, maxMs: ATTEMPT_TIMEOUT_MS }) / 1000;
 
 /** POSTs a signed body; answers the HTTP status. Throws when nothing answered (refused, timed out). */
 export interface WebhookPoster {
@@ -289,7 +291,7 @@ export class WebhookDeliverer {
       const poster = stored.forRun ? this.deps.runPoster : this.deps.poster;
       status = await poster.post(stored.endpoint.url, headers, d.body, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS));
     } catch (err) {
-      error = failureOf(err);
+      error = failureText(err, ATTEMPT_FAILURE);
     }
     const finished = this.clock.now();
     const base = {
@@ -368,10 +370,10 @@ const lastAttempt = (d: DeliveryRecord) => ({
   duration_ms: d.duration_ms,
 });
 
-/** Why an attempt got no answer, in words safe to show: no credentials of a URL, bounded. */
-function failureOf(err: unknown): string {
-  const e = err as { name?: string; message?: string; code?: string };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`;
-  const text = redactUrls(String(e?.message ?? err));
-  return text.length > 500 ? `${text.slice(0, 497)}...` : text;
-}
+/** Why an attempt got no answer, in words safe to show (shared/failure-text.ts): at most 500 characters. */
+const ATTEMPT_FAILURE = {
+  timedOut: `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`,
+  // The attempt's only abort is its timeout.
+  abortIsTimeout: true,
+  cap: (text: string) => (text.length > 500 ? `${text.slice(0, 497)}...` : text),
+} as const;

@@ -6,6 +6,7 @@ import { Conflict, Invalid, NotFound, valueError } from '../../shared/errors.js'
 import { type Change, type DomainEvent, envelope, envelopeType } from '../../shared/events/types.js';
 import type { SecretBox } from '../../shared/secrets.js';
 import { redactUrl } from '../../shared/redact.js';
+import { AGAIN, retry } from '../../shared/retry.js';
 import { currentMessage, type DeliveryQueue } from './delivery-queue.js';
 import { newWebhookSecret, secretContext, type UrlRules } from './run-endpoint.js';
 import type {
@@ -84,28 +85,32 @@ export class WebhookService {
    */
   async update(id: string, req: WebhookUpdateRequest, caller: Caller): Promise<WebhookEndpoint> {
     if (req.url !== undefined) this.checkUrl(req.url);
-    for (let round = 0; round < ROUNDS; round++) {
-      const stored = await this.stored(id);
-      if (stored.forRun && (req.url !== undefined || req.event_types !== undefined))
-        throw new Conflict(`Webhook ${id} is a crew run's own: its URL and event types are the run's`);
-      const current = stored.endpoint;
-      const at = this.clock.iso();
-      const fields: EndpointFields = {
-        updated_at: at,
-        ...(req.url !== undefined ? { url: req.url } : {}),
-        ...(req.event_types !== undefined ? { event_types: distinct(req.event_types) } : {}),
-        ...(req.description !== undefined ? { description: req.description } : {}),
-        ...(req.enabled !== undefined ? { enabled: req.enabled } : {}),
-        ...(req.enabled === true && !current.enabled ? { disabled_reason: null } : {}),
-      };
-      const change: Change | undefined =
-        req.enabled === false && current.enabled
-          ? { type: 'webhook.endpoint.disabled', actor: caller.name, at }
-          : undefined;
-      const updated = await this.deps.endpoints.update(id, fields, current.enabled, change);
-      if (updated === undefined) throw new NotFound(`No webhook ${id}`);
-      if (updated !== 'changed') return updated;
-    }
+    const written = await retry(
+      async () => {
+        const stored = await this.stored(id);
+        if (stored.forRun && (req.url !== undefined || req.event_types !== undefined))
+          throw new Conflict(`Webhook ${id} is a crew run's own: its URL and event types are the run's`);
+        const current = stored.endpoint;
+        const at = this.clock.iso();
+        const fields: EndpointFields = {
+          updated_at: at,
+          ...(req.url !== undefined ? { url: req.url } : {}),
+          ...(req.event_types !== undefined ? { event_types: distinct(req.event_types) } : {}),
+          ...(req.description !== undefined ? { description: req.description } : {}),
+          ...(req.enabled !== undefined ? { enabled: req.enabled } : {}),
+          ...(req.enabled === true && !current.enabled ? { disabled_reason: null } : {}),
+        };
+        const change: Change | undefined =
+          req.enabled === false && current.enabled
+            ? { type: 'webhook.endpoint.disabled', actor: caller.name, at }
+            : undefined;
+        const updated = await this.deps.endpoints.update(id, fields, current.enabled, change);
+        if (updated === undefined) throw new NotFound(`No webhook ${id}`);
+        return updated === 'changed' ? AGAIN : updated;
+      },
+      { attempts: ROUNDS },
+    );
+    if (written.done) return written.value;
     throw new Conflict(`Webhook ${id} changed concurrently; try again`);
   }
 
@@ -115,16 +120,26 @@ export class WebhookService {
 
   /** A new secret, shown once; the old one keeps signing for a day. */
   async rotateSecret(id: string): Promise<WebhookEndpointWithSecret> {
-    for (let round = 0; round < ROUNDS; round++) {
-      const current = await this.stored(id);
-      const secret = newWebhookSecret();
-      const sealed = await this.deps.box.seal(secret, secretContext(id));
-      const now = this.clock.now();
-      const until = new Date(now + PREVIOUS_SECRET_MS).toISOString();
-      const rotated = await this.deps.endpoints.rotate(id, current.secret, sealed, until, new Date(now).toISOString());
-      if (rotated === undefined) throw new NotFound(`No webhook ${id}`);
-      if (rotated !== 'changed') return { ...rotated, secret };
-    }
+    const written = await retry(
+      async () => {
+        const current = await this.stored(id);
+        const secret = newWebhookSecret();
+        const sealed = await this.deps.box.seal(secret, secretContext(id));
+        const now = this.clock.now();
+        const until = new Date(now + PREVIOUS_SECRET_MS).toISOString();
+        const rotated = await this.deps.endpoints.rotate(
+          id,
+          current.secret,
+          sealed,
+          until,
+          new Date(now).toISOString(),
+        );
+        if (rotated === undefined) throw new NotFound(`No webhook ${id}`);
+        return rotated === 'changed' ? AGAIN : { ...rotated, secret };
+      },
+      { attempts: ROUNDS },
+    );
+    if (written.done) return written.value;
     throw new Conflict(`Webhook ${id} changed concurrently; try again`);
   }
 

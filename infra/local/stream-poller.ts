@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as timeout } from 'node:timers/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   type AttributeValue as StreamsAttributeValue,
@@ -17,6 +18,7 @@ import type { StreamHandler } from '../../shared/aws/lambda.js';
 import { settledWithin } from '../../shared/concurrency.js';
 import { logger } from '../../shared/logger.js';
 import { latestStreamArns } from './provision.js';
+import { backoffMs } from '../../shared/retry.js';
 
 export interface StreamPollerOptions {
   readonly endpoint: string;
@@ -152,16 +154,17 @@ interface StreamState {
 }
 
 /** Waits `ms`, or less when woken through one of the sets the waiter is put in. */
-function pause(ms: number, ...wakers: Set<() => void>[]): Promise<void> {
-  return new Promise((resolve) => {
-    const wake = () => {
-      clearTimeout(timer);
-      for (const set of wakers) set.delete(wake);
-      resolve();
-    };
-    const timer = setTimeout(wake, ms);
-    for (const set of wakers) set.add(wake);
-  });
+async function pause(ms: number, ...wakers: Set<() => void>[]): Promise<void> {
+  const woken = new AbortController();
+  const wake = () => woken.abort();
+  for (const set of wakers) set.add(wake);
+  try {
+    await timeout(ms, undefined, { signal: woken.signal });
+  } catch {
+    // woken
+  } finally {
+    for (const set of wakers) set.delete(wake);
+  }
 }
 
 const errorName = (err: unknown) => (err as { name?: string } | undefined)?.name;
@@ -460,7 +463,7 @@ export function startStreamPoller(options: StreamPollerOptions): StreamPoller {
   };
 }
 
-const errorDelay = (failures: number) => Math.min(MAX_ERROR_DELAY_MS, ERROR_DELAY_MS * 2 ** (failures - 1));
+const errorDelay = (failures: number) => backoffMs(failures - 1, { baseMs: ERROR_DELAY_MS, maxMs: MAX_ERROR_DELAY_MS });
 
 /**
  * Index of the first record to hand again (records.length: none), as Lambda reads a

@@ -4,6 +4,7 @@ import { conditionally } from '../aws/errors.js';
 import { Unavailable } from '../errors.js';
 import { batchGetAll } from '../aws/batch-get.js';
 import { queryAll } from '../aws/pagination.js';
+import { AGAIN, backoffMs, retry } from '../retry.js';
 import { outboxEvent, eventPut, lastSequence } from '../events/events-table.js';
 import { stampNew } from '../events/stamp.js';
 import type { Change } from '../events/types.js';
@@ -160,56 +161,62 @@ export class BuiltinCatalog implements MetadataCatalog {
    * the change is computed again on a fresh read.
    */
   async annotate(urn: string, change: EntityChange, event?: AnnotationEvent): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      // The sequence first, the entity and the data second (see AnnotationEvent).
-      const last = event ? await lastSequence(this.db, event.events, event.subject) : 0;
-      const current = await this.readEntity(urn);
-      const next = applied(urn, current, change);
-      assertFits(urn, next);
-      const version = current?.[VERSION];
-      // A change the entity already holds (a repeated acceptance) writes nothing.
-      if (current !== undefined && isDeepStrictEqual(next, withoutVersion(current))) return;
-      // Nor does a removal from an entity never annotated: there is nothing to remove.
-      if (current === undefined && isRemovalOnly(change)) return;
-      const put = {
-        TableName: this.tableName,
-        Item: { ...next, [VERSION]: typeof version === 'number' ? version + 1 : 1 },
-        ConditionExpression:
-          current === undefined
-            ? 'attribute_not_exists(pk)'
-            : typeof version === 'number'
-              ? '#version = :version'
-              : 'attribute_exists(pk) AND attribute_not_exists(#version)',
-        ...(current !== undefined ? { ExpressionAttributeNames: { '#version': VERSION } } : {}),
-        ...(typeof version === 'number' ? { ExpressionAttributeValues: { ':version': version } } : {}),
-      };
-      // A transaction refused (the entity changed, or another writer took the sequence): try again.
-      const written = event
-        ? await conditionally(
-            this.db.send(
-              new TransactWriteCommand({
-                TransactItems: [
-                  { Put: put },
-                  eventPut(
-                    event.events,
-                    outboxEvent(
+    const annotated = await retry<void>(
+      async () => {
+        // The sequence first, the entity and the data second (see AnnotationEvent).
+        const last = event ? await lastSequence(this.db, event.events, event.subject) : 0;
+        const current = await this.readEntity(urn);
+        const next = applied(urn, current, change);
+        assertFits(urn, next);
+        const version = current?.[VERSION];
+        // A change the entity already holds (a repeated acceptance) writes nothing.
+        if (current !== undefined && isDeepStrictEqual(next, withoutVersion(current))) return;
+        // Nor does a removal from an entity never annotated: there is nothing to remove.
+        if (current === undefined && isRemovalOnly(change)) return;
+        const put = {
+          TableName: this.tableName,
+          Item: { ...next, [VERSION]: typeof version === 'number' ? version + 1 : 1 },
+          ConditionExpression:
+            current === undefined
+              ? 'attribute_not_exists(pk)'
+              : typeof version === 'number'
+                ? '#version = :version'
+                : 'attribute_exists(pk) AND attribute_not_exists(#version)',
+          ...(current !== undefined ? { ExpressionAttributeNames: { '#version': VERSION } } : {}),
+          ...(typeof version === 'number' ? { ExpressionAttributeValues: { ':version': version } } : {}),
+        };
+        // A transaction refused (the entity changed, or another writer took the sequence): try again.
+        const written = event
+          ? await conditionally(
+              this.db.send(
+                new TransactWriteCommand({
+                  TransactItems: [
+                    { Put: put },
+                    eventPut(
                       event.events,
-                      event.subject,
-                      event.change,
-                      last,
-                      await event.data(toAnnotations(urn, next)),
+                      outboxEvent(
+                        event.events,
+                        event.subject,
+                        event.change,
+                        last,
+                        await event.data(toAnnotations(urn, next)),
+                      ),
                     ),
-                  ),
-                ],
-              }),
-            ),
-          )
-        : await conditionally(this.db.send(new PutCommand(put)));
-      if (written) return;
-      if (attempt === ANNOTATE_ATTEMPTS)
-        throw new Unavailable('the catalog is busy with concurrent annotations of one entity; try again');
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
-    }
+                  ],
+                }),
+              ),
+            )
+          : await conditionally(this.db.send(new PutCommand(put)));
+        return written ? undefined : AGAIN;
+      },
+      {
+        attempts: ANNOTATE_ATTEMPTS,
+        // A random pause of up to 10, 20, 40 … 200 ms before the 2nd, 3rd, 4th … try.
+        delayMs: (attempt) => backoffMs(attempt - 1, { baseMs: 5, maxMs: 200, jitter: 'full' }),
+      },
+    );
+    if (!annotated.done)
+      throw new Unavailable('the catalog is busy with concurrent annotations of one entity; try again');
   }
 
   private async readEntity(urn: string): Promise<Record<string, unknown> | undefined> {

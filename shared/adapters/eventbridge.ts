@@ -4,6 +4,7 @@ import { lazy, type Lazy } from '../aws/lazy.js';
 import type { DomainEvent } from '../events/types.js';
 import { logger } from '../logger.js';
 import type { EventBus } from '../ports/event-bus.js';
+import { AGAIN, backoffMs, retry } from '../retry.js';
 
 type Sdk = typeof import('@aws-sdk/client-eventbridge');
 
@@ -40,18 +41,23 @@ export class EventBridgeBus implements EventBus {
   private async putBatch(batch: readonly DomainEvent[]): Promise<DomainEvent[]> {
     const { sdk, client } = await this.client();
     let pending = [...batch];
-    for (let attempt = 1; pending.length > 0 && attempt <= ATTEMPTS; attempt++) {
-      if (attempt > 1) await this.pause(100 * 2 ** attempt);
-      const out = await client.send(new sdk.PutEventsCommand({ Entries: pending.map((e) => this.entry(e)) }));
-      if (!out.FailedEntryCount) return [];
-      // Entries answer in the request's order; a failed one has an ErrorCode.
-      const retry = pending.filter((_, i) => out.Entries?.[i]?.ErrorCode);
-      for (const [i, entry] of (out.Entries ?? []).entries())
-        if (entry.ErrorCode)
-          logger.warn('event not put on the bus', { event_id: pending[i]?.id, code: entry.ErrorCode, attempt });
-      pending = retry;
-    }
-    return pending;
+    if (pending.length === 0) return pending;
+    const put = await retry(
+      async (attempt) => {
+        const out = await client.send(new sdk.PutEventsCommand({ Entries: pending.map((e) => this.entry(e)) }));
+        if (!out.FailedEntryCount) return [];
+        // Entries answer in the request's order; a failed one has an ErrorCode.
+        const again = pending.filter((_, i) => out.Entries?.[i]?.ErrorCode);
+        for (const [i, entry] of (out.Entries ?? []).entries())
+          if (entry.ErrorCode)
+            logger.warn('event not put on the bus', { event_id: pending[i]?.id, code: entry.ErrorCode, attempt });
+        pending = again;
+        return pending.length > 0 ? AGAIN : pending;
+      },
+      // 400, 800, 1600 ms before the 2nd … 4th put.
+      { attempts: ATTEMPTS, delayMs: (attempt) => backoffMs(attempt, { baseMs: 100 }), sleep: this.pause },
+    );
+    return put.done ? put.value : pending;
   }
 
   private entry(event: DomainEvent): PutEventsRequestEntry {

@@ -1,3 +1,4 @@
+import { setTimeout as timeout } from 'node:timers/promises';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Conflict, Invalid, NotFound, Unavailable, valueError, type ValidationIssue } from '../errors.js';
 import { recordEvent } from '../events/events-table.js';
@@ -478,20 +479,9 @@ async function notFoundAsUndefined<T>(query: Promise<T>): Promise<T | undefined>
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    // An expired deadline ends the wait; the next fetch then fails as a timeout.
-    const stop = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', stop, { once: true });
-  });
-}
+/** Waits `ms`, or less: an expired deadline ends the wait; the next fetch then fails as a timeout. */
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  timeout(ms, undefined, { signal }).catch(() => undefined);
 
 /** A varchar cell: its text, or null. */
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);

@@ -1,5 +1,6 @@
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Unavailable } from '../errors.js';
+import { AGAIN, backoffMs, retry } from '../retry.js';
 
 /** BatchGetItem's limit, and how often unprocessed keys are asked again. */
 const BATCH_GET_KEYS = 100;
@@ -24,15 +25,19 @@ export async function batchGetAll(
     : {};
   for (let i = 0; i < keys.length; i += BATCH_GET_KEYS) {
     let pending: Record<string, unknown>[] = keys.slice(i, i + BATCH_GET_KEYS);
-    for (let attempt = 1; pending.length > 0; attempt++) {
-      if (attempt > BATCH_GET_ATTEMPTS) throw new Unavailable('DynamoDB is throttling reads; try again');
-      if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
-      const out = await db.send(
-        new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ...projection } } }),
-      );
-      found.push(...(out.Responses?.[tableName] ?? []));
-      pending = (out.UnprocessedKeys?.[tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-    }
+    const read = await retry(
+      async () => {
+        const out = await db.send(
+          new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ...projection } } }),
+        );
+        found.push(...(out.Responses?.[tableName] ?? []));
+        pending = (out.UnprocessedKeys?.[tableName]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+        return pending.length > 0 ? AGAIN : true;
+      },
+      // 100, 200, 400, 800 ms before the 2nd … 5th call.
+      { attempts: BATCH_GET_ATTEMPTS, delayMs: (attempt) => backoffMs(attempt, { baseMs: 25 }) },
+    );
+    if (!read.done) throw new Unavailable('DynamoDB is throttling reads; try again');
   }
   return found;
 }

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ValidationIssue } from '../errors.js';
 import type { Sealed } from '../secrets.js';
-import type { AppEnv } from './request-context.js';
+import type { AppEnv } from './app-env.js';
 
 /*
  * Idempotency keys (API.md §1, IETF draft-ietf-httpapi-idempotency-key-header) on the

@@ -20,7 +20,7 @@ import {
   IN_PROGRESS_MS,
   REPLAYED_HEADER,
 } from './idempotency.js';
-import type { AppEnv } from './request-context.js';
+import type { AppEnv } from './app-env.js';
 
 /*
  * Idempotency keys kept by Powertools' idempotency utility: its persistence layer keeps one

@@ -7,7 +7,7 @@ import { jsonInvalid, jsonNestingDepth, MAX_JSON_DEPTH, tooDeeplyNested } from '
 import type { Source } from '../pydantic/issues.js';
 import { validateSource } from '../pydantic/validate.js';
 import { PayloadTooLarge } from './errors.js';
-import type { AppEnv } from './request-context.js';
+import type { AppEnv } from './app-env.js';
 
 /*
  * What an endpoint reads from a request (path, query, headers, JSON body), and how: bodies

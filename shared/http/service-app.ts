@@ -9,7 +9,8 @@ import { logger } from '../logger.js';
 import { Forbidden, NotFound, Unavailable } from '../errors.js';
 import { errorAnswer, MethodNotAllowed, sdkFailure } from './errors.js';
 import { idempotencyKeyOf, type IdempotencyKeys, type IdempotentAnswer } from './idempotency.js';
-import { type AppEnv, requestContext } from './request-context.js';
+import type { AppEnv } from './app-env.js';
+import { requestContext } from './request-context.js';
 import { limitBody, type RequestSpec, validateRequest } from './request-input.js';
 
 /**

@@ -175,9 +175,9 @@ describe('groups meet in compose files', () => {
   });
 
   it('the check catches a service that imports another group', () => {
-    const text = "import { runEndpointItem } from '../webhooks/run-endpoint.js';\n";
-    expect(crossings('functions/crews/service.ts', text)).toEqual([
-      'functions/crews/service.ts → functions/webhooks/run-endpoint.ts',
+    const text = "import { runEndpointItem } from '../../webhooks/run-endpoint.js';\n";
+    expect(crossings('functions/crews/runs/run-service.ts', text)).toEqual([
+      'functions/crews/runs/run-service.ts → functions/webhooks/run-endpoint.ts',
     ]);
   });
 });

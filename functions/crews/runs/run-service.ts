@@ -15,6 +15,7 @@ import {
 } from '../../../shared/errors.js';
 import { logger } from '../../../shared/logger.js';
 import { redactUrl } from '../../../shared/redact.js';
+import { AGAIN, retry } from '../../../shared/retry.js';
 import { runChange, runRetried } from '../events.js';
 import { capText, MAX_BULK_CANCEL, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from '../limits.js';
 import type { BulkCancelRequest, BulkCancelResult, CrewRun, RunLogEntry } from './run-schemas.js';
@@ -297,12 +298,15 @@ export class RunService {
    * abandons a step under way (see CrewRunner). A finished run is 409.
    */
   async cancelRun(correlationId: string, reason: string | undefined, caller: Caller): Promise<CrewRun> {
-    for (let round = 0; round < CONFLICT_ROUNDS; round++) {
-      const run = await ownRun(this.runs, correlationId, caller);
-      if (FINISHED_STATUSES.has(run.status)) throw new Conflict(`Crew run ${correlationId} already ${run.status}`);
-      const cancelled = await this.cancelAt(run, reason, caller);
-      if (cancelled) return toRun(cancelled);
-    }
+    const cancelled = await retry(
+      async () => {
+        const run = await ownRun(this.runs, correlationId, caller);
+        if (FINISHED_STATUSES.has(run.status)) throw new Conflict(`Crew run ${correlationId} already ${run.status}`);
+        return (await this.cancelAt(run, reason, caller)) ?? AGAIN;
+      },
+      { attempts: CONFLICT_ROUNDS },
+    );
+    if (cancelled.done) return toRun(cancelled.value);
     throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
   }
 
@@ -354,11 +358,16 @@ export class RunService {
     const cancelled = await mapLimit(runs, BULK_CANCEL_CONCURRENCY, async (found) => {
       let run: RunItem | undefined = found;
       // The index is read eventually consistent: a run that moved on is read again.
-      for (let round = 0; round < CONFLICT_ROUNDS && run && wanted(run); round++) {
-        if (await this.cancelAt(run, undefined, caller)) return true;
-        run = await this.runs.get(found.correlation_id);
-      }
-      return false;
+      const tried = await retry(
+        async () => {
+          if (!run || !wanted(run)) return false;
+          if (await this.cancelAt(run, undefined, caller)) return true;
+          run = await this.runs.get(found.correlation_id);
+          return AGAIN;
+        },
+        { attempts: CONFLICT_ROUNDS },
+      );
+      return tried.done && tried.value;
     });
     return { matched: runs.length, cancelled: cancelled.filter(Boolean).length, more };
   }
@@ -369,28 +378,35 @@ export class RunService {
    * completed steps' outputs and runs the failed (or next) step again. Another status is 409.
    */
   async retryRun(correlationId: string, caller: Caller): Promise<CrewRun> {
-    for (let round = 0; round < CONFLICT_ROUNDS; round++) {
-      const run = await ownRun(this.runs, correlationId, caller);
-      if (!RETRYABLE.has(run.status))
-        throw new Conflict(`Crew run ${correlationId} is ${run.status}: only a failed or cancelled run can be retried`);
-      const at = this.clock.iso();
-      const update = { status: 'pending' as const, finished_at: null, error: null, current_step: null };
-      const entry: RunLogEntry = {
-        index: run.event_count,
-        correlation_id: run.correlation_id,
-        type: 'run.retried',
-        timestamp: at,
-        message: capText(
-          `Run retried by ${caller.name} after it ${run.status === 'failed' ? 'failed' : 'was cancelled'}`,
-          MAX_MESSAGE_BYTES,
-        ),
-        data: { by: caller.name, previous_status: run.status },
-      };
-      if (await this.runs.append(run, entry, update, runRetried(at, caller.name))) {
-        await this.queueOrFail(run, run.event_count + 1);
-        return toRun({ ...run, ...update, event_count: run.event_count + 1 });
-      }
-    }
+    const retried = await retry(
+      async () => {
+        const run = await ownRun(this.runs, correlationId, caller);
+        if (!RETRYABLE.has(run.status))
+          throw new Conflict(
+            `Crew run ${correlationId} is ${run.status}: only a failed or cancelled run can be retried`,
+          );
+        const at = this.clock.iso();
+        const update = { status: 'pending' as const, finished_at: null, error: null, current_step: null };
+        const entry: RunLogEntry = {
+          index: run.event_count,
+          correlation_id: run.correlation_id,
+          type: 'run.retried',
+          timestamp: at,
+          message: capText(
+            `Run retried by ${caller.name} after it ${run.status === 'failed' ? 'failed' : 'was cancelled'}`,
+            MAX_MESSAGE_BYTES,
+          ),
+          data: { by: caller.name, previous_status: run.status },
+        };
+        if (await this.runs.append(run, entry, update, runRetried(at, caller.name))) {
+          await this.queueOrFail(run, run.event_count + 1);
+          return toRun({ ...run, ...update, event_count: run.event_count + 1 });
+        }
+        return AGAIN;
+      },
+      { attempts: CONFLICT_ROUNDS },
+    );
+    if (retried.done) return retried.value;
     throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
   }
 
@@ -526,69 +542,74 @@ export class RunService {
   ): Promise<CrewRun> {
     if (caller.via !== 'bearer') throw new Forbidden('A decision needs a Bearer session (a person), not a key');
     if (caller.roles.size === 0) throw new Forbidden(NO_DECIDING_ROLE);
-    for (let round = 0; round < CONFLICT_ROUNDS; round++) {
-      const run = await this.runs.get(correlationId);
-      if (!run) throw new NotFound(`No crew run ${correlationId}`);
-      if (!run.steps.some((s) => s.kind === 'approval' && caller.roles.has(s.role ?? 'approver')))
-        throw new Forbidden(NO_DECIDING_ROLE);
-      const step = run.steps.find((s) => s.id === stepId);
-      if (!step) throw new NotFound(`Crew run ${correlationId} has no step ${stepId}`);
-      if (step.kind !== 'approval') throw new Conflict(`Step ${stepId} is a ${step.kind} step, not an approval`);
-      const role = step.role ?? 'approver';
-      if (!caller.roles.has(role)) throw new Forbidden(`Deciding step ${stepId} needs the role '${role}'`);
-      const waiting = run.status === 'waiting' && run.current_step === stepId;
-      const [last] = waiting ? await this.runs.logEntries(correlationId, run.event_count - 1, 1) : [];
-      if (!last || last.type !== 'step.waiting' || last.step_id !== stepId)
-        throw new Conflict(`Step ${stepId} of crew run ${correlationId} is not waiting for a decision`);
-      const expiresAt = String(last.data?.expires_at);
-      if (!(this.clock.now() < Date.parse(expiresAt)))
-        throw new Conflict(`The approval of step ${stepId} expired at ${expiresAt}`);
-      if (isPrincipal(run.created_by_principal, caller))
-        throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
-      const at = this.clock.iso();
-      const notes = decision.notes ?? null;
-      const entry = (
-        offset: number,
-        fields: Omit<RunLogEntry, 'index' | 'correlation_id' | 'timestamp'>,
-      ): RunLogEntry => ({
-        index: run.event_count + offset,
-        correlation_id: correlationId,
-        timestamp: at,
-        ...fields,
-        message: capText(fields.message, MAX_MESSAGE_BYTES),
-      });
-      if (decision.approve) {
-        const update = {
-          status: 'running' as const,
-          completed_steps: (run.completed_steps ?? 0) + 1,
-          current_step: null,
-        };
-        const approved = entry(0, {
-          type: 'step.completed',
-          step_id: stepId,
-          message: `Step ${stepId} approved by ${caller.name}`,
-          data: { output: { approved: true, by: caller.name, notes } },
+    const decided = await retry(
+      async () => {
+        const run = await this.runs.get(correlationId);
+        if (!run) throw new NotFound(`No crew run ${correlationId}`);
+        if (!run.steps.some((s) => s.kind === 'approval' && caller.roles.has(s.role ?? 'approver')))
+          throw new Forbidden(NO_DECIDING_ROLE);
+        const step = run.steps.find((s) => s.id === stepId);
+        if (!step) throw new NotFound(`Crew run ${correlationId} has no step ${stepId}`);
+        if (step.kind !== 'approval') throw new Conflict(`Step ${stepId} is a ${step.kind} step, not an approval`);
+        const role = step.role ?? 'approver';
+        if (!caller.roles.has(role)) throw new Forbidden(`Deciding step ${stepId} needs the role '${role}'`);
+        const waiting = run.status === 'waiting' && run.current_step === stepId;
+        const [last] = waiting ? await this.runs.logEntries(correlationId, run.event_count - 1, 1) : [];
+        if (!last || last.type !== 'step.waiting' || last.step_id !== stepId)
+          throw new Conflict(`Step ${stepId} of crew run ${correlationId} is not waiting for a decision`);
+        const expiresAt = String(last.data?.expires_at);
+        if (!(this.clock.now() < Date.parse(expiresAt)))
+          throw new Conflict(`The approval of step ${stepId} expired at ${expiresAt}`);
+        if (isPrincipal(run.created_by_principal, caller))
+          throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
+        const at = this.clock.iso();
+        const notes = decision.notes ?? null;
+        const entry = (
+          offset: number,
+          fields: Omit<RunLogEntry, 'index' | 'correlation_id' | 'timestamp'>,
+        ): RunLogEntry => ({
+          index: run.event_count + offset,
+          correlation_id: correlationId,
+          timestamp: at,
+          ...fields,
+          message: capText(fields.message, MAX_MESSAGE_BYTES),
         });
-        if (await this.runs.append(run, approved, update, runChange('running', at, caller.name))) {
-          await this.continueRun(correlationId);
-          return toRun({ ...run, ...update, event_count: run.event_count + 1 });
-        }
-      } else {
-        const error = capText(`rejected by ${caller.name}${notes ? `: ${notes}` : ''}`, MAX_ERROR_BYTES);
-        const update = { status: 'failed' as const, finished_at: at, error };
-        const rejected = [
-          entry(0, {
-            type: 'step.failed',
+        if (decision.approve) {
+          const update = {
+            status: 'running' as const,
+            completed_steps: (run.completed_steps ?? 0) + 1,
+            current_step: null,
+          };
+          const approved = entry(0, {
+            type: 'step.completed',
             step_id: stepId,
-            message: `Step ${stepId} failed: ${error}`,
-            data: { error },
-          }),
-          entry(1, { type: 'run.failed', message: `Run failed at step ${stepId}`, data: { error } }),
-        ];
-        if (await this.runs.append(run, rejected, update, runChange('failed', at, caller.name)))
-          return toRun({ ...run, ...update, event_count: run.event_count + 2 });
-      }
-    }
+            message: `Step ${stepId} approved by ${caller.name}`,
+            data: { output: { approved: true, by: caller.name, notes } },
+          });
+          if (await this.runs.append(run, approved, update, runChange('running', at, caller.name))) {
+            await this.continueRun(correlationId);
+            return toRun({ ...run, ...update, event_count: run.event_count + 1 });
+          }
+        } else {
+          const error = capText(`rejected by ${caller.name}${notes ? `: ${notes}` : ''}`, MAX_ERROR_BYTES);
+          const update = { status: 'failed' as const, finished_at: at, error };
+          const rejected = [
+            entry(0, {
+              type: 'step.failed',
+              step_id: stepId,
+              message: `Step ${stepId} failed: ${error}`,
+              data: { error },
+            }),
+            entry(1, { type: 'run.failed', message: `Run failed at step ${stepId}`, data: { error } }),
+          ];
+          if (await this.runs.append(run, rejected, update, runChange('failed', at, caller.name)))
+            return toRun({ ...run, ...update, event_count: run.event_count + 2 });
+        }
+        return AGAIN;
+      },
+      { attempts: CONFLICT_ROUNDS },
+    );
+    if (decided.done) return decided.value;
     throw new Conflict(`Crew run ${correlationId} changed concurrently; try again`);
   }
 

@@ -1,23 +1,21 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   GetCommand,
-  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { conditionally, isConditionFailed } from '../../../shared/aws/errors.js';
 import { listAll, listAttributes, listPartition, withoutListAttributes } from '../../../shared/aws/listing.js';
 import { decodeCursor, encodeCursor, type PositionedPage, queryPage } from '../../../shared/aws/pagination.js';
 import { type Page } from '../../../shared/page.js';
 import { outboxEvent, eventPut, type EventsTable } from '../../../shared/events/events-table.js';
-import { stampNew, stampUpdate, unstamped } from '../../../shared/events/stamp.js';
+import { unstamped } from '../../../shared/events/stamp.js';
 import type { Change } from '../../../shared/events/types.js';
 import type { RunLogEntry, CrewRun, RunStatus } from './run-schemas.js';
-import type { CrewTemplate, Step, Variable } from '../templates/template-schemas.js';
+import type { Step, Variable } from '../templates/template-schemas.js';
 
 /*
  * Free-form JSON (variable defaults, run values, event data) is stored as JSON text, so

@@ -6,6 +6,7 @@ import { Conflict, Invalid, NotFound, type ValidationIssue, valueError } from '.
 import type { Change, DomainEventType } from '../../../shared/events/types.js';
 import { logger } from '../../../shared/logger.js';
 import type { Scheduler, ScheduleTrigger } from '../../../shared/ports/scheduler.js';
+import { AGAIN, retry } from '../../../shared/retry.js';
 import { resolveValues } from '../templates/declaration.js';
 import { isTimeZone, nextFireAfter, parseScheduleExpression } from './schedule-expression.js';
 import {
@@ -94,40 +95,50 @@ export class ScheduleService {
   }
 
   async update(id: string, patch: SchedulePatch, caller: Caller): Promise<CrewSchedule> {
-    for (let round = 0; round < ROUNDS; round++) {
-      const current = await this.existing(id);
-      const next: ScheduleItem = {
-        ...current,
-        ...(patch.expression !== undefined ? { expression: patch.expression } : {}),
-        ...(patch.timezone !== undefined ? { timezone: patch.timezone } : {}),
-        ...(patch.values !== undefined ? { values: patch.values } : {}),
-        ...(patch.overlap !== undefined ? { overlap: patch.overlap } : {}),
-        ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
-      };
-      const issues =
-        patch.expression !== undefined || patch.timezone !== undefined
-          ? this.expressionIssues(next.expression, next.timezone)
-          : [];
-      if (patch.values !== undefined) {
-        const template = await this.templates.get(current.template_id);
-        if (template) issues.push(...valueIssues(() => resolveValues(template.variables, next.values, 'values')));
-        else
-          issues.push(
-            valueError(['body', 'values'], `its crew template ${current.template_id} was deleted`, patch.values),
-          );
-      }
-      if (issues.length > 0) throw new Invalid(issues);
-      // Nothing sent: nothing changes, and no event says it did.
-      if (Object.values(patch).every((v) => v === undefined)) return toCrewSchedule(current);
-      const at = this.clock.iso();
-      // A rate counts from the last change of its expression (API.md §4): other changes keep its fires.
-      const changes = { updated_at: at, ...(next.expression !== current.expression ? { expression_set_at: at } : {}) };
-      const updated = { ...next, ...changes, next_run_at: this.nextRun({ ...next, ...changes }, this.clock.now()) };
-      await this.scheduler.put(this.trigger(updated));
-      if (await this.schedules.update(current, changed(current, updated), change('crew.schedule.updated', caller, at)))
-        return toCrewSchedule(updated);
-      // Changed meanwhile: the trigger is set again from what is stored at the next round.
-    }
+    const written = await retry(
+      async () => {
+        const current = await this.existing(id);
+        const next: ScheduleItem = {
+          ...current,
+          ...(patch.expression !== undefined ? { expression: patch.expression } : {}),
+          ...(patch.timezone !== undefined ? { timezone: patch.timezone } : {}),
+          ...(patch.values !== undefined ? { values: patch.values } : {}),
+          ...(patch.overlap !== undefined ? { overlap: patch.overlap } : {}),
+          ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+        };
+        const issues =
+          patch.expression !== undefined || patch.timezone !== undefined
+            ? this.expressionIssues(next.expression, next.timezone)
+            : [];
+        if (patch.values !== undefined) {
+          const template = await this.templates.get(current.template_id);
+          if (template) issues.push(...valueIssues(() => resolveValues(template.variables, next.values, 'values')));
+          else
+            issues.push(
+              valueError(['body', 'values'], `its crew template ${current.template_id} was deleted`, patch.values),
+            );
+        }
+        if (issues.length > 0) throw new Invalid(issues);
+        // Nothing sent: nothing changes, and no event says it did.
+        if (Object.values(patch).every((v) => v === undefined)) return toCrewSchedule(current);
+        const at = this.clock.iso();
+        // A rate counts from the last change of its expression (API.md §4): other changes keep its fires.
+        const changes = {
+          updated_at: at,
+          ...(next.expression !== current.expression ? { expression_set_at: at } : {}),
+        };
+        const updated = { ...next, ...changes, next_run_at: this.nextRun({ ...next, ...changes }, this.clock.now()) };
+        await this.scheduler.put(this.trigger(updated));
+        if (
+          await this.schedules.update(current, changed(current, updated), change('crew.schedule.updated', caller, at))
+        )
+          return toCrewSchedule(updated);
+        // Changed meanwhile: the trigger is set again from what is stored at the next round.
+        return AGAIN;
+      },
+      { attempts: ROUNDS },
+    );
+    if (written.done) return written.value;
     await this.resetTrigger(id);
     throw new Conflict(`Crew schedule ${id} changed concurrently; try again`);
   }
@@ -167,102 +178,104 @@ export class ScheduleService {
    */
   async fire(id: string, scheduledTime: string): Promise<void> {
     const log = logger.createChild({ persistentKeys: { schedule_id: id, scheduled_time: scheduledTime } });
-    for (let round = 0; round < ROUNDS; round++) {
-      const schedule = await this.schedules.get(id);
-      if (!schedule || !schedule.enabled) {
-        log.info('crew schedule fire ignored: the schedule was deleted or disabled');
-        return;
-      }
-      // Each record of a fire (its run, or its skip) moves `last_run_at` or `last_skipped_at` to
-      // its time or past it: while both are before it, the fire has none (or a skip recorded
-      // at the same moment as a later one's: its record then refuses the write, below).
-      const ranSince = schedule.last_run_at !== null && schedule.last_run_at >= scheduledTime;
-      const skippedSince = schedule.last_skipped_at !== null && schedule.last_skipped_at >= scheduledTime;
-      const ignored = () =>
-        log.info('crew schedule fire ignored: this scheduled time already started its run or was skipped');
-      if (
-        (ranSince || skippedSince) &&
-        (schedule.last_run_at === scheduledTime || (await this.schedules.hasFired(id, scheduledTime)))
-      ) {
-        ignored();
-        return;
-      }
-      /**
-       * After a write that a condition refused (nothing was stored): whether the fire was
-       * recorded meanwhile (a copy of it); else the schedule changed or ran a later fire since
-       * it was read, and the next round reads it again.
-       */
-      const recordedMeanwhile = async () => {
-        if (!(await this.schedules.hasFired(id, scheduledTime))) return false;
-        ignored();
-        return true;
-      };
-      const template = await this.templates.get(schedule.template_id);
-      if (!template) {
-        log.warn('crew schedule disabled: its template was deleted');
-        await this.disable(schedule, undefined);
-        return;
-      }
-      const at = this.clock.iso();
-      const next_run_at = this.nextRun(schedule, Math.max(this.clock.now(), Date.parse(scheduledTime)));
-      const skip = async (reason: string) => {
-        const recorded = await this.schedules.skip(
-          schedule,
-          scheduledTime,
-          { last_skipped_at: latest(schedule.last_skipped_at, scheduledTime), next_run_at },
-          { ...change('crew.schedule.fired', undefined, at), about: { skipped: true, reason } },
-        );
-        if (recorded) log.info('crew schedule fire skipped', { reason });
-        return recorded || recordedMeanwhile();
-      };
-      // A fire that comes after a later one started its run (a send retried late) starts none:
-      // runs start in the order of their fires, and `last_run_at` never goes back.
-      if (ranSince) {
-        if (await skip(`a later fire, due ${schedule.last_run_at}, has started its run`)) return;
-        continue;
-      }
-      if (schedule.overlap === 'skip' && schedule.last_correlation_id) {
-        const previous = await this.runs.get(schedule.last_correlation_id);
-        if (previous && !FINISHED_STATUSES.has(previous.status)) {
-          if (await skip(`its previous run ${previous.correlation_id} is ${previous.status}`)) return;
-          continue;
+    const fired = await retry<void>(
+      async () => {
+        const schedule = await this.schedules.get(id);
+        if (!schedule || !schedule.enabled) {
+          log.info('crew schedule fire ignored: the schedule was deleted or disabled');
+          return;
         }
-      }
-      let started: { correlation_id: string } | undefined;
-      try {
-        started = await this.crews.startScheduledRun(
-          template,
-          schedule.values,
-          { name: schedule.created_by, principal: schedule.created_by_principal },
-          {
-            scheduleId: id,
+        // Each record of a fire (its run, or its skip) moves `last_run_at` or `last_skipped_at` to
+        // its time or past it: while both are before it, the fire has none (or a skip recorded
+        // at the same moment as a later one's: its record then refuses the write, below).
+        const ranSince = schedule.last_run_at !== null && schedule.last_run_at >= scheduledTime;
+        const skippedSince = schedule.last_skipped_at !== null && schedule.last_skipped_at >= scheduledTime;
+        const ignored = () =>
+          log.info('crew schedule fire ignored: this scheduled time already started its run or was skipped');
+        if (
+          (ranSince || skippedSince) &&
+          (schedule.last_run_at === scheduledTime || (await this.schedules.hasFired(id, scheduledTime)))
+        ) {
+          ignored();
+          return;
+        }
+        /**
+         * After a write that a condition refused (nothing was stored): whether the fire was
+         * recorded meanwhile (a copy of it); else the schedule changed or ran a later fire since
+         * it was read, and the next round reads it again.
+         */
+        const recordedMeanwhile = async () => {
+          if (!(await this.schedules.hasFired(id, scheduledTime))) return false;
+          ignored();
+          return true;
+        };
+        const template = await this.templates.get(schedule.template_id);
+        if (!template) {
+          log.warn('crew schedule disabled: its template was deleted');
+          await this.disable(schedule, undefined);
+          return;
+        }
+        const at = this.clock.iso();
+        const next_run_at = this.nextRun(schedule, Math.max(this.clock.now(), Date.parse(scheduledTime)));
+        const skip = async (reason: string) => {
+          const recorded = await this.schedules.skip(
+            schedule,
             scheduledTime,
-            // The run, its record, `last_run_at` and the `crew.schedule.fired` event: one
-            // transaction, so no run exists without its fire's event (API.md §4).
-            record: (run) =>
-              this.schedules.fireWrites(
-                schedule,
-                scheduledTime,
-                run,
-                { last_run_at: scheduledTime, last_correlation_id: run.correlation_id, next_run_at },
-                { ...change('crew.schedule.fired', undefined, at), about: { correlation_id: run.correlation_id } },
-              ),
-          },
-        );
-      } catch (err) {
-        // The template changed since: its values no longer fit. Recorded; the next fire tries again.
-        if (!(err instanceof Invalid)) throw err;
-        if (await skip(`its values do not fit the template: ${err.message}`)) return;
-        continue;
-      }
-      if (!started) {
-        if (await recordedMeanwhile()) return;
-        continue;
-      }
-      log.info('crew schedule fired', { correlation_id: started.correlation_id });
-      return;
-    }
-    throw new Error(`crew schedule ${id}: gave up firing after repeated concurrent changes`);
+            { last_skipped_at: latest(schedule.last_skipped_at, scheduledTime), next_run_at },
+            { ...change('crew.schedule.fired', undefined, at), about: { skipped: true, reason } },
+          );
+          if (recorded) log.info('crew schedule fire skipped', { reason });
+          return recorded || recordedMeanwhile();
+        };
+        // A fire that comes after a later one started its run (a send retried late) starts none:
+        // runs start in the order of their fires, and `last_run_at` never goes back.
+        if (ranSince) {
+          if (await skip(`a later fire, due ${schedule.last_run_at}, has started its run`)) return;
+          return AGAIN;
+        }
+        if (schedule.overlap === 'skip' && schedule.last_correlation_id) {
+          const previous = await this.runs.get(schedule.last_correlation_id);
+          if (previous && !FINISHED_STATUSES.has(previous.status)) {
+            if (await skip(`its previous run ${previous.correlation_id} is ${previous.status}`)) return;
+            return AGAIN;
+          }
+        }
+        let started: { correlation_id: string } | undefined;
+        try {
+          started = await this.crews.startScheduledRun(
+            template,
+            schedule.values,
+            { name: schedule.created_by, principal: schedule.created_by_principal },
+            {
+              scheduleId: id,
+              scheduledTime,
+              // The run, its record, `last_run_at` and the `crew.schedule.fired` event: one
+              // transaction, so no run exists without its fire's event (API.md §4).
+              record: (run) =>
+                this.schedules.fireWrites(
+                  schedule,
+                  scheduledTime,
+                  run,
+                  { last_run_at: scheduledTime, last_correlation_id: run.correlation_id, next_run_at },
+                  { ...change('crew.schedule.fired', undefined, at), about: { correlation_id: run.correlation_id } },
+                ),
+            },
+          );
+        } catch (err) {
+          // The template changed since: its values no longer fit. Recorded; the next fire tries again.
+          if (!(err instanceof Invalid)) throw err;
+          if (await skip(`its values do not fit the template: ${err.message}`)) return;
+          return AGAIN;
+        }
+        if (!started) {
+          if (await recordedMeanwhile()) return;
+          return AGAIN;
+        }
+        log.info('crew schedule fired', { correlation_id: started.correlation_id });
+      },
+      { attempts: ROUNDS },
+    );
+    if (!fired.done) throw new Error(`crew schedule ${id}: gave up firing after repeated concurrent changes`);
   }
 
   /** Sets every enabled schedule's trigger (the local platform's start: its timers live in the process). */

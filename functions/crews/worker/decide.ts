@@ -72,7 +72,7 @@ export interface StepTimer {
 /**
  * The timer has nothing left to do: its wait is not in the run's latest attempt (another
  * wait, or none), or the run went on after the step's outcome. A decided step with nothing
- * after it is continued (the decision's own message may have been lost: service.ts).
+ * after it is continued (the decision's own message may have been lost: runs/run-service.ts, continueRun).
  */
 export function timerSpent(attempt: readonly RunLogEntry[], timer: StepTimer): boolean {
   const waited = attempt.findIndex(

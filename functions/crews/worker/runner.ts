@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../../../shared/logger.js';
 import { type Clock, systemClock } from '../../../shared/clock.js';
+import { AGAIN, retry } from '../../../shared/retry.js';
 import {
   abandon,
   type Appended,
@@ -400,19 +401,24 @@ export class CrewRunner {
 
   /** The message kept failing (dead-letter queue): the run ends with `run.failed`. */
   async failAbandoned(correlationId: string, reason: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_RESUMES; attempt++) {
-      const run = await this.runs.get(correlationId);
-      if (!run) return;
-      const log = await this.runs.allLogEntries(correlationId);
-      const { append } = abandon({ run, log, now: this.clock.now() }, reason);
-      const [failed] = append;
-      if (!failed) return;
-      if (await this.runs.append(run, failed.entry, failed.fields, failed.change)) {
-        // Its deliveries are given up: its slot, if one holds it, goes to the next in line.
-        if (run.limit) await this.letSlotGo(run.limit, correlationId);
-        return;
-      }
-    }
+    // After MAX_RESUMES refused writes it gives up, without an error.
+    await retry<void>(
+      async () => {
+        const run = await this.runs.get(correlationId);
+        if (!run) return;
+        const log = await this.runs.allLogEntries(correlationId);
+        const { append } = abandon({ run, log, now: this.clock.now() }, reason);
+        const [failed] = append;
+        if (!failed) return;
+        if (await this.runs.append(run, failed.entry, failed.fields, failed.change)) {
+          // Its deliveries are given up: its slot, if one holds it, goes to the next in line.
+          if (run.limit) await this.letSlotGo(run.limit, correlationId);
+          return;
+        }
+        return AGAIN;
+      },
+      { attempts: MAX_RESUMES },
+    );
   }
 
   /**

@@ -1,7 +1,8 @@
 import type { HttpRequester } from '../../../shared/adapters/outbound-http.js';
 import { type Clock, systemClock } from '../../../shared/clock.js';
 import type { ChatModel } from '../../../shared/ports/llm.js';
-import { redactUrl, redactUrls } from '../../../shared/redact.js';
+import { failureText } from '../../../shared/failure-text.js';
+import { redactUrl } from '../../../shared/redact.js';
 import { capJson, capText, MAX_ERROR_BYTES, MAX_OUTPUT_BYTES } from '../limits.js';
 import type { Step } from '../templates/template-schemas.js';
 import { type RenderContext, render } from '../templates/templating.js';
@@ -11,14 +12,8 @@ export type StepOutcome = { ok: true; output: unknown } | { ok: false; error: st
 const HTTP_TIMEOUT_MS = 10_000;
 const LLM_TIMEOUT_MS = 60_000;
 
-/**
- * Why a step failed, as events and the log may show it: bounded, and with every URL
- * redacted (an error may quote the URL it was given, credentials included).
- */
-function failureText(err: unknown): string {
-  const text = err instanceof Error ? (err.name === 'TimeoutError' ? 'timed out' : err.message) : String(err);
-  return capText(redactUrls(text), MAX_ERROR_BYTES);
-}
+/** Why a step failed, as events and the log show it (shared/failure-text.ts). */
+const STEP_FAILURE = { timedOut: 'timed out', cap: (text: string) => capText(text, MAX_ERROR_BYTES) } as const;
 
 /** Executes one step; a failure is an outcome (step.failed), never a thrown error. */
 export class StepExecutor {
@@ -34,7 +29,7 @@ export class StepExecutor {
     try {
       return { ok: true, output: capJson(await this.run(step, ctx, cancelled), MAX_OUTPUT_BYTES) };
     } catch (err) {
-      return { ok: false, error: failureText(err) };
+      return { ok: false, error: failureText(err, STEP_FAILURE) };
     }
   }
 
