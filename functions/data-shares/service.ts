@@ -7,6 +7,7 @@ import { logger } from '../../shared/logger.js';
 import type { IdentityProvider, IdpClient } from '../../shared/ports/idp.js';
 import { type CreateShareRequest, type SharedClient, SHARE_ID } from './schemas.js';
 import { type DataShareStore, type ShareItem, type StoredShare, toDataShare } from './store.js';
+import { AGAIN, retry } from '../../shared/retry.js';
 
 /**
  * A reservation older than this belongs to a creation that died half way; a new creation
@@ -124,15 +125,19 @@ export class DataShareService {
     const { name } = item;
     await this.idp.deleteClient(item.client_id);
     const change = { type: 'data_share.deleted', actor: caller.name, at: this.clock.iso() } as const;
-    for (let attempt = 1; ; attempt++) {
-      const data = toDataShare(item, undefined, null) as unknown as Record<string, unknown>;
-      if (await this.store.delete(item, change, data)) break;
-      const again = await this.store.get(name);
-      if (!again || again.reservation !== undefined || again.created_at !== item.created_at)
-        throw new NotFound(`No data share '${name}'`);
-      if (attempt >= DELETE_ATTEMPTS) throw new Conflict(`Data share '${name}' kept changing while being deleted`);
-      item = again;
-    }
+    const deleted = await retry(
+      async () => {
+        const data = toDataShare(item, undefined, null) as unknown as Record<string, unknown>;
+        if (await this.store.delete(item, change, data)) return true;
+        const again = await this.store.get(name);
+        if (!again || again.reservation !== undefined || again.created_at !== item.created_at)
+          throw new NotFound(`No data share '${name}'`);
+        item = again;
+        return AGAIN;
+      },
+      { attempts: DELETE_ATTEMPTS },
+    );
+    if (!deleted.done) throw new Conflict(`Data share '${name}' kept changing while being deleted`);
     logger.info('data share deleted', { share: name, by: caller.name });
   }
 

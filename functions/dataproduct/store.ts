@@ -7,6 +7,7 @@ import { Conflict } from '../../shared/errors.js';
 import { stampNew, stampUpdate, unstamped } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { DataProduct, KeyInfo } from './schemas.js';
+import { AGAIN, retry } from '../../shared/retry.js';
 
 /** A data product as stored: the public fields, the creator's principal and, once deleted, when. */
 export interface DataProductRecord extends DataProduct {
@@ -64,43 +65,47 @@ export class DynamoDataProductStore implements DataProductStore {
    * name one is stored and the other finds the name taken.
    */
   async create(product: DataProductRecord, change: Change): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.db.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Put: {
-                  TableName: this.tableName,
-                  Item: {
-                    pk: productKey(product.id),
-                    ...product,
-                    list_pk: LIST_PK,
-                    list_role: product.role_name,
-                    ...stampNew(change),
+    const created = await retry(
+      async () => {
+        try {
+          await this.db.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  Put: {
+                    TableName: this.tableName,
+                    Item: {
+                      pk: productKey(product.id),
+                      ...product,
+                      list_pk: LIST_PK,
+                      list_role: product.role_name,
+                      ...stampNew(change),
+                    },
+                    ConditionExpression: 'attribute_not_exists(pk)',
                   },
-                  ConditionExpression: 'attribute_not_exists(pk)',
                 },
-              },
-              {
-                Put: {
-                  TableName: this.tableName,
-                  Item: { pk: nameKey(product.name), id: product.id },
-                  ConditionExpression: 'attribute_not_exists(pk)',
+                {
+                  Put: {
+                    TableName: this.tableName,
+                    Item: { pk: nameKey(product.name), id: product.id },
+                    ConditionExpression: 'attribute_not_exists(pk)',
+                  },
                 },
-              },
-            ],
-          }),
-        );
-        return true;
-      } catch (err) {
-        const codes = cancellationCodes(err);
-        if (!codes) throw err;
-        if (codes.includes('ConditionalCheckFailed')) return false;
-        if (attempt >= CREATE_ATTEMPTS)
-          throw new Conflict(`Data product ${product.name} is being created concurrently`);
-      }
-    }
+              ],
+            }),
+          );
+          return true;
+        } catch (err) {
+          const codes = cancellationCodes(err);
+          if (!codes) throw err;
+          if (codes.includes('ConditionalCheckFailed')) return false;
+          return AGAIN;
+        }
+      },
+      { attempts: CREATE_ATTEMPTS },
+    );
+    if (created.done) return created.value;
+    throw new Conflict(`Data product ${product.name} is being created concurrently`);
   }
 
   /** A product, deleted ones too (with `deleted_at`); consistent, so a product just made is found. */

@@ -6,6 +6,7 @@ import { Conflict, Forbidden, Invalid, NotFound, type ValidationIssue, valueErro
 import { logger } from '../../shared/logger.js';
 import type { CreateDatasetRequest, FinetuneJob, JobDeleted } from './schemas.js';
 import type { FinetuneJobStore, StoredJob } from './store.js';
+import { AGAIN, retry } from '../../shared/retry.js';
 
 /** Where a job's artifacts (its manifest, the built dataset) are kept. */
 export interface JobArtifacts {
@@ -104,12 +105,17 @@ export class FinetuneService {
     let stored = await this.load(id, caller);
     await this.artifacts.deleteAll(stored.job.id);
     const change = { type: 'finetune.dataset.deleted', actor: caller.name, at: this.clock.iso() } as const;
-    for (let attempt = 1; !(await this.jobs.delete(stored, change)); attempt++) {
-      const again = await this.jobs.get(id);
-      if (!again) throw new NotFound(`No fine-tuning job ${id}`);
-      if (attempt >= DELETE_ATTEMPTS) throw new Conflict(`Fine-tuning job ${id} kept changing while being deleted`);
-      stored = again;
-    }
+    const deleted = await retry(
+      async () => {
+        if (await this.jobs.delete(stored, change)) return true;
+        const again = await this.jobs.get(id);
+        if (!again) throw new NotFound(`No fine-tuning job ${id}`);
+        stored = again;
+        return AGAIN;
+      },
+      { attempts: DELETE_ATTEMPTS },
+    );
+    if (!deleted.done) throw new Conflict(`Fine-tuning job ${id} kept changing while being deleted`);
     return { id: stored.job.id, deleted: true };
   }
 }

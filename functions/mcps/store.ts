@@ -13,6 +13,7 @@ import { outboxEvent, eventPut, type EventsTable } from '../../shared/events/eve
 import { stampNew, stampUpdate } from '../../shared/events/stamp.js';
 import type { Change } from '../../shared/events/types.js';
 import type { McpServer } from './schemas.js';
+import { AGAIN, retry } from '../../shared/retry.js';
 
 const LIST_PK = 'mcp';
 
@@ -112,14 +113,18 @@ export class DynamoMcpServerStore implements McpServerStore {
    * was none.
    */
   async delete(id: string, change: Change): Promise<McpServer | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      const item = await this.read(id);
-      if (!item) return undefined;
-      const server = toMcpServer(item);
-      const seq = typeof item.ev_seq === 'number' ? item.ev_seq : undefined;
-      if (await this.deleteAt(id, seq, server, change)) return server;
-      if (attempt >= DELETE_ATTEMPTS) throw new Conflict(`MCP server ${id} kept changing while being deleted`);
-    }
+    const deleted = await retry(
+      async () => {
+        const item = await this.read(id);
+        if (!item) return undefined;
+        const server = toMcpServer(item);
+        const seq = typeof item.ev_seq === 'number' ? item.ev_seq : undefined;
+        return (await this.deleteAt(id, seq, server, change)) ? server : AGAIN;
+      },
+      { attempts: DELETE_ATTEMPTS },
+    );
+    if (deleted.done) return deleted.value;
+    throw new Conflict(`MCP server ${id} kept changing while being deleted`);
   }
 
   /** The delete (and its event) if the server is still at `seq`; false when it is not. */

@@ -14,8 +14,10 @@ import { decodeCursor, queryAll, queryPage } from '../../shared/aws/pagination.j
 import { type Page } from '../../shared/page.js';
 import type { DomainEvent } from '../../shared/events/types.js';
 import type { DeliveryMessage } from './delivery-queue.js';
+import { dropLapsed } from '../../shared/aws/leased-slots.js';
 import { type LaneShare, nextShareTry, type ShareEntries, type ShareEntry, shareEntryName } from './lane-share.js';
 import type { DeliveryStatus, WebhookDelivery } from './schemas.js';
+import { AGAIN, retry } from '../../shared/retry.js';
 
 /** A delivery of one event to one endpoint, as stored (TABLES.webhookDeliveries). */
 export interface DeliveryRecord extends WebhookDelivery {
@@ -68,6 +70,10 @@ const OPEN: ReadonlySet<DeliveryStatus> = new Set(['pending', 'retrying']);
 export const isOpen = (status: DeliveryStatus) => OPEN.has(status);
 
 const deliveryKey = (endpointId: string, id: string) => ({ pk: `D#${endpointId}`, sk: id });
+
+/** Tries to start a new attempt series while other writers change the delivery. */
+const REDELIVER_ROUNDS = 5;
+
 /** One of the endpoint's in-flight slots (`slot` from 0). */
 const slotKey = (endpointId: string, slot: number) => ({ pk: `S#${endpointId}`, sk: `slot#${slot}` });
 const claimKey = (endpointId: string, eventId: string) => ({ pk: `E#${endpointId}`, sk: eventId });
@@ -382,44 +388,47 @@ export class DynamoDeliveryStore implements DeliveryStore {
     at: string,
   ): Promise<{ started: boolean; delivery: DeliveryRecord } | 'contended' | undefined> {
     let first: number | undefined;
-    for (let round = 0; round < 5; round++) {
-      const d = await this.get(endpointId, id);
-      if (!d) return undefined;
-      if (first !== undefined && d.series > first) return { started: false, delivery: d };
-      first ??= d.series;
-      const expires = this.expiry(at);
-      const next: DeliveryRecord = {
-        ...d,
-        series: d.series + 1,
-        status: 'pending',
-        attempts: 0,
-        last_response_status: null,
-        last_error: null,
-        last_attempt_at: null,
-        next_attempt_at: at,
-        duration_ms: null,
-        attempt_message: undefined,
-      };
-      const done = await conditionally(
-        this.db.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Put: {
-                  TableName: this.tableName,
-                  Item: this.deliveryItem(next, expires),
-                  ConditionExpression: 'series = :series',
-                  ExpressionAttributeValues: { ':series': d.series },
+    const tried = await retry(
+      async () => {
+        const d = await this.get(endpointId, id);
+        if (!d) return undefined;
+        if (first !== undefined && d.series > first) return { started: false, delivery: d };
+        first ??= d.series;
+        const expires = this.expiry(at);
+        const next: DeliveryRecord = {
+          ...d,
+          series: d.series + 1,
+          status: 'pending',
+          attempts: 0,
+          last_response_status: null,
+          last_error: null,
+          last_attempt_at: null,
+          next_attempt_at: at,
+          duration_ms: null,
+          attempt_message: undefined,
+        };
+        const done = await conditionally(
+          this.db.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  Put: {
+                    TableName: this.tableName,
+                    Item: this.deliveryItem(next, expires),
+                    ConditionExpression: 'series = :series',
+                    ExpressionAttributeValues: { ':series': d.series },
+                  },
                 },
-              },
-              { Put: { TableName: this.tableName, Item: { ...lineKey(d), expires_at: expires } } },
-            ],
-          }),
-        ),
-      );
-      if (done) return { started: true, delivery: next };
-    }
-    return 'contended';
+                { Put: { TableName: this.tableName, Item: { ...lineKey(d), expires_at: expires } } },
+              ],
+            }),
+          ),
+        );
+        return done ? { started: true, delivery: next } : AGAIN;
+      },
+      { attempts: REDELIVER_ROUNDS },
+    );
+    return tried.done ? tried.value : 'contended';
   }
 
   /**
@@ -495,12 +504,10 @@ export class DynamoDeliveryStore implements DeliveryStore {
         ':holder': holder,
         ':n': share.slots + dropping.length,
       };
-      const unchanged = dropping.map(([name, until], i) => {
-        names[`#d${i}`] = name;
-        values[`:d${i}`] = until;
-        return `#holders.#d${i}.#until = :d${i} AND `;
-      });
-      const removes = dropping.map((_, i) => `#holders.#d${i}`);
+      const drops = dropLapsed(dropping, '#until');
+      Object.assign(names, drops.names);
+      Object.assign(values, drops.values);
+      const removes = drops.removes;
       try {
         await this.db.send(
           new UpdateCommand({
@@ -509,10 +516,11 @@ export class DynamoDeliveryStore implements DeliveryStore {
             UpdateExpression:
               'SET #holders.#e = :entry, expires_at = :exp' +
               (removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''),
-            ConditionExpression:
-              unchanged.join('') +
+            ConditionExpression: [
+              ...drops.conditions,
               '((attribute_not_exists(#holders.#e) AND size(#holders) < :n) OR ' +
-              '#holders.#e.#until < :now OR #holders.#e.#holder = :holder)',
+                '#holders.#e.#until <= :now OR #holders.#e.#holder = :holder)',
+            ].join(' AND '),
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

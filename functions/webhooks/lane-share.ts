@@ -6,6 +6,8 @@
  * delivery that finds its starter's share held waits parked until one of those attempts ends.
  */
 
+import { holds, lapsedEntries, liveEntries } from '../../shared/aws/leased-slots.js';
+
 /** A principal's share of the per-run lane: at most `slots` of its runs' attempts in flight at once. */
 export interface LaneShare {
   readonly principal: string;
@@ -25,7 +27,9 @@ export type ShareEntries = Readonly<Record<string, ShareEntry>>;
 export const shareEntryName = (endpointId: string, slot: number) => `${endpointId}#${slot}`;
 
 /** Whether an entry is held: its holder's lease has not run out (a holder that died lapses then). */
-const live = (e: ShareEntry | undefined, nowMs: number): e is ShareEntry => e !== undefined && e.until >= nowMs;
+const live = (e: ShareEntry | undefined, nowMs: number): e is ShareEntry => holds(e?.until, nowMs);
+
+const untilOf = (e: ShareEntry) => e.until;
 
 /**
  * What a try at a crew run endpoint's slot takes, seen the principal's entries as a refused
@@ -46,12 +50,8 @@ export function nextShareTry(
   if (held !== undefined) return { slot: held, dropping: [] };
   const slot = range.find((s) => !live(entries[shareEntryName(endpointId, s)], nowMs));
   if (slot === undefined) return undefined;
-  if (Object.values(entries).filter((e) => live(e, nowMs)).length >= share) return undefined;
-  const target = shareEntryName(endpointId, slot);
-  const dropping = Object.entries(entries)
-    .filter(([name, e]) => name !== target && !live(e, nowMs))
-    .map(([name, e]): [string, number] => [name, e.until]);
-  return { slot, dropping };
+  if (liveEntries(entries, untilOf, nowMs).length >= share) return undefined;
+  return { slot, dropping: lapsedEntries(entries, untilOf, nowMs, shareEntryName(endpointId, slot)) };
 }
 
 /**
@@ -60,4 +60,4 @@ export function nextShareTry(
  * before was spent on a delivery that took no slot, or holders died).
  */
 export const freeShareSlots = (entries: ShareEntries, nowMs: number, share: number): number =>
-  Math.max(0, share - Object.values(entries).filter((e) => live(e, nowMs)).length);
+  Math.max(0, share - liveEntries(entries, untilOf, nowMs).length);

@@ -26,6 +26,7 @@ import {
   type TableRef,
   type TableSchema,
 } from '../ports/metastore.js';
+import { AGAIN, backoffMs, retry } from '../retry.js';
 
 /**
  * Key layout of the `metastore` table (infra/tables.ts). Names inside a partition key have
@@ -522,35 +523,41 @@ export class BuiltinMetastore implements Metastore {
     event: OutboxEvent | undefined,
     refused: Refusal,
   ): Promise<TableSchema | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      const last = event ? await lastSequence(this.db, event.events, event.subject) : 0;
-      const { writes, after } = await plan();
-      const recorded = event
-        ? [
-            eventPut(
-              event.events,
-              outboxEvent(event.events, event.subject, event.change, last, await event.data(after)),
-            ),
-          ]
-        : [];
-      try {
-        await this.db.send(new TransactWriteCommand({ TransactItems: [...writes, ...recorded] }));
-        return after;
-      } catch (err) {
-        const reasons = cancellationReasons(err);
-        if (!reasons) throw err;
-        const failed = writes.map((_, i) => reasons[i] === 'ConditionalCheckFailed');
-        if (failed.some(Boolean)) {
-          const verdict = await refused(failed);
-          if (verdict !== 'retry') throw verdict;
-        } else if (!reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) {
-          throw err;
+    const committed = await retry(
+      async (): Promise<TableSchema | undefined | typeof AGAIN> => {
+        const last = event ? await lastSequence(this.db, event.events, event.subject) : 0;
+        const { writes, after } = await plan();
+        const recorded = event
+          ? [
+              eventPut(
+                event.events,
+                outboxEvent(event.events, event.subject, event.change, last, await event.data(after)),
+              ),
+            ]
+          : [];
+        try {
+          await this.db.send(new TransactWriteCommand({ TransactItems: [...writes, ...recorded] }));
+          return after;
+        } catch (err) {
+          const reasons = cancellationReasons(err);
+          if (!reasons) throw err;
+          const failed = writes.map((_, i) => reasons[i] === 'ConditionalCheckFailed');
+          if (failed.some(Boolean)) {
+            const verdict = await refused(failed);
+            if (verdict !== 'retry') throw verdict;
+          } else if (!reasons.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) {
+            throw err;
+          }
+          return AGAIN;
         }
-        if (attempt === TRANSACTION_ATTEMPTS)
-          throw new Unavailable('the metastore is busy with concurrent changes; try again');
-        await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 30));
-      }
-    }
+      },
+      {
+        attempts: TRANSACTION_ATTEMPTS,
+        delayMs: (attempt) => backoffMs(attempt - 1, { baseMs: 20, maxMs: 400, jitter: 'full' }),
+      },
+    );
+    if (committed.done) return committed.value;
+    throw new Unavailable('the metastore is busy with concurrent changes; try again');
   }
 
   /** The item's counter, or the children counted when the item predates counters. */

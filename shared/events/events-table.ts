@@ -2,6 +2,7 @@ import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/
 import { randomUUID } from 'node:crypto';
 import { isConditionFailed } from '../aws/errors.js';
 import { type Change, type DomainEvent, envelope, envelopeType } from './types.js';
+import { AGAIN, backoffMs, retry } from '../retry.js';
 
 /** Every event is in the one `by_time` partition of the events table: the feed, in recording order. */
 export const FEED_PARTITION = 'all';
@@ -84,17 +85,27 @@ export async function recordEvent(
   change: Change,
   data: () => Promise<Record<string, unknown>>,
 ): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const last = await lastSequence(db, table, subject);
-    const event = outboxEvent(table, subject, change, last, await data());
-    try {
-      await db.send(new PutCommand(eventPut(table, event).Put));
-      return;
-    } catch (err) {
-      if (!isConditionFailed(err) || attempt === RECORD_ATTEMPTS) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 20));
-    }
-  }
+  // Another writer took the sequence read: read again, after a pause, until the attempts run out.
+  let taken: unknown;
+  const recorded = await retry(
+    async () => {
+      const last = await lastSequence(db, table, subject);
+      const event = outboxEvent(table, subject, change, last, await data());
+      try {
+        await db.send(new PutCommand(eventPut(table, event).Put));
+        return true;
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+        taken = err;
+        return AGAIN;
+      }
+    },
+    {
+      attempts: RECORD_ATTEMPTS,
+      delayMs: (attempt) => backoffMs(attempt - 1, { baseMs: 10, maxMs: 200, jitter: 'full' }),
+    },
+  );
+  if (!recorded.done) throw taken;
 }
 
 /**

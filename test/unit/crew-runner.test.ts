@@ -169,12 +169,9 @@ class MemoryRuns implements RunnerStore, SlotStore {
       if (item) return refused;
       this.slotItems.set(key, { holders: { [holder]: until }, version: 1 });
       return { taken: true };
-    } else if (
-      item?.version !== when.as.version ||
-      when.dropping.some((id) => item.holders[id] !== when.as!.holders[id])
-    ) {
+    } else if (item?.version !== when.as.version || when.dropping.some(([id, until]) => item.holders[id] !== until)) {
       return refused;
-    } else for (const id of when.dropping) delete item.holders[id];
+    } else for (const [id] of when.dropping) delete item.holders[id];
     item.holders[holder] = until;
     item.version++;
     return { taken: true };

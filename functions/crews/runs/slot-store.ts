@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { conditionally, isConditionFailed } from '../../../shared/aws/errors.js';
+import { dropLapsed } from '../../../shared/aws/leased-slots.js';
 import { listAttributes } from '../../../shared/aws/listing.js';
 import { type QueuedRun, RUN_LIST_PK, SLOT_QUEUE } from './run-store.js';
 
@@ -28,10 +29,12 @@ export interface Slots {
 /**
  * The condition of taking a slot: fewer than `fewerThan` others hold one (lapsed holders
  * included), or the slots are still as read (`as`; undefined: none was taken yet), the
- * `dropping` holders (lapsed) let go in the same write.
+ * `dropping` holders (lapsed: shared/aws/leased-slots.ts, with their lease ends as read) let go
+ * in the same write.
  */
 export type SlotCondition =
-  { readonly fewerThan: number } | { readonly as: Slots | undefined; readonly dropping: readonly string[] };
+  | { readonly fewerThan: number }
+  | { readonly as: Slots | undefined; readonly dropping: readonly (readonly [string, number])[] };
 
 /**
  * The item holding a limit's slots, in the runs table beside the runs (whose ids are UUIDs):
@@ -170,13 +173,11 @@ export class DynamoSlotStore implements SlotStore {
         condition = 'attribute_exists(#holders.#h) OR size(#holders) < :n';
       } else {
         values[':version'] = when.as!.version;
-        const unchanged = when.dropping.map((id, i) => {
-          names[`#d${i}`] = id;
-          values[`:d${i}`] = when.as!.holders[id];
-          removes.push(`#holders.#d${i}`);
-          return ` AND #holders.#d${i} = :d${i}`;
-        });
-        condition = `#version = :version${unchanged.join('')}`;
+        const drops = dropLapsed(when.dropping);
+        Object.assign(names, drops.names);
+        Object.assign(values, drops.values);
+        removes.push(...drops.removes);
+        condition = ['#version = :version', ...drops.conditions].join(' AND ');
       }
       const update = new UpdateCommand({
         TableName: this.runsTable,

@@ -15,6 +15,10 @@ import { stampNew, stampUpdate, unstamped } from '../../../shared/events/stamp.j
 import type { Change } from '../../../shared/events/types.js';
 import type { CrewSchedule } from './schedule-schemas.js';
 import { type ExtraWrite, type RunItem, storedRun } from '../runs/run-store.js';
+import { AGAIN, retry } from '../../../shared/retry.js';
+
+/** Tries to delete an item whose change stamp moved on between read and write. */
+const DELETE_ROUNDS = 5;
 
 /*
  * Crew schedules (API.md §4 "Runs people can plan on") in the crew-schedules table, keyed by
@@ -216,35 +220,39 @@ export class DynamoScheduleStore implements ScheduleStore {
   }
 
   async delete(id: string, change: Change): Promise<boolean> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.tableName, Key: { schedule_id: id, item: SCHEDULE }, ConsistentRead: true }),
-      );
-      if (!out.Item) return false;
-      const seq = typeof out.Item.ev_seq === 'number' ? out.Item.ev_seq : 0;
-      const event = outboxEvent(this.events, `crew-schedules/${id}`, change, seq, {
-        ...toCrewSchedule(toSchedule(out.Item)),
-      });
-      const deleted = await conditionally(
-        this.db.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Delete: {
-                  TableName: this.tableName,
-                  Key: { schedule_id: id, item: SCHEDULE },
-                  ConditionExpression: 'ev_seq = :seq',
-                  ExpressionAttributeValues: { ':seq': seq },
+    const tried = await retry(
+      async () => {
+        const out = await this.db.send(
+          new GetCommand({ TableName: this.tableName, Key: { schedule_id: id, item: SCHEDULE }, ConsistentRead: true }),
+        );
+        if (!out.Item) return false;
+        const seq = typeof out.Item.ev_seq === 'number' ? out.Item.ev_seq : 0;
+        const event = outboxEvent(this.events, `crew-schedules/${id}`, change, seq, {
+          ...toCrewSchedule(toSchedule(out.Item)),
+        });
+        const deleted = await conditionally(
+          this.db.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  Delete: {
+                    TableName: this.tableName,
+                    Key: { schedule_id: id, item: SCHEDULE },
+                    ConditionExpression: 'ev_seq = :seq',
+                    ExpressionAttributeValues: { ':seq': seq },
+                  },
                 },
-              },
-              eventPut(this.events, event),
-            ],
-          }),
-        ),
-      );
-      if (deleted) return true;
-      // changed or deleted meanwhile: read it again
-    }
+                eventPut(this.events, event),
+              ],
+            }),
+          ),
+        );
+        // changed or deleted meanwhile: read it again
+        return deleted ? true : AGAIN;
+      },
+      { attempts: DELETE_ROUNDS },
+    );
+    if (tried.done) return tried.value;
     throw new Error(`crew schedule ${id}: gave up deleting after repeated concurrent changes`);
   }
 

@@ -13,6 +13,10 @@ import { outboxEvent, eventPut, type EventsTable } from '../../../shared/events/
 import { stampNew, stampUpdate, unstamped } from '../../../shared/events/stamp.js';
 import type { Change } from '../../../shared/events/types.js';
 import type { CrewTemplate } from './template-schemas.js';
+import { AGAIN, retry } from '../../../shared/retry.js';
+
+/** Tries to delete an item whose change stamp moved on between read and write. */
+const DELETE_ROUNDS = 5;
 
 const LIST_PK = 'template';
 
@@ -148,32 +152,40 @@ export class DynamoTemplateStore implements TemplateStore {
    * the template being as read (its event count); false when there is none.
    */
   async delete(id: string, change: Change): Promise<boolean> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const out = await this.db.send(new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }));
-      if (!out.Item) return false;
-      const seq = typeof out.Item.ev_seq === 'number' ? out.Item.ev_seq : undefined;
-      const event = outboxEvent(this.events, `crew-templates/${id}`, change, seq ?? 0, { ...toCrewTemplate(out.Item) });
-      const deleted = await conditionally(
-        this.db.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Delete: {
-                  TableName: this.tableName,
-                  Key: { id },
-                  ConditionExpression:
-                    seq === undefined ? 'attribute_exists(id) AND attribute_not_exists(ev_seq)' : 'ev_seq = :seq',
-                  ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+    const tried = await retry(
+      async () => {
+        const out = await this.db.send(
+          new GetCommand({ TableName: this.tableName, Key: { id }, ConsistentRead: true }),
+        );
+        if (!out.Item) return false;
+        const seq = typeof out.Item.ev_seq === 'number' ? out.Item.ev_seq : undefined;
+        const event = outboxEvent(this.events, `crew-templates/${id}`, change, seq ?? 0, {
+          ...toCrewTemplate(out.Item),
+        });
+        const deleted = await conditionally(
+          this.db.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  Delete: {
+                    TableName: this.tableName,
+                    Key: { id },
+                    ConditionExpression:
+                      seq === undefined ? 'attribute_exists(id) AND attribute_not_exists(ev_seq)' : 'ev_seq = :seq',
+                    ...(seq === undefined ? {} : { ExpressionAttributeValues: { ':seq': seq } }),
+                  },
                 },
-              },
-              eventPut(this.events, event),
-            ],
-          }),
-        ),
-      );
-      if (deleted) return true;
-      // changed or deleted meanwhile: read it again
-    }
+                eventPut(this.events, event),
+              ],
+            }),
+          ),
+        );
+        // changed or deleted meanwhile: read it again
+        return deleted ? true : AGAIN;
+      },
+      { attempts: DELETE_ROUNDS },
+    );
+    if (tried.done) return tried.value;
     throw new Error(`crew template ${id}: gave up deleting after repeated concurrent changes`);
   }
 }

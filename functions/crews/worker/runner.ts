@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { holds, lapsedEntries, liveEntries } from '../../../shared/aws/leased-slots.js';
 import { logger } from '../../../shared/logger.js';
 import { type Clock, systemClock } from '../../../shared/clock.js';
 import { AGAIN, retry } from '../../../shared/retry.js';
@@ -136,9 +137,6 @@ type SlotAnswer = { readonly taken: true } | { readonly taken: false; retryAt: n
 
 /** Tries to take a slot when its item changed between read and write. */
 const SLOT_ROUNDS = 5;
-
-/** Lapsed holders dropped from a slot item in one write (a bound on the write's size). */
-const MAX_DROPPED = 25;
 
 /** SQS delays a message at most this long: a longer wait is re-armed when it arrives. */
 export const MAX_TIMER_SECONDS = 900;
@@ -298,27 +296,25 @@ export class CrewRunner {
       if (seen === null) when = { fewerThan: limit.max };
       else {
         const holders = seen?.holders ?? {};
-        const others = Object.entries(holders).filter(([id]) => id !== run.correlation_id);
-        const live = others.filter(([, until]) => until > now);
+        const live = liveEntries(holders, (until) => until, now).filter((id) => id !== run.correlation_id);
         // A run in the line that holds a slot already is about to start: it waits for none.
-        const waiting = ahead.filter((id) => !((holders[id] ?? 0) > now));
+        const waiting = ahead.filter((id) => !holds(holders[id], now));
         // This run's own slot, still held (it goes on in a new delivery), is kept whoever waits.
-        const mine = (holders[run.correlation_id] ?? 0) > now;
+        const mine = holds(holders[run.correlation_id], now);
         if (!mine && live.length + waiting.length >= limit.max) {
           const full = live.length >= limit.max;
           return {
             taken: false,
             // A holder renews its lease, a dead one's lapses: try again then. Behind older
             // runs only, the last of them to start lets a slot go and sends this run a message.
-            retryAt: full ? Math.min(...live.map(([, until]) => until)) : now + RUN_LEASE_MS,
+            retryAt: full ? Math.min(...live.map((id) => holders[id]!)) : now + RUN_LEASE_MS,
             position: async () =>
               ahead.length < limit.max
                 ? waiting.length + 1
                 : (await this.slots.slotQueueCount(limit.key, run)) - (ahead.length - waiting.length) + 1,
           };
         }
-        const lapsed = others.filter(([, until]) => until <= now).map(([id]) => id);
-        when = { as: seen, dropping: lapsed.slice(0, MAX_DROPPED) };
+        when = { as: seen, dropping: lapsedEntries(holders, (until) => until, now, run.correlation_id) };
       }
       const until = now + RUN_LEASE_MS;
       const expiresAt = Math.max(run.expires_at, Math.ceil(until / 1000) + 86_400);
@@ -361,10 +357,10 @@ export class CrewRunner {
     try {
       const left = await this.slots.releaseSlot(limit.key, correlationId);
       const now = this.clock.now();
-      const held = Object.values(left).filter((until) => until > now).length;
+      const held = liveEntries(left, (until) => until, now).length;
       if (held >= limit.max || !this.timers) return;
       const line = await this.slots.slotQueue(limit.key, held + 1);
-      const next = line.find((id) => !((left[id] ?? 0) > now));
+      const next = line.find((id) => !holds(left[id], now));
       if (next) await this.timers.after(next, 0, { slot: 'freed' });
     } catch (err) {
       logger.warn('crew run: could not let its slot go; it lapses', {
