@@ -63,12 +63,12 @@ describe('GET /docs in headless Chromium', () => {
       const res = await page.goto(`${baseUrl()}/docs`);
       expect(res?.status()).toBe(200);
       // Swagger UI renders one section per tag, then the operations inside each.
-      await page.waitForSelector('.opblock-tag-section', { timeout: 20_000 });
+      await page.waitForSelector('.opblock-tag-section', { timeout: 60_000 });
       const tags = (await page.locator('.opblock-tag').evaluateAll((els) => els.map((e) => e.getAttribute('data-tag'))))
         .filter((t): t is string => t !== null)
         .sort();
       expect(tags).toEqual(groups);
-      await expect.poll(() => page.locator('.opblock').count(), { timeout: 10_000 }).toBe(operations.length);
+      await expect.poll(() => page.locator('.opblock').count(), { timeout: 30_000 }).toBe(operations.length);
       expect(await page.title()).toBe('Data Platform Management Service');
       // The domain events' AsyncAPI document is one visible link away.
       const asyncApi = page.locator('a[href="/asyncapi.json"]');
@@ -141,21 +141,21 @@ describe('/docs with the local identity provider', () => {
     const { page, outside, errors, close } = await offlinePage(base);
     try {
       await page.goto(`${base}/docs`);
-      await page.waitForSelector('.opblock-tag-section', { timeout: 20_000 });
+      await page.waitForSelector('.opblock-tag-section', { timeout: 60_000 });
 
       // Authorize → the OAuth2 scheme's Authorize: a pop-up with the local sign-in page.
       await page.click('.auth-wrapper .authorize');
       const oauth = page.locator('.auth-container', { hasText: 'OAuth2AuthorizationCodeBearer' });
       await expect.poll(() => oauth.locator('#client_id_authorizationCode').inputValue()).toBe('dpm-docs');
       const [popup] = await Promise.all([page.waitForEvent('popup'), oauth.locator('button.authorize').click()]);
-      await popup.waitForSelector('button[value="alice"]', { timeout: 20_000 });
+      await popup.waitForSelector('button[value="alice"]', { timeout: 60_000 });
       await popup.click('button[value="alice"]');
-      await popup.waitForEvent('close', { timeout: 20_000 });
-      await expect.poll(() => oauth.innerText(), { timeout: 10_000 }).toContain('Authorized');
+      await popup.waitForEvent('close', { timeout: 60_000 });
+      await expect.poll(() => oauth.innerText(), { timeout: 30_000 }).toContain('Authorized');
       await page.click('.dialog-ux .close-modal');
       // The page says who is signed in (the token Swagger UI holds, asked of /api/me).
       await expect
-        .poll(() => page.locator('#dpm-who').textContent(), { timeout: 10_000 })
+        .poll(() => page.locator('#dpm-who').textContent(), { timeout: 30_000 })
         .toBe('Signed in as alice (approver; sign-in session)');
 
       // The approve operation (E1): try it out with carol's version, execute.
@@ -169,7 +169,7 @@ describe('/docs with the local identity provider', () => {
       await operation.locator('tr[data-param-name="version"] input').fill(String(version));
       await operation.locator('.execute').click();
       const status = operation.locator('.live-responses-table tbody .response-col_status').first();
-      await expect.poll(() => status.textContent(), { timeout: 20_000 }).toContain('200');
+      await expect.poll(() => status.textContent(), { timeout: 60_000 }).toContain('200');
       expect(outside).toEqual([]);
       expect(errors).toEqual([]);
     } finally {
@@ -178,7 +178,7 @@ describe('/docs with the local identity provider', () => {
 
     const after = await fetch(`${versions}/${version}`, { headers: { authorization: `Bearer ${carol}` } });
     expect(await after.json()).toMatchObject({ status: 'approved', created_by: 'carol', approved_by: 'alice' });
-  }, 90_000);
+  }, 180_000);
 
   it('asks who signs in after Logout, shows the new name, and sends submit without an invented body', async () => {
     const base = platform.baseUrl;
@@ -195,7 +195,7 @@ describe('/docs with the local identity provider', () => {
     const { page, outside, errors, close } = await offlinePage(base);
     try {
       await page.goto(`${base}/docs`);
-      await page.waitForSelector('.opblock-tag-section', { timeout: 20_000 });
+      await page.waitForSelector('.opblock-tag-section', { timeout: 60_000 });
       expect(await page.locator('#dpm-who').textContent()).toContain('Not signed in');
 
       const oauth = page.locator('.auth-container', { hasText: 'OAuth2AuthorizationCodeBearer' });
@@ -203,23 +203,23 @@ describe('/docs with the local identity provider', () => {
       const authorizeAs = async (user: string) => {
         await page.click('.auth-wrapper .authorize');
         const [popup] = await Promise.all([page.waitForEvent('popup'), oauth.locator('button.authorize').click()]);
-        await popup.waitForSelector(`button[value="${user}"]`, { timeout: 20_000 });
+        await popup.waitForSelector(`button[value="${user}"]`, { timeout: 60_000 });
         await popup.click(`button[value="${user}"]`);
-        await popup.waitForEvent('close', { timeout: 20_000 });
-        await expect.poll(() => oauth.innerText(), { timeout: 10_000 }).toContain('Authorized');
+        await popup.waitForEvent('close', { timeout: 60_000 });
+        await expect.poll(() => oauth.innerText(), { timeout: 30_000 }).toContain('Authorized');
         await page.click('.dialog-ux .close-modal');
       };
       await authorizeAs('bob');
-      await expect.poll(() => page.locator('#dpm-who').textContent(), { timeout: 10_000 }).toContain('bob');
+      await expect.poll(() => page.locator('#dpm-who').textContent(), { timeout: 30_000 }).toContain('bob');
 
       // Logout, then Authorize: the provider's session does not sign bob in again silently.
       await page.click('.auth-wrapper .authorize');
       await oauth.locator('button', { hasText: 'Logout' }).click();
       await page.click('.dialog-ux .close-modal');
-      await expect.poll(() => page.locator('#dpm-who').textContent(), { timeout: 10_000 }).toContain('Not signed in');
+      await expect.poll(() => page.locator('#dpm-who').textContent(), { timeout: 30_000 }).toContain('Not signed in');
       await authorizeAs('dana');
       await expect
-        .poll(() => page.locator('#dpm-who').textContent(), { timeout: 10_000 })
+        .poll(() => page.locator('#dpm-who').textContent(), { timeout: 30_000 })
         .toBe('Signed in as dana (admin; sign-in session)');
 
       // submit: its optional body starts empty (no `{"notes": "string"}`), and is sent so.
@@ -229,14 +229,14 @@ describe('/docs with the local identity provider', () => {
       await operation.locator('.opblock-summary').click();
       await operation.locator('.try-out__btn').click();
       const body = operation.locator('textarea.body-param__text');
-      await body.waitFor({ timeout: 10_000 });
+      await body.waitFor({ timeout: 30_000 });
       expect(await body.inputValue()).toBe('');
       await operation.locator('tr[data-param-name="workspace"] input').fill('docs-walkthrough');
       await operation.locator('tr[data-param-name="key"] input').fill('second-person');
       await operation.locator('tr[data-param-name="version"] input').fill(String(version));
       await operation.locator('.execute').click();
       const status = operation.locator('.live-responses-table tbody .response-col_status').first();
-      await expect.poll(() => status.textContent(), { timeout: 20_000 }).toContain('200');
+      await expect.poll(() => status.textContent(), { timeout: 60_000 }).toContain('200');
       expect(outside).toEqual([]);
       expect(errors).toEqual([]);
     } finally {
@@ -246,5 +246,5 @@ describe('/docs with the local identity provider', () => {
     const history = await fetch(`${versions}/${version}/history`, { headers: { authorization: `Bearer ${carol}` } });
     const transitions = (await history.json()) as { action: string; by: string; notes: string | null }[];
     expect(transitions.at(-1)).toMatchObject({ action: 'submit', by: 'dana', notes: null });
-  }, 90_000);
+  }, 180_000);
 });
