@@ -157,7 +157,7 @@ export const TABLES = {
       // Sparse: only a `pending` run of a template with `max_concurrent_runs` carries
       // `slot_queue` (its slot key, a hash): the line of runs waiting for a slot of that key,
       // oldest first, so a freed slot goes to the oldest (API.md §4). The slots themselves are
-      // items of this table keyed `slots#<key>` (crews/store.ts), in no index. This release's
+      // items of this table keyed `slots#<key>` (crews/runs/slot-store.ts), in no index. This release's
       // one index of this table.
       { name: 'slot_queue', partitionKey: S('slot_queue'), sortKey: S('created_key') },
     ],

@@ -16,8 +16,8 @@ import { DynamoSlotStore } from './runs/slot-store.js';
 import { DynamoTemplateStore } from './templates/template-store.js';
 
 /*
- * The crews group's builders: the run store and queue (which the worker builds on too,
- * compose-worker.ts), and the API's service.
+ * The crews group's builders: the run and slot stores and the queue (which the worker builds
+ * on too, worker/compose-worker.ts), and the API's services.
  */
 
 /** The crew-run queue the API sends to and the worker sends a continued run back to. */
@@ -60,16 +60,18 @@ export function slotStore(runtime: Runtime): DynamoSlotStore {
   return new DynamoSlotStore(runtime.db, runtime.tableName('crewRuns'));
 }
 
+/** The crew templates' store. */
+function templateStore(runtime: Runtime): DynamoTemplateStore {
+  return new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable);
+}
+
 /** The template service: with `builtInsOnFirstUse` on AWS, where the crews Lambda makes the built-in templates itself. */
 export function templateService(runtime: Runtime): TemplateService {
-  return new TemplateService(
-    new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
-    {
-      // On AWS the crews Lambda makes the built-in templates itself (the local platform at its start).
-      builtInsOnFirstUse: onLambda(runtime),
-      clock: runtime.clock,
-    },
-  );
+  return new TemplateService(templateStore(runtime), {
+    // On AWS the crews Lambda makes the built-in templates itself (the local platform at its start).
+    builtInsOnFirstUse: onLambda(runtime),
+    clock: runtime.clock,
+  });
 }
 
 /**
@@ -123,7 +125,7 @@ export function scheduleService(runtime: Runtime, runs: RunService = plainRunSer
       runtime.tableName('crewRuns'),
       runtime.eventsTable,
     ),
-    new DynamoTemplateStore(runtime.db, runtime.tableName('crewTemplates'), runtime.eventsTable),
+    templateStore(runtime),
     runStore(runtime),
     runs,
     scheduler(runtime, (fire) => queue.sendFire(fire)),

@@ -5,9 +5,7 @@ import type { RunService } from './runs/run-service.js';
 import type { RunStore } from './runs/run-store.js';
 import type { CrewResult, CrewType } from './sdk-schemas.js';
 import type { TemplateService } from './templates/template-service.js';
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { isRecord } from '../../shared/pydantic/lax.js';
 
 /** The NX1 SDK's crews client (API.md §17) over the template and run services: crew types, run_crew, get_crew_result. */
 export class CrewsSdk {

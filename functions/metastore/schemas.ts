@@ -321,7 +321,6 @@ export const AlterOperationSchema = component(
     'one change of the table, chosen by `op`',
   ),
 );
-export type AlterOperationRequest = z.infer<typeof AlterOperationSchema>;
 
 export const TableAlteration = component(
   'TableAlteration',

@@ -7,7 +7,8 @@ import { FINISHED_STATUSES, type RunStore } from './run-store.js';
 import { InProcessRunSignals, LONG_POLL_INTERVAL_MS, type RunSignals } from './signals.js';
 import { WaitingPolls } from './waiting-polls.js';
 
-export const MAX_EVENTS_PER_POLL = 1000;
+/** The most entries one E13 read asks the store for (its answer then fits in 1 MiB of JSON: limits.ts). */
+const MAX_EVENTS_PER_POLL = 1000;
 
 /** A run's log (E13): read from an index on, or long-polled until an entry comes. */
 export class RunLogService {

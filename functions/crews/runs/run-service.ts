@@ -17,14 +17,15 @@ import { logger } from '../../../shared/logger.js';
 import { redactUrl } from '../../../shared/redact.js';
 import { AGAIN, retry } from '../../../shared/retry.js';
 import { runChange, runRetried } from '../events.js';
-import { capText, MAX_BULK_CANCEL, MAX_ERROR_BYTES, MAX_MESSAGE_BYTES } from '../limits.js';
-import type { BulkCancelRequest, BulkCancelResult, CrewRun, RunLogEntry } from './run-schemas.js';
+import { capText, MAX_BULK_CANCEL, MAX_ERROR_BYTES } from '../limits.js';
+import type { BulkCancelRequest, BulkCancelResult, CrewRun } from './run-schemas.js';
 import type { CrewTemplate } from '../templates/template-schemas.js';
 import { rerunValues, resolveValues } from '../templates/declaration.js';
 import type { TemplateService } from '../templates/template-service.js';
 import { ownRun, readableRun } from './run-access.js';
 import { runLimitsOf } from './run-limits.js';
 import { type ExtraWrite, FINISHED_STATUSES, type RunItem, type RunStore, toRun } from './run-store.js';
+import { logEntry, type LogEntryFields } from './log-entry.js';
 
 /** Up to this many tries when the run moves on between read and write. */
 const CONFLICT_ROUNDS = 10;
@@ -77,7 +78,7 @@ export interface RunWebhooks {
 /** A condition of the fire's writes refused them: nothing was stored (startScheduledRun). */
 class FireRefused extends Error {}
 
-/** A run a schedule's fire starts (schedules.ts). */
+/** A run a schedule's fire starts (schedules/schedule-service.ts). */
 export interface ScheduledRun {
   readonly scheduleId: string;
   readonly scheduledTime: string;
@@ -208,11 +209,8 @@ export class RunService {
       ...(rerun ? { rerun_of: rerun.of, completed_steps: reused.length } : {}),
       ...(fire ? { schedule_id: fire.scheduleId } : {}),
     };
-    const queued: RunLogEntry = {
-      index: 0,
-      correlation_id: run.correlation_id,
+    const queued = logEntry(run.correlation_id, 0, at, {
       type: 'run.queued',
-      timestamp: at,
       message: rerun
         ? `Rerun of run ${rerun.of} from step ${rerun.fromStep} (crew template '${template.name}') queued by ${caller.name}`
         : fire
@@ -224,16 +222,15 @@ export class RunService {
         ...(rerun ? { rerun_of: rerun.of, from_step: rerun.fromStep } : {}),
         ...(fire ? { schedule_id: fire.scheduleId, scheduled_time: fire.scheduledTime } : {}),
       },
-    };
-    const carried = reused.map(([stepId, output], i): RunLogEntry => ({
-      index: 1 + i,
-      correlation_id: run.correlation_id,
-      type: 'step.completed',
-      step_id: stepId,
-      timestamp: at,
-      message: `Step ${stepId} completed: its output in run ${rerun?.of} is reused`,
-      data: { output, reused: true },
-    }));
+    });
+    const carried = reused.map(([stepId, output], i) =>
+      logEntry(run.correlation_id, 1 + i, at, {
+        type: 'step.completed',
+        step_id: stepId,
+        message: `Step ${stepId} completed: its output in run ${rerun?.of} is reused`,
+        data: { output, reused: true },
+      }),
+    );
     const stored = await this.runs.create(
       run,
       [queued, ...carried],
@@ -317,14 +314,11 @@ export class RunService {
   private async cancelAt(run: RunItem, reason: string | undefined, caller: Caller): Promise<RunItem | undefined> {
     const at = this.clock.iso();
     const update = { status: 'cancelled' as const, finished_at: at };
-    const entry: RunLogEntry = {
-      index: run.event_count,
-      correlation_id: run.correlation_id,
+    const entry = logEntry(run.correlation_id, run.event_count, at, {
       type: 'run.cancelled',
-      timestamp: at,
-      message: capText(`Run cancelled by ${caller.name}${reason ? `: ${reason}` : ''}`, MAX_MESSAGE_BYTES),
+      message: `Run cancelled by ${caller.name}${reason ? `: ${reason}` : ''}`,
       data: { by: caller.name, reason: reason ?? null },
-    };
+    });
     return (await this.runs.append(run, entry, update, runChange('cancelled', at, caller.name)))
       ? { ...run, ...update, event_count: run.event_count + 1 }
       : undefined;
@@ -387,17 +381,11 @@ export class RunService {
           );
         const at = this.clock.iso();
         const update = { status: 'pending' as const, finished_at: null, error: null, current_step: null };
-        const entry: RunLogEntry = {
-          index: run.event_count,
-          correlation_id: run.correlation_id,
+        const entry = logEntry(run.correlation_id, run.event_count, at, {
           type: 'run.retried',
-          timestamp: at,
-          message: capText(
-            `Run retried by ${caller.name} after it ${run.status === 'failed' ? 'failed' : 'was cancelled'}`,
-            MAX_MESSAGE_BYTES,
-          ),
+          message: `Run retried by ${caller.name} after it ${run.status === 'failed' ? 'failed' : 'was cancelled'}`,
           data: { by: caller.name, previous_status: run.status },
-        };
+        });
         if (await this.runs.append(run, entry, update, runRetried(at, caller.name))) {
           await this.queueOrFail(run, run.event_count + 1);
           return toRun({ ...run, ...update, event_count: run.event_count + 1 });
@@ -564,16 +552,8 @@ export class RunService {
           throw new Forbidden("The run's starter may not decide its approval (four-eyes rule)");
         const at = this.clock.iso();
         const notes = decision.notes ?? null;
-        const entry = (
-          offset: number,
-          fields: Omit<RunLogEntry, 'index' | 'correlation_id' | 'timestamp'>,
-        ): RunLogEntry => ({
-          index: run.event_count + offset,
-          correlation_id: correlationId,
-          timestamp: at,
-          ...fields,
-          message: capText(fields.message, MAX_MESSAGE_BYTES),
-        });
+        const entry = (offset: number, fields: LogEntryFields) =>
+          logEntry(correlationId, run.event_count + offset, at, fields);
         if (decision.approve) {
           const update = {
             status: 'running' as const,
@@ -646,14 +626,7 @@ export class RunService {
         throw new Unavailable('The crew-run queue did not answer; the run was left as it is');
       await this.runs.append(
         current,
-        {
-          index,
-          correlation_id: run.correlation_id,
-          type: 'run.failed',
-          timestamp: failedAt,
-          message: error,
-          data: { error },
-        },
+        logEntry(run.correlation_id, index, failedAt, { type: 'run.failed', message: error, data: { error } }),
         { status: 'failed', finished_at: failedAt, error },
         runChange('failed', failedAt),
       );

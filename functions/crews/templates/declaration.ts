@@ -6,7 +6,7 @@ import { references } from './templating.js';
 
 /*
  * The checks of a crew template's declaration (API.md §4) and of E2's values against it:
- * pydantic-shaped issues, no storage. CrewService applies them.
+ * pydantic-shaped issues, no storage. TemplateService and RunService apply them.
  */
 const TYPE_CHECKS: Record<VariableType, { ok: (v: unknown) => boolean; type: string; msg: string }> = {
   string: { ok: (v) => typeof v === 'string', type: 'string_type', msg: 'Input should be a valid string' },

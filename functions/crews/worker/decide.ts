@@ -1,11 +1,12 @@
 import type { Change } from '../../../shared/events/types.js';
 import { runChange } from '../events.js';
-import { boundOutputs, capText, MAX_MESSAGE_BYTES, MAX_PROMPT_BYTES } from '../limits.js';
+import { boundOutputs, capText, MAX_PROMPT_BYTES } from '../limits.js';
 import type { RunLogEntry, RunLogEntryType } from '../runs/run-schemas.js';
 import type { Step } from '../templates/template-schemas.js';
 import type { StepOutcome } from './steps.js';
 import type { RunItem, RunUpdate } from '../runs/run-store.js';
 import { type RenderContext, render } from '../templates/templating.js';
+import { logEntry } from '../runs/log-entry.js';
 
 /*
  * The rules of a crew run, as one pure function: given the run, its log and the time,
@@ -185,15 +186,12 @@ export function decide(input: DecideInput): Decision {
     data?: Record<string, unknown>,
     fields?: RunUpdate,
   ) => {
-    const entry: RunLogEntry = {
-      index: run.event_count,
-      correlation_id: run.correlation_id,
+    const entry = logEntry(run.correlation_id, run.event_count, at, {
       type,
-      timestamp: at,
       ...(stepId ? { step_id: stepId } : {}),
-      message: capText(message, MAX_MESSAGE_BYTES),
+      message,
       ...(data ? { data } : {}),
-    };
+    });
     const change = fields?.status ? runChange(fields.status, fields.finished_at ?? fields.started_at ?? at) : undefined;
     append.push({ entry, ...(fields ? { fields } : {}), ...(change ? { change } : {}) });
     log.push(entry);
@@ -388,14 +386,11 @@ export function abandon(input: Pick<DecideInput, 'run' | 'log' | 'now'>, reason:
   if (attemptEnded(input.log)) return { append: [], next: { kind: 'done' } };
   const at = new Date(input.now).toISOString();
   const error = `The run was abandoned after repeated failures: ${reason}`;
-  const entry: RunLogEntry = {
-    index: input.log.length,
-    correlation_id: input.run.correlation_id,
+  const entry = logEntry(input.run.correlation_id, input.log.length, at, {
     type: 'run.failed',
-    timestamp: at,
-    message: capText(error, MAX_MESSAGE_BYTES),
+    message: error,
     data: { error },
-  };
+  });
   return {
     append: [{ entry, fields: { status: 'failed', finished_at: at, error }, change: runChange('failed', at) }],
     next: { kind: 'finish', ending: 'failed', error },

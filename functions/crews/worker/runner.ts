@@ -135,6 +135,9 @@ interface SlotHold {
 /** A slot taken, or none free: when to try again, and the run's place in the line. */
 type SlotAnswer = { readonly taken: true } | { readonly taken: false; retryAt: number; position(): Promise<number> };
 
+/** A slot item's holders map each run to its lease end itself. */
+const leaseEnd = (until: number) => until;
+
 /** Tries to take a slot when its item changed between read and write. */
 const SLOT_ROUNDS = 5;
 
@@ -296,7 +299,7 @@ export class CrewRunner {
       if (seen === null) when = { fewerThan: limit.max };
       else {
         const holders = seen?.holders ?? {};
-        const live = liveEntries(holders, (until) => until, now).filter((id) => id !== run.correlation_id);
+        const live = liveEntries(holders, leaseEnd, now).filter((id) => id !== run.correlation_id);
         // A run in the line that holds a slot already is about to start: it waits for none.
         const waiting = ahead.filter((id) => !holds(holders[id], now));
         // This run's own slot, still held (it goes on in a new delivery), is kept whoever waits.
@@ -314,7 +317,7 @@ export class CrewRunner {
                 : (await this.slots.slotQueueCount(limit.key, run)) - (ahead.length - waiting.length) + 1,
           };
         }
-        when = { as: seen, dropping: lapsedEntries(holders, (until) => until, now, run.correlation_id) };
+        when = { as: seen, dropping: lapsedEntries(holders, leaseEnd, now, run.correlation_id) };
       }
       const until = now + RUN_LEASE_MS;
       const expiresAt = Math.max(run.expires_at, Math.ceil(until / 1000) + 86_400);
@@ -357,7 +360,7 @@ export class CrewRunner {
     try {
       const left = await this.slots.releaseSlot(limit.key, correlationId);
       const now = this.clock.now();
-      const held = liveEntries(left, (until) => until, now).length;
+      const held = liveEntries(left, leaseEnd, now).length;
       if (held >= limit.max || !this.timers) return;
       const line = await this.slots.slotQueue(limit.key, held + 1);
       const next = line.find((id) => !holds(left[id], now));

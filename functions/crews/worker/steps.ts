@@ -69,7 +69,7 @@ export class StepExecutor {
         );
       }
       case 'approval':
-        // A person decides (CrewRunner.awaitDecision and the decision endpoint): never executed.
+        // A person decides (decide.ts waits for the decision endpoint): never executed.
         throw new Error('an approval step is decided by a person, not executed');
     }
   }

@@ -6,47 +6,25 @@ import { CrewRunner } from '../../../functions/crews/worker/runner.js';
 import { StepExecutor } from '../../../functions/crews/worker/steps.js';
 import { DynamoRunStore, type RunItem } from '../../../functions/crews/runs/run-store.js';
 import { createWorkerHandler } from '../../../functions/crews/worker/worker.js';
-import { physicalTableName, TABLES } from '../../../infra/tables.js';
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
-import { documentClient } from '../../../shared/aws/clients.js';
 import { storeUnqueuedRun } from '../../support/pending-run.js';
+import { db, table } from '../helpers.js';
 import { provided } from '../provided.js';
 
-const slots = () =>
-  new DynamoSlotStore(
-    documentClient({
-      region: 'us-east-1',
-      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-    }),
-    physicalTableName(provided('stage'), TABLES.crewRuns),
-  );
+const slots = () => new DynamoSlotStore(db(), table('crewRuns'));
 
 const store = () =>
-  new DynamoRunStore(
-    documentClient({
-      region: 'us-east-1',
-      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-    }),
-    physicalTableName(provided('stage'), TABLES.crewRuns),
-    physicalTableName(provided('stage'), TABLES.runLog),
-    {
-      tableName: physicalTableName(provided('stage'), TABLES.domainEvents),
-      ttlDays: 30,
-      source: `dpm/${provided('stage')}`,
-    },
-  );
+  new DynamoRunStore(db(), table('crewRuns'), table('runLog'), {
+    tableName: table('domainEvents'),
+    ttlDays: 30,
+    source: `dpm/${provided('stage')}`,
+  });
 
 /** A never-queued run of `steps` (the test delivers it to the handler itself). */
 const insertRun = (steps: RunItem['steps']): Promise<string> =>
   storeUnqueuedRun(
-    documentClient({
-      region: 'us-east-1',
-      endpoints: { dynamodb: provided('dynamodbEndpoint'), sqs: undefined, s3: undefined },
-    }),
-    {
-      crewRuns: physicalTableName(provided('stage'), TABLES.crewRuns),
-      runLog: physicalTableName(provided('stage'), TABLES.runLog),
-    },
+    db(),
+    { crewRuns: table('crewRuns'), runLog: table('runLog') },
     { name: 'deadline', principal: 'dpm:test-deadline' },
     steps,
   );
