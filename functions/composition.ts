@@ -12,6 +12,7 @@ import { DataHubCatalog } from '../shared/adapters/datahub.js';
 import { EmfBusinessMetrics, NoBusinessMetrics } from '../shared/adapters/emf-metrics.js';
 import { EventBridgeBus, LocalEventBus } from '../shared/adapters/eventbridge.js';
 import { KeycloakIdentityProvider } from '../shared/adapters/keycloak.js';
+import { BedrockChatModel } from '../shared/adapters/bedrock.js';
 import { OpenAiChatModel } from '../shared/adapters/openai.js';
 import { TrinoMetastore } from '../shared/adapters/trino.js';
 import { Authenticator } from '../shared/auth/authenticator.js';
@@ -212,15 +213,35 @@ export function workflowEngine(runtime: Runtime): WorkflowEngine {
 }
 
 /**
- * The configured model (LLM_BASE_URL, LLM_MODEL, and LLM_API_KEY or, on AWS, the secret at
- * LLM_API_KEY_ARN), or undefined when no model is configured.
+ * The configured model (LLM_PROVIDER, §15 of the configuration): an OpenAI-compatible
+ * endpoint (LLM_BASE_URL, LLM_MODEL, and LLM_API_KEY or, on AWS, the secret at
+ * LLM_API_KEY_ARN), Amazon Bedrock's Converse API signed by the process's AWS credentials
+ * (LLM_MODEL, no key), or the local stand-in (spoken to like OpenAI's); undefined when no
+ * model is configured.
  */
 export function chatModel(config: Config): ChatModel | undefined {
-  const { baseUrl, model, apiKey, apiKeyArn } = config.llm;
-  if (!baseUrl) return undefined;
+  const { provider, baseUrl, model, apiKey, apiKeyArn } = config.llm;
+  if (provider === 'bedrock') {
+    return new BedrockChatModel({ region: config.region, model: model!, ...(baseUrl ? { endpoint: baseUrl } : {}) });
+  }
+  if (!provider || !baseUrl) return undefined;
   return new OpenAiChatModel({
+    provider,
     baseUrl,
     model,
     apiKey: apiKey ?? (apiKeyArn ? () => secretValue(config.region, apiKeyArn) : undefined),
   });
+}
+
+/** The model of crew `llm` steps, and how long one call may take (LLM_TIMEOUT_SECONDS). */
+export function stepModel(config: Config): { model: ChatModel | undefined; timeoutMs: number } {
+  return { model: chatModel(config), timeoutMs: config.llm.timeoutMs };
+}
+
+/**
+ * The model that writes SQL and rewords suggestions (`ask`, E12): none under the local
+ * stand-in, which knows no language, so those keep their deterministic catalog path.
+ */
+export function languageModel(config: Config): ChatModel | undefined {
+  return config.llm.provider === 'local' ? undefined : chatModel(config);
 }

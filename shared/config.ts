@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import * as z from 'zod/mini';
 import { originList } from './cors.js';
+import type { ModelProvider } from './ports/llm.js';
 
 /**
  * The service's configuration, parsed once from the environment. Nothing else in the
@@ -84,8 +85,14 @@ const EnvSchema = z.object({
   CATALOG: adapter(['builtin', 'datahub'] as const),
   IDP: adapter(['builtin', 'keycloak'] as const),
   WORKFLOW: adapter(['builtin', 'airflow'] as const),
+  LLM_PROVIDER: z.optional(
+    z.enum(['openai', 'bedrock', 'local'] as const, { error: 'must be one of openai, bedrock, local' }),
+  ),
   LLM_BASE_URL: optionalUrl,
   LLM_MODEL: optionalText,
+  LLM_TIMEOUT_SECONDS: z._default(wholeNumber('must be a whole number of seconds from 1 to 900', 1, 900), 60),
+  /** Set by Lambda: the process runs on AWS, where the local stand-in model is refused. */
+  AWS_LAMBDA_FUNCTION_NAME: optionalText,
   LLM_API_KEY: optionalText,
   LLM_API_KEY_ARN: optionalText,
   CREW_HTTP_ALLOWED_HOSTS: optionalText,
@@ -221,11 +228,19 @@ export interface Config {
     readonly workflow: 'builtin' | 'airflow';
   };
   readonly llm: {
+    /**
+     * Who answers `llm` steps, `ask` and suggestions: undefined when no model is configured.
+     * `local` is the platform's stand-in (npm start's default), never on AWS.
+     */
+    readonly provider: ModelProvider | undefined;
+    /** OpenAI-compatible base URL (openai, local); Bedrock Runtime's endpoint instead of the region's (bedrock). */
     readonly baseUrl: string | undefined;
     readonly model: string | undefined;
     readonly apiKey: string | undefined;
     /** On AWS: the Secrets Manager ARN holding the key (instead of LLM_API_KEY). */
     readonly apiKeyArn: string | undefined;
+    /** Bound of one model call (LLM_TIMEOUT_SECONDS), throttling retries included. */
+    readonly timeoutMs: number;
   };
   readonly crewHttpAllowedHosts: readonly string[];
   /** Hosts webhooks may reach over plain http (https reaches any host the address guard allows). */
@@ -362,6 +377,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     };
   }
   checkLocalSignIn(e.HOST, e.AUTH_ISSUER);
+  const llmProvider = modelProvider(e);
   return {
     stage: e.STAGE,
     region: e.AWS_REGION,
@@ -395,7 +411,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     schedulerRoleArn: e.SCHEDULER_ROLE_ARN,
     crewRunQueueArn: e.CREW_RUN_QUEUE_ARN,
     adapters: { metastore: e.METASTORE, catalog: e.CATALOG, idp: e.IDP, workflow: e.WORKFLOW },
-    llm: { baseUrl: e.LLM_BASE_URL, model: e.LLM_MODEL, apiKey: e.LLM_API_KEY, apiKeyArn: e.LLM_API_KEY_ARN },
+    llm: {
+      provider: llmProvider,
+      baseUrl: e.LLM_BASE_URL,
+      model: e.LLM_MODEL,
+      apiKey: e.LLM_API_KEY,
+      apiKeyArn: e.LLM_API_KEY_ARN,
+      timeoutMs: e.LLM_TIMEOUT_SECONDS * 1000,
+    },
     crewHttpAllowedHosts: hostList(e.CREW_HTTP_ALLOWED_HOSTS),
     webhookAllowedHosts: hostList(e.WEBHOOK_ALLOWED_HOSTS),
     corsOrigins: corsOrigins(e.CORS_ORIGINS),
@@ -404,4 +427,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : DEFAULT_WEBHOOK_RETRY_SCHEDULE,
     buildNumber: e.BUILD_NUMBER,
   };
+}
+
+/**
+ * LLM_PROVIDER, or `openai` when only LLM_BASE_URL is set; undefined when nothing is (no
+ * model: `llm` steps fail saying so). Each provider's required settings are checked here.
+ */
+function modelProvider(e: z.output<typeof EnvSchema>): ModelProvider | undefined {
+  const provider = e.LLM_PROVIDER ?? (e.LLM_BASE_URL ? 'openai' : undefined);
+  if (provider === 'openai' && !e.LLM_BASE_URL) {
+    throw new ConfigError('invalid configuration: LLM_BASE_URL is required when LLM_PROVIDER=openai');
+  }
+  if (provider === 'bedrock' && !e.LLM_MODEL) {
+    throw new ConfigError(
+      'invalid configuration: LLM_MODEL (a Bedrock model id, inference profile id or ARN) is required when LLM_PROVIDER=bedrock',
+    );
+  }
+  if (provider === 'local' && e.AWS_LAMBDA_FUNCTION_NAME) {
+    throw new ConfigError(
+      'invalid configuration: LLM_PROVIDER=local is the local stand-in model, which does not run on AWS: set LLM_PROVIDER=bedrock (with LLM_MODEL) or openai (with LLM_BASE_URL)',
+    );
+  }
+  return provider;
 }

@@ -1,5 +1,5 @@
 import { sqsAccess } from '../../shared/aws/sqs.js';
-import { onLambda, type Runtime, scheduler, secrets } from '../composition.js';
+import { chatModel, onLambda, type Runtime, scheduler, secrets } from '../composition.js';
 import { runWebhookHttp } from '../webhooks/compose.js';
 import { RunEndpoints } from '../webhooks/run-endpoint.js';
 import { SqsRunQueue } from './runs/run-queue.js';
@@ -102,7 +102,7 @@ export function crewServices(runtime: Runtime): {
     templates,
     runs,
     runLog: new RunLogService(store, runSignals(runtime), new WaitingPolls(), runtime.clock),
-    sdk: new CrewsSdk(templates, runs, store),
+    sdk: new CrewsSdk(templates, runs, store, chatModel(runtime.config)),
   };
 }
 

@@ -8,6 +8,8 @@ import { jsonBytes } from '../../shared/json.js';
 
 /** A step's output: every step of a run fits in its `run.completed` event. */
 export const MAX_OUTPUT_BYTES = 16 * 1024;
+/** Each text of a step's input as `step.started` shows it (a prompt, a body, a URL). */
+export const MAX_INPUT_BYTES = 64 * 1024;
 /** A failure's text (step.failed, run.failed, the run's `error`). */
 export const MAX_ERROR_BYTES = 2 * 1024;
 /** An approval's rendered prompt (in its `step.waiting` event). */

@@ -12,6 +12,15 @@ export const CrewType = component(
       z.array(z.string()),
       "the names of its template's variables: the keys `task_input` may hold (see the template for their types)",
     ),
+    model: doc(
+      z.nullable(
+        z.object({
+          provider: doc(z.enum(['openai', 'bedrock', 'local']), 'LLM_PROVIDER: `local` is the local stand-in model'),
+          model: doc(z.string(), 'the model id, inference profile or stand-in name'),
+        }),
+      ),
+      "the model that answers its `llm` steps (the service's configured one); null when none is configured, and the steps fail",
+    ),
   }),
 );
 export type CrewType = z.infer<typeof CrewType>;

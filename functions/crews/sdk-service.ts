@@ -1,3 +1,4 @@
+import type { ChatModel } from '../../shared/ports/llm.js';
 import type { Caller } from '../../shared/auth/caller.js';
 import type { Page } from '../../shared/page.js';
 import { readableRun } from './runs/run-access.js';
@@ -13,6 +14,8 @@ export class CrewsSdk {
     private readonly templates: Pick<TemplateService, 'builtInsMade' | 'listTemplates' | 'templateNamed'>,
     private readonly runs: Pick<RunService, 'startRunOf'>,
     private readonly store: Pick<RunStore, 'get' | 'logEntries' | 'allLogEntries'>,
+    /** The model that answers `llm` steps; undefined when none is configured. */
+    private readonly model?: Pick<ChatModel, 'provider' | 'model'>,
   ) {}
 
   /**
@@ -28,6 +31,7 @@ export class CrewsSdk {
         template_id: t.id,
         description: t.description,
         inputs: t.variables.map((v) => v.name),
+        model: this.model ? { provider: this.model.provider, model: this.model.model } : null,
       })),
       nextCursor: page.nextCursor,
     };

@@ -113,7 +113,7 @@ export class QueryService {
         { system: ASK_SYSTEM, prompt: askPrompt(domain, prompt, tables) },
         AbortSignal.timeout(this.askTimeoutMs),
       );
-      const sql = parseModelSql(reply);
+      const sql = parseModelSql(reply.text);
       const schemas = tables.map((t) => t.schema);
       const checked = sql === undefined ? { error: 'the reply holds no SQL' } : checkReadOnlySql(sql, schemas);
       const duration_ms = Math.round(performance.now() - started);
@@ -184,7 +184,7 @@ export class QueryService {
         },
         AbortSignal.timeout(REPHRASE_TIMEOUT_MS),
       );
-      const wordings = parseRephrasing(reply, asked.length);
+      const wordings = parseRephrasing(reply.text, asked.length);
       logger.info('suggestions rephrased', {
         domain,
         asked: asked.length,

@@ -156,4 +156,17 @@ export function grantSecretValue(grantee: IGrantable, secret: ISecret): void {
   );
 }
 
+/**
+ * Amazon Bedrock model invocation on exactly one model or inference profile: Converse needs
+ * bedrock:InvokeModel, ConverseStream bedrock:InvokeModelWithResponseStream.
+ */
+export function grantModelInvocation(grantee: IGrantable, modelArn: string): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+      resources: [modelArn],
+    }),
+  );
+}
+
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,4 +1,4 @@
-import { Annotations } from 'aws-cdk-lib';
+import { Annotations, Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Vpc, type IVpc } from 'aws-cdk-lib/aws-ec2';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
@@ -11,10 +11,17 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { LambdaDefinition } from '../groups.js';
 import type { BucketKey, QueueKey, TableKey } from '../tables.js';
-import { KEY_ACTIONS, grantBuckets, grantSecretValue, grantSends, grantTables } from './grants.js';
+import {
+  KEY_ACTIONS,
+  grantBuckets,
+  grantModelInvocation,
+  grantSecretValue,
+  grantSends,
+  grantTables,
+} from './grants.js';
 import { grantScheduleManagement } from './schedules.js';
 import { ServiceFunction, constructId } from './service-function.js';
-import { airflowSettings, keycloakSettings, migrationVpcSettings, type Stage } from './stages.js';
+import { airflowSettings, bedrockModelArn, keycloakSettings, migrationVpcSettings, type Stage } from './stages.js';
 
 /**
  * Every Lambda of the stateless stack, whatever starts it (a route, a queue, a stream), built
@@ -162,6 +169,10 @@ export function lambdaFor(scope: Construct, definition: LambdaDefinition, resour
   // queues, the other secrets last).
   grantTables(fn, resources.tables, definition.tables, key);
   if (secrets.llm) grantSecretValue(fn, secrets.llm);
+  // Bedrock (Converse signs with the role, no key): invoking exactly the stage's model or inference profile.
+  if (definition.usesLlm && resources.stage.llmProvider === 'bedrock' && resources.stage.llmModel) {
+    grantModelInvocation(fn, bedrockModelArn(resources.stage.llmModel, Stack.of(fn)));
+  }
   grantSends(
     fn,
     (definition.sendsTo ?? []).map((queue) => resources.queues[queue]),
@@ -194,6 +205,7 @@ const sharedEnvironment = ({ stage, buildNumber }: LambdaResources): Record<stri
     CREW_HTTP_ALLOWED_HOSTS: stage.crewHttpAllowedHosts.length > 0 ? stage.crewHttpAllowedHosts.join(',') : undefined,
     WEBHOOK_ALLOWED_HOSTS: stage.webhookAllowedHosts.length > 0 ? stage.webhookAllowedHosts.join(',') : undefined,
     WEBHOOK_RETRY_SCHEDULE: stage.webhookRetrySchedule?.join(','),
+    LLM_PROVIDER: stage.llmProvider,
     LLM_BASE_URL: stage.llmBaseUrl,
     LLM_MODEL: stage.llmModel,
     // LLM_API_KEY is never in plain env: LLM_API_KEY_ARN names its secret (secretsOf).

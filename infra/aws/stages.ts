@@ -63,8 +63,19 @@ export interface StageSettings {
   readonly webhookAllowedHosts: readonly string[];
   /** Seconds before each webhook delivery retry; unset means API.md §14's schedule. */
   readonly webhookRetrySchedule?: readonly number[];
+  /**
+   * Who answers crew `llm` steps, `ask` and suggestions (LLM_PROVIDER): `openai` (an
+   * OpenAI-compatible `llmBaseUrl`, its key in Secrets Manager) or `bedrock` (Amazon
+   * Bedrock's Converse API, signed by the function's role: no key). Unset: `openai` when
+   * `llmBaseUrl` is set, else none. `local` (the local stand-in model) is refused.
+   */
+  readonly llmProvider?: 'openai' | 'bedrock' | 'local';
   readonly llmBaseUrl?: string;
-  /** Model the crew worker asks for; its API key comes from Secrets Manager, never from here. */
+  /**
+   * Model the crew worker asks for. With `bedrock`: a model id, an inference profile id or
+   * an ARN of either; the functions that call the model may invoke exactly that resource.
+   * With `openai` its API key comes from Secrets Manager, never from here.
+   */
   readonly llmModel?: string;
   /** Identity provider of data shares; unset means the service's default (builtin). */
   readonly idp?: 'builtin' | 'keycloak';
@@ -263,7 +274,47 @@ export function assertDeployable(stage: Stage): void {
   if (stage.authIssuer !== undefined && !/^https:\/\/[^\s/?#]+[^\s?#]*$/.test(stage.authIssuer)) {
     problems.push(`authIssuer "${stage.authIssuer}" is not an https URL`);
   }
+  problems.push(...modelProblems(stage));
   if (problems.length > 0) throw new Error(`stage "${stage.name}" ${problems.join('; ')}`);
+}
+
+/** What is wrong with the stage's model settings (none when it has no model). */
+function modelProblems(stage: Stage): string[] {
+  switch (stage.llmProvider) {
+    case 'local':
+      return [
+        'sets llmProvider "local": the local stand-in model runs only on a developer\'s machine (npm start); use "bedrock" with llmModel, or "openai" with llmBaseUrl',
+      ];
+    case 'bedrock':
+      if (!stage.llmModel)
+        return ['sets llmProvider "bedrock" without llmModel (a Bedrock model id, inference profile id or ARN)'];
+      if (!BEDROCK_MODEL.test(stage.llmModel))
+        return [`llmModel "${stage.llmModel}" is not a Bedrock model id, inference profile id or ARN`];
+      return [];
+    case 'openai':
+      return stage.llmBaseUrl ? [] : ['sets llmProvider "openai" without llmBaseUrl'];
+    default:
+      return [];
+  }
+}
+
+/** A Bedrock model id or inference profile id (`anthropic.claude-3-haiku-20240307-v1:0`, `us.meta.llama3-…`), or an ARN. */
+const BEDROCK_MODEL =
+  /^(arn:aws[a-z-]*:bedrock:[a-z0-9-]+:(\d{12})?:(foundation-model|inference-profile|application-inference-profile|provisioned-model|custom-model|imported-model)\/[A-Za-z0-9._:/-]{1,200}|[A-Za-z0-9][A-Za-z0-9._:-]{0,200})$/;
+
+/** Inference profile ids start with their geography (`us.`, `eu.`, `apac.`, `global.`...). */
+const INFERENCE_PROFILE_ID = /^(us|eu|apac|us-gov|global|ca|jp|au)\./;
+
+/**
+ * The one Bedrock resource a bedrock stage's functions may invoke: the ARN as given, an
+ * inference profile id's ARN in the stage's account and region, or a foundation model's.
+ */
+export function bedrockModelArn(model: string, scope: { partition: string; region: string; account: string }): string {
+  if (model.startsWith('arn:')) return model;
+  const { partition, region, account } = scope;
+  return INFERENCE_PROFILE_ID.test(model)
+    ? `arn:${partition}:bedrock:${region}:${account}:inference-profile/${model}`
+    : `arn:${partition}:bedrock:${region}::foundation-model/${model}`;
 }
 
 /** Where a Keycloak stage keeps its admin client's secret (set the value after the first deploy). */

@@ -1,5 +1,6 @@
 /** `npm start`: the whole service on this machine, on embedded defaults. */
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { STAND_IN_LABEL } from './stand-in-model.js';
 import { logger } from '../../shared/logger.js';
 import { nodeVersionNote } from './node-version.js';
 import { StartupError } from './startup-error.js';
@@ -78,9 +79,19 @@ function oneLine(err: unknown): string {
   return text.replace(/\s*\n\s*/g, ' ');
 }
 
+/**
+ * `npm start` answers crews with the local stand-in model when no model is configured
+ * (neither LLM_PROVIDER nor LLM_BASE_URL): every built-in crew then succeeds locally, with
+ * replies labelled as the stand-in's. Only here: tests and AWS configure their own.
+ */
+function withStandInModel(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const unset = (name: string) => (env[name] ?? '').trim() === '';
+  return unset('LLM_PROVIDER') && unset('LLM_BASE_URL') ? { ...env, LLM_PROVIDER: 'local' } : env;
+}
+
 async function main(): Promise<void> {
   try {
-    platform = await startPlatform(loadConfig(), { signal: stopRequested.signal });
+    platform = await startPlatform(loadConfig(withStandInModel(process.env)), { signal: stopRequested.signal });
   } catch (err) {
     if (failing) process.exit(1);
     if (stopRequested.signal.aborted) {
@@ -111,6 +122,14 @@ async function main(): Promise<void> {
     console.log(`  a user's access token: npm run -s token -- <user>   (Authorization: Bearer <token>)`);
   } else {
     console.log(`  Bearer tokens from: ${platform.config.auth.issuer}`);
+  }
+  const { llm } = platform.config;
+  if (llm.provider === 'local') {
+    console.log(`  model: the local stand-in model (${llm.baseUrl}): replies start with ${STAND_IN_LABEL} and only`);
+    console.log(`    state what they received; for real answers set LLM_PROVIDER=openai with LLM_BASE_URL`);
+    console.log(`    (and LLM_API_KEY), or LLM_PROVIDER=bedrock with LLM_MODEL and AWS credentials`);
+  } else if (llm.provider) {
+    console.log(`  model: ${llm.provider} ${llm.model ?? '(its default model)'}`);
   }
   if (platform.requeuedRuns > 0) console.log(`  resumed ${platform.requeuedRuns} unfinished crew run(s)`);
   if (platform.requeuedDeliveries > 0)

@@ -28,6 +28,7 @@ import { s3Access } from '../../shared/aws/s3.js';
 import { sqsAccess } from '../../shared/aws/sqs.js';
 import { settledWithin } from '../../shared/concurrency.js';
 import { checkLocalSignIn, type Config } from '../../shared/config.js';
+import { STAND_IN_MODEL, startStandInModel } from './stand-in-model.js';
 import type { QueueKey, TableKey } from '../tables.js';
 import { groupForPath, type GroupName, STREAM_CONSUMERS } from '../groups.js';
 import { lockDataDir } from './data-lock.js';
@@ -170,6 +171,12 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       runWebhookQueueUrl: config.runWebhookQueueUrl ?? queues.runWebhookDeliveries.url,
       artifactsBucket: config.artifactsBucket ?? buckets.artifacts,
     };
+    // LLM_PROVIDER=local: the stand-in model on loopback, spoken to by the OpenAI-compatible adapter.
+    if (effective.llm.provider === 'local' && !effective.llm.baseUrl) {
+      const standIn = await phase('could not start the local stand-in model', () => startStandInModel());
+      track({ endpoint: standIn.baseUrl, stop: () => standIn.stop() });
+      effective = { ...effective, llm: { ...effective.llm, baseUrl: standIn.baseUrl, model: STAND_IN_MODEL } };
+    }
 
     // The ports first (PORT may be 0): the local identity provider's issuer is on it. Closed
     // before the emulators stop, also when what follows fails.

@@ -223,6 +223,59 @@ describe('stage with a model API key in Secrets Manager', () => {
   }, 60_000);
 });
 
+describe('stage whose model is on Amazon Bedrock', () => {
+  const invokes = (stack: Template, fn: string) =>
+    statementsIn(stack, 'dev', fn).filter((s) => actions(s).some((a) => a.startsWith('bedrock:')));
+
+  it('lets only the functions that call the model (crew worker, E12) invoke exactly that model, with no key', () => {
+    const model = 'anthropic.claude-3-haiku-20240307-v1:0';
+    const { stateful, stateless } = synthesize('dev', { stage: { llmProvider: 'bedrock', llmModel: model } });
+    expect(resources(stateful, 'AWS::SecretsManager::Secret')).toEqual([]);
+    for (const fn of functionDefs) {
+      const env = functionIn(stateless, 'dev', fn.name)[1].Properties.Environment.Variables;
+      expect(env.LLM_API_KEY_ARN, fn.name).toBeUndefined();
+      if (fn.name === 'crews-worker' || fn.name === 'query') {
+        expect(env).toMatchObject({ LLM_PROVIDER: 'bedrock', LLM_MODEL: model });
+        expect(invokes(stateless, fn.name), fn.name).toEqual([
+          expect.objectContaining({
+            Effect: 'Allow',
+            Action: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+            Resource: {
+              'Fn::Join': [
+                '',
+                ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, `::foundation-model/${model}`],
+              ],
+            },
+          }),
+        ]);
+      } else {
+        expect(invokes(stateless, fn.name), fn.name).toEqual([]);
+      }
+    }
+  }, 60_000);
+
+  it('grants an inference profile id in the stage account and region, and an ARN as it is', () => {
+    const profile = 'us.anthropic.claude-3-5-sonnet-20240620-v1:0';
+    const byId = synthesize('dev', { stage: { llmProvider: 'bedrock', llmModel: profile } }).stateless;
+    expect(JSON.stringify(invokes(byId, 'crews-worker')[0]!.Resource)).toContain(`:inference-profile/${profile}`);
+    const arn = 'arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/abc123';
+    const byArn = synthesize('dev', { stage: { llmProvider: 'bedrock', llmModel: arn } }).stateless;
+    expect(invokes(byArn, 'crews-worker')[0]!.Resource).toBe(arn);
+  }, 60_000);
+
+  it('refuses the local stand-in model, and bedrock without a model', () => {
+    expect(() => synthesize('dev', { stage: { llmProvider: 'local' } })).toThrow(
+      /^stage "dev" sets llmProvider "local": the local stand-in model runs only on a developer's machine/,
+    );
+    expect(() => synthesize('dev', { stage: { llmProvider: 'bedrock' } })).toThrow(
+      /^stage "dev" sets llmProvider "bedrock" without llmModel/,
+    );
+    expect(() => synthesize('dev', { stage: { llmProvider: 'bedrock', llmModel: 'bad model*' } })).toThrow(
+      /llmModel "bad model\*" is not a Bedrock model id/,
+    );
+  });
+});
+
 describe('airflow stage with a migration VPC', () => {
   const airflow = {
     workflow: 'airflow',

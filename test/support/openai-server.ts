@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 /**
  * A local server that answers the OpenAI chat-completions protocol
  * (`POST /v1/chat/completions`), deterministically: the reply names the model and echoes
- * the last user message. A prompt containing "FAIL" gets a 500 error body. E12's
+ * the last user message. A prompt containing "FAIL" gets a 500 error body, "THROTTLE<n>" a 429
+ * for its first n requests, "DENY" a 403 quoting the key, "SLOW" no answer; the model
+ * `no-such-model` a 404 model_not_found. E12's
  * rephrasing requests are answered as `rephrase` says, asks' SQL as `writeSql` says.
  */
 export interface FakeModel {
@@ -51,6 +53,7 @@ const completion = (model: string, content: string) => ({
 
 export async function startFakeModel(): Promise<FakeModel> {
   const requests: FakeModel['requests'] = [];
+  const throttled = new Map<string, number>();
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (chunk) => (raw += chunk));
@@ -64,6 +67,36 @@ export async function startFakeModel(): Promise<FakeModel> {
       const body = JSON.parse(raw) as { model: string; messages: { role: string; content: string }[] };
       requests.push({ ...body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
       const prompt = body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+      const refuse = (status: number, error: Record<string, unknown>, headers: Record<string, string> = {}) => {
+        res.writeHead(status, headers);
+        res.end(JSON.stringify({ error }));
+      };
+      // THROTTLE<n>: the first n requests with this prompt are rate limited (429), then it answers.
+      const throttle = /THROTTLE(\d)/.exec(prompt);
+      if (throttle) {
+        const seen = (throttled.get(prompt) ?? 0) + 1;
+        throttled.set(prompt, seen);
+        if (seen <= Number(throttle[1]))
+          return refuse(
+            429,
+            { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' },
+            { 'retry-after': '0' },
+          );
+      }
+      if (prompt.includes('DENY'))
+        return refuse(403, {
+          // Some endpoints quote the key they refused: the adapter must not pass it on.
+          message: `Access denied for key ${req.headers.authorization?.replace(/^Bearer /, '') ?? '(none)'}`,
+          type: 'permission_error',
+        });
+      if (body.model === 'no-such-model' || prompt.includes('NOMODEL'))
+        return refuse(404, {
+          message: 'The model `no-such-model` does not exist or you do not have access to it.',
+          type: 'invalid_request_error',
+          code: 'model_not_found',
+        });
+      // SLOW: no answer until the caller gives up.
+      if (prompt.includes('SLOW')) return;
       if (prompt.includes('FAIL')) {
         res.statusCode = 500;
         res.end(JSON.stringify({ error: { message: 'model overloaded', type: 'server_error' } }));
@@ -100,6 +133,10 @@ export async function startFakeModel(): Promise<FakeModel> {
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     requests,
-    stop: () => new Promise((resolve) => server.close(() => resolve())),
+    stop: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -240,12 +240,24 @@ describe('decide: a run of render steps', () => {
         fields: { status: 'running', started_at: iso(NOW) },
         change: change('crew.run.started'),
       },
-      { entry: written(2, 'step.started', 'Step a (render) started', { step_id: 'a' }), fields: { current_step: 'a' } },
+      {
+        entry: written(2, 'step.started', 'Step a (render) started', {
+          step_id: 'a',
+          data: { input: { text: 'Hello Ada' } },
+        }),
+        fields: { current_step: 'a' },
+      },
       {
         entry: written(3, 'step.completed', 'Step a completed', { step_id: 'a', data: { output: 'Hello Ada' } }),
         fields: { completed_steps: 1, current_step: null },
       },
-      { entry: written(4, 'step.started', 'Step b (render) started', { step_id: 'b' }), fields: { current_step: 'b' } },
+      {
+        entry: written(4, 'step.started', 'Step b (render) started', {
+          step_id: 'b',
+          data: { input: { text: 'Hello Ada!' } },
+        }),
+        fields: { current_step: 'b' },
+      },
       {
         entry: written(5, 'step.completed', 'Step b completed', { step_id: 'b', data: { output: 'Hello Ada!' } }),
         fields: { completed_steps: 2, current_step: null },
@@ -281,7 +293,7 @@ describe('decide: a run of render steps', () => {
     const { append, next } = decide({ run: w.run, log: w.log, now: NOW });
     expect(append.map((a) => a.entry)).toEqual([
       written(1, 'run.started', 'Run started'),
-      written(2, 'step.started', 'Step a (render) started', { step_id: 'a' }),
+      written(2, 'step.started', 'Step a (render) started', { step_id: 'a', data: { input: { text: 'Hello Ada' } } }),
     ]);
     expect(next).toEqual({ kind: 'execute', step: steps[0], ctx: { values, outputs: {} }, io: false });
     expect('timesOutAt' in next).toBe(false);
@@ -316,15 +328,15 @@ describe('decide: a run of render steps', () => {
 
 describe('decide: steps with I/O', () => {
   it.each([
-    ['wait', waitStep('s', 1)],
-    ['http', httpStep('s')],
-    ['llm', llmStep('s')],
-  ] as const)('executes a %s step with I/O, its step.started written first', (kind, step) => {
+    ['wait', waitStep('s', 1), { seconds: 1 }],
+    ['http', httpStep('s'), { method: 'GET', url: 'http://orders.test/1', headers: {} }],
+    ['llm', llmStep('s'), { text: 'Summarize' }],
+  ] as const)('executes a %s step with I/O, its step.started written first with its input', (kind, step, input) => {
     const w = started([step]);
     const { append, next } = decide({ run: w.run, log: w.log, now: NOW });
     expect(append).toEqual([
       {
-        entry: written(2, 'step.started', `Step s (${kind}) started`, { step_id: 's' }),
+        entry: written(2, 'step.started', `Step s (${kind}) started`, { step_id: 's', data: { input } }),
         fields: { current_step: 's' },
       },
     ]);
@@ -453,13 +465,22 @@ describe('decide: approval steps', () => {
     const prompt = 'Check draft for Ada';
     expect(append).toEqual([
       {
-        entry: written(4, 'step.started', 'Step ap (approval) started', { step_id: 'ap' }),
+        entry: written(4, 'step.started', 'Step ap (approval) started', {
+          step_id: 'ap',
+          data: { input: { prompt } },
+        }),
         fields: { current_step: 'ap' },
       },
       {
         entry: written(5, 'step.waiting', "Step ap waits for a decision by a person with the role 'legal'", {
           step_id: 'ap',
-          data: { prompt, role: 'legal', expires_at: expiresAt },
+          // The next step's input as it would be sent now: the approval's own output is not known yet.
+          data: {
+            prompt,
+            role: 'legal',
+            expires_at: expiresAt,
+            next: { step_id: 'c', kind: 'render', input: { text: 'after {{steps.ap.output}}' } },
+          },
         }),
         fields: {
           status: 'waiting',
@@ -503,7 +524,7 @@ describe('decide: approval steps', () => {
     const { append, next } = decide({ run: w.run, log: w.log, now: NOW });
     const waiting = append[1]!;
     expect(waiting.entry.message).toBe("Step ap waits for a decision by a person with the role 'approver'");
-    expect(waiting.entry.data).toEqual({ prompt: 'Go?', role: 'approver', expires_at: iso(NOW + 60_000) });
+    expect(waiting.entry.data).toEqual({ prompt: 'Go?', role: 'approver', expires_at: iso(NOW + 60_000), next: null });
     expect(waiting.fields).toMatchObject({
       approval_roles: ['legal', 'approver'],
       waiting: { role: 'approver', expires_at: iso(NOW + 60_000) },
@@ -563,7 +584,13 @@ describe('decide: approval steps', () => {
     });
     const { append, next } = decide({ run: w.run, log: w.log, now: NOW });
     expect(append).toEqual([
-      { entry: written(7, 'step.started', 'Step c (render) started', { step_id: 'c' }), fields: { current_step: 'c' } },
+      {
+        entry: written(7, 'step.started', 'Step c (render) started', {
+          step_id: 'c',
+          data: { input: { text: 'after {"approved":true,"by":"bea","notes":null}' } },
+        }),
+        fields: { current_step: 'c' },
+      },
     ]);
     expect(next).toEqual({
       kind: 'execute',
@@ -578,7 +605,10 @@ describe('decide: approval steps', () => {
     const w = started(steps, [...waitingSpecs, completed('ap', output)], waitingOver);
     const played = play(w, { now: NOW });
     expect(played.appended[0]).toEqual({
-      entry: written(7, 'step.started', 'Step c (render) started', { step_id: 'c' }),
+      entry: written(7, 'step.started', 'Step c (render) started', {
+        step_id: 'c',
+        data: { input: { text: 'after {"approved":true,"by":"bea","notes":"ok"}' } },
+      }),
       fields: { status: 'running', started_at: iso(T0), current_step: 'c' },
       // The change is stamped with the run's started_at it keeps (see the report: a doubt).
       change: change('crew.run.started', T0),
@@ -849,6 +879,20 @@ describe('decide: the run deadline (run_timeout_seconds)', () => {
 });
 
 describe('decide: a step outcome', () => {
+  it('writes which provider and model answered an llm step, and its token usage, beside the output', () => {
+    const w = started([llmStep('l')], [stepEv('step.started', 'l')], { current_step: 'l' });
+    const model = { provider: 'bedrock' as const, model: 'm-1', usage: { input_tokens: 12, output_tokens: 5 } };
+    const { append } = decide({
+      run: w.run,
+      log: w.log,
+      now: NOW,
+      executed: { step_id: 'l', outcome: { ok: true, output: 'the reply', model } },
+    });
+    expect(append[0]!.entry).toEqual(
+      written(3, 'step.completed', 'Step l completed', { step_id: 'l', data: { output: 'the reply', ...model } }),
+    );
+  });
+
   const steps = [renderStep('a'), httpStep('b'), renderStep('c', '{{steps.a.output}}+{{steps.b.output}}')];
 
   it('writes step.completed with the output and the steps completed so far, then goes on', () => {
@@ -870,7 +914,13 @@ describe('decide: a step outcome', () => {
         }),
         fields: { completed_steps: 2, current_step: null },
       },
-      { entry: written(6, 'step.started', 'Step c (render) started', { step_id: 'c' }), fields: { current_step: 'c' } },
+      {
+        entry: written(6, 'step.started', 'Step c (render) started', {
+          step_id: 'c',
+          data: { input: { text: 'A+{"status":200,"body":"B"}' } },
+        }),
+        fields: { current_step: 'c' },
+      },
     ]);
     expect(next).toEqual({
       kind: 'execute',
@@ -1086,7 +1136,10 @@ describe('decide: a concurrency limit (run.limit)', () => {
     const { append, next } = decide({ run: w.run, log: w.log, now: NOW, slot: 'held' });
     expect(append).toEqual([
       {
-        entry: written(5, 'step.started', 'Step b (http) started', { step_id: 'b' }),
+        entry: written(5, 'step.started', 'Step b (http) started', {
+          step_id: 'b',
+          data: { input: { method: 'GET', url: 'http://orders.test/1', headers: {} } },
+        }),
         fields: { status: 'running', started_at: iso(T0), current_step: 'b' },
         change: change('crew.run.started', T0),
       },
@@ -1222,7 +1275,10 @@ describe('decide: a retried run', () => {
     const { append, next } = decide({ run: w.run, log: w.log, now: NOW });
     expect(append).toEqual([
       {
-        entry: written(8, 'step.started', 'Step b (http) started', { step_id: 'b' }),
+        entry: written(8, 'step.started', 'Step b (http) started', {
+          step_id: 'b',
+          data: { input: { method: 'GET', url: 'http://orders.test/1', headers: {} } },
+        }),
         fields: { status: 'running', started_at: iso(T0), current_step: 'b' },
         change: change('crew.run.started', T0),
       },
@@ -1334,7 +1390,7 @@ describe('decide: a retried run', () => {
     const now = T0 + 600_000;
     const { append, next } = decide({ run: w.run, log: w.log, now });
     expect(types(append)).toEqual(['step.started:ap', 'step.waiting:ap']);
-    expect(append[1]!.entry.data).toEqual({ prompt: 'Go?', role: 'legal', expires_at: iso(now + 60_000) });
+    expect(append[1]!.entry.data).toEqual({ prompt: 'Go?', role: 'legal', expires_at: iso(now + 60_000), next: null });
     expect(next).toEqual({
       kind: 'wait-decision',
       timer: { step_id: 'ap', expires_at: iso(now + 60_000) },

@@ -27,7 +27,7 @@ describe('built-in crew templates', () => {
       expect(builtIn.steps.map((s) => s.kind)).toEqual(['render', 'llm']);
     });
 
-    it(`${builtIn.name}: without LLM_BASE_URL its llm step fails with the clear message`, async () => {
+    it(`${builtIn.name}: without a model its llm step fails with the clear message`, async () => {
       const required = Object.fromEntries(
         builtIn.variables.filter((v) => v.required).map((v) => [v.name, `the ${v.name}`]),
       );
@@ -42,7 +42,7 @@ describe('built-in crew templates', () => {
       }
       expect(outcomes).toEqual([
         { ok: true, output: expect.stringContaining('the ') },
-        { ok: false, error: 'no language model is configured (set LLM_BASE_URL)' },
+        { ok: false, error: 'no language model is configured (set LLM_PROVIDER: openai, bedrock or local)' },
       ]);
     });
   }

@@ -527,24 +527,30 @@ describe('StepExecutor', () => {
   function fakeModel(reply: (req: { system?: string; prompt: string }) => string | Promise<string>) {
     const requests: { system?: string; prompt: string }[] = [];
     const model: ChatModel = {
+      provider: 'openai',
+      model: 'test-model',
       complete: async (req) => {
         requests.push(req);
-        return reply(req);
+        return { text: await reply(req), model: 'test-model-2025', usage: { input_tokens: 7, output_tokens: 3 } };
       },
     };
     return { model, requests };
   }
 
-  it('fails an llm step with a message naming LLM_BASE_URL when no model is configured', async () => {
+  it('fails an llm step with a message naming LLM_PROVIDER when no model is configured', async () => {
     const outcome = await new StepExecutor(noHttp, undefined).execute(llmStep(), ctx);
     expect(outcome.ok).toBe(false);
-    expect(outcome.ok ? '' : outcome.error).toMatch(/LLM_BASE_URL/);
+    expect(outcome.ok ? '' : outcome.error).toMatch(/LLM_PROVIDER/);
   });
 
   it('sends the rendered prompt and system to the model and outputs its reply', async () => {
     const { model, requests } = fakeModel((r) => `reply to ${r.prompt}`);
     const outcome = await new StepExecutor(noHttp, model).execute(llmStep(), ctx);
-    expect(outcome).toEqual({ ok: true, output: 'reply to Hi Ada {"n":1}' });
+    expect(outcome).toEqual({
+      ok: true,
+      output: 'reply to Hi Ada {"n":1}',
+      model: { provider: 'openai', model: 'test-model-2025', usage: { input_tokens: 7, output_tokens: 3 } },
+    });
     expect(requests).toEqual([{ prompt: 'Hi Ada {"n":1}', system: 'Be calm' }]);
   });
 

@@ -14,7 +14,11 @@ describe('OpenAiChatModel', () => {
   it('sends one chat completion with the system and user messages and answers the reply text', async () => {
     const chat = new OpenAiChatModel({ baseUrl: model.baseUrl, model: 'm-1', apiKey: 'plain-key' });
     const reply = await chat.complete({ system: 'be brief', prompt: 'hello' }, AbortSignal.timeout(5000));
-    expect(reply).toBe('[m-1](be brief) hello');
+    expect(reply).toEqual({
+      text: '[m-1](be brief) hello',
+      model: 'm-1',
+      usage: { input_tokens: 1, output_tokens: 1 },
+    });
     expect(model.requests.at(-1)).toEqual({
       model: 'm-1',
       messages: [
@@ -46,6 +50,46 @@ describe('OpenAiChatModel', () => {
       'model endpoint answered 500: model overloaded',
     );
     expect(model.requests.at(-1)?.authorization).toBeUndefined();
+  });
+});
+
+describe('OpenAiChatModel when the endpoint refuses', () => {
+  const chat = (over: { model?: string } = {}) =>
+    new OpenAiChatModel({ baseUrl: model.baseUrl, model: over.model ?? 'm', apiKey: 'sk-test-secret-key' });
+
+  it('tries a rate-limited call again until it answers (429 twice, then the reply)', async () => {
+    const before = model.requests.length;
+    const reply = await chat().complete({ prompt: 'THROTTLE2 please' }, AbortSignal.timeout(20_000));
+    expect(reply.text).toBe('[m] THROTTLE2 please');
+    expect(model.requests.length - before).toBe(3);
+  });
+
+  it('fails at once on access denied, without the key the endpoint quoted', async () => {
+    const before = model.requests.length;
+    const error = await chat()
+      .complete({ prompt: 'DENY me' }, AbortSignal.timeout(5000))
+      .then(
+        () => undefined,
+        (err: Error) => err,
+      );
+    expect(error?.message).toBe('model endpoint answered 403: Access denied for key ***');
+    expect(model.requests.length - before).toBe(1);
+  });
+
+  it('fails at once on an unknown model with the endpoint’s message', async () => {
+    await expect(chat({ model: 'no-such-model' }).complete({ prompt: 'x' }, AbortSignal.timeout(5000))).rejects.toThrow(
+      'model endpoint answered 404: The model `no-such-model` does not exist',
+    );
+  });
+
+  it('ends a call the endpoint does not answer with the signal’s reason (a timeout)', async () => {
+    const error = await chat()
+      .complete({ prompt: 'SLOW' }, AbortSignal.timeout(300))
+      .then(
+        () => undefined,
+        (err: Error) => err,
+      );
+    expect(error?.name).toBe('TimeoutError');
   });
 });
 

@@ -110,9 +110,11 @@ describe('ask with a model', () => {
     const prompts: { system?: string; prompt: string }[] = [];
     return {
       prompts,
+      provider: 'openai',
+      model: 'm',
       complete: async (request) => {
         prompts.push(request);
-        return reply;
+        return { text: reply, model: 'm' };
       },
     };
   };
@@ -155,8 +157,14 @@ describe('ask with a model', () => {
   });
 
   it("answers the catalog's SQL when the model fails or does not answer in time", async () => {
-    const failing: ChatModel = { complete: () => Promise.reject(new Error('model endpoint answered 500')) };
+    const failing: ChatModel = {
+      provider: 'openai',
+      model: 'm',
+      complete: () => Promise.reject(new Error('model endpoint answered 500')),
+    };
     const hanging: ChatModel = {
+      provider: 'openai',
+      model: 'm',
       complete: (_, signal) =>
         new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
     };

@@ -139,9 +139,12 @@ describe('QueryService with a model', () => {
 
   it('rephrases questions and keeps SQL and ids', async () => {
     const model: ChatModel = {
+      provider: 'openai',
+      model: 'm',
       complete: async ({ prompt }) => {
         const { questions } = JSON.parse(prompt) as { questions: { i: number }[] };
-        return JSON.stringify({ questions: questions.map(({ i }) => ({ i, question: `Q${i}?` })) });
+        const text = JSON.stringify({ questions: questions.map(({ i }) => ({ i, question: `Q${i}?` })) });
+        return { text, model: 'm' };
       },
     };
     const plain = await new QueryService(metastore, catalog).suggest('d');
@@ -151,7 +154,7 @@ describe('QueryService with a model', () => {
   });
 
   it('answers the deterministic wording when the model fails', async () => {
-    const model: ChatModel = { complete: () => Promise.reject(new Error('down')) };
+    const model: ChatModel = { provider: 'openai', model: 'm', complete: () => Promise.reject(new Error('down')) };
     const plain = await new QueryService(metastore, catalog).suggest('d');
     expect(await new QueryService(metastore, catalog, model).suggest('d')).toEqual(plain);
   });

@@ -86,7 +86,7 @@ export const LlmStep = doc(
       'an optional system message, rendered (at most 100,000 characters before rendering)',
     ),
   }),
-  'One chat completion from the OpenAI-compatible endpoint `LLM_BASE_URL` (model `LLM_MODEL`, key `LLM_API_KEY`), with a 60 s timeout. Output: the reply text. Without `LLM_BASE_URL` the step fails with "no language model is configured (set LLM_BASE_URL)".',
+  'One chat completion from the configured model (`LLM_PROVIDER`): an OpenAI-compatible endpoint (`LLM_BASE_URL`, `LLM_MODEL`, `LLM_API_KEY`), Amazon Bedrock\'s Converse API (`LLM_MODEL`, signed by the service\'s AWS role; throttling retried within the timeout) or, locally, the stand-in model whose replies start with `[local stand-in model]`; within `LLM_TIMEOUT_SECONDS` (default 60). Output: the reply text; `step.completed` also says the `provider`, the `model` that answered and its token `usage` when the provider gives it. Without a model the step fails with "no language model is configured (set LLM_PROVIDER: openai, bedrock or local)".',
 );
 /** DynamoDB stores no number of smaller magnitude than this (it answers "Number underflow"). */
 const SMALLEST_STORABLE = 1e-130;

@@ -1,5 +1,5 @@
 import { OutboundHttp } from '../../../shared/adapters/outbound-http.js';
-import { chatModel, type Runtime } from '../../composition.js';
+import { type Runtime, stepModel } from '../../composition.js';
 import { runQueue, runSignals, runStore, slotStore } from '../compose.js';
 import { CrewRunner } from './runner.js';
 import { StepExecutor } from './steps.js';
@@ -15,10 +15,11 @@ import { StepExecutor } from './steps.js';
  * ends their deliveries without writing (CrewRunner).
  */
 export function crewRunner(runtime: Runtime, options: { stop?: AbortSignal } = {}): CrewRunner {
+  const { model, timeoutMs } = stepModel(runtime.config);
   return new CrewRunner(
     runStore(runtime),
     slotStore(runtime),
-    new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), chatModel(runtime.config), runtime.clock),
+    new StepExecutor(new OutboundHttp(runtime.config.crewHttpAllowedHosts), model, runtime.clock, timeoutMs),
     runSignals(runtime),
     runQueue(runtime),
     options.stop,

@@ -7,6 +7,7 @@ import type { StepOutcome } from './steps.js';
 import type { RunItem, RunUpdate } from '../runs/run-store.js';
 import { type RenderContext, render } from '../templates/templating.js';
 import { logEntry } from '../runs/log-entry.js';
+import { renderStep, shownInput } from './step-input.js';
 
 /*
  * The rules of a crew run, as one pure function: given the run, its log and the time,
@@ -243,7 +244,11 @@ export function decide(input: DecideInput): Decision {
       'step.completed',
       `Step ${executed.step_id} completed`,
       executed.step_id,
-      { output: executed.outcome.output },
+      {
+        output: executed.outcome.output,
+        // Which provider and model answered an `llm` step, and the tokens it used.
+        ...(executed.outcome.model ?? {}),
+      },
       { completed_steps: completed, current_step: null },
     );
   }
@@ -310,16 +315,20 @@ export function decide(input: DecideInput): Decision {
       const waits = slotted(find(attempt(), 'step.started', step.id) !== undefined);
       if (waits) return waits;
     }
+    const ctx: RenderContext = { values: run.values, outputs };
     if (!find(attempt(), 'step.started', step.id)) {
       // A retried run (pending) or one resumed after a decision runs again from here.
       const resumed: RunUpdate =
         run.status === 'running' ? {} : { status: 'running', started_at: run.started_at ?? at };
-      add('step.started', `Step ${step.id} (${step.kind}) started`, step.id, undefined, {
-        ...resumed,
-        current_step: step.id,
-      });
+      // What the step reads, rendered as it will be sent (secrets masked): a reviewer sees it.
+      add(
+        'step.started',
+        `Step ${step.id} (${step.kind}) started`,
+        step.id,
+        { input: shownInput(renderStep(step, ctx)) },
+        { ...resumed, current_step: step.id },
+      );
     }
-    const ctx: RenderContext = { values: run.values, outputs };
     if (step.kind === 'approval') {
       /*
        * The first time, `step.waiting` (status `waiting`): the run then holds nothing until a
@@ -332,11 +341,16 @@ export function decide(input: DecideInput): Decision {
         const role = step.role ?? 'approver';
         const prompt = capText(render(step.prompt, ctx), MAX_PROMPT_BYTES);
         const expiresAt = new Date(expiresMs).toISOString();
+        // The approver sees what the next step will send when approved (rendered from the outputs so far).
+        const following = run.steps[run.steps.indexOf(step) + 1];
+        const next = following
+          ? { step_id: following.id, kind: following.kind, input: shownInput(renderStep(following, ctx)) }
+          : null;
         add(
           'step.waiting',
           `Step ${step.id} waits for a decision by a person with the role '${role}'`,
           step.id,
-          { prompt, role, expires_at: expiresAt },
+          { prompt, role, expires_at: expiresAt, next },
           {
             status: 'waiting',
             current_step: step.id,
