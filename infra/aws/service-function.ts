@@ -12,11 +12,12 @@ import type { Stage } from './stages.js';
 /**
  * AWS SDK clients left out of the bundles (CDK's own default leaves out all of `@aws-sdk/*`):
  * imported dynamically where they are first used (a secret read or sealed, an object
- * written, a run queued, a crew schedule set), they resolve then to the SDK v3 the Lambda Node.js runtime ships,
+ * written, a run queued, a crew schedule set, a Bedrock model called), they resolve then to the SDK v3 the Lambda Node.js runtime ships,
  * so no cold start loads them. The DynamoDB client, on every request path, is bundled, and
  * with it the version this repository tests. test/bench/bundles.ts builds with the same list.
  */
 export const RUNTIME_SDK_CLIENTS = [
+  '@aws-sdk/client-bedrock-runtime',
   '@aws-sdk/client-kms',
   '@aws-sdk/client-s3',
   '@aws-sdk/client-scheduler',

@@ -32,7 +32,8 @@ import type { HttpRequest, SourceData } from '@smithy/types';
  *   a body `{"message"}`. A model id not in `models`: 404 ResourceNotFoundException. A
  *   body that is not Converse's (no messages, a conversation not starting with a user
  *   message, a content block without text, a field Converse does not have): 400
- *   ValidationException. Any other path: 404 UnknownOperationException.
+ *   ValidationException (a body that is not JSON: 400 SerializationException). Any other
+ *   path or method: 404 UnknownOperationException.
  *
  * Behaviour scripted by the last user message's text:
  * - `THROTTLE<n>` (e.g. THROTTLE2): the first n requests with this exact text (and model)

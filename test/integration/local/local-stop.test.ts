@@ -177,10 +177,41 @@ describe('stopping the local platform started with npm start', () => {
     expect(complaints(p.output())).toEqual([]);
   }, 300_000);
 
-  it('an idle Ctrl-C stops everything without a warning', async () => {
+  it('answers crews with the stand-in model it announced; once idle, a Ctrl-C stops everything without a warning', async () => {
     printLogOnFailure();
     const dir = `${dataDir}-idle`;
     const p = await npmStart(dir, await freePort());
+    // No model configured: npm start's own default is the local stand-in, and it says so.
+    expect(p.output()).toMatch(
+      /^ {2}model: the local stand-in model \(http:\/\/127\.0\.0\.1:\d+\/v1\): replies start with \[local stand-in model\]/m,
+    );
+    expect(p.output()).toContain('LLM_PROVIDER=bedrock with LLM_MODEL');
+    const base = p.baseUrl;
+    const started = await call(base, '/api/crews/run', {
+      method: 'POST',
+      body: { crew_type: 'ask', task_input: { question: 'How many orders shipped?' } },
+    });
+    expect(started.status, started.text).toBe(202);
+    const id = started.body.correlation_id as string;
+    const ended = await eventually(
+      async () => {
+        const run = await call(base, `/api/crew-runs/${id}`);
+        return ['succeeded', 'failed'].includes(run.body.status) ? run.body : undefined;
+      },
+      60_000,
+      'the ask crew ended',
+      250,
+    );
+    expect(ended.status).toBe('succeeded');
+    const events = await call<{ type: string; step_id?: string; data?: { output?: string; provider?: string } }[]>(
+      base,
+      `/api/events/${id}?start=0`,
+    );
+    const answer = events.body.find((e) => e.type === 'step.completed' && e.step_id === 'answer');
+    expect(answer?.data?.provider).toBe('local');
+    expect(answer?.data?.output).toMatch(
+      /^\[local stand-in model\] .*first line is "Question: How many orders shipped\?"/,
+    );
     const tree = processTree(p.pid);
     const ports = portsOf(p, dir);
     // A terminal's Ctrl-C: SIGINT to its foreground process group, npm and all it started.
