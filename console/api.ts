@@ -155,6 +155,8 @@ export interface Run {
   values: Record<string, unknown>;
   created_by: string;
   created_at: string;
+  /** When the worker started it (absent from a service older than this field). */
+  started_at?: string | null;
   finished_at: string | null;
   error: string | null;
   progress: { completed_steps: number; total_steps: number; current_step: string | null };
@@ -180,3 +182,69 @@ export interface Template {
 }
 
 export const FINISHED: readonly Run['status'][] = ['succeeded', 'failed', 'cancelled'];
+
+export const patch = async <T>(path: string, body: unknown): Promise<T> =>
+  (await call<T>(path, { method: 'PATCH', body })).body;
+
+/** Whether the signed-in person holds the admin role (a display hint: the server decides). */
+export const isAdmin = (me: Me | undefined) => me?.roles.includes('admin') === true;
+
+/** A crew schedule (API.md §4 "Runs people can plan on"). */
+export interface Schedule {
+  id: string;
+  template_id: string;
+  name: string;
+  expression: string;
+  timezone: string;
+  values: Record<string, unknown>;
+  overlap: 'skip' | 'allow';
+  enabled: boolean;
+  next_run_at: string | null;
+  last_run_at: string | null;
+  last_correlation_id: string | null;
+  last_skipped_at: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A decision key of GET /api/decisions: its newest and its published version. */
+export interface DecisionKey {
+  workspace: string;
+  key: string;
+  latest_version: number;
+  latest_status: string;
+  published_version: number | null;
+  updated_at: string;
+}
+
+/** A version as GET .../versions lists it (no content). */
+export type VersionSummary = Omit<Version, 'content'> & { notes: string | null };
+
+/** A webhook endpoint (API.md §14); its secret is never read by the console. */
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  event_types: string[];
+  description: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed'] as const;
+
+export interface WebhookDelivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: (typeof DELIVERY_STATUSES)[number];
+  attempts: number;
+  last_response_status: number | null;
+  last_error: string | null;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  duration_ms: number | null;
+}

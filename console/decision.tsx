@@ -2,16 +2,17 @@
 import { useEffect, useState } from 'preact/hooks';
 import {
   type ApprovalItem,
+  call,
   type Diff,
   get,
   type Me,
   message,
-  post,
   seg,
   type Transition,
   type Version,
 } from './api.js';
 import { Notice, pretty, When } from './format.js';
+import { answeredAt, type Decided, DecisionOutcome } from './outcome.js';
 
 interface Loaded {
   version: Version;
@@ -42,27 +43,60 @@ function whyNot(me: Me | undefined, loaded: Loaded): string | undefined {
   return 'This version is not in your inbox: you may not decide it.';
 }
 
+/** A diff's changes as a table: what it takes to turn one version's content into another's. */
+export function DiffTable(props: { id: string; caption: string; changes: Diff['changes'] }) {
+  return (
+    <table id={props.id} class="diff">
+      <caption class="sr-only">{props.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Change</th>
+          <th scope="col">Path</th>
+          <th scope="col">Old value</th>
+          <th scope="col">New value</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.changes.map((c) => (
+          <tr key={`${c.op}:${c.path}`} class={`op-${c.op}`}>
+            <td>{c.op}</td>
+            <td>
+              <code>{c.path || '(whole content)'}</code>
+            </td>
+            <td>{'old' in c ? <pre>{pretty(c.old)}</pre> : '—'}</td>
+            <td>{'new' in c ? <pre>{pretty(c.new)}</pre> : '—'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export function DecisionView(props: { me: Me | undefined; workspace: string; dkey: string; version: number }) {
   const base = `/api/decisions/${seg(props.workspace)}/${seg(props.dkey)}/versions/${props.version}`;
   const [loaded, setLoaded] = useState<Loaded | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const [notes, setNotes] = useState('');
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<{ error?: string; done?: string }>({});
+  const [failure, setFailure] = useState<string | undefined>(undefined);
+  const [decided, setDecided] = useState<Decided | undefined>(undefined);
 
-  const load = async () => {
+  /** `kept`: the diff read before a decision, kept (once approved, the version is the published one). */
+  const load = async (kept?: Pick<Loaded, 'diff' | 'diffError'>) => {
     try {
       const [version, history, inbox] = await Promise.all([
         get<Version>(base),
         get<Transition[]>(`${base}/history`),
         get<ApprovalItem[]>('/api/approvals?kind=decision_version&limit=1000').catch(() => [] as ApprovalItem[]),
       ]);
-      let diff: Diff | undefined;
-      let diffError: string | undefined;
-      try {
-        diff = await get<Diff>(`${base}/diff?against=published`);
-      } catch (err) {
-        diffError = message(err);
+      let diff = kept?.diff;
+      let diffError = kept?.diffError;
+      if (!kept) {
+        try {
+          diff = await get<Diff>(`${base}/diff?against=published`);
+        } catch (err) {
+          diffError = message(err);
+        }
       }
       const inInbox = inbox.some(
         (i) =>
@@ -84,20 +118,23 @@ export function DecisionView(props: { me: Me | undefined; workspace: string; dke
 
   const decide = async (action: 'approve' | 'reject') => {
     setBusy(true);
-    setOutcome({});
+    setFailure(undefined);
     try {
       const text = notes.trim();
-      const after = await post<Version>(`${base}/${action}`, text ? { notes: text } : undefined);
-      setOutcome({
-        done:
-          action === 'approve'
-            ? `Approved: the version is ${after.status}.`
-            : `Rejected: the version is ${after.status} again.`,
+      const { body, headers } = await call<Version>(`${base}/${action}`, {
+        method: 'POST',
+        body: text ? { notes: text } : undefined,
+      });
+      setDecided({
+        approved: action === 'approve',
+        what: action === 'approve' ? title : `${title} (now ${body.status})`,
+        by: props.me?.name ?? body.approved_by ?? 'you',
+        at: body.approved_at ?? answeredAt(headers),
       });
       setNotes('');
-      await load();
+      await load(loaded);
     } catch (err) {
-      setOutcome({ error: message(err) });
+      setFailure(message(err));
     } finally {
       setBusy(false);
     }
@@ -113,7 +150,12 @@ export function DecisionView(props: { me: Me | undefined; workspace: string; dke
   }
   if (!loaded) return <p aria-busy="true">Loading {title}…</p>;
   const { version, diff, history } = loaded;
-  const reason = whyNot(props.me, loaded);
+  const reason = decided ? undefined : whyNot(props.me, loaded);
+  const isThis = (i: ApprovalItem) =>
+    i.kind === 'decision_version' &&
+    i.workspace === props.workspace &&
+    i.key === props.dkey &&
+    i.version === props.version;
   return (
     <section aria-labelledby="decision-title" data-view="decision">
       <p class="back">
@@ -143,54 +185,72 @@ export function DecisionView(props: { me: Me | undefined; workspace: string; dke
         {version.approved_by && (
           <>
             <dt>Approved by</dt>
-            <dd>{version.approved_by}</dd>
+            <dd>
+              {version.approved_by}
+              {version.approved_at && (
+                <>
+                  , <When at={version.approved_at} />
+                </>
+              )}
+            </dd>
           </>
         )}
       </dl>
 
       <section aria-labelledby="decide-title" class="decide">
         <h2 id="decide-title">Decision</h2>
-        <label for="decision-notes">Notes (optional)</label>
-        <textarea
-          id="decision-notes"
-          rows={3}
-          maxLength={1000}
-          value={notes}
-          disabled={reason !== undefined || busy}
-          onInput={(e) => setNotes(e.currentTarget.value)}
-        />
-        <div class="actions">
-          <button
-            type="button"
-            class="primary"
-            id="approve"
-            disabled={reason !== undefined || busy}
-            aria-describedby={reason ? 'decide-why' : undefined}
-            onClick={() => void decide('approve')}
-          >
-            Approve
-          </button>
-          <button
-            type="button"
-            id="reject"
-            disabled={reason !== undefined || busy}
-            aria-describedby={reason ? 'decide-why' : undefined}
-            onClick={() => void decide('reject')}
-          >
-            Reject
-          </button>
-        </div>
-        {reason && (
-          <p id="decide-why" class="why">
-            {reason}
-          </p>
+        {decided ? (
+          <DecisionOutcome decided={decided} isCurrent={isThis} />
+        ) : (
+          <>
+            <label for="decision-notes">Notes (optional)</label>
+            <textarea
+              id="decision-notes"
+              rows={3}
+              maxLength={1000}
+              value={notes}
+              disabled={reason !== undefined || busy}
+              onInput={(e) => setNotes(e.currentTarget.value)}
+            />
+            <div class="actions">
+              <button
+                type="button"
+                class="primary"
+                id="approve"
+                disabled={reason !== undefined || busy}
+                aria-describedby={reason ? 'decide-why' : undefined}
+                onClick={() => void decide('approve')}
+              >
+                Approve
+              </button>
+              <button
+                type="button"
+                id="reject"
+                disabled={reason !== undefined || busy}
+                aria-describedby={reason ? 'decide-why' : undefined}
+                onClick={() => void decide('reject')}
+              >
+                Reject
+              </button>
+            </div>
+            {reason && (
+              <p id="decide-why" class="why">
+                {reason}
+              </p>
+            )}
+            <Notice error={failure} />
+          </>
         )}
-        <Notice {...outcome} />
       </section>
 
       <section aria-labelledby="diff-title">
         <h2 id="diff-title">
-          Changes against {diff?.from ? `the published version ${diff.from.version}` : 'the published version'}
+          Changes against{' '}
+          {diff?.from
+            ? decided?.approved
+              ? `version ${diff.from.version}, published before this decision`
+              : `the published version ${diff.from.version}`
+            : 'the published version'}
         </h2>
         {loaded.diffError ? (
           <Notice error={loaded.diffError} />
@@ -208,29 +268,7 @@ export function DecisionView(props: { me: Me | undefined; workspace: string; dke
           </p>
         )}
         {diff && diff.changes.length > 0 && diff.from !== null && (
-          <table id="diff" class="diff">
-            <caption class="sr-only">Changes from the published version</caption>
-            <thead>
-              <tr>
-                <th scope="col">Change</th>
-                <th scope="col">Path</th>
-                <th scope="col">Old value</th>
-                <th scope="col">New value</th>
-              </tr>
-            </thead>
-            <tbody>
-              {diff.changes.map((c) => (
-                <tr key={`${c.op}:${c.path}`} class={`op-${c.op}`}>
-                  <td>{c.op}</td>
-                  <td>
-                    <code>{c.path || '(whole content)'}</code>
-                  </td>
-                  <td>{'old' in c ? <pre>{pretty(c.old)}</pre> : '—'}</td>
-                  <td>{'new' in c ? <pre>{pretty(c.new)}</pre> : '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DiffTable id="diff" caption="Changes from the published version" changes={diff.changes} />
         )}
       </section>
 

@@ -1,7 +1,9 @@
 /**
  * The review console (API.md §16): who is signed in, the inbox, decision versions and crew
  * runs. Hash routes (#/inbox, #/decisions/<ws>/<key>/<v>, #/runs, #/runs/<id>) keep the
- * view across reloads and the sign-in round trip.
+ * view across reloads and the sign-in round trip; so do those of schedules (#/schedules,
+ * #/schedules/<id>), the decisions browser (#/decisions, #/decisions/<ws>,
+ * #/decisions/<ws>/<key>) and webhooks (#/webhooks, #/webhooks/<id>, admins).
  */
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -10,6 +12,9 @@ import { accessToken, completeSignIn, readSettings, signIn, signInFailure, signO
 import { DecisionView } from './decision.js';
 import { Inbox } from './inbox.js';
 import { RunsList, RunView } from './runs.js';
+import { DecisionKeyView, DecisionsList } from './decisions.js';
+import { ScheduleView, SchedulesList } from './schedules.js';
+import { WebhooksList, WebhookView } from './webhooks.js';
 import './console.css';
 
 const settings = readSettings();
@@ -19,16 +24,30 @@ type Route =
   | { view: 'decision'; workspace: string; key: string; version: number }
   | { view: 'runs' }
   | { view: 'run'; id: string }
+  | { view: 'schedules' }
+  | { view: 'schedule'; id: string }
+  | { view: 'decisions'; workspace: string | undefined }
+  | { view: 'decision-key'; workspace: string; key: string }
+  | { view: 'webhooks' }
+  | { view: 'webhook'; id: string }
   | { view: 'unknown' };
 
 function route(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  // A view's own query (#/runs?status=…) is the view's: the route is the path before it.
+  const parts = hash.replace(/^#\/?/, '').replace(/\?.*$/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts.length === 0 || (parts[0] === 'inbox' && parts.length === 1)) return { view: 'inbox' };
   if (parts[0] === 'decisions' && parts.length === 4 && /^\d+$/.test(parts[3]!)) {
     return { view: 'decision', workspace: parts[1]!, key: parts[2]!, version: Number(parts[3]) };
   }
   if (parts[0] === 'runs' && parts.length === 1) return { view: 'runs' };
   if (parts[0] === 'runs' && parts.length === 2) return { view: 'run', id: parts[1]! };
+  if (parts[0] === 'schedules' && parts.length === 1) return { view: 'schedules' };
+  if (parts[0] === 'schedules' && parts.length === 2) return { view: 'schedule', id: parts[1]! };
+  if (parts[0] === 'decisions' && parts.length <= 2) return { view: 'decisions', workspace: parts[1] };
+  if (parts[0] === 'decisions' && parts.length === 3)
+    return { view: 'decision-key', workspace: parts[1]!, key: parts[2]! };
+  if (parts[0] === 'webhooks' && parts.length === 1) return { view: 'webhooks' };
+  if (parts[0] === 'webhooks' && parts.length === 2) return { view: 'webhook', id: parts[1]! };
   return { view: 'unknown' };
 }
 
@@ -55,6 +74,13 @@ function Header(props: { signedIn: boolean; me: Me | undefined; meError: string 
       <nav aria-label="Main">
         {props.signedIn && link('#/inbox', 'Inbox', props.current === 'inbox' || props.current === 'decision')}
         {props.signedIn && link('#/runs', 'Runs', props.current === 'runs' || props.current === 'run')}
+        {props.signedIn &&
+          link('#/schedules', 'Schedules', props.current === 'schedules' || props.current === 'schedule')}
+        {props.signedIn &&
+          link('#/decisions', 'Decisions', props.current === 'decisions' || props.current === 'decision-key')}
+        {props.signedIn &&
+          me?.roles.includes('admin') &&
+          link('#/webhooks', 'Webhooks', props.current === 'webhooks' || props.current === 'webhook')}
         <a href="/docs">API reference</a>
       </nav>
       <div class="who">
@@ -155,6 +181,14 @@ function App(props: { signInError: string | undefined }) {
         )}
         {current.view === 'runs' && <RunsList me={me} />}
         {current.view === 'run' && <RunView key={hash} me={me} id={current.id} />}
+        {current.view === 'schedules' && <SchedulesList me={me} />}
+        {current.view === 'schedule' && <ScheduleView key={hash} me={me} id={current.id} />}
+        {current.view === 'decisions' && <DecisionsList workspace={current.workspace} />}
+        {current.view === 'decision-key' && (
+          <DecisionKeyView key={hash} workspace={current.workspace} dkey={current.key} />
+        )}
+        {current.view === 'webhooks' && <WebhooksList me={me} />}
+        {current.view === 'webhook' && <WebhookView key={hash} me={me} id={current.id} />}
         {current.view === 'unknown' && (
           <>
             <h1>Not found</h1>

@@ -172,7 +172,8 @@ export function createCrewsApp({
         name: 'list_runs',
         method: 'get',
         path: '/api/crew-runs',
-        summary: "List crew runs, newest first: the caller's own (an admin's: every run)",
+        summary:
+          "List crew runs, newest first: the caller's own (an admin's: every run, or with `created_by=me` their own)",
         tags: RUNS,
         access: 'user',
         request: { query: RunListQuery },
@@ -183,6 +184,7 @@ export function createCrewsApp({
           {
             ...(query.status !== undefined ? { status: query.status } : {}),
             ...(query.template_id !== undefined ? { templateId: query.template_id } : {}),
+            ...(query.created_by !== undefined ? { createdBy: query.created_by } : {}),
           },
           query.limit,
           query.cursor,

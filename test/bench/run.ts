@@ -2605,6 +2605,19 @@ const firstPaint = (() => {
   }
 })();
 
+/** A crew run page's first paint (20 steps, 64 KiB inputs and outputs) as its browser test last measured it. */
+const runPagePaint = (() => {
+  try {
+    return JSON.parse(readFileSync(`${ROOT}test/artifacts/console/run-page-paint.json`, 'utf8')) as {
+      measured_at: string;
+      run_rendered_ms: number;
+      dom_content_loaded_ms: number;
+    };
+  } catch {
+    return undefined;
+  }
+})();
+
 /** Lambdas by their short names in the cost table. */
 const lambdaLabel = (name: string) => name.replace(/^domain-events-/, '');
 /** A count of the cost table: whole numbers as they are, the rest to two decimals. */
@@ -2852,6 +2865,9 @@ const lines = [
   ]),
   ...when(firstPaint, (f) => [
     `| console | first paint: navigation to the inbox rendered with its items, signed in (Chromium, local platform; measured by the browser test at ${f.measured_at}) | 1 | 0 | | ${ms(f.inbox_rendered_ms)} | | | | DOMContentLoaded at ${ms(f.dom_content_loaded_ms)} ms; run \`npx vitest run test/integration/suites/console-browser.test.ts\` to measure again |`,
+  ]),
+  ...when(runPagePaint, (f) => [
+    `| console | first paint of a finished crew run of 20 steps with 64 KiB inputs and outputs (outputs stored at the 16 KiB bound): navigation to the run shown whole, signed in (Chromium, local platform; measured by the browser test at ${f.measured_at}) | 1 | 0 | | ${ms(f.run_rendered_ms)} | | | | DOMContentLoaded at ${ms(f.dom_content_loaded_ms)} ms; run \`npx vitest run test/integration/suites/console-runs-browser.test.ts\` to measure again |`,
   ]),
   ...when(mcps, ({ mcpPsk, mcpLineage, mcpBearer, mcpBare, mcpBareServer }) => [
     endpointRow(

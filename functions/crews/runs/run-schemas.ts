@@ -114,7 +114,7 @@ export const RunLogEntry = component(
     message: doc(z.string(), `a human-readable account (at most ${MAX_MESSAGE_BYTES / 1024} KiB)`),
     data: doc(
       z.optional(z.record(z.string(), z.unknown())),
-      '`run.queued`: `{"template_id", "values"}` (a rerun\'s adds `"rerun_of", "from_step"`); `step.completed`: `{"output"}` (a rerun\'s step carried over from the run it reruns: `{"output", "reused": true}`, written with `run.queued`); `step.waiting`: `{"prompt", "role", "expires_at"}`; `step.failed` and `run.failed`: `{"error"}`; `run.throttled`: `{"position"}`; `run.timed_out`: `{"timeout_seconds"}`; `run.completed`: `{"outputs": {step id: output}}`, where an output too large for the event is replaced by a note pointing to its `step.completed` event',
+      '`run.queued`: `{"template_id", "values"}` (a rerun\'s adds `"rerun_of", "from_step"`); `step.started`: `{"input"}`, what the step sends, rendered: `render` `{"text"}`, `llm` `{"text", "system"?}`, `http` `{"method", "url", "headers", "body"?}` (values of headers named like secrets — authorization, cookie, key, token, secret, password, signature, session, auth — shown as `***`), `wait` `{"seconds"}`, `approval` `{"prompt"}`, each text at most 64 KiB; `step.completed`: `{"output"}`, and for an `llm` step `"provider", "model"` (which answered) and `"usage": {"input_tokens", "output_tokens"}` when the provider gives it (a rerun\'s step carried over from the run it reruns: `{"output", "reused": true}`, written with `run.queued`); `step.waiting`: `{"prompt", "role", "expires_at", "next"}`, where `next` is `{"step_id", "kind", "input"}` of the step that follows, its input as it would be sent with the outputs so far (null when the approval is the last step); `step.failed` and `run.failed`: `{"error"}`; `run.throttled`: `{"position"}`; `run.timed_out`: `{"timeout_seconds"}`; `run.completed`: `{"outputs": {step id: output}}`, where an output too large for the event is replaced by a note pointing to its `step.completed` event',
     ),
   }),
 );
@@ -123,6 +123,10 @@ export type RunLogEntry = z.infer<typeof RunLogEntry>;
 export const RunListQuery = z.extend(PageQuery, {
   status: doc(z.optional(z.enum(RUN_STATUSES)), 'only runs in this status'),
   template_id: doc(z.optional(z.string().check(z.minLength(1), z.maxLength(64))), 'only runs of this template'),
+  created_by: doc(
+    z.optional(z.literal('me')),
+    "`me`: only the caller's own runs, by principal (what a caller without the role `admin` always gets); an admin's list without it holds every run",
+  ),
 });
 export type RunListQuery = z.infer<typeof RunListQuery>;
 

@@ -635,20 +635,19 @@ export class RunService {
   }
 
   /**
-   * Runs newest first: the caller's own (by principal, API.md §1), an admin's every run.
-   * Runs stored before principals were are in no one's own list.
+   * Runs newest first: the caller's own (by principal, API.md §1), an admin's every run
+   * unless `createdBy` is `me` (their own, read from the same owner index). Runs stored
+   * before principals were are in no one's own list.
    */
   async listRuns(
-    filter: { status?: CrewRun['status']; templateId?: string },
+    filter: { status?: CrewRun['status']; templateId?: string; createdBy?: 'me' },
     limit: number,
     cursor: string | undefined,
     caller: Caller,
   ): Promise<Page<CrewRun>> {
-    const page = await this.runs.list(
-      { ...filter, ...(isAdmin(caller) ? {} : { owner: caller.principal }) },
-      limit,
-      cursor,
-    );
+    const { createdBy, ...rest } = filter;
+    const own = !isAdmin(caller) || createdBy === 'me';
+    const page = await this.runs.list({ ...rest, ...(own ? { owner: caller.principal } : {}) }, limit, cursor);
     return { items: page.items.map(toRun), nextCursor: page.nextCursor };
   }
 }

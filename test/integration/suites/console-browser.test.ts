@@ -313,10 +313,8 @@ describe('the review console in headless Chromium', () => {
       await expect.poll(() => timeline.last().getAttribute('data-type'), { timeout: 20_000 }).toBe('step.waiting');
       const waitingCount = await timeline.count();
       expect(await page.locator('#approve-step').isEnabled()).toBe(true);
-      // bob may read carol's run and decide its step, not change it: the buttons say so
-      expect(await page.locator('#cancel-run').isDisabled()).toBe(true);
-      expect(await page.locator('#retry-run').isDisabled()).toBe(true);
-      expect(await page.locator('.run-actions .why').textContent()).toContain("Only the run's starter (carol)");
+      // bob may read carol's run and decide its step, not change it: no action of hers shows
+      expect(await page.locator('.run-actions, #cancel-run, #retry-run, #rerun-run').count()).toBe(0);
       await shot(page, '09-bob-run-waiting');
 
       await page.locator('#step-notes').fill('go');
@@ -330,7 +328,7 @@ describe('the review console in headless Chromium', () => {
         expect.arrayContaining(['step.completed', 'step.started', 'run.completed']),
       );
       expect(await page.locator('#run-progress').textContent()).toContain('5 of 5 steps');
-      expect(await page.locator('#cancel-run').isDisabled()).toBe(true);
+      expect(await page.locator('#cancel-run').count()).toBe(0);
       await shot(page, '10-bob-run-succeeded');
 
       const run = await call(`/api/events/${id}?start=0`, { token: carol });
