@@ -23,7 +23,7 @@ export interface TableDefinition {
   readonly ttlAttribute?: string;
   /**
    * The table's stream (new and old images) feeds the events publisher, whose committed
-   * changes become domain events (shared/events, API.md §13), or the events dispatcher
+   * changes become domain events (shared/events, docs/events-and-webhooks.md), or the events dispatcher
    * (the events table itself, and crew run events for per-run webhooks): infra/groups.ts
    * STREAM_CONSUMERS says which.
    */
@@ -59,7 +59,7 @@ const N = (name: string): KeyAttribute => ({ name, type: 'N' });
 const BY_CREATED: IndexDefinition = { name: 'by_created', partitionKey: S('list_pk'), sortKey: S('created_key') };
 
 /**
- * An owner's items, oldest first: keyed by the owner's principal (API.md §1), never the
+ * An owner's items, oldest first: keyed by the owner's principal (docs/identity-and-keys.md, principals), never the
  * name. Items stored before principals were have none, so no owner list shows them.
  */
 const BY_OWNER_PRINCIPAL: IndexDefinition = {
@@ -87,9 +87,16 @@ export const TABLES = {
       { name: 'published', partitionKey: S('pub_pk'), sortKey: N('pub_sk') },
       // Sparse: only submitted versions carry sub_pk, so the approvers' inbox (GET
       // /api/approvals) reads them alone, oldest first, however many other versions there
-      // are. The one index this table gains in this release; versions submitted before it
-      // have no sub_pk and are listed once rejected and submitted again.
+      // are (added in an earlier release); versions submitted before it have no sub_pk and
+      // are listed once rejected and submitted again.
       { name: 'submitted', partitionKey: S('sub_pk'), sortKey: S('sub_sk') },
+      // Sparse: only the latest version of each key carries keys_pk (one value) and keys_sk
+      // (`<workspace>#<key>`, escaped), so the list of decisions (GET /api/decisions) reads
+      // one item per key, by workspace then key, however many versions there are
+      // (functions/decisions/store.ts). The one index this table gains in this release
+      // (CloudFormation adds one per update); keys whose versions all predate it get their
+      // item with the next write of one of their versions.
+      { name: 'keys', partitionKey: S('keys_pk'), sortKey: S('keys_sk') },
     ],
   },
   /** Pre-shared keys, addressed by the SHA-256 hash of their secret. */
@@ -106,7 +113,7 @@ export const TABLES = {
     ],
   },
   /**
-   * Data products (API.md §17), two items each, written together: the product (`P#<id>`)
+   * Data products (docs/sdk.md), two items each, written together: the product (`P#<id>`)
    * and the claim on its name (`N#<name>`), so two products never share a name. A deleted
    * product stays, marked `deleted_at` (its keys are refused by that: shared/auth/psk.ts),
    * and loses its name claim and its listing attributes: `by_name` (`list_pk`) lists the
@@ -129,7 +136,7 @@ export const TABLES = {
     indexes: [
       BY_CREATED,
       // A crew type of the SDK is a template by name (POST /api/crews/run): one Query finds the
-      // templates of a name, and two of one name are told apart from one (API.md §17).
+      // templates of a name, and two of one name are told apart from one (docs/sdk.md).
       { name: 'by_name', partitionKey: S('name') },
     ],
   },
@@ -156,7 +163,7 @@ export const TABLES = {
       { name: 'waiting_steps', partitionKey: S('waiting_role'), sortKey: S('waiting_key') },
       // Sparse: only a `pending` run of a template with `max_concurrent_runs` carries
       // `slot_queue` (its slot key, a hash): the line of runs waiting for a slot of that key,
-      // oldest first, so a freed slot goes to the oldest (API.md §4). The slots themselves are
+      // oldest first, so a freed slot goes to the oldest (docs/crews.md). The slots themselves are
       // items of this table keyed `slots#<key>` (crews/runs/slot-store.ts), in no index. This release's
       // one index of this table.
       { name: 'slot_queue', partitionKey: S('slot_queue'), sortKey: S('created_key') },
@@ -164,7 +171,7 @@ export const TABLES = {
     ttlAttribute: 'expires_at',
   },
   /**
-   * Crew schedules (API.md §4 "Runs people can plan on"): the schedule (`item` = `schedule`,
+   * Crew schedules (docs/crews.md, schedules): the schedule (`item` = `schedule`,
    * listable, streamed: its changes and fires are domain events) and one item per run it
    * started (`item` = `run#<scheduled time>`, put in the run's creating transaction on
    * condition that it is new: one run per fire; kept as long as the run).
@@ -196,7 +203,7 @@ export const TABLES = {
     ttlAttribute: 'expires_at',
   },
   /**
-   * `Idempotency-Key` records (API.md §1): Powertools' idempotency layout (`id` = the hash of
+   * `Idempotency-Key` records (docs/identity-and-keys.md, idempotency keys): Powertools' idempotency layout (`id` = the hash of
    * the caller's principal and key, `status`, `validation` = the request's hash, `data` = the
    * answer, sealed when it holds a secret), kept 24 hours (`expiration`).
    */
@@ -215,8 +222,8 @@ export const TABLES = {
       BY_OWNER_PRINCIPAL,
       RETIRED_BY_OWNER,
       BY_CREATED,
-      // A share by its identity-provider id (GET and DELETE /api/data_shares/{share_id}, API.md
-      // §17): sparse, only completed shares carry `idp_id`. This release's one index of this table.
+      // A share by its identity-provider id (GET and DELETE /api/data_shares/{share_id},
+      // docs/sdk.md): sparse, only completed shares carry `idp_id`. This release's one index of this table.
       { name: 'by_idp_id', partitionKey: S('idp_id') },
     ],
   },
@@ -289,7 +296,7 @@ export const TABLES = {
     ],
   },
   /**
-   * Webhook endpoints (API.md §14), by id; the signing secrets only ever sealed. Streamed:
+   * Webhook endpoints (docs/events-and-webhooks.md), by id; the signing secrets only ever sealed. Streamed:
    * an endpoint disabled by its deliveries is the event `webhook.endpoint.disabled`.
    */
   webhooks: {
@@ -331,7 +338,7 @@ export const TABLES = {
     ttlAttribute: 'expires_at',
   },
   /**
-   * Domain events (API.md §13): one item per event, gap-free `sequence` per subject. The
+   * Domain events (docs/events-and-webhooks.md): one item per event, gap-free `sequence` per subject. The
    * publisher writes the events it derives from the domain tables' streams; a deletion
    * writes its event here in the transaction that deletes. `by_time` is the feed, oldest
    * first; `by_type` is each type's part of it, so a `type` filter reads only events of
@@ -372,7 +379,7 @@ export const QUEUES = {
     oldestMessageAlarmSeconds: 1800,
   },
   /**
-   * Webhook deliveries (API.md §14): one message per attempt (or wait) of a delivery, sent
+   * Webhook deliveries (docs/events-and-webhooks.md): one message per attempt (or wait) of a delivery, sent
    * by the events dispatcher, the webhooks API (test, redeliver) and the delivery worker,
    * whose timeout stays below the visibility timeout. The API's endpoints only: crew runs'
    * own have the next queue.
@@ -387,7 +394,7 @@ export const QUEUES = {
   },
   /**
    * The deliveries to crew runs' own webhooks (E2 `webhook_url`), a lane of their own with
-   * its own consumers (API.md §1 "Fair use"): any user's receiver that hangs holds only these.
+   * its own consumers (the fair-use limits): any user's receiver that hangs holds only these.
    */
   runWebhookDeliveries: {
     id: 'run-webhook-deliveries',

@@ -5,6 +5,8 @@ import type { IdempotencyKeys } from '../../shared/http/idempotency.js';
 import { PageQuery } from '../../shared/params.js';
 import {
   CreateVersionRequest,
+  DecisionsQuery,
+  DecisionSummary,
   DiffQuery,
   HistoryEntry,
   DecisionKeyParams,
@@ -45,6 +47,25 @@ const lifecycleRoute = (
 
 export function createDecisionsApp({ authenticator, idempotency, service }: DecisionsDeps): ServiceApp {
   const app = createServiceApp(authenticator, idempotency)
+    .endpoint(
+      {
+        name: 'list_decisions',
+        method: 'get',
+        path: '/api/decisions',
+        summary:
+          'List decisions (each workspace and key with versions) by workspace, then key: the latest and the published version',
+        tags: TAGS,
+        access: 'user',
+        request: { query: DecisionsQuery },
+        success: {
+          status: 200,
+          description:
+            'Decisions; more in `X-Next-Cursor`. A key whose versions were all created before this list was is listed from the next write of one of them on',
+          schema: z.array(DecisionSummary),
+        },
+      },
+      async (c, { query }) => pageJson(c, await service.listDecisions(query.workspace, query.limit, query.cursor)),
+    )
     .endpoint(
       {
         name: 'create_version',

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { laxInt } from '../../shared/pydantic/lax.js';
-import { integer, intParam } from '../../shared/params.js';
+import { integer, intParam, PageQuery } from '../../shared/params.js';
 import { optionalText, slug } from '../../shared/http/schemas.js';
 import { pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
@@ -18,6 +18,12 @@ export const DecisionKeyParams = z.object({
   workspace: doc(slug(), 'workspace slug', { example: 'finance' }),
   key: doc(slug(), 'decision key, a flat slug', { example: 'credit-limit' }),
 });
+
+/** `GET /api/decisions`: the list's page, and a workspace to list alone. */
+export const DecisionsQuery = z.extend(PageQuery, {
+  workspace: doc(z.optional(slug()), "only this workspace's decisions (a workspace slug)", { example: 'finance' }),
+});
+export type DecisionsQuery = z.infer<typeof DecisionsQuery>;
 
 export const VersionParams = z.extend(DecisionKeyParams, {
   version: doc(intParam({ min: 1 }), 'version number', { type: 'integer', minimum: 1 }),
@@ -52,6 +58,25 @@ export const VersionSummary = component(
   }),
 );
 export type VersionSummary = z.infer<typeof VersionSummary>;
+
+export const DecisionSummary = component(
+  'DecisionSummary',
+  z.object({
+    workspace: doc(z.string(), 'workspace slug'),
+    key: doc(z.string(), 'decision key, a flat slug'),
+    latest_version: doc(z.int(), 'the newest version created'),
+    latest_status: DecisionStatus,
+    published_version: doc(
+      z.nullable(z.int()),
+      'the newest approved version (what `.../published` answers); null while none is approved',
+    ),
+    updated_at: doc(
+      z.iso.datetime(),
+      'when this entry last changed: a version created, the latest one moved through the lifecycle, or the published version changed (ISO 8601 UTC)',
+    ),
+  }),
+);
+export type DecisionSummary = z.infer<typeof DecisionSummary>;
 
 export const VersionDetail = component(
   'VersionDetail',

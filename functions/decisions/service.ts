@@ -10,12 +10,14 @@ import { versionDiff } from './diff.js';
 import type {
   CreateVersionRequest,
   DecisionStatus,
+  DecisionSummary,
   HistoryEntry,
   VersionDetail,
   VersionDiff,
   VersionSummary,
 } from './schemas.js';
 import {
+  type DecisionEntry,
   type DecisionStore,
   parseContent,
   toVersionDetail,
@@ -103,6 +105,21 @@ const EVENT_OF = {
   retire: 'decision.version.retired',
 } as const satisfies Record<Action, DomainEventType>;
 
+/**
+ * A key's entry as the list answers it. Its published version is the newest approved one,
+ * as `published` finds it in the `published` index: the latest version itself when it is
+ * approved, else the newest approved below it, which the store keeps on the entry (from the
+ * `published` side of each transition: RULES above).
+ */
+const toDecisionSummary = (entry: DecisionEntry): DecisionSummary => ({
+  workspace: entry.workspace,
+  key: entry.key,
+  latest_version: entry.version,
+  latest_status: entry.status,
+  published_version: entry.status === 'approved' ? entry.version : entry.published_below,
+  updated_at: entry.updated_at,
+});
+
 /** Decision versions and their review lifecycle (E1). */
 export class DecisionService {
   constructor(
@@ -122,7 +139,8 @@ export class DecisionService {
       const error = `content is larger than ${MAX_CONTENT_BYTES / 1024} KiB as canonical JSON`;
       throw new Invalid([valueError(['body', 'content'], error, null)]);
     }
-    const version = await this.store.nextVersion(workspace, key);
+    const reservation = await this.store.nextVersion(workspace, key);
+    const version = reservation.version;
     const at = this.clock.iso();
     const item: VersionItem = {
       workspace,
@@ -143,8 +161,23 @@ export class DecisionService {
       content: req.content,
       history: [{ from: null, to: 'draft', action: 'create', by: caller.name, at, notes: req.notes ?? null }],
     };
-    await this.store.create(item, { type: 'decision.version.created', actor: caller.name, at });
+    await this.store.create(item, { type: 'decision.version.created', actor: caller.name, at }, reservation);
     return toVersionDetail(item);
+  }
+
+  /**
+   * Every decision (a workspace's key with versions), by workspace then key: its latest
+   * version and status, and its published version. One read of the store's list, whatever
+   * the number of versions; a key whose versions all predate the list shows from its next
+   * write on (store.ts, index `keys`).
+   */
+  async listDecisions(
+    workspace: string | undefined,
+    limit: number,
+    cursor: string | undefined,
+  ): Promise<Page<DecisionSummary>> {
+    const page = await this.store.listDecisions(workspace, limit, cursor);
+    return { items: page.items.map(toDecisionSummary), nextCursor: page.nextCursor };
   }
 
   async listVersions(

@@ -212,7 +212,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       });
     });
 
-    it('keys the decisions table by pk/sk with the sparse published index', () => {
+    it('keys the decisions table by pk/sk with the sparse published, submitted and keys indexes', () => {
       const p = tableNamed(TABLES.decisions)[1].Properties;
       expect(p.TableName).toBe(`dpm-${name}-decisions`);
       expect(p.KeySchema).toEqual([
@@ -229,7 +229,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           Projection: { ProjectionType: 'ALL' },
         },
         {
-          // §16: the approvers' inbox reads submitted versions alone, oldest first
+          // docs/reviewing.md: the approvers' inbox reads submitted versions alone, oldest first
           IndexName: 'submitted',
           KeySchema: [
             { AttributeName: 'sub_pk', KeyType: 'HASH' },
@@ -237,7 +237,22 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           ],
           Projection: { ProjectionType: 'ALL' },
         },
+        {
+          // GET /api/decisions: each key's latest version alone, by workspace then key
+          IndexName: 'keys',
+          KeySchema: [
+            { AttributeName: 'keys_pk', KeyType: 'HASH' },
+            { AttributeName: 'keys_sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
       ]);
+      expect(p.AttributeDefinitions).toEqual(
+        expect.arrayContaining([
+          { AttributeName: 'keys_pk', AttributeType: 'S' },
+          { AttributeName: 'keys_sk', AttributeType: 'S' },
+        ]),
+      );
       expect(tableNamed(TABLES.runLog)[1].Properties.TimeToLiveSpecification).toEqual({
         AttributeName: 'expires_at',
         Enabled: true,
@@ -256,7 +271,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         (tableNamed(def)[1].Properties.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string }) => i.IndexName);
       expect(tableNamed(TABLES.keys)[1].Properties.TableName).toBe(`dpm-${name}-keys`);
       expect(indexNames(TABLES.keys)).toEqual(['by_psk', 'by_creator_principal', 'by_creator', 'by_created']);
-      // Owner lists are keyed by principal (API.md §1), never by a name.
+      // Owner lists are keyed by principal (docs/identity-and-keys.md, principals), never by a name.
       const ownerIndex = (def: TableDefinition, index: string) =>
         tableNamed(def)[1].Properties.GlobalSecondaryIndexes.find((i: { IndexName: string }) => i.IndexName === index);
       expect(ownerIndex(TABLES.keys, 'by_creator_principal').KeySchema[0]).toEqual({
@@ -269,7 +284,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           KeyType: 'HASH',
         });
       }
-      // §17: a data share by its identity-provider id is one Query, never a scan.
+      // docs/sdk.md: a data share by its identity-provider id is one Query, never a scan.
       expect(ownerIndex(TABLES.dataShares, 'by_idp_id').KeySchema).toEqual([
         { AttributeName: 'idp_id', KeyType: 'HASH' },
       ]);
@@ -286,7 +301,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         expect(indexNames(def), def.id).toEqual(indexes);
       }
       // Crew runs: a caller's own runs from their own index, newest first by created_key;
-      // an admin's unfinished statuses from the sparse open_runs (API.md §4, GET /api/crew-runs).
+      // an admin's unfinished statuses from the sparse open_runs (docs/crews.md, GET /api/crew-runs).
       const runs = tableNamed(TABLES.crewRuns)[1].Properties;
       expect(indexNames(TABLES.crewRuns)).toEqual([
         'open_runs',
@@ -295,7 +310,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         'waiting_steps',
         'slot_queue',
       ]);
-      // §4: the line of runs waiting for a slot of a concurrency limit, oldest first
+      // docs/crews.md: the line of runs waiting for a slot of a concurrency limit, oldest first
       expect(ownerIndex(TABLES.crewRuns, 'slot_queue')).toEqual({
         IndexName: 'slot_queue',
         KeySchema: [
@@ -304,7 +319,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         ],
         Projection: { ProjectionType: 'ALL' },
       });
-      // §16: the approvers' inbox reads each role's waiting approval steps alone, oldest first
+      // docs/reviewing.md: the approvers' inbox reads each role's waiting approval steps alone, oldest first
       expect(ownerIndex(TABLES.crewRuns, 'waiting_steps')).toEqual({
         IndexName: 'waiting_steps',
         KeySchema: [
@@ -861,7 +876,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
         if ((RESERVED_FUNCTIONS as readonly string[]).includes(fn) && name !== 'dev')
           expect(reserved, fn).toBeGreaterThan(0);
       }
-      // A flood of E13 long polls takes at most the crews API's own reservation (API.md §1).
+      // A flood of E13 long polls takes at most the crews API's own reservation (the fair-use limits).
       expect(functionOf('crews')[1].Properties.ReservedConcurrentExecutions).toEqual(
         name === 'dev' ? undefined : expect.any(Number),
       );
@@ -1208,7 +1223,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
           { AttributeName: 'name', KeyType: 'RANGE' },
         ],
       });
-      // A key stops with its data product (API.md §17): whoever checks keys reads products too.
+      // A key stops with its data product (docs/sdk.md): whoever checks keys reads products too.
       const checkingKeys = groups.filter((g) => g.tables.keys !== undefined);
       expect(checkingKeys.length).toBeGreaterThan(10);
       for (const g of checkingKeys) {
@@ -1269,7 +1284,7 @@ describe.each(['dev', 'prod'] as const)('stage %s', (name) => {
       expect(sealers).toContain('data-shares');
       // a crew run's own webhook secret (E2 `webhook_url`) is sealed where the run is made
       expect(sealers).toContain('crews');
-      // a key's creation answer, kept sealed for Idempotency-Key repeats (API.md §1)
+      // a key's creation answer, kept sealed for Idempotency-Key repeats (docs/identity-and-keys.md, idempotency keys)
       expect(sealers).toContain('dataproduct');
       for (const other of ['platform', 'decisions', 'mcps', 'finetune']) {
         expect(sealers).not.toContain(other);

@@ -47,13 +47,14 @@ function fakeStore(result: TransitionResult) {
       writes.push(t);
       return result;
     },
-    nextVersion: async () => ++counter,
+    nextVersion: async () => ({ version: ++counter }),
     submittedAfter: unused,
     create: async (i) => {
       created.push(i);
     },
     get: unused,
     list: unused,
+    listDecisions: unused,
     newestPublished: unused,
     getUnparsed: unused,
   };

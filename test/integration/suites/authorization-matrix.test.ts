@@ -1,7 +1,7 @@
 /**
  * The authorization matrix: one row per endpoint the service serves (checked against the
  * running platform's `/openapi.json`), one column per kind of caller, each cell the status
- * that `/work/shared/API.md` gives that caller. Every cell is its own test, named
+ * that the API reference gives that caller. Every cell is its own test, named
  * "<METHOD> <path> [variant] › <caller>", so a failure names both.
  *
  * Columns (in the order of the `expect` strings below):
@@ -12,22 +12,22 @@
  *   other        Bearer token, no roles; a second user who does not own the resource
  *   approver     Bearer token, role `approver` (never the owner)
  *   admin        Bearer token, role `admin`
- *   userPsk      a valid pre-shared key created by `user` (acts as `user`, §8)
+ *   userPsk      a valid pre-shared key created by `user` (acts as `user`, docs/identity-and-keys.md)
  *   approverPsk  a valid pre-shared key created by `approver` with role `approver`
  *   adminPsk     the bootstrap admin key (`DPM_ADMIN_PSK`)
  *   sameName     Bearer token, no roles, with `user`'s name (`preferred_username`) but another
- *                subject: another person, so exactly like `other` (§1: identity is iss + sub)
+ *                subject: another person, so exactly like `other` (docs/identity-and-keys.md, principals: identity is iss + sub)
  *   sameSubject  Bearer token, no roles, with `user`'s subject but another name (email only, so
  *                the name falls back to the email): `user` itself, so exactly like `user`
  *   nameAdmin    Bearer token, no roles, named "admin" (the bootstrap key's creator name) with a
  *                subject of its own: reaches nothing the bootstrap key made (reserved principal)
  *
- * Contract rules the cells come from (API.md §1 "Authentication and roles" and the tables):
+ * Contract rules the cells come from (docs/identity-and-keys.md and the tables):
  * only `/api/health/ping`, `/openapi.json`, `/asyncapi.json` and `/docs` (with its files) are open; 401 comes before anything
  * else; `admin` may do everything that needs no identity-provider session but does not imply
  * `approver`; approve and reject need role `approver` and a Bearer session (a key is never a
  * session); approve also needs a second person (four-eyes); retire is `approver` or `admin`.
- * Identity (§1 "Identity"): every owner check, own-items list and the four-eyes rule compare
+ * Identity (principals, docs/identity-and-keys.md): every owner check, own-items list and the four-eyes rule compare
  * principals (token `iss` + `sub`; a key's creator's; the bootstrap key's reserved one), never
  * names. Own-items list rows also say, per caller, whether the row's resource is listed.
  *
@@ -97,7 +97,7 @@ const SAME_SUBJECT_EMAIL = `Authz-User-${run}@example.com`;
 
 beforeAll(async () => {
   const dayAgo = new Date(Date.now() - 86_400_000).toISOString();
-  // Valid for a year: a key cannot make or extend a key past its own valid_until (§1), and the
+  // Valid for a year: a key cannot make or extend a key past its own valid_until (docs/identity-and-keys.md, key lineage), and the
   // owner's keys it extends are valid for 30 days.
   const yearAhead = new Date(Date.now() + 365 * 86_400_000).toISOString();
   // Tokens valid for as long as the file's work can take (not the default 10 minutes).
@@ -197,7 +197,7 @@ const TEMPLATE = {
 };
 const template = async () => (await must(post('/api/crew-templates', setupAdmin, TEMPLATE), 201, 'template')).id;
 const sharedTemplate = once(template);
-/** The name of a template no other has (its crew type, §17). */
+/** The name of a template no other has (its crew type, docs/sdk.md). */
 const crewTypeName = once(
   async () =>
     (await must(post('/api/crew-templates', setupAdmin, { ...TEMPLATE, name: `authz-crew-${run}` }), 201, 'template'))
@@ -258,7 +258,7 @@ const ownedKey = async (owner: Auth = auth.user) =>
   (await must(post('/api/dataproduct/default/psk', owner, { description: 'authz' }), 201, 'psk')).psk as string;
 const sharedKey = once(() => ownedKey());
 
-/** A new data product (§17), made by an admin; returns its id. */
+/** A new data product (docs/sdk.md), made by an admin; returns its id. */
 const dataProduct = async () =>
   (
     await must(
@@ -279,12 +279,12 @@ const listedProduct = async (id: string) => ({
 const share = async (owner: Auth = auth.user) =>
   (await must(post('/api/data_shares', owner, { name: slug('authz-share') }), 201, 'data share')).name as string;
 const sharedShare = once(() => share());
-/** A share of the owner's, by its id (API.md §17: GET and DELETE take the id as well as the name). */
+/** A share of the owner's, by its id (docs/sdk.md: GET and DELETE take the id as well as the name). */
 const shareById = async () =>
   (await must(post('/api/data_shares', auth.user, { name: slug('authz-share') }), 201, 'data share')).id as string;
 const sharedShareById = once(shareById);
 
-/** A domain event (API.md §13): a new decision version's `created`, once the feed has it. */
+/** A domain event (docs/events-and-webhooks.md): a new decision version's `created`, once the feed has it. */
 const sharedEvent = once(async () => {
   const ws = slug('authz-ev');
   const v = (await must(post(`/api/decisions/${ws}/k/versions`, setupAdmin, { content: 1 }), 201, 'version')).version;
@@ -301,7 +301,7 @@ const sharedEvent = once(async () => {
 });
 
 /**
- * A webhook endpoint (API.md §14) on a closed port over https (any host is allowed over
+ * A webhook endpoint (docs/events-and-webhooks.md) on a closed port over https (any host is allowed over
  * https): its deliveries fail, which nothing here minds. Only `webhook.endpoint.disabled`
  * events, so other files' events do not keep it busy.
  */
@@ -365,7 +365,7 @@ const sharedTable = once(async () => {
   return t;
 });
 
-/** A fresh table of its own (§17 DDL rows change it). */
+/** A fresh table of its own (docs/sdk.md DDL rows change it). */
 const metastoreTable = async () => {
   const t = { catalog: slug('authzddl'), schema: 'sales', table: 'orders' };
   await must(
@@ -377,7 +377,7 @@ const metastoreTable = async () => {
   );
   return t;
 };
-/** An empty catalog, or one with an empty schema `sales` (§17 drops). */
+/** An empty catalog, or one with an empty schema `sales` (docs/sdk.md drops). */
 const emptyCatalog = async (withSchema = false) => {
   const catalog = slug('authzddl');
   await must(post('/api/metastore/catalogs', setupAdmin, { catalog, catalog_type: 'memory' }), 201, 'catalog');
@@ -392,7 +392,7 @@ const sharedDomain = once(
     (await must(post('/api/catalog/domains', setupAdmin, { name: slug('authz-domain') }), 201, 'domain')).name,
 );
 
-/** A domain with one table: an ask (§17) has something to answer. */
+/** A domain with one table: an ask (docs/sdk.md) has something to answer. */
 const sharedAskDomain = once(async () => {
   const name = (await must(post('/api/catalog/domains', setupAdmin, { name: slug('authz-ask') }), 201, 'domain'))
     .name as string;
@@ -413,7 +413,7 @@ const documentAwaitingReview = async () => {
 };
 
 /**
- * Resources made with the bootstrap admin key, whose principal is a reserved one (§1): its
+ * Resources made with the bootstrap admin key, whose principal is a reserved one (docs/identity-and-keys.md, principals): its
  * creator name is "admin", which a token can carry, but that gives the token none of them.
  */
 const bootstrapKey = () => ownedKey(auth.adminPsk);
@@ -493,7 +493,7 @@ const anyKey = async (psk: string) => ({
 const ANY_USER_200 = '401 401 401 200 200 200 200 200 200 200 200 200 200';
 const ANY_USER_201 = '401 401 401 201 201 201 201 201 201 201 201 201 201';
 const OWNER_OR_ADMIN_200 = '401 401 401 200 403 403 200 200 403 200 403 200 403';
-/** A run waiting at an approval step of role `approver`: its holders (and their keys) may read it too (§16). */
+/** A run waiting at an approval step of role `approver`: its holders (and their keys) may read it too (docs/reviewing.md). */
 const OWNER_APPROVER_OR_ADMIN_200 = '401 401 401 200 403 200 200 200 200 200 403 200 403';
 const OWNER_OR_ADMIN_202 = '401 401 401 202 403 403 202 202 403 202 403 202 403';
 const OWNER_OR_ADMIN_204 = '401 401 401 204 403 403 204 204 403 204 403 204 403';
@@ -508,7 +508,7 @@ const LISTS_OWNERS = '- - - y n n y y n y n y n';
 const LISTS_BOOTSTRAPS = '- - - n n n y n n y n n n';
 
 const ROWS: Row[] = [
-  // §2 Platform: open to anyone, whatever credentials come along.
+  // Platform: open to anyone, whatever credentials come along.
   { method: 'GET', path: '/api/health/ping', request: () => ({ path: '/api/health/ping' }), expect: PUBLIC_200 },
   { method: 'GET', path: '/openapi.json', request: () => ({ path: '/openapi.json' }), expect: PUBLIC_200 },
   { method: 'GET', path: '/asyncapi.json', request: () => ({ path: '/asyncapi.json' }), expect: PUBLIC_200 },
@@ -519,7 +519,7 @@ const ROWS: Row[] = [
     request: () => ({ path: '/docs/swagger-ui.css' }),
     expect: PUBLIC_200,
   },
-  // §16 The review console: open like /docs (its API calls carry the signed-in person's token).
+  // The review console: open like /docs (its API calls carry the signed-in person's token).
   { method: 'GET', path: '/console', request: () => ({ path: '/console' }), expect: PUBLIC_301 },
   { method: 'GET', path: '/console/', request: () => ({ path: '/console/' }), expect: PUBLIC_200 },
   {
@@ -529,7 +529,19 @@ const ROWS: Row[] = [
     expect: PUBLIC_200,
   },
 
-  // §3 Decisions.
+  // Decisions.
+  {
+    method: 'GET',
+    path: '/api/decisions',
+    setup: once(() => draft()),
+    request: (v: Version) => ({ path: `/api/decisions?workspace=${v.ws}&limit=1000` }),
+    expect: ANY_USER_200,
+    // Not an own-items list: every caller who may list sees every decision.
+    lists: {
+      has: (v: Version, item: { workspace: string; key: string }) => item.workspace === v.ws && item.key === v.key,
+      expect: '- - - y y y y y y y y y y',
+    },
+  },
   {
     method: 'POST',
     path: '/api/decisions/{workspace}/{key}/versions',
@@ -646,7 +658,7 @@ const ROWS: Row[] = [
     expect: '401 401 401 403 403 200 403 403 403 403 403 403 403',
   },
   {
-    // A key acts as its creator's principal (§1): authored with the approver's own key.
+    // A key acts as its creator's principal (docs/identity-and-keys.md, principals): authored with the approver's own key.
     method: 'POST',
     path: '/api/decisions/{workspace}/{key}/versions/{version}/approve',
     variant: "authored with the approver's key",
@@ -687,7 +699,7 @@ const ROWS: Row[] = [
     expect: '401 401 401 403 403 200 200 403 200 200 403 403 403',
   },
 
-  // §4 Crew templates, runs and events.
+  // Crew templates, runs and events.
   {
     method: 'POST',
     path: '/api/crew-templates',
@@ -750,7 +762,7 @@ const ROWS: Row[] = [
     expect: OWNER_OR_ADMIN_200,
   },
   {
-    // §16: a holder of the waiting approval step's role (not the starter) may read the run.
+    // docs/reviewing.md: a holder of the waiting approval step's role (not the starter) may read the run.
     method: 'GET',
     path: '/api/crew-runs/{correlation_id}',
     variant: 'waiting at an approval step of role approver',
@@ -812,7 +824,7 @@ const ROWS: Row[] = [
     expect: '401 401 401 403 403 200 403 403 403 403 403 403 403',
   },
   {
-    // §3's order: the session and "some role" before the body (422), the run (404), the step.
+    // The usual check order (401 → 403 → 422 → 404 → 409): the session and "some role" before the body (422), the run (404), the step.
     method: 'POST',
     path: '/api/crew-runs/{correlation_id}/steps/{step_id}/decision',
     variant: 'invalid body',
@@ -855,7 +867,7 @@ const ROWS: Row[] = [
     expect: OWNER_APPROVER_OR_ADMIN_200,
   },
 
-  // §17 The SDK's crews: templates by name; runs and results as E2 and GET /api/crew-runs/{id}.
+  // The SDK's crews: templates by name; runs and results as E2 and GET /api/crew-runs/{id}.
   { method: 'GET', path: '/api/crews/types', request: () => ({ path: '/api/crews/types' }), expect: ANY_USER_200 },
   {
     method: 'POST',
@@ -880,7 +892,7 @@ const ROWS: Row[] = [
     expect: OWNER_APPROVER_OR_ADMIN_200,
   },
 
-  // §16 People in the loop: any authenticated caller (the answers differ per caller).
+  // People in the loop: any authenticated caller (the answers differ per caller).
   { method: 'GET', path: '/api/me', request: () => ({ path: '/api/me' }), expect: ANY_USER_200 },
   {
     method: 'GET',
@@ -889,7 +901,7 @@ const ROWS: Row[] = [
     expect: ANY_USER_200,
   },
 
-  // §17 Data products: any user lists, admins create and delete.
+  // Data products: any user lists, admins create and delete.
   {
     method: 'GET',
     path: '/api/dataproduct',
@@ -915,7 +927,7 @@ const ROWS: Row[] = [
     expect: ADMIN_204,
   },
 
-  // §8 Pre-shared keys.
+  // Pre-shared keys.
   {
     method: 'POST',
     path: '/api/dataproduct/{dataproduct_id}/psk',
@@ -979,7 +991,7 @@ const ROWS: Row[] = [
     expect: ADMIN_200,
   },
 
-  // §9 Data shares.
+  // Data shares.
   {
     method: 'POST',
     path: '/api/data_shares',
@@ -1066,7 +1078,7 @@ const ROWS: Row[] = [
     expect: OWNER_OR_ADMIN_204,
   },
 
-  // §10 MCP servers.
+  // MCP servers.
   { method: 'POST', path: '/api/mcps', request: () => ({ path: '/api/mcps', body: MCP }), expect: ADMIN_201 },
   { method: 'GET', path: '/api/mcps', request: () => ({ path: '/api/mcps' }), expect: ANY_USER_200 },
   {
@@ -1095,7 +1107,7 @@ const ROWS: Row[] = [
     expect: ADMIN_204,
   },
 
-  // §4 Crew schedules: admins declare, any user reads them; the runs they started are admins'.
+  // Crew schedules: admins declare, any user reads them; the runs they started are admins'.
   {
     method: 'POST',
     path: '/api/crew-schedules',
@@ -1143,7 +1155,7 @@ const ROWS: Row[] = [
     expect: ADMIN_204,
   },
 
-  // §11 Fine-tuning datasets.
+  // Fine-tuning datasets.
   {
     method: 'POST',
     path: '/api/finetune/datasets',
@@ -1168,7 +1180,7 @@ const ROWS: Row[] = [
     lists: { has: (id: string, j) => j.id === id, expect: LISTS_BOOTSTRAPS },
   },
   {
-    // API.md §11 does not say who may read one job; owner-or-admin, as for the list (own;
+    // docs/data-and-catalog.md does not say who may read one job; owner-or-admin, as for the list (own;
     // admin all) and for E11.
     method: 'GET',
     path: '/api/finetune/datasets/{job_id}',
@@ -1195,7 +1207,7 @@ const ROWS: Row[] = [
     expect: OWNER_OR_ADMIN_200,
   },
 
-  // §5 Migration: role admin throughout.
+  // Migration: role admin throughout.
   {
     method: 'GET',
     path: '/api/migration/infrastructure-config',
@@ -1253,7 +1265,7 @@ const ROWS: Row[] = [
     expect: ADMIN_200,
   },
 
-  // §6 Metastore and catalog: reads for any user, writes for admins; E5 for any user.
+  // Metastore and catalog: reads for any user, writes for admins; E5 for any user.
   {
     method: 'GET',
     path: '/api/metastore/catalogs',
@@ -1321,7 +1333,7 @@ const ROWS: Row[] = [
     expect: ADMIN_201,
   },
 
-  // §17 The NX1 SDK's metastore: reads and tags/domains for any user, DDL for admins.
+  // The NX1 SDK's metastore: reads and tags/domains for any user, DDL for admins.
   {
     method: 'GET',
     path: '/api/metastore/engines',
@@ -1447,7 +1459,7 @@ const ROWS: Row[] = [
     expect: ANY_USER_200,
   })),
 
-  // §7 Documents.
+  // Documents.
   {
     method: 'POST',
     path: '/api/documents',
@@ -1518,7 +1530,7 @@ const ROWS: Row[] = [
     expect: OWNER_OR_ADMIN_200,
   },
 
-  // §13 Domain events.
+  // Domain events.
   {
     method: 'GET',
     path: '/api/domain-events',
@@ -1533,7 +1545,7 @@ const ROWS: Row[] = [
     expect: ADMIN_200,
   },
 
-  // §14 Webhooks: admin only.
+  // Webhooks: admin only.
   {
     method: 'POST',
     path: '/api/webhooks',
@@ -1604,7 +1616,7 @@ const ROWS: Row[] = [
     expect: '401 401 401 403 403 403 202 403 403 202 403 403 403',
   },
 
-  // §12 Suggested questions.
+  // Suggested questions.
   {
     method: 'GET',
     path: '/api/query/suggest/{domain}',

@@ -786,7 +786,7 @@ function isDestructive(route: Route, param: string): boolean {
 const METASTORE_NAMES = new Set(['catalog_name', 'schema_name', 'table_name']);
 
 function existingValues(route: Route, param: string): string[] {
-  // The SDK's tag and domain calls name a table `catalog.schema.table` (§17); E5's, by its name.
+  // The SDK's tag and domain calls name a table `catalog.schema.table` (docs/sdk.md); E5's, by its name.
   if (param === 'table' && /^\/api\/metastore\/(tags|domains)\//.test(route.path)) param = 'table_ref';
   if (isDestructive(route, param)) return pools.scratch[param] ?? [];
   if (METASTORE_NAMES.has(param)) return pools.keep[param] ?? [];
@@ -815,11 +815,15 @@ function pathValue(route: Route, param: RouteParam, validOnly = false): fc.Arbit
 
 /**
  * Known-good values of query parameters whose schema admits more than the service accepts: a
- * domain-event `type` filter must name a catalogued type or a prefix of one (API.md §13), which
+ * domain-event `type` filter must name a catalogued type or a prefix of one (docs/events-and-webhooks.md), which
  * a pattern cannot say, so half of the generated filters are real ones.
  */
 const QUERY_HINTS: Record<string, readonly string[]> = {
   type: [...DOMAIN_EVENT_TYPES, 'decision.*', 'crew.*', 'dpm.*'],
+  // GET /api/decisions?workspace=: the fuzz's own workspace (filled in below), so a filter lists something
+  get workspace() {
+    return pools.keep.workspace ?? [];
+  },
 };
 
 /** A query string for the route's query parameters: absent, valid, bad, repeated or unknown ones. */
@@ -1265,7 +1269,7 @@ beforeAll(async () => {
   const domain = slug('fuzz-domain');
   const [catalog, schema, table] = ['fuzzcat', slug('fuzzschema'), 'fuzz_table'];
   const protoTable = ['constructor', '__proto__', 'toString'] as const;
-  // Scratch metastore objects the SDK's DDL deletes (§17): an empty catalog, an empty schema,
+  // Scratch metastore objects the SDK's DDL deletes (docs/sdk.md): an empty catalog, an empty schema,
   // and a table in a schema of its own (so that each DELETE can succeed on its own level).
   const [scratchCatalog, ddlCatalog] = [slug('fuzz-empty'), slug('fuzz-ddl')];
   const [emptySchema, tableSchema, scratchTable] = [slug('fuzz-empty'), slug('fuzz-ddl'), 'fuzz_scratch'];
@@ -1414,7 +1418,7 @@ beforeAll(async () => {
     document_id: [docA.id, docB.id],
     job_id: [job.id],
     name: [share.name],
-    // a data share by its name or its id (§17)
+    // a data share by its name or its id (docs/sdk.md)
     share_id: [share.name, share.id],
     dataproduct_id: ['default', product.id],
     psk_id: [psk.psk],
@@ -1429,7 +1433,7 @@ beforeAll(async () => {
     schema: [schema, protoTable[1]],
     table_name: [table, protoTable[2]],
     table: [table, protoTable[2]],
-    // the SDK's `catalog.schema.table` reference (§17), quoted or not
+    // The SDK's `catalog.schema.table` reference (docs/sdk.md), quoted or not
     table_ref: [`${catalog}.${schema}.${table}`, `"${catalog}"."${schema}".${table}`],
     tag: ['fuzz-tag'],
     conn_id: [probe],
@@ -1458,7 +1462,7 @@ beforeAll(async () => {
     domain: [domain],
     suggested_domain: [domain],
     domain_urn: [`urn:li:domain:${domain}`],
-    // a data product's SQL or E12 suggestion (§17)
+    // a data product's SQL or E12 suggestion (docs/sdk.md)
     query: [`SELECT * FROM "${catalog}"."${schema}"."${table}"`],
     suggestion_id: [suggestions.body[0].suggestion_id],
     source_documents: [docA.id, docB.id],

@@ -90,7 +90,7 @@ const DOMAIN = 'outage_sales';
 const TABLE = { catalog: 'hive', schema: 'sales', table: 'orders' } as const;
 const TABLE_PATH = `${TABLE.catalog}/schemas/${TABLE.schema}/tables/${TABLE.table}`;
 /**
- * A table of its own, in a domain of its own, for the SDK's tag and domain calls (§17), as
+ * A table of its own, in a domain of its own, for the SDK's tag and domain calls (docs/sdk.md), as
  * those calls name it: untagging and leaving the domain change nothing the other rows read.
  */
 const TAGGED = { catalog: 'hive', schema: 'sales', table: 'tagged' } as const;
@@ -190,13 +190,13 @@ async function run(): Promise<string> {
 
 const share = async () =>
   (await must<{ name: string }>(asAdmin('POST', '/api/data_shares', { name: slug('share') }))).name;
-/** A share's id: GET and DELETE take it as well as the name (§17), through the by_idp_id index. */
+/** A share's id: GET and DELETE take it as well as the name (docs/sdk.md), through the by_idp_id index. */
 const shareId = async () =>
   (await must<{ id: string }>(asAdmin('POST', '/api/data_shares', { name: slug('share') }))).id;
 
 const productKey = async () =>
   (await must<{ psk: string }>(asAdmin('POST', '/api/dataproduct/default/psk', { description: 'outage' }))).psk;
-/** A data product (§17) without a domain: its SQL is checked alone. */
+/** A data product (docs/sdk.md) without a domain: its SQL is checked alone. */
 const dataProduct = async () =>
   (
     await must<{ id: string }>(
@@ -293,14 +293,14 @@ const CASES: Record<string, EndpointCase> = {
     needs: [],
     prepare: () => Promise.resolve({ method: 'GET', path: '/docs/swagger-ui.css' }),
   },
-  // The review console: its page and its built files, served by the service (§16).
+  // The review console: its page and its built files, served by the service (docs/reviewing.md).
   'GET /console': { needs: [], normal: 301, prepare: () => Promise.resolve({ method: 'GET', path: '/console' }) },
   'GET /console/': { needs: [], prepare: () => Promise.resolve({ method: 'GET', path: '/console/' }) },
   'GET /console/{asset}': {
     needs: [],
     prepare: () => Promise.resolve({ method: 'GET', path: '/console/main.css' }),
   },
-  // Who the caller is: from the credential alone. The inbox reads the sparse indexes (§16).
+  // Who the caller is: from the credential alone. The inbox reads the sparse indexes (docs/reviewing.md).
   'GET /api/me': { needs: [], prepare: call('GET', '/api/me') },
   'GET /api/approvals': { needs: ['dynamodb'], prepare: call('GET', '/api/approvals') },
 
@@ -364,7 +364,7 @@ const CASES: Record<string, EndpointCase> = {
     needs: ['dynamodb'],
     prepare: async () => asAdmin('GET', `/api/events/${await run()}`),
   },
-  // The SDK's crews (§17): templates by name (an index of the templates table), runs as E2.
+  // The SDK's crews (docs/sdk.md): templates by name (an index of the templates table), runs as E2.
   'GET /api/crews/types': { needs: ['dynamodb'], prepare: call('GET', '/api/crews/types') },
   'POST /api/crews/run': {
     needs: ['dynamodb', 'fauxqs'],
@@ -425,6 +425,10 @@ const CASES: Record<string, EndpointCase> = {
     prepare: async () => asAdmin('POST', `/api/dataproduct/psk/${await productKey()}/extend`, { validity_days: 10 }),
   },
 
+  'GET /api/decisions': {
+    needs: ['dynamodb'],
+    prepare: async () => asAdmin('GET', '/api/decisions?workspace=outage&limit=5'),
+  },
   'GET /api/decisions/{workspace}/{key}/published': {
     needs: ['dynamodb'],
     prepare: async () => asAdmin('GET', `${(await decision('approved')).replace(/\/versions$/, '')}/published`),
@@ -574,7 +578,7 @@ const CASES: Record<string, EndpointCase> = {
     }),
   },
 
-  // The NX1 SDK's metastore (§17) on Trino and DataHub: each DDL call on objects of its own.
+  // The NX1 SDK's metastore (docs/sdk.md) on Trino and DataHub: each DDL call on objects of its own.
   'GET /api/metastore/engines': { needs: [], prepare: call('GET', '/api/metastore/engines') },
   'GET /api/metastore/catalogs/details': { needs: ['trino'], prepare: call('GET', '/api/metastore/catalogs/details') },
   'GET /api/metastore/catalogs/{catalog_name}/schemas/details': {
@@ -746,7 +750,7 @@ const CASES: Record<string, EndpointCase> = {
     prepare: call('POST', '/api/query/suggest', { domain: DOMAIN }),
     check: suggestionsCheck,
   },
-  // The model writes the SQL (§17); without it, the catalog's SQL (E12's suggestion, with its id).
+  // The model writes the SQL (docs/sdk.md); without it, the catalog's SQL (E12's suggestion, with its id).
   'POST /api/query/ask': {
     needs: ['datahub', 'trino'],
     degradesWithout: ['llm'],
