@@ -728,7 +728,8 @@ export function RunView(props: { me: Me | undefined; id: string }) {
                 <h3 id="rerun-title">Rerun from a step</h3>
                 <p class="hint" id="rerun-hint">
                   A new run of this run's steps: the steps before the one you choose keep their outputs from this run;
-                  that step and the ones after it run again with the values below.
+                  that step and the ones after it run again with the values below. A value you change reaches only the
+                  steps that run again: the outputs carried over are not made again, even from a changed value.
                 </p>
                 <label for="rerun-step">From step</label>
                 <select

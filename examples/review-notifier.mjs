@@ -2,7 +2,7 @@
 /**
  * review-notifier: tells reviewers in chat that something waits for them.
  *
- * A webhook receiver for the service's domain events (README "Domain events"): it verifies
+ * A webhook receiver for the service's domain events (docs/events-and-webhooks.md): it verifies
  * each delivery's Standard Webhooks signature, and turns `dpm.decision.version.submitted`
  * and `dpm.crew.run.waiting` into one chat message each, with a link to the review console,
  * POSTed as `{"text": ...}` to an incoming webhook (Slack, Mattermost, Microsoft Teams

@@ -45,11 +45,11 @@ export interface Runtime {
   readonly config: Config;
   readonly db: DynamoDBDocumentClient;
   readonly keys: KeyStore;
-  /** Data products: every group reads them, as a key stops with its product (API.md §17). */
+  /** Data products: every group reads them, as a key stops with its product (docs/sdk.md). */
   readonly dataProducts: DynamoDataProductStore;
   readonly psk: PskVerifier;
   readonly authenticator: Authenticator;
-  /** Where domain events are recorded (API.md §13). */
+  /** Where domain events are recorded (docs/events-and-webhooks.md). */
   readonly eventsTable: EventsTable;
   /** The time every service, worker and lease of this runtime reads (RuntimeOptions.clock). */
   readonly clock: Clock;
@@ -213,7 +213,7 @@ export function workflowEngine(runtime: Runtime): WorkflowEngine {
 }
 
 /**
- * The configured model (LLM_PROVIDER, §15 of the configuration): an OpenAI-compatible
+ * The configured model (LLM_PROVIDER, docs/configuration.md): an OpenAI-compatible
  * endpoint (LLM_BASE_URL, LLM_MODEL, and LLM_API_KEY or, on AWS, the secret at
  * LLM_API_KEY_ARN), Amazon Bedrock's Converse API signed by the process's AWS credentials
  * (LLM_MODEL, no key), or the local stand-in (spoken to like OpenAI's); undefined when no

@@ -11,7 +11,7 @@ import type { Runtime } from './composition.js';
  */
 
 /**
- * Where `Idempotency-Key` answers are kept (API.md §1): Powertools' DynamoDB persistence
+ * Where `Idempotency-Key` answers are kept (docs/identity-and-keys.md, idempotency keys): Powertools' DynamoDB persistence
  * layer on the idempotency table, over the runtime's client. `sealer` (`secrets(runtime)`,
  * for the groups whose answers may hold a secret) keeps those answers sealed.
  */

@@ -255,7 +255,7 @@ export const GROUPS = [
     usesKms: true,
   },
   {
-    // People in the loop (API.md §16): who the caller is, and the approvers' inbox read
+    // People in the loop (docs/reviewing.md): who the caller is, and the approvers' inbox read
     // from the sparse indexes of submitted versions and waiting approval steps.
     name: 'approvals',
     entry: 'functions/approvals/handler.ts',
@@ -267,7 +267,7 @@ export const GROUPS = [
     entry: 'functions/query/handler.ts',
     prefixes: ['/api/query'],
     tables: { metastore: 'read', catalog: 'read', keys: 'read', dataProducts: 'read' },
-    // E12's rephrasing and §17's answers.
+    // E12's rephrasing and `POST /api/query/ask`'s answers.
     usesLlm: true,
   },
 ] as const satisfies readonly GroupDefinition[];
@@ -303,7 +303,7 @@ export const WORKERS = [
       runLog: 'readWrite',
       // A run's status changes write their domain events in the same transaction (the outbox).
       domainEvents: 'readWrite',
-      // A schedule's fire (API.md §4) starts its template's run and records it on the schedule.
+      // A schedule's fire (docs/crews.md) starts its template's run and records it on the schedule.
       crewTemplates: 'read',
       crewSchedules: 'readWrite',
     },
@@ -327,7 +327,7 @@ export const WORKERS = [
     tables: { crewRuns: 'readWrite', runLog: 'readWrite', domainEvents: 'readWrite' },
   },
   {
-    // Posts webhook deliveries (API.md §14): at most 10 s each, in parallel across a batch.
+    // Posts webhook deliveries (docs/events-and-webhooks.md): at most 10 s each, in parallel across a batch.
     name: 'webhooks-worker',
     entry: 'functions/webhooks/worker-handler.ts',
     consumes: 'webhookDeliveries',
@@ -343,7 +343,7 @@ export const WORKERS = [
     reservesConcurrency: true,
   },
   {
-    // The same worker for crew runs' own webhooks, a lane of their own (API.md §1 "Fair use"):
+    // The same worker for crew runs' own webhooks, a lane of their own (the fair-use limits):
     // a function apart, so receivers that hang take neither the webhook worker's reserved
     // concurrency nor its event source's.
     name: 'run-webhooks-worker',
@@ -429,7 +429,7 @@ export const EXPENSIVE_ROUTES = [
   { method: 'GET', path: '/api/metastore/catalogs/{catalog_name}/schemas/{schema_name}/tables' }, // E10
   { method: 'GET', path: '/api/query/suggest/{domain}' }, // E12
   { method: 'POST', path: '/api/query/suggest' }, // E12
-  { method: 'POST', path: '/api/query/ask' }, // §17: a model call
+  { method: 'POST', path: '/api/query/ask' }, // docs/sdk.md: a model call
 ] as const;
 
 /** The group that serves a path, or undefined when no group does. */

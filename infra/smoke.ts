@@ -32,7 +32,7 @@ async function get(base: string, path: string, init: RequestInit = {}): Promise<
   return { status: res.status, headers: res.headers, text, json };
 }
 
-/** The contract's ErrorResponse (API.md: `{"error", "code"}`) with this code, nothing more. */
+/** The contract's ErrorResponse (the API reference: `{"error", "code"}`) with this code, nothing more. */
 function isErrorResponse(json: unknown, code: number): boolean {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return false;
   const keys = Object.keys(json).sort();

@@ -34,7 +34,7 @@ export class NotFound extends DomainError {
 export class Conflict extends DomainError {}
 
 /**
- * The caller has as many requests of a kind under way as it may (API.md §1 "Fair use"); it
+ * The caller has as many requests of a kind under way as it may (the fair-use limits); it
  * may try again in a second.
  */
 export class TooManyRequests extends DomainError {}

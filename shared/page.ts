@@ -1,5 +1,5 @@
 /**
- * One page of a list (API.md §1 pagination): what services and stores hand each other,
+ * One page of a list (lists page with `limit` and `cursor`, as every list does): what services and stores hand each other,
  * whatever the storage; shared/aws/pagination.ts makes them from DynamoDB Queries.
  */
 export interface Page<T> {

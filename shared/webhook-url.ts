@@ -3,7 +3,7 @@ import { pydanticIssue } from './pydantic/issues.js';
 import { doc } from './schema.js';
 
 /**
- * A webhook URL (API.md §14), as pydantic's HttpUrl reads one (`url_parsing`,
+ * A webhook URL (docs/events-and-webhooks.md), as pydantic's HttpUrl reads one (`url_parsing`,
  * `url_scheme`): for endpoints and for a crew run's `webhook_url` (E2). What may be
  * reached (https, or http to WEBHOOK_ALLOWED_HOSTS; never link-local, metadata or
  * unspecified addresses; for a run's, nothing internal unless listed) is the URL rules' to
@@ -24,7 +24,7 @@ export const webhookUrl = (description: string, rules = 'never a link-local, met
     { example: 'https://hooks.example.com/dpm' },
   );
 
-/** A crew run's `webhook_url` (E2): any user gives it, so the stricter rules of API.md §14. */
+/** A crew run's `webhook_url` (E2): any user gives it, so the stricter rules of docs/events-and-webhooks.md. */
 export const runWebhookUrl = (description: string) =>
   webhookUrl(
     description,

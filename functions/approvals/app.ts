@@ -11,7 +11,7 @@ export interface ApprovalsDeps {
 
 const TAGS = ['people in the loop'];
 
-/** `GET /api/me` and the approvers' inbox `GET /api/approvals` (API.md §16). */
+/** `GET /api/me` and the approvers' inbox `GET /api/approvals` (docs/reviewing.md). */
 export function createApprovalsApp({ authenticator, service }: ApprovalsDeps): ServiceApp {
   return createServiceApp(authenticator)
     .endpoint(

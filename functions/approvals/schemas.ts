@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { PageQuery } from '../../shared/params.js';
 import { component, doc } from '../../shared/schema.js';
 
-/** Who the caller is, as the service sees it (API.md §16). */
+/** Who the caller is, as the service sees it (docs/reviewing.md). */
 export const Me = component(
   'Me',
   z.object({

@@ -6,7 +6,7 @@ import type { RunStore } from '../crews/runs/run-store.js';
 import type { DecisionStore } from '../decisions/store.js';
 import type { Approval, ApprovalsQuery, Me } from './schemas.js';
 
-/** The role that decides decision versions (API.md §1). */
+/** The role that decides decision versions (docs/identity-and-keys.md). */
 const APPROVER = 'approver';
 
 /** The most roles whose waiting steps one inbox reads (a token may carry many groups). */
@@ -22,7 +22,7 @@ export interface InboxSources {
 type Source = () => Promise<Positioned<Approval> | undefined>;
 
 /**
- * Who the caller is, and what waits for the caller's decision (API.md §16): decision
+ * Who the caller is, and what waits for the caller's decision (docs/reviewing.md): decision
  * versions and crew approval steps, merged oldest first from sparse indexes, so the cost
  * follows what waits, never the versions or runs that do not.
  */

@@ -30,12 +30,12 @@ import type { TemplateService } from './templates/template-service.js';
 
 export interface CrewsDeps {
   readonly authenticator: RequestAuthenticator;
-  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  /** Where `Idempotency-Key` answers are kept (docs/identity-and-keys.md, idempotency keys). */
   readonly idempotency?: IdempotencyKeys;
   readonly templates: TemplateService;
   readonly runs: RunService;
   readonly runLog: RunLogService;
-  /** The NX1 SDK's crews client (API.md §17). */
+  /** The NX1 SDK's crews client (docs/sdk.md). */
   readonly sdk: CrewsSdk;
   readonly schedules: ScheduleService;
 }
@@ -43,7 +43,7 @@ export interface CrewsDeps {
 const TEMPLATES = ['crew templates'];
 const RUNS = ['crew runs'];
 const SCHEDULES = ['crew schedules'];
-/** The NX1 SDK's crews client (API.md §17). */
+/** The NX1 SDK's crews client (docs/sdk.md). */
 const CREWS = ['crews (sdk)'];
 
 export function createCrewsApp({
@@ -320,7 +320,7 @@ export function createCrewsApp({
             'Events with index ≥ start, ascending, at most 1000 and at most 1 MiB of JSON (continue from the last index + 1)',
           schema: z.array(RunLogEntry),
         },
-        // 429: the caller already has as many long polls waiting as it may (API.md §1).
+        // 429: the caller already has as many long polls waiting as it may (the fair-use limits).
         errors: [403, 404, 429],
       },
       async (c, { params, query, caller }) =>
@@ -471,7 +471,7 @@ export function createCrewsApp({
         summary: 'The runs a crew schedule started, newest first (admins only: runs carry their values and errors)',
         tags: SCHEDULES,
         // Admins only: each run carries its values, progress and error, which GET /api/crew-runs/{id}
-        // shows only to its starter, admins and the approvers of a waiting step (API.md §4).
+        // shows only to its starter, admins and the approvers of a waiting step (docs/crews.md).
         access: { anyRole: ['admin'] },
         request: { params: ScheduleParams, query: PageQuery },
         success: { status: 200, description: 'Runs; more in `X-Next-Cursor`', schema: z.array(CrewRun) },

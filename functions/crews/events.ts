@@ -5,7 +5,7 @@ import { SCHEDULE_ITEM, toCrewSchedule, toSchedule } from './schedules/schedule-
 import { storedRun, toRun } from './runs/run-store.js';
 import { toCrewTemplate } from './templates/template-store.js';
 
-/** The domain event of a run reaching each status (API.md §13). */
+/** The domain event of a run reaching each status (docs/events-and-webhooks.md). */
 const RUN_EVENT: Record<CrewRun['status'], DomainEventType> = {
   pending: 'crew.run.queued',
   running: 'crew.run.started',

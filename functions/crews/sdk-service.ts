@@ -8,7 +8,7 @@ import type { CrewResult, CrewType } from './sdk-schemas.js';
 import type { TemplateService } from './templates/template-service.js';
 import { isRecord } from '../../shared/pydantic/lax.js';
 
-/** The NX1 SDK's crews client (API.md §17) over the template and run services: crew types, run_crew, get_crew_result. */
+/** The NX1 SDK's crews client (docs/sdk.md) over the template and run services: crew types, run_crew, get_crew_result. */
 export class CrewsSdk {
   constructor(
     private readonly templates: Pick<TemplateService, 'builtInsMade' | 'listTemplates' | 'templateNamed'>,
@@ -19,7 +19,7 @@ export class CrewsSdk {
   ) {}
 
   /**
-   * The SDK's crew types (API.md §17): every template, oldest first, as a crew type of its
+   * The SDK's crew types (docs/sdk.md): every template, oldest first, as a crew type of its
    * name.
    */
   async crewTypes(limit: number, cursor: string | undefined): Promise<Page<CrewType>> {

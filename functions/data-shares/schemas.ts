@@ -5,7 +5,7 @@ import { component, doc } from '../../shared/schema.js';
 
 /**
  * A share's id as the identity provider writes it (a lowercase UUID). It also has the shape
- * of a name, so a path key of this shape is read as an id (API.md §17), and new names of
+ * of a name, so a path key of this shape is read as an id (docs/sdk.md), and new names of
  * this shape are refused.
  */
 export const SHARE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -151,7 +151,7 @@ export class DataShareService {
   }
 
   /**
-   * The share that `key` names (API.md §17). A key shaped like an id (SHARE_ID) is an id:
+   * The share that `key` names (docs/sdk.md). A key shaped like an id (SHARE_ID) is an id:
    * new names of that shape are refused, so only a share named so before ids were accepted
    * can have one, and it is still found by its name when no share has that id. An id is
    * looked up in the `by_idp_id` index, then the share is read by name (consistently) and

@@ -31,7 +31,7 @@ export interface ShareItem {
   name: string;
   /** The owner's name, for showing. */
   owner: string;
-  /** The owner's principal (API.md §1); absent on shares stored before principals were. */
+  /** The owner's principal (docs/identity-and-keys.md, principals); absent on shares stored before principals were. */
   owner_principal?: string;
   description: string | null;
   tables: string[];
@@ -53,7 +53,7 @@ export interface StoredShare extends ShareItem {
   readonly seq: number | undefined;
 }
 
-/** The subject of a share's domain events (API.md §13): names can be used again, the subject goes on. */
+/** The subject of a share's domain events (docs/events-and-webhooks.md): names can be used again, the subject goes on. */
 export const shareSubject = (name: string) => `data-shares/${name}`;
 
 /** What the identity provider reported for the created client. */

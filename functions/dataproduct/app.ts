@@ -20,9 +20,9 @@ import type { DataProductService } from './service.js';
 
 export interface DataproductDeps {
   readonly authenticator: RequestAuthenticator;
-  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  /** Where `Idempotency-Key` answers are kept (docs/identity-and-keys.md, idempotency keys). */
   readonly idempotency?: IdempotencyKeys;
-  /** Pre-shared keys (§8, E7). */
+  /** Pre-shared keys (docs/identity-and-keys.md, E7). */
   readonly keys: KeyService;
   readonly products: DataProductService;
 }

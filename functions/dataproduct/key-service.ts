@@ -23,7 +23,7 @@ const MAX_ATTEMPTS = 50;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Pre-shared keys (§8): made for a data product, listed, deleted, extended (E7). */
+/** Pre-shared keys (docs/identity-and-keys.md): made for a data product, listed, deleted, extended (E7). */
 export class KeyService {
   constructor(
     private readonly keys: KeyRepository,

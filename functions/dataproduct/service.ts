@@ -21,7 +21,7 @@ export type ProductCatalog = Pick<MetadataCatalog, 'getDomain'>;
 export type ProductQueries = Pick<QueryService, 'suggestion' | 'domainTables'>;
 
 /**
- * Data products (API.md §17): named, role-scoped views over the catalog, made from a query,
+ * Data products (docs/sdk.md): named, role-scoped views over the catalog, made from a query,
  * an E12 suggestion or neither (a role-scoped owner of keys), and the owners of pre-shared
  * keys. Deleting one stops its keys.
  */
@@ -40,7 +40,7 @@ export class DataProductService {
    * domain's tables when it has a domain), or the SQL of the domain's suggestion
    * `suggestion_id`; given neither, it has none (`query` null): the NX1 SDK's
    * `data_products.create(name, role_name)` makes such a product to own a role's keys
-   * (API.md §17 makes `query` optional). Rules across fields are 422s, an unknown domain or
+   * (docs/sdk.md makes `query` optional). Rules across fields are 422s, an unknown domain or
    * suggestion 404, a taken name 409.
    */
   async create(req: CreateProductRequest, caller: Caller): Promise<DataProduct> {

@@ -11,7 +11,7 @@ import { AGAIN, retry } from '../../shared/retry.js';
 
 /** A data product as stored: the public fields, the creator's principal and, once deleted, when. */
 export interface DataProductRecord extends DataProduct {
-  /** The creator's principal (API.md §1), beside the name shown in `created_by`. */
+  /** The creator's principal (docs/identity-and-keys.md, principals), beside the name shown in `created_by`. */
   created_by_principal: string;
   deleted_at?: string;
 }
@@ -24,7 +24,7 @@ const CREATE_ATTEMPTS = 3;
 const productKey = (id: string) => `P#${id}`;
 const nameKey = (name: string) => `N#${name}`;
 
-/** The subject of a product's domain events (API.md §13). */
+/** The subject of a product's domain events (docs/events-and-webhooks.md). */
 export const productSubject = (id: string) => `dataproducts/${id}`;
 
 /** The data products table as services see it. */

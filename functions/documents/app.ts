@@ -15,7 +15,7 @@ import type { DocumentService } from './service.js';
 
 export interface DocumentsDeps {
   readonly authenticator: RequestAuthenticator;
-  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  /** Where `Idempotency-Key` answers are kept (docs/identity-and-keys.md, idempotency keys). */
   readonly idempotency?: IdempotencyKeys;
   readonly service: DocumentService;
 }

@@ -1,7 +1,7 @@
 import type { EventSource } from '../../shared/events/source.js';
 import { toDocument } from './store.js';
 
-/** The subject of a document's events (API.md §13). */
+/** The subject of a document's events (docs/events-and-webhooks.md). */
 export const documentSubject = (id: string): string => `documents/${id}`;
 
 /**

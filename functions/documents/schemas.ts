@@ -9,7 +9,7 @@ export const ENRICHMENT_STATUSES = ['pending', 'running', 'awaiting_review', 'co
 export type EnrichmentStatus = (typeof ENRICHMENT_STATUSES)[number];
 
 /**
- * The forward moves of a document's status (API.md §7): for each target, the statuses it
+ * The forward moves of a document's status (docs/data-and-catalog.md): for each target, the statuses it
  * may be reached from. `uploading` is where a document starts; nothing moves back to it.
  */
 export const STATUS_PREDECESSORS: Readonly<Record<DocumentStatus, readonly DocumentStatus[]>> = {

@@ -33,7 +33,7 @@ const flag = (name: string, item: CatalogItem | undefined): FlaggedSuggestion =>
 
 const kept = (item: CatalogItem): FlaggedSuggestion => ({ name: item.name, is_existing: true, urn: item.urn });
 
-/** Documents and their enrichment (API.md §7, E6). */
+/** Documents and their enrichment (docs/data-and-catalog.md, E6). */
 export class DocumentService {
   constructor(
     private readonly documents: DocumentStore,

@@ -80,7 +80,7 @@ export interface DocumentStore {
  * DynamoDB repository for documents (TABLES.documents). A document waiting for a domain
  * that does not exist yet carries `pending_domain` (the sparse `by_pending_domain` index);
  * that attribute is internal and never part of the public record. Every write a client
- * can see stamps its change on the item (API.md §13, shared/events/stamp.ts); a
+ * can see stamps its change on the item (docs/events-and-webhooks.md, shared/events/stamp.ts); a
  * confirmation's claim and its release, which readers never see, stamp nothing.
  */
 export class DynamoDocumentStore implements DocumentStore {

@@ -22,7 +22,7 @@ import { CONFIG_FIELDS, Connection, ConnectionTestResult, InfrastructureConfig }
 import { WebhookEndpoint } from '../webhooks/schemas.js';
 
 /**
- * What each domain event (API.md §13) carries: its subject and the schema of its `data`,
+ * What each domain event (docs/events-and-webhooks.md) carries: its subject and the schema of its `data`,
  * the resource as its group's GET answers it, plus what the change was about where the
  * resource alone does not say it. Only the AsyncAPI generator (shared/http/asyncapi.ts,
  * via `npm run openapi`) and the tests import this module: it reaches every group's
@@ -32,7 +32,7 @@ import { WebhookEndpoint } from '../webhooks/schemas.js';
 type Schema = z.core.$ZodType;
 
 export interface EventDescription {
-  /** The subject's form, as the table of API.md §13 gives it. */
+  /** The subject's form, as the table of docs/events-and-webhooks.md gives it. */
   readonly subject: string;
   /** What happened, in a line. */
   readonly summary: string;
@@ -40,7 +40,7 @@ export interface EventDescription {
 }
 
 /**
- * The Standard Webhooks headers of a webhook delivery (API.md §14). EventBridge carries
+ * The Standard Webhooks headers of a webhook delivery (docs/events-and-webhooks.md). EventBridge carries
  * none: there the envelope is the event's `Detail`.
  */
 export const WebhookHeaders = doc(
@@ -114,7 +114,7 @@ const dataset = (summary: string): EventDescription => ({
   data: FinetuneJob,
 });
 
-/** Every event type of API.md §13, with its subject and its `data`. */
+/** Every event type of docs/events-and-webhooks.md, with its subject and its `data`. */
 export const EVENT_CATALOG: Readonly<Record<DomainEventType, EventDescription>> = {
   'decision.version.created': decision('A decision version was created, as a `draft`'),
   'decision.version.submitted': decision('A draft version was submitted for approval'),
@@ -260,7 +260,7 @@ export const EVENT_CATALOG: Readonly<Record<DomainEventType, EventDescription>> 
   'psk.created': psk('A pre-shared key was created (never its secret)'),
   'psk.extended': psk("A pre-shared key's validity was extended (E7)"),
   'psk.deleted': psk('A pre-shared key was deleted'),
-  'dataproduct.created': product('A data product was created (API.md §17)'),
+  'dataproduct.created': product('A data product was created'),
   'dataproduct.deleted': product('A data product was deleted: its keys stop working (data: the product as it was)'),
   'data_share.created': share('A data share was created'),
   'data_share.secret_rotated': share("A data share's client secret was rotated (never the secret)"),
@@ -279,7 +279,7 @@ export const EVENT_CATALOG: Readonly<Record<DomainEventType, EventDescription>> 
 };
 
 /**
- * What only webhooks receive (API.md §14): no domain event, so neither in the feed nor on
+ * What only webhooks receive (docs/events-and-webhooks.md): no domain event, so neither in the feed nor on
  * EventBridge, but a receiver meets it like one.
  */
 export const WEBHOOK_ONLY_EVENTS: Readonly<Record<string, EventDescription>> = {

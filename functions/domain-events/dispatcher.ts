@@ -8,7 +8,7 @@ import { logger } from '../../shared/logger.js';
 import type { EventBus } from '../../shared/ports/event-bus.js';
 import type { BusinessMetrics } from '../../shared/ports/metrics.js';
 
-/** Where the dispatcher hands events besides the bus: webhooks (API.md §14). */
+/** Where the dispatcher hands events besides the bus: webhooks (docs/events-and-webhooks.md). */
 export interface EventFanout {
   /** The ids of the events it could not take (they are handed again, with what follows them). */
   fanOut(events: readonly DomainEvent[]): Promise<ReadonlySet<string>>;
@@ -44,8 +44,8 @@ function runEventOf(record: DynamoDBRecord, runLog: RunLogStream): DomainEvent |
 }
 
 /**
- * The events table's stream consumer: every recorded event goes to the stage's bus (API.md
- * §13) and to the webhook endpoints that take it (§14). Events the bus still refuses after
+ * The events table's stream consumer: every recorded event goes to the stage's bus and to the webhook endpoints that take it
+ * (docs/events-and-webhooks.md). Events the bus still refuses after
  * its retries, or that could not be fanned out, are batch item failures, handed again in
  * order (with what follows them) until they are taken or the record expires; the bus may
  * then get an event twice (at least once), the fan-out makes each delivery once.

@@ -48,7 +48,7 @@ export interface PublisherDeps {
 }
 
 /**
- * The stream consumer that makes domain events (API.md §13): each stamped change of a
+ * The stream consumer that makes domain events (docs/events-and-webhooks.md): each stamped change of a
  * domain table is recorded once in the events table (a record handed twice finds its own
  * event there). One subject's records are recorded in their order, so the events table's
  * own stream, and what the dispatcher sends from it, keeps that order; subjects go in

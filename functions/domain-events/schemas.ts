@@ -4,14 +4,14 @@ import { PageQuery } from '../../shared/params.js';
 import { pyChoices, pydanticIssue } from '../../shared/pydantic/issues.js';
 import { component, doc } from '../../shared/schema.js';
 
-/** The CloudEvents 1.0 envelope of a domain event (API.md §13). */
+/** The CloudEvents 1.0 envelope of a domain event (docs/events-and-webhooks.md). */
 export const DomainEventSchema = component(
   'DomainEvent',
   z.object({
     specversion: doc(z.literal('1.0'), 'CloudEvents version'),
     id: doc(z.uuid(), 'the event id (UUID): receivers deduplicate on it'),
     source: doc(z.string(), '`dpm/<stage>`', { example: 'dpm/prod' }),
-    type: doc(z.string(), '`dpm.<type>`, a type of the table in API.md §13', {
+    type: doc(z.string(), '`dpm.<type>`, a type of the domain events catalogue', {
       example: 'dpm.decision.version.approved',
     }),
     subject: doc(z.string(), 'the resource path', { example: 'decisions/finance/credit-limit/versions/3' }),
@@ -33,7 +33,7 @@ const TYPE_FILTER = /^(dpm\.)?[a-z_]+(\.[a-z_]+)*(\.\*)?$/;
 const CATALOGUED = DOMAIN_EVENT_TYPES.map(envelopeType);
 
 /**
- * Whether a type filter names a catalogued type (API.md §13), or a prefix (`decision.*`) that
+ * Whether a type filter names a catalogued type (docs/events-and-webhooks.md), or a prefix (`decision.*`) that
  * has at least one under it (`dpm.*`: all). A filter that names none would answer `[]` for
  * ever, which reads as "nothing happened" rather than "no such type": it is a 422.
  */
@@ -59,7 +59,7 @@ export const FeedQuery = z.extend(PageQuery, {
         }),
       ),
     ),
-    'only events of this type (`decision.version.approved`), or of every type under a prefix (`decision.*`); `dpm.` may lead; a type or prefix that names no type of API.md §13 is a 422 (`enum`, the known types in `expected`)',
+    'only events of this type (`decision.version.approved`), or of every type under a prefix (`decision.*`); `dpm.` may lead; a type or prefix that names no domain event type is a 422 (`enum`, the known types in `expected`)',
   ),
   subject: doc(
     z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),

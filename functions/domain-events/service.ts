@@ -4,7 +4,7 @@ import { type DomainEvent, DOMAIN_EVENT_TYPES, envelopeType } from '../../shared
 import type { FeedQuery } from './schemas.js';
 import type { EventStore, FeedFilter } from './store.js';
 
-/** The domain events feed (API.md §13): what happened, for admins and integrations that poll. */
+/** The domain events feed (docs/events-and-webhooks.md): what happened, for admins and integrations that poll. */
 export class EventFeedService {
   constructor(private readonly events: EventStore) {}
 
@@ -20,8 +20,8 @@ export class EventFeedService {
 }
 
 /**
- * The query's filters in the stored terms: types carry `dpm.`, a prefix is every type of
- * API.md §13 under it (the one of all, `dpm.*`, no filter), `since` compares with the
+ * The query's filters in the stored terms: types carry `dpm.`, a prefix is every type of the
+ * catalogue (docs/events-and-webhooks.md) under it (the one of all, `dpm.*`, no filter), `since` compares with the
  * recording key.
  */
 export function feedFilter(query: Pick<FeedQuery, 'type' | 'subject' | 'since'>): FeedFilter {

@@ -24,7 +24,7 @@ export interface SourceDocuments {
   ownersOf(ids: readonly string[]): Promise<Map<string, string>>;
 }
 
-/** Fine-tuning dataset jobs (API.md §11, E11). */
+/** Fine-tuning dataset jobs (docs/data-and-catalog.md, E11). */
 export class FinetuneService {
   constructor(
     private readonly jobs: FinetuneJobStore,

@@ -41,7 +41,7 @@ export interface FinetuneJobStore {
   delete(stored: StoredJob, change: Change): Promise<boolean>;
 }
 
-/** The subject of a job's domain events (API.md §13). */
+/** The subject of a job's domain events (docs/events-and-webhooks.md). */
 export const datasetSubject = (id: string) => `finetune/datasets/${id}`;
 
 /**

@@ -8,7 +8,7 @@ import type { McpServerService } from './service.js';
 
 export interface McpsDeps {
   readonly authenticator: RequestAuthenticator;
-  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  /** Where `Idempotency-Key` answers are kept (docs/identity-and-keys.md, idempotency keys). */
   readonly idempotency?: IdempotencyKeys;
   readonly service: McpServerService;
 }

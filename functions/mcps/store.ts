@@ -37,7 +37,7 @@ export interface McpServerStore {
   delete(id: string, change: Change): Promise<McpServer | undefined>;
 }
 
-/** The subject of a server's domain events (API.md §13). */
+/** The subject of a server's domain events (docs/events-and-webhooks.md). */
 export const serverSubject = (id: string) => `mcps/${id}`;
 
 /**

@@ -40,7 +40,7 @@ import type { MetastoreService } from './service.js';
 
 export interface MetastoreDeps {
   readonly authenticator: RequestAuthenticator;
-  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  /** Where `Idempotency-Key` answers are kept (docs/identity-and-keys.md, idempotency keys). */
   readonly idempotency?: IdempotencyKeys;
   /** Catalogs, schemas and tables (the metastore port). */
   readonly metastore: MetastoreService;
@@ -101,7 +101,7 @@ export function createMetastoreApp({
         async (c, { params }) =>
           c.json({ tables: await metastore.listTables(params.catalog_name, params.schema_name) }, 200),
       )
-      // The NX1 SDK's metastore (API.md §17). `.../tables/details` comes before `.../tables/{table_name}`
+      // The NX1 SDK's metastore (docs/sdk.md). `.../tables/details` comes before `.../tables/{table_name}`
       // (same depth): the first route registered answers.
       .endpoint(
         {

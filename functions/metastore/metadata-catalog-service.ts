@@ -26,7 +26,7 @@ import { tableReference } from './table-reference.js';
 /** Distinct, sorted (the catalog's own order for tag and term names). */
 const distinctSorted = (names: Iterable<string>): string[] => [...new Set(names)].sort();
 
-/** The subject of a domain's events (API.md §13). */
+/** The subject of a domain's events (docs/events-and-webhooks.md). */
 export const domainSubject = (name: string): string => `catalog/domains/${name}`;
 
 /** A domain as the domain list answers it. */
@@ -60,7 +60,7 @@ export type AnnotationCatalog = Pick<
 export type MetastoreTables = Pick<MetastoreService, 'findTable' | 'getTable' | 'tableSchema'>;
 
 /**
- * The metadata catalog behind API.md §6 (tags, glossary terms, domains) and the annotation
+ * The metadata catalog behind docs/data-and-catalog.md (tags, glossary terms, domains) and the annotation
  * of the metastore's tables: E5's acceptance, tagging, a table's domain. Catalogs, schemas
  * and tables themselves are MetastoreService's (service.ts).
  */
@@ -72,7 +72,7 @@ export class MetadataCatalogService {
     private readonly documents: PendingDocuments,
     /**
      * Where the events of annotations (E5 acceptances, tagging, a table's domain) are
-     * written, in the catalog's own transaction (API.md §13); without it (fakes) none are.
+     * written, in the catalog's own transaction (docs/events-and-webhooks.md); without it (fakes) none are.
      */
     private readonly events?: EventsTable,
     /** The time the service reads: the system's unless given. */
@@ -104,7 +104,7 @@ export class MetadataCatalogService {
     return this.tables.getTable(found.catalog, found.schema, found.table);
   }
 
-  /** 404 for a domain the catalog does not have (domains are created by an admin: API.md §6). */
+  /** 404 for a domain the catalog does not have (domains are created by an admin: docs/data-and-catalog.md). */
   async setTableDomain(domain: string, reference: string, caller: Caller): Promise<TableMetadata> {
     const found = await this.referencedTable(reference);
     if (!(await this.catalog.getDomain(domain))) throw new NotFound(`No domain ${domain}`);

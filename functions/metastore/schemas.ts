@@ -217,7 +217,7 @@ export const DomainRequest = component(
 );
 export type DomainRequest = z.infer<typeof DomainRequest>;
 
-// --- The NX1 SDK's metastore (API.md §17) ---
+// --- The NX1 SDK's metastore (docs/sdk.md) ---
 
 /** Catalog, schema and table property names: identifiers, as Trino's `WITH (name = value)` takes them. */
 export const PROPERTY_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;

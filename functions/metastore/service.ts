@@ -27,18 +27,18 @@ import type {
 } from './schemas.js';
 
 /**
- * Classifications are not stored apart from tags: E5 applies both as catalog tags (API.md
- * §6), and DataHub has no facet that would tell them apart either. So the classifications
+ * Classifications are not stored apart from tags: E5 applies both as catalog tags
+ * (docs/data-and-catalog.md), and DataHub has no facet that would tell them apart either. So the classifications
  * reported for a table or column are its tags — the only rule both adapters can keep
  * without extra state, and one that never hides an accepted classification.
  */
 const classificationsOf = (tags: string[]): string[] => [...tags];
 
-/** The subject of a table's domain events (API.md §13): registrations and E5 acceptances. */
+/** The subject of a table's domain events (docs/events-and-webhooks.md): registrations and E5 acceptances. */
 export const tableSubject = (catalog: string, schema: string, table: string): string =>
   `metastore/${catalog}/${schema}/${table}`;
 
-/** The subjects of a catalog's and a schema's events (API.md §13). */
+/** The subjects of a catalog's and a schema's events (docs/events-and-webhooks.md). */
 export const catalogSubject = (catalog: string): string => `metastore/${catalog}`;
 export const schemaSubject = (catalog: string, schema: string): string => `metastore/${catalog}/${schema}`;
 
@@ -81,7 +81,7 @@ const propertiesOf = (properties: Record<string, string | number | boolean>): Pr
   new Map(Object.entries(properties));
 
 /**
- * The metastore behind API.md §6 and §17 (E10, registration, the NX1 SDK's DDL): catalogs,
+ * The metastore behind docs/data-and-catalog.md and docs/sdk.md (E10, registration, the NX1 SDK's DDL): catalogs,
  * schemas and tables through the metastore port, each table answered with the metadata
  * catalog's annotations. Tags, glossary terms, domains and E5 are MetadataCatalogService's
  * (metadata-catalog-service.ts).
@@ -92,7 +92,7 @@ export class MetastoreService {
     private readonly catalog: TableCatalog,
     /**
      * Where the events of catalogs, schemas and tables are written, in the metastore's own
-     * transaction (API.md §13); without it (fakes) none are.
+     * transaction (docs/events-and-webhooks.md); without it (fakes) none are.
      */
     private readonly events?: EventsTable,
     /** The time the service reads: the system's unless given. */
@@ -149,7 +149,7 @@ export class MetastoreService {
       : new NotFound(`No catalog ${catalog}`);
   }
 
-  // --- The NX1 SDK's metastore (API.md §17) ---
+  // --- The NX1 SDK's metastore (docs/sdk.md) ---
 
   /** The configured metastore, the only one and so the default. */
   engines(): { name: string; default: boolean }[] {

@@ -3,7 +3,7 @@ import type { TableRef } from '../../shared/ports/metastore.js';
 import { MAX_NAME, NAME_PATTERN } from './schemas.js';
 
 /**
- * `catalog.schema.table` as the NX1 SDK's tag and domain routes name a table (API.md §17):
+ * `catalog.schema.table` as the NX1 SDK's tag and domain routes name a table (docs/sdk.md):
  * three parts separated by `.`, where a part holding `.` or `"` is a double-quoted SQL
  * identifier (`"sales.eu".core.orders`; `""` inside quotes is one `"`). Undefined for
  * anything else: not three parts, an empty part, an unclosed or stray quote.

@@ -18,7 +18,7 @@ import {
 
 export const CONFIG_ID = 'current';
 
-/** The subject of the configuration's events (API.md §13). */
+/** The subject of the configuration's events (docs/events-and-webhooks.md). */
 export const CONFIG_SUBJECT = 'migration/config';
 /** The subject of a connection's events: its id is chosen by the caller, and can be used again. */
 export const connectionSubject = (connId: string) => `migration/connections/${connId}`;

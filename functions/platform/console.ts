@@ -1,5 +1,5 @@
 /**
- * `/console`: the review console (API.md §16), a page for the people in the loop. Its
+ * `/console`: the review console (docs/reviewing.md), a page for the people in the loop. Its
  * script and style sheet are built from `console/` by esbuild (infra/console-build.ts):
  * at synth time beside the platform Lambda's bundle, in memory when running from source.
  * Nothing comes from another host, and the page runs no inline script.

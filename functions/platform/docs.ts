@@ -53,7 +53,8 @@ export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#$
  * under a link to the domain events' /asyncapi.json and a line saying who is signed in (the
  * credential Swagger UI holds, asked of /api/me). Each sign-in asks who signs in
  * (`prompt=login`): after Logout the issuer's session would otherwise sign the same person
- * in again. An optional request body starts empty instead of with an invented sample.
+ * in again. An optional request body starts empty instead of with an invented sample. The
+ * Authorize dialog shows the public client's id, no client_secret and no scope text (none declared).
  */
 export function docsPage(options: { title: string; clientId: string }): string {
   const settings = JSON.stringify({ clientId: options.clientId }).replaceAll('<', '\\u003c');
@@ -69,6 +70,8 @@ export function docsPage(options: { title: string; clientId: string }): string {
 .dpm-links { box-sizing: border-box; max-width: 1460px; margin: 0 auto; padding: 12px 20px 0; font-family: sans-serif; font-size: 14px; color: #3b4151; }
 .dpm-links a { color: #4990e2; }
 .dpm-links #dpm-who { margin: 6px 0 0; font-weight: bold; }
+/* Swagger UI prints a text on choosing scopes above every OAuth2 scheme: this one declares none. */
+.auth-container .scope-def { display: none; }
 </style>
 </head>
 <body>
@@ -117,17 +120,30 @@ const EmptyOptionalBodyPlugin = () => ({
       ),
   },
 });
+// The sign-in client is public (a page keeps no secret; PKCE instead): no client_secret row.
+// Swagger UI has no setting for it (its Authorize form always has one for this flow), so the
+// form's rows are filtered here; the client_id row and the rest stay Swagger UI's own.
+const CLIENT_SECRET_IDS = ['client_secret_authorizationCode', 'client_secret_authorization_code'];
+const PublicClientPlugin = () => ({
+  wrapComponents: {
+    Row: (Original, system) => (props) =>
+      system.React.Children.toArray(props.children).some((child) => child && child.props && CLIENT_SECRET_IDS.includes(child.props.htmlFor))
+        ? null
+        : system.React.createElement(Original, props),
+  },
+});
 window.ui = SwaggerUIBundle({
   url: '/openapi.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
   persistAuthorization: true,
   oauth2RedirectUrl: window.location.origin + '/docs/oauth2-redirect.html',
-  plugins: [SignedInPlugin, EmptyOptionalBodyPlugin],
+  plugins: [SignedInPlugin, EmptyOptionalBodyPlugin, PublicClientPlugin],
   onComplete: showWho,
 });
 window.ui.initOAuth({
   clientId: settings.clientId,
+  // A public client: no clientSecret is configured or asked for; the code is bound by PKCE.
   usePkceWithAuthorizationCodeGrant: true,
   scopes: [],
   additionalQueryStringParams: { prompt: 'login' },

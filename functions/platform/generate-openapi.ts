@@ -16,7 +16,7 @@ export function generatedDocument() {
   return openApiDocument(Object.values(serviceApps(createRuntime(loadConfig({})))));
 }
 
-/** The AsyncAPI 3.0 document of every domain event type (API.md §13). */
+/** The AsyncAPI 3.0 document of every domain event type (docs/events-and-webhooks.md). */
 export function generatedAsyncApiDocument() {
   return asyncApiDocument(
     {

@@ -10,6 +10,14 @@ export interface QueryDeps {
 
 const QUERY = ['query'];
 
+/**
+ * The NX1 SDK's saved queries (`queries.create_from_suggestion`, `get_queries`, `delete_query`;
+ * `nx1 query create|list|delete`): not offered here (docs/sdk.md), their 404s say what is.
+ */
+const NO_SAVED_QUERIES = 'Saved queries are not offered by this service';
+const USE_INSTEAD =
+  "for SQL that answers a question use POST /api/query/ask (the SDK's queries.ask), or take a suggestion's own SQL (its `sql`, from POST /api/query/suggest); a data product takes a suggestion as `suggestion_id` (POST /api/dataproduct)";
+
 export function createQueryApp({ authenticator, service }: QueryDeps): ServiceApp {
   return createServiceApp(authenticator)
     .endpoint(
@@ -54,5 +62,12 @@ export function createQueryApp({ authenticator, service }: QueryDeps): ServiceAp
         errors: [404, 409],
       },
       async (c, { body }) => c.json(await service.ask(body.domain, body.prompt), 200),
-    );
+    )
+    .notOffered(
+      'post',
+      '/api/query',
+      `${NO_SAVED_QUERIES}: no query is created from a suggestion. Instead, ${USE_INSTEAD}`,
+    )
+    .notOffered('get', '/api/query', `${NO_SAVED_QUERIES}: there are none to list. Instead, ${USE_INSTEAD}`)
+    .notOffered('delete', '/api/query/{query_id}', `${NO_SAVED_QUERIES}: there are none to delete`);
 }

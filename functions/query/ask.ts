@@ -3,7 +3,7 @@ import { type DomainTable, mentions } from './questions.js';
 import type { Suggestion } from './schemas.js';
 
 /*
- * POST /api/query/ask (API.md §17): which of E12's suggestions a prompt asks for, and what
+ * POST /api/query/ask (docs/sdk.md): which of E12's suggestions a prompt asks for, and what
  * the model is told when it writes the SQL itself. Pure functions, no I/O.
  */
 

@@ -28,7 +28,7 @@ export const SuggestionList = z.array(Suggestion);
 /** The longest prompt asked about: a question, not a document. */
 export const MAX_PROMPT = 4000;
 
-/** `POST /api/query/ask`'s body (API.md §17, the SDK's `queries.ask`). */
+/** `POST /api/query/ask`'s body (docs/sdk.md, the SDK's `queries.ask`). */
 export const AskRequest = component(
   'AskRequest',
   z.strictObject({

@@ -31,7 +31,7 @@ const refKey = (r: TableRef): string => JSON.stringify([r.catalog, r.schema, r.t
 export type QueryCatalog = Pick<MetadataCatalog, 'getDomain' | 'listDomainEntities' | 'datasetUrn'>;
 export type QueryMetastore = Pick<Metastore, 'getTables'>;
 
-/** E12: suggested questions over a domain's tables (API.md §12); the SDK's ask (§17). */
+/** E12: suggested questions over a domain's tables (docs/data-and-catalog.md); the SDK's ask (docs/sdk.md). */
 export class QueryService {
   constructor(
     private readonly metastore: QueryMetastore,
@@ -49,7 +49,7 @@ export class QueryService {
   }
 
   /**
-   * SQL that answers `prompt` over the domain's tables (API.md §17). With a model, the model
+   * SQL that answers `prompt` over the domain's tables (docs/sdk.md). With a model, the model
    * writes it from the tables and their columns; SQL that is not one read-only SELECT over
    * those tables only, a failure or a timeout is not answered: the catalog's SQL is, as
    * without a model. The catalog's SQL is E12's suggestion that the prompt asks for (see
@@ -86,8 +86,8 @@ export class QueryService {
   }
 
   /**
-   * The domain's E12 suggestion with that id, or undefined (a data product made from it,
-   * API.md §17). Its id and SQL come from the catalog alone: no model is asked.
+   * The domain's E12 suggestion with that id, or undefined (a data product made from it:
+   * docs/identity-and-keys.md). Its id and SQL come from the catalog alone: no model is asked.
    */
   async suggestion(domain: string, suggestionId: string): Promise<Suggestion | undefined> {
     const { tables, documents } = await this.domainContents(domain);

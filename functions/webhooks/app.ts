@@ -17,7 +17,7 @@ import type { WebhookService } from './service.js';
 
 export interface WebhooksDeps {
   readonly authenticator: RequestAuthenticator;
-  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  /** Where `Idempotency-Key` answers are kept (docs/identity-and-keys.md, idempotency keys). */
   readonly idempotency?: IdempotencyKeys;
   readonly service: WebhookService;
 }

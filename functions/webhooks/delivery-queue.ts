@@ -30,7 +30,7 @@ export interface DeliveryMessage {
 }
 
 /**
- * The two delivery lanes (API.md §1 "Fair use"): the endpoints of the webhooks API, and the
+ * The two delivery lanes (the fair-use limits): the endpoints of the webhooks API, and the
  * crew runs' own (any user's URL), each its own queue and consumers, so a per-run receiver
  * that hangs delays nothing but its own run's deliveries.
  */

@@ -21,16 +21,16 @@ import { type DeliveryRecord, type DeliveryStore, isOpen, type Settlement } from
 import { freeShareSlots, type LaneShare, type ShareEntries } from './lane-share.js';
 import { backoffMs } from '../../shared/retry.js';
 
-/** A 2xx answer within this long is a success (API.md §14). */
+/** A 2xx answer within this long is a success (docs/events-and-webhooks.md). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** An attempt is one message's for this long: longer than the worker may run, shorter than the visibility timeout. */
 export const DELIVERY_LEASE_MS = 45_000;
 
-/** An endpoint whose deliveries have all failed for this long is disabled (API.md §14). */
+/** An endpoint whose deliveries have all failed for this long is disabled (docs/events-and-webhooks.md). */
 export const DISABLE_AFTER_MS = 5 * 86_400_000;
 
-/** At most this many deliveries to one endpoint are in flight at once (API.md §1 "Fair use"). */
+/** At most this many deliveries to one endpoint are in flight at once (the fair-use limits). */
 export const MAX_IN_FLIGHT = 2;
 
 /**
@@ -40,7 +40,7 @@ export const MAX_IN_FLIGHT = 2;
 export const LANE_CONSUMERS = 16;
 
 /**
- * A starter's fair share of the per-run lane (API.md §1 "Fair use", lane-share.ts): the crew
+ * A starter's fair share of the per-run lane (the fair-use limits, lane-share.ts): the crew
  * runs' own endpoints of one principal have at most this many attempts in flight at once, so
  * that one user's receivers that hang hold a quarter of the lane (each at most
  * ATTEMPT_TIMEOUT_MS) and every other starter's deliveries find consumers free. A delivery
@@ -89,7 +89,7 @@ export interface DelivererDeps {
 }
 
 /**
- * The delivery worker (API.md §14): makes the attempt a queue message asks for, once it is
+ * The delivery worker (docs/events-and-webhooks.md): makes the attempt a queue message asks for, once it is
  * due, its endpoint is enabled (and, for a crew run's own, the run was not cancelled since
  * the event), no earlier delivery of the same endpoint and subject is still open and one of
  * the endpoint's MAX_IN_FLIGHT slots is free (for a crew run's own endpoint, one of its

@@ -41,7 +41,7 @@ export const ENDPOINTS_FRESH_MS = 10_000;
 const ENDPOINT_EVENT_PREFIX = 'dpm.webhook.endpoint.';
 
 /**
- * The dispatcher's webhook half (API.md §14): each recorded event becomes one delivery per
+ * The dispatcher's webhook half (docs/events-and-webhooks.md): each recorded event becomes one delivery per
  * enabled endpoint that takes its type, queued for the delivery worker. Handed the same
  * event again (a batch retried after a failure), it finds the deliveries it made (one per
  * endpoint and event) and queues again any that may not have been queued. One subject's
@@ -114,7 +114,7 @@ export class WebhookFanout {
 
   /**
    * A crew run's E13 events (as `dpm.crew.run.event` envelopes, in index order) to the run's
-   * own endpoint, when it has one that is enabled (API.md §14, per-run webhooks). Answers
+   * own endpoint, when it has one that is enabled (docs/events-and-webhooks.md, per-run webhooks). Answers
    * the ids not fanned out: that one and every later one, handed again in order.
    *
    * Cancelling a run stops its undelivered deliveries: at `run.cancelled` the endpoint is

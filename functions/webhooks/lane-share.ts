@@ -1,5 +1,5 @@
 /*
- * A starter's fair share of the per-run delivery lane (API.md §1 "Fair use"): the rules, apart
+ * A starter's fair share of the per-run delivery lane (the fair-use limits): the rules, apart
  * from the store that holds the shares (delivery-store.ts) and the worker that takes them
  * (delivery.ts). The crew runs' own endpoints of one principal (their `created_by_principal`)
  * have at most a few attempts in flight at once, whatever number of runs it started; a

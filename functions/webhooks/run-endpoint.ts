@@ -4,7 +4,7 @@ import { type DomainEvent, envelope } from '../../shared/events/types.js';
 import type { SecretBox, Sealed } from '../../shared/secrets.js';
 
 /*
- * Per-run webhooks (API.md §14, E2's `webhook_url`): a crew run started with a URL gets an
+ * Per-run webhooks (docs/events-and-webhooks.md, E2's `webhook_url`): a crew run started with a URL gets an
  * endpoint of its own in the webhooks table, written in the run's creating transaction.
  * It takes only its run's E13 events (as `dpm.crew.run.event` envelopes), is listed apart
  * from the API's endpoints (`GET /api/webhooks?kind=run`, its own `list_pk`), and expires
@@ -22,7 +22,7 @@ export interface UrlRules {
   refusal(url: string): string | undefined;
 }
 
-/** A new signing secret (API.md §14): `whsec_` + base64 of 32 random bytes. */
+/** A new signing secret (docs/events-and-webhooks.md): `whsec_` + base64 of 32 random bytes. */
 export const newWebhookSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** What the seal of an endpoint's secret is bound to: it cannot be moved to another endpoint. */

@@ -9,7 +9,7 @@ import { webhookUrl } from '../../shared/webhook-url.js';
 export const ENDPOINT_KINDS = ['admin', 'run'] as const;
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
 
-/** The statuses of a delivery (API.md §14). */
+/** The statuses of a delivery (docs/events-and-webhooks.md). */
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'retrying', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
@@ -17,7 +17,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 const KNOWN_TYPES = new Set<string>(DOMAIN_EVENT_TYPES);
 
 /**
- * Why an `event_types` entry is not one, or undefined: an event type of API.md §13
+ * Why an `event_types` entry is not one, or undefined: an event type of docs/events-and-webhooks.md
  * (`decision.version.approved`, `dpm.` may lead), a prefix of some with `.*`
  * (`decision.*`), or `*` for every type.
  */
@@ -30,7 +30,7 @@ export function eventTypeEntryError(entry: string): string | undefined {
     return `no event type starts with '${prefix}'`;
   }
   if (KNOWN_TYPES.has(bare)) return undefined;
-  return `unknown event type '${entry}': use a type of the domain events table (API.md §13), a prefix ending in '.*', or '*'`;
+  return `unknown event type '${entry}': use a domain event type (GET /api/domain-events/types lists them), a prefix ending in '.*', or '*'`;
 }
 
 const EventTypeEntry = z.string().check(

@@ -21,7 +21,7 @@ import type {
 import { type EndpointFields, type StoredEndpoint, type WebhookStore } from './endpoint-store.js';
 import { type DeliveryStore, newDelivery, toDelivery } from './delivery-store.js';
 
-/** A rotated-out secret keeps signing this long (API.md §14). */
+/** A rotated-out secret keeps signing this long (docs/events-and-webhooks.md). */
 export const PREVIOUS_SECRET_MS = 86_400_000;
 
 export interface WebhookServiceDeps {
@@ -40,7 +40,7 @@ export interface WebhookServiceDeps {
 const ROUNDS = 5;
 
 /**
- * Webhook endpoints and their deliveries (API.md §14): admins only (the app says so). A
+ * Webhook endpoints and their deliveries (docs/events-and-webhooks.md): admins only (the app says so). A
  * crew run's own endpoint (`run-<correlation_id>`) is read, disabled, deleted, pinged and
  * redelivered like any; its URL and event types are the run's.
  */

@@ -22,7 +22,7 @@ export function deliveryMessageOf(record: SQSRecord): DeliveryMessage | undefine
 }
 
 /**
- * The webhook delivery worker (API.md §14), with partial batch responses: a record fails
+ * The webhook delivery worker (docs/events-and-webhooks.md), with partial batch responses: a record fails
  * only when a dependency did not answer (it comes back after the visibility timeout); failed
  * attempts are retried by new messages, not by failing the record. Each outcome a message
  * settles is counted in `WebhookDeliveries` (when `metrics` is given), flushed at the end

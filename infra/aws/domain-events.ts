@@ -2,7 +2,7 @@ import type { StreamConsumerDefinition } from '../groups.js';
 import type { StageName } from './stages.js';
 
 /**
- * AWS resources of domain events (API.md §13, §14) that infra/tables.ts and infra/groups.ts
+ * AWS resources of domain events (docs/events-and-webhooks.md) that infra/tables.ts and infra/groups.ts
  * do not define: the stage's bus, and how the stream consumers' event sources retry and alarm.
  * (The webhook delivery queue is a QUEUES entry, built like the others.)
  */

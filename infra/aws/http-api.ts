@@ -70,13 +70,13 @@ export function serviceHttpApi(
       },
     }),
   });
-  // API Gateway authorizes nothing: every route's Lambda authenticates the caller itself (API.md §1:
+  // API Gateway authorizes nothing: every route's Lambda authenticates the caller itself (docs/identity-and-keys.md:
   // a pre-shared key or a Bearer token, and public routes such as ping and the docs), since an
   // HTTP API's JWT authorizer can check neither the keys nor the mix; anonymous floods meet the throttle.
   Validations.of(api).acknowledge({
     id: 'AwsSolutions-APIG4',
     reason:
-      'authentication inside the functions (API.md §1: pre-shared keys and Bearer tokens, public ping and ' +
+      'authentication inside the functions (pre-shared keys and Bearer tokens, public ping and ' +
       'docs), which no API Gateway authorizer can do; the stage throttle bounds anonymous requests',
   });
   // Declared by hand because only an explicit stage takes access-log settings.

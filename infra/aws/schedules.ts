@@ -9,7 +9,7 @@ import { acknowledgeFindings } from './nag.js';
 import type { Stage, StageName } from './stages.js';
 
 /**
- * Crew schedules on AWS (API.md §4 "Runs people can plan on"): one EventBridge Scheduler
+ * Crew schedules on AWS (docs/crews.md, schedules): one EventBridge Scheduler
  * schedule per crew schedule, in the stage's schedule group, sending each fire to the
  * crew-run queue as a role that may do nothing else. The crews function (a Lambda with
  * `managesSchedules`) creates, updates and deletes them (shared/adapters/eventbridge-scheduler.ts).

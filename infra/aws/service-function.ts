@@ -146,7 +146,7 @@ export class ServiceFunction extends Construct implements IGrantable {
         // No NODE_OPTIONS=--enable-source-maps: Node would read and parse each bundle's source
         // map at every cold start (+75 ms for the metastore group's in the bench's A/B). Stack
         // traces in the logs name the minified index.mjs; its index.mjs.map ships beside it
-        // (README "Cold starts and stack traces").
+        // (ARCHITECTURE.md "Cold starts and stack traces").
         POWERTOOLS_SERVICE_NAME: `dpm-${name}`,
         ...props.environment,
       },

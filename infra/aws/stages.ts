@@ -18,7 +18,7 @@ export interface StageSettings {
   readonly tracing: boolean;
   readonly eventsTtlDays: number;
   /**
-   * Days the archive of the stage's EventBridge bus (`dpm-<stage>`, API.md §13) keeps every
+   * Days the archive of the stage's EventBridge bus (`dpm-<stage>`, docs/events-and-webhooks.md) keeps every
    * event put on it, for consumers to replay. A whole number ≥ 1: EventBridge reads 0 as
    * "forever", so a stage never gets unbounded retention by accident (see eventArchiveRetention).
    */
@@ -61,7 +61,7 @@ export interface StageSettings {
   readonly crewHttpAllowedHosts: readonly string[];
   /** Hosts webhook endpoints may name over plain http (any host over https); empty means none. */
   readonly webhookAllowedHosts: readonly string[];
-  /** Seconds before each webhook delivery retry; unset means API.md §14's schedule. */
+  /** Seconds before each webhook delivery retry; unset means the default retry schedule (docs/events-and-webhooks.md). */
   readonly webhookRetrySchedule?: readonly number[];
   /**
    * Who answers crew `llm` steps, `ask` and suggestions (LLM_PROVIDER): `openai` (an
@@ -80,7 +80,7 @@ export interface StageSettings {
   /** Identity provider of data shares; unset means the service's default (builtin). */
   readonly idp?: 'builtin' | 'keycloak';
   /**
-   * A bootstrap admin pre-shared key (API.md §8, DPM_ADMIN_PSK): Secrets Manager generates
+   * A bootstrap admin pre-shared key (docs/identity-and-keys.md, DPM_ADMIN_PSK): Secrets Manager generates
    * it as `dpm/<stage>/admin-psk`; every function that checks keys reads it by ARN.
    */
   readonly adminPsk?: boolean;

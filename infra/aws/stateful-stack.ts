@@ -90,11 +90,11 @@ export class StatefulStack extends Stack {
   readonly queues: Readonly<Record<QueueKey, Queue>>;
   readonly deadLetterQueues: Readonly<Record<QueueKey, Queue>>;
   readonly deadLetterAlarms: Readonly<Record<QueueKey, Alarm>>;
-  /** The stage's bus `dpm-<stage>` (API.md §13): the events dispatcher puts every domain event on it. */
+  /** The stage's bus `dpm-<stage>` (docs/events-and-webhooks.md): the events dispatcher puts every domain event on it. */
   readonly eventBus: EventBus;
   /** Every event put on the bus, kept `eventArchiveRetentionDays` for replays. */
   readonly eventArchive: Archive;
-  /** Crew schedules' EventBridge Scheduler group `dpm-<stage>` (API.md §4), and the role its schedules send as. */
+  /** Crew schedules' EventBridge Scheduler group `dpm-<stage>` (docs/crews.md), and the role its schedules send as. */
   readonly scheduleGroup: ScheduleGroup;
   readonly schedulerRole: Role;
   /** Per STREAM_CONSUMERS entry, by name: where its event source sends the batches it gives up on. */
@@ -382,7 +382,7 @@ export class StatefulStack extends Stack {
           'AdminPsk',
           adminPskSecretName(stage.name),
           'the bootstrap admin pre-shared key (Authorization-PSK)',
-          'the bootstrap admin key only makes the first keys (API.md §8): an operator rotates it by putting a ' +
+          'the bootstrap admin key only makes the first keys (see docs/identity-and-keys.md): an operator rotates it by putting a ' +
             'new value, which function instances read when they start (redeploy to switch at once)',
           { passwordLength: 48, excludePunctuation: true },
         )

@@ -1,5 +1,5 @@
 /**
- * The local OpenID Connect provider (API.md §1 "Local identity provider"): when no
+ * The local OpenID Connect provider (docs/identity-and-keys.md, the local identity provider): when no
  * `AUTH_ISSUER` is configured, `npm start` serves a real OIDC implementation
  * (`oidc-provider`) at `/oidc` on the service's own port, with the users of
  * `DPM_LOCAL_USERS`. The service verifies its tokens like any issuer's: discovery, JWKS,
@@ -14,16 +14,14 @@ import Provider, { errors, type Configuration, type InteractionResults, type Koa
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
 import { escapeHtml } from '../../functions/platform/docs.js';
 import type { LocalUser } from '../../shared/config.js';
+// Where the provider is served under the service's base URL (`/oidc`), and the public client
+// `npm run token` signs in with (authorization code + PKCE), as that client (local-sign-in.mjs) knows them.
+import { CLI_CLIENT_ID, CLI_REDIRECT_URI, OIDC_PATH } from './local-sign-in.mjs';
 
-/** Where the provider is served, under the service's base URL. */
-export const OIDC_PATH = '/oidc';
 /** The `aud` of its access tokens: the service's AUTH_AUDIENCE in local mode. */
 const LOCAL_AUDIENCE = 'dpm-api';
 /** The resource indicator of the API (RFC 8707): access tokens for it are JWTs. */
 const API_RESOURCE = 'urn:dpm:api';
-/** The public client `npm run token` signs in with (authorization code + PKCE). */
-export const CLI_CLIENT_ID = 'dpm-cli';
-export const CLI_REDIRECT_URI = 'http://127.0.0.1/dpm-cli-callback';
 /** The confidential client for scripts (client credentials); its secret is kept in the data dir. */
 const SCRIPTS_CLIENT_ID = 'dpm-scripts';
 /** Swagger UI's page that receives the authorization code (served by the platform app). */
@@ -31,6 +29,8 @@ const DOCS_REDIRECT_PATH = '/docs/oauth2-redirect.html';
 /** Where the review console receives the authorization code, and returns after signing out. */
 const CONSOLE_PATH = '/console/';
 const ACCESS_TOKEN_SECONDS = 3_600;
+/** The scopes it knows: `api` is the API's (its resource server's). */
+const SCOPES = ['openid', 'profile', 'api'] as const;
 
 /** What survives restarts: the signing key (tokens stay valid), cookie keys, the scripts client's secret. */
 interface ProviderSecrets {
@@ -130,7 +130,7 @@ export async function startLocalIdentityProvider(options: {
     ],
     jwks: { keys: [secrets.signingKey] },
     cookies: { keys: secrets.cookieKeys },
-    scopes: ['openid', 'profile', 'api'],
+    scopes: [...SCOPES],
     claims: { openid: ['sub'], profile: ['preferred_username', 'roles'] },
     features: {
       devInteractions: { enabled: false },
@@ -166,7 +166,7 @@ export async function startLocalIdentityProvider(options: {
     },
     formats: {
       customizers: {
-        // A client-credentials token's subject would be the client id (RFC 9068 §2.2), which a
+        // A client-credentials token's subject would be the client id (RFC 9068 section 2.2), which a
         // user could also be named: a client acts as `client:<id>`, and no user name has a ':'
         // (DPM_LOCAL_USERS), so no user is ever the same principal as a client.
         jwt: (_ctx, token, jwt) => {
@@ -229,10 +229,12 @@ export async function startLocalIdentityProvider(options: {
           send(res, 200, loginPage(details.uid, [...users.values()], `No local user '${login}'`));
           return;
         }
+        // First-party clients only: signing in is also the consent to what the client asked,
+        // given at once (one interaction instead of two; what it leaves out is asked for next).
         await provider.interactionFinished(
           req,
           res,
-          { login: { accountId: login } },
+          { login: { accountId: login }, consent: { grantId: await signInGrant(provider, details, login) } },
           { mergeWithLastSubmission: false },
         );
         return;
@@ -299,6 +301,20 @@ async function consent(provider: Provider, details: Details): Promise<Interactio
   }
   const grantId = await grant.save();
   return { consent: details.grantId ? {} : { grantId } };
+}
+
+/**
+ * The grant, at sign-in, of what the authorization request asks (the scopes it knows, and the
+ * API's scope for the API), as consent() would give it after the sign-in.
+ */
+async function signInGrant(provider: Provider, details: Details, accountId: string): Promise<string> {
+  const { params } = details;
+  const asked = new Set(typeof params.scope === 'string' ? params.scope.split(' ') : []);
+  const known = SCOPES.filter((s) => asked.has(s));
+  const grant = new provider.Grant({ accountId, clientId: params.client_id as string });
+  if (known.length) grant.addOIDCScope(known.join(' '));
+  if (asked.has('api')) grant.addResourceScope(API_RESOURCE, 'api');
+  return grant.save();
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

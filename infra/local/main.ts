@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   }
   console.log(`Data Platform Management Service listening on ${platform.baseUrl}`);
   console.log(`  API reference: ${platform.baseUrl}/docs   OpenAPI: ${platform.baseUrl}/openapi.json`);
-  // The NX1 SDK speaks HTTPS only (API.md §17): the same API on the TLS port.
+  // The NX1 SDK speaks HTTPS only (docs/sdk.md): the same API on the TLS port.
   console.log(`  HTTPS: ${platform.httpsBaseUrl}   certificate: ${platform.tls.certFile}`);
   if (platform.tls.created === 'none kept')
     console.log(`  made a self-signed certificate for 127.0.0.1, ::1 and localhost, kept for the next starts`);

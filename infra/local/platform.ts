@@ -43,7 +43,7 @@ import { ensureLocalCertificate } from './tls.js';
 
 export interface RunningPlatform {
   readonly baseUrl: string;
-  /** The same API over TLS (API.md §17): `https://<host>:<HTTPS_PORT>`. */
+  /** The same API over TLS (docs/sdk.md): `https://<host>:<HTTPS_PORT>`. */
   readonly httpsBaseUrl: string;
   /** The self-signed certificate it serves, kept in DPM_DATA_DIR (infra/local/tls.ts). */
   readonly tls: {
@@ -110,7 +110,7 @@ const DRAIN_MS = 5_000;
  */
 export async function startPlatform(config: Config, options: PlatformOptions = {}): Promise<RunningPlatform> {
   // loadConfig refuses it already; a Config made otherwise is held to the same rule, before
-  // anything listens: the passwordless local sign-in serves loopback only (API.md §1).
+  // anything listens: the passwordless local sign-in serves loopback only (docs/identity-and-keys.md).
   checkLocalSignIn(config.host, config.auth.issuer);
   // A running instance owns its data directory, checked before anything starts; in-memory
   // platforms (tests) keep nothing there that two of them could not share.
@@ -227,7 +227,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
     });
     throwIfStopped();
 
-    // The built-in crew templates (API.md §17): created when missing, so at the first start.
+    // The built-in crew templates (docs/sdk.md): created when missing, so at the first start.
     await phase('could not create the built-in crew templates', () =>
       templateService(runtime).ensureBuiltInTemplates(),
     );
@@ -251,7 +251,7 @@ export async function startPlatform(config: Config, options: PlatformOptions = {
       stopping.signal,
       instrument,
     );
-    // Crew schedules fire from this process's timers (API.md §4): set from what is stored.
+    // Crew schedules fire from this process's timers (docs/crews.md): set from what is stored.
     stopSchedules = () => stopLocalScheduler(runtime);
     await phase('could not set the crew schedules', () => scheduleService(runtime).armAll());
     const events = startEventPipeline(
@@ -323,7 +323,7 @@ function startWorkers(
       concurrency: 4,
       retryDelaySeconds,
     }),
-    // The two webhook lanes, each with consumers of its own (API.md §1 "Fair use"): the
+    // The two webhook lanes, each with consumers of its own (the fair-use limits): the
     // API's endpoints, and crew runs' own, whose receivers any user chooses (each starter
     // holds at most PRINCIPAL_SHARE of these consumers with attempts: a quarter).
     ...(
@@ -346,7 +346,7 @@ function startWorkers(
 }
 
 /**
- * The domain events pipeline as on AWS (API.md §13), fed by polling the tables' streams as
+ * The domain events pipeline as on AWS (docs/events-and-webhooks.md), fed by polling the tables' streams as
  * Lambda's event sources would: the publisher over every domain table, the dispatcher over
  * the events table. Checkpoints live beside the database, so a restart goes on where the
  * last run stopped (in memory for an in-memory database, which forgets its streams too).

@@ -3,7 +3,7 @@ import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 
 /**
- * The local platform's TLS certificate (API.md §17 "HTTPS locally"): self-signed for the
+ * The local platform's TLS certificate (docs/sdk.md, connecting over HTTPS): self-signed for the
  * loopback names, made at the first start and kept in the data directory, so that a client
  * that trusts it once (`REQUESTS_CA_BUNDLE`) keeps trusting it after every restart.
  */
@@ -126,7 +126,7 @@ async function generateCertificate(now: Date): Promise<{ cert: string; key: stri
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16)))
       .toString('hex')
-      // positive (RFC 5280 §4.1.2.2): the first bit clear
+      // positive (RFC 5280 section 4.1.2.2): the first bit clear
       .replace(/^./, (d) => (parseInt(d, 16) & 0x7).toString(16)),
     name: 'CN=localhost, O=Data Platform Management Service (local)',
     // An hour back: a client whose clock is a little behind still accepts it.

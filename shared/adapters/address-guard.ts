@@ -7,7 +7,7 @@ import { isIP, type LookupFunction } from 'node:net';
  * however they are written (policy `metadata`). Private ranges and loopback are not refused
  * by that policy: the callers that need it add their own allow-list (crew `http` steps);
  * migration hosts live there. Per-run webhooks, whose URL any user gives, refuse every
- * address that is not public (policy `internal`, API.md §14) unless the host is listed.
+ * address that is not public (policy `internal`, docs/events-and-webhooks.md) unless the host is listed.
  */
 
 /** `metadata`: link-local, metadata and unspecified; `internal`: also loopback, private, CGNAT and multicast. */

@@ -20,7 +20,7 @@ export interface AirflowOptions {
   readonly timeoutMs?: number;
 }
 
-/** Configuration fields whose Airflow Variable is not simply `nx1_<field>` (API.md §5). */
+/** Configuration fields whose Airflow Variable is not simply `nx1_<field>` (docs/data-and-catalog.md). */
 const VARIABLE_NAMES: Readonly<Record<string, string>> = {
   copy_mappers: 'nx1_migration_distcp_mappers',
   copy_bandwidth: 'nx1_migration_distcp_bandwidth',

@@ -61,7 +61,7 @@ const ANNOTATE_ATTEMPTS = 16;
  *   written whole by one PutItem conditional on the `version` it was read at: all or
  *   nothing however many columns it touches, and of two annotate calls racing the loser
  *   reads again and adds its change to the winner's, so both survive;
- * - domain events (API.md §13): a domain's creation is stamped on its item
+ * - domain events (docs/events-and-webhooks.md): a domain's creation is stamped on its item
  *   (`catalog.domain.created`); an annotation's event (E5's `catalog.classification.accepted`,
  *   whose subject is the table's, also counted by the metastore's registrations) goes into
  *   the events table in a transaction with the entity's PutItem (shared/events/events-table.ts).

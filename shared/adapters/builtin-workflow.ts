@@ -4,7 +4,7 @@ import { probeConnection } from './probes.js';
 export interface BuiltinWorkflowOptions {
   /** S3 endpoint for `s3` connections that name none (the local object store). */
   readonly s3Endpoint?: string;
-  /** Probe timeout; default 5 s (API.md §5). */
+  /** Probe timeout; default 5 s (docs/data-and-catalog.md). */
   readonly timeoutMs?: number;
 }
 

@@ -24,7 +24,7 @@ export interface EventBridgeSchedulerSettings {
 const RETRY_POLICY = { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 185 } as const;
 
 /**
- * Crew schedules on AWS (API.md §4 "Runs people can plan on"): one EventBridge Scheduler
+ * Crew schedules on AWS (docs/crews.md, schedules): one EventBridge Scheduler
  * schedule per crew schedule, named by its id in the stage's group, sending a ScheduleFire to
  * the crew-run queue. Scheduler fills in `<aws.scheduler.scheduled-time>` at each fire.
  * SDK errors propagate: a throttled or unavailable Scheduler is a dependency failure (503).
@@ -78,7 +78,7 @@ export class EventBridgeScheduler implements Scheduler {
       ScheduleExpression: trigger.expression,
       ScheduleExpressionTimezone: trigger.timezone,
       State: trigger.enabled ? 'ENABLED' : 'DISABLED',
-      // A rate's first fire: one period after its expression was set, not at once (API.md §4).
+      // A rate's first fire: one period after its expression was set, not at once (docs/crews.md).
       ...(trigger.start !== undefined ? { StartDate: new Date(trigger.start) } : {}),
       // Fires at the scheduled minute, as the contract promises.
       FlexibleTimeWindow: { Mode: 'OFF' },

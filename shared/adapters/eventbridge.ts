@@ -14,7 +14,7 @@ const BATCH = 10;
 const ATTEMPTS = 4;
 
 /**
- * The stage's EventBridge bus (API.md §13): `Source` `dpm.<stage>`, `DetailType` the
+ * The stage's EventBridge bus (docs/events-and-webhooks.md): `Source` `dpm.<stage>`, `DetailType` the
  * event type, `Detail` the envelope. A consumer in another account subscribes with a rule.
  */
 export class EventBridgeBus implements EventBus {

@@ -32,14 +32,14 @@ export const CREW_STEP_RULES: OutboundRules = {
   maxResponseBytes: 1024 * 1024,
 };
 
-/** Webhook deliveries (API.md §14): https anywhere, http to listed hosts; answers read up to 64 KiB. */
+/** Webhook deliveries (docs/events-and-webhooks.md): https anywhere, http to listed hosts; answers read up to 64 KiB. */
 export const WEBHOOK_RULES: OutboundRules = {
   hostsVariable: 'WEBHOOK_ALLOWED_HOSTS',
   anyHostOverHttps: true,
   maxResponseBytes: 64 * 1024,
 };
 
-/** Per-run webhooks (API.md §14): any user gives the URL, so nothing internal unless listed. */
+/** Per-run webhooks (docs/events-and-webhooks.md): any user gives the URL, so nothing internal unless listed. */
 export const RUN_WEBHOOK_RULES: OutboundRules = { ...WEBHOOK_RULES, internalUnlessListed: true };
 
 /** What a name's resolution is checked against, when connecting, under each policy. */

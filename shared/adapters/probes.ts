@@ -7,7 +7,7 @@ import type { ProbeResult, ProbeType, WorkflowConnection } from '../ports/workfl
 import { redactSecret, redactUrl } from '../redact.js';
 
 export interface ProbeOptions {
-  /** For the whole probe (connect and conversation); default 5 s (API.md §5). */
+  /** For the whole probe (connect and conversation); default 5 s (docs/data-and-catalog.md). */
   readonly timeoutMs?: number;
   /**
    * The S3 endpoint for an `s3` connection that names none itself (no `extra.endpoint_url`,
@@ -23,7 +23,7 @@ const MAX_LINE = 1_024;
 
 /**
  * Probes a connection from this service, as E4 does with the built-in workflow engine
- * (API.md §5). A failed probe is `ok: false` with a reason a person can act on; this
+ * (docs/data-and-catalog.md). A failed probe is `ok: false` with a reason a person can act on; this
  * never throws, and the connection's password never appears in a message.
  *
  * Link-local, cloud metadata and unspecified addresses are refused before connecting
@@ -112,7 +112,7 @@ async function smtpHello(io: LineReader, target: Target): Promise<string> {
   return `SMTP server at ${where(target)}: ${printable(greeting.text)}`;
 }
 
-/** One SMTP reply: `ddd-text` lines continue it, `ddd text` ends it (RFC 5321 §4.2). */
+/** One SMTP reply: `ddd-text` lines continue it, `ddd text` ends it (RFC 5321 section 4.2). */
 async function smtpReply(io: LineReader, closedMessage: string): Promise<{ code: string; text: string }> {
   let first: string | undefined;
   for (;;) {

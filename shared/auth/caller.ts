@@ -14,7 +14,7 @@ export interface CallerKey {
 
 export interface Caller {
   /**
-   * Who the caller is (API.md §1): the token's issuer and subject, a key's creator's
+   * Who the caller is (docs/identity-and-keys.md, principals): the token's issuer and subject, a key's creator's
    * principal, or the bootstrap key's reserved principal. Every owner check, own-items
    * list and the four-eyes rule compare this, never the name.
    */
@@ -53,8 +53,8 @@ export const isPrincipal = (stored: string | null | undefined, caller: Caller): 
 export const isAdmin = (caller: Caller): boolean => caller.roles.has('admin');
 
 /**
- * The credential a request came with, as what it may see again (API.md §1, idempotency
- * keys): a Bearer caller's is its principal (every session of that person); a PSK caller's
+ * The credential a request came with, as what it may see again (docs/identity-and-keys.md,
+ * idempotency keys): a Bearer caller's is its principal (every session of that person); a PSK caller's
  * is that key alone, by its id and its secret's hash, never its creator's principal. So an
  * answer kept for one credential (a key, a signing secret it showed) is never handed to
  * another: not to a key made through it, a sibling key of the same owner, a data product's

@@ -13,24 +13,24 @@ export interface JwtSettings {
   readonly jwksUrl: string | undefined;
 }
 
-/** The `typ` header values that declare an access token (RFC 9068 §2.1). */
+/** The `typ` header values that declare an access token (RFC 9068 section 2.1). */
 const DECLARED_ACCESS_TOKEN_TYPES = new Set(['at+jwt', 'application/at+jwt']);
 /** `typ` header values of access tokens: those, and the usual `JWT`. */
 const ACCESS_TOKEN_TYPES = new Set(['jwt', ...DECLARED_ACCESS_TOKEN_TYPES]);
-/** Hashes only an ID token carries (OpenID Connect Core §3.1.3.6, §3.3.2.11; FAPI's `s_hash`). */
+/** Hashes only an ID token carries (OpenID Connect Core section 3.1.3.6, section 3.3.2.11; FAPI's `s_hash`). */
 const ID_TOKEN_HASHES = ['at_hash', 'c_hash', 's_hash'];
 
 /**
  * An issuer signs its ID tokens with the same keys as its access tokens, often for a client
- * whose id is the API's audience: only access tokens pass (API.md §1). A token is refused when
+ * whose id is the API's audience: only access tokens pass (docs/identity-and-keys.md). A token is refused when
  * - its header `typ` is present and neither `JWT` nor `at+jwt`;
  * - its `typ` claim (Keycloak: `ID`, `Refresh`, `Bearer`) is present and not `Bearer`;
  * - its `token_use` claim (Cognito: `id`, `access`) is present and not `access`;
  * - it carries `at_hash`, `c_hash` or `s_hash`, which only ID tokens do;
- * - it carries `nonce` (the ID token's echo of the sign-in request, OpenID Connect Core §2)
+ * - it carries `nonce` (the ID token's echo of the sign-in request, OpenID Connect Core section 2)
  *   without declaring itself an access token (header `at+jwt`, claim `typ: Bearer` or
  *   `token_use: access`): Keycloak before 25 also copied the nonce into access tokens.
- * `auth_time`, `acr`, `amr` and `azp` tell nothing: RFC 9068 §2.2.1 lets access tokens carry them.
+ * `auth_time`, `acr`, `amr` and `azp` tell nothing: RFC 9068 section 2.2.1 lets access tokens carry them.
  */
 function isAccessToken(header: { typ?: unknown }, payload: Record<string, unknown>): boolean {
   const headerType = header.typ === undefined ? undefined : String(header.typ).toLowerCase();
@@ -84,7 +84,7 @@ const CLOCK_TOLERANCE_S = 60;
  * times out 3 s after it began). Its failure says nothing about the provider now, so a
  * request that came while a fetch was under way and saw it fail tries once more, with a
  * fetch begun after it came; only that one's failure is its 503. The retry (discovery and
- * JWKS, 3 s each at most) is made only while it still fits the 10 s an answer has (API.md §1).
+ * JWKS, 3 s each at most) is made only while it still fits the 10 s an answer has (the API conventions).
  */
 const RETRY_WITHIN_MS = 3_500;
 

@@ -21,12 +21,12 @@ export interface KeyRecord {
   roles: string[];
   /** The creator's name, for showing. */
   created_by: string;
-  /** The creator's principal (API.md §1); absent on keys stored before principals were. */
+  /** The creator's principal (docs/identity-and-keys.md, principals); absent on keys stored before principals were. */
   created_by_principal?: string;
   created_at: string;
   /**
    * Hashes of the keys this key was made or extended through, oldest first: it stops when
-   * any of them is deleted or expires (key lineage, API.md §1).
+   * any of them is deleted or expires (docs/identity-and-keys.md, key lineage).
    */
   lineage?: string[];
   /** Expiry in epoch milliseconds: a number, so extensions can be added atomically. */
@@ -37,7 +37,7 @@ export interface KeyRecord {
 const LIST_PK = 'key';
 
 /**
- * The data product that always exists (API.md §17): keys are made for it without a stored
+ * The data product that always exists (docs/sdk.md): keys are made for it without a stored
  * product, and it is never deleted.
  */
 export const DEFAULT_DATAPRODUCT_ID = 'default';
@@ -64,7 +64,7 @@ export class KeyStore {
 
   /**
    * Stores a new key; false when a key with that hash exists already. `change`, when given,
-   * is stamped on it for its domain event (`psk.created`, API.md §13).
+   * is stamped on it for its domain event (`psk.created`, docs/events-and-webhooks.md).
    */
   async createIfAbsent(record: KeyRecord, change?: Change): Promise<boolean> {
     return conditionally(

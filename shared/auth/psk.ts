@@ -10,7 +10,7 @@ const CACHE_MS = 3_000;
 /** Entries a cache holds before it starts over. */
 const CACHE_ENTRIES = 10_000;
 
-/** What verifying reads of the data products: a key stops with its product (API.md §17). */
+/** What verifying reads of the data products: a key stops with its product (docs/sdk.md). */
 export interface DataProductLookup {
   /** True for a product that was deleted; false for a live one and for an id never stored. */
   isDeleted(dataproductId: string): Promise<boolean>;
@@ -40,7 +40,7 @@ export class PskVerifier {
     if (!record) throw new Unauthenticated('Invalid pre-shared key');
     const now = this.clock.now();
     refuseDead(record, now, 'Pre-shared key');
-    // A key never outlives the keys it was made or extended through (API.md §1).
+    // A key never outlives the keys it was made or extended through (docs/identity-and-keys.md, key lineage).
     const lineage = record.lineage ?? [];
     const ancestors = await Promise.all(lineage.map((h) => this.lookup(h)));
     for (const ancestor of ancestors) {

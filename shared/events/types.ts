@@ -1,5 +1,5 @@
 /**
- * Domain events (API.md §13): every committed change of a domain resource, as a
+ * Domain events (docs/events-and-webhooks.md): every committed change of a domain resource, as a
  * CloudEvents 1.0 envelope. The types below are the contract's table; `dpm.` is added in
  * the envelope.
  */
@@ -107,7 +107,7 @@ export const envelopeType = (type: string): string => `dpm.${type}`;
 /** One change about to be committed: what its event will say besides the resource. */
 export interface Change {
   readonly type: DomainEventType;
-  /** The caller's name (API.md §13 `actor`), never a principal. */
+  /** The caller's name (docs/events-and-webhooks.md `actor`), never a principal. */
   readonly actor: string | null;
   /** When it happened: the same instant the resource records (its `updated_at`...). */
   readonly at: string;

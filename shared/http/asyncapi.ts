@@ -3,7 +3,7 @@ import { doc } from '../schema.js';
 import { type DocumentInfo, type Json, SchemaSet } from './openapi.js';
 
 /**
- * The AsyncAPI 3.0 document of the domain events (API.md §13), made like the OpenAPI
+ * The AsyncAPI 3.0 document of the domain events (docs/events-and-webhooks.md), made like the OpenAPI
  * document: zod's JSON Schema output of the same schemas, a component a `$ref` to
  * `#/components/schemas/<id>` said exactly as /openapi.json says it (draft-07, the schema
  * dialect AsyncAPI 3.0 reads). One channel, the stage's events, reached on two servers:

@@ -4,7 +4,7 @@ import type { Sealed } from '../secrets.js';
 import type { AppEnv } from './app-env.js';
 
 /*
- * Idempotency keys (API.md §1, IETF draft-ietf-httpapi-idempotency-key-header) on the
+ * Idempotency keys (docs/identity-and-keys.md, idempotency keys, IETF draft-ietf-httpapi-idempotency-key-header) on the
  * endpoints that create something or start work: the header, its validation, and what an
  * app with such endpoints is handed (IdempotencyKeys). How answers are kept (Powertools'
  * idempotency utility) is idempotent-answers.ts, which only those groups bundle: an app
@@ -13,7 +13,7 @@ import type { AppEnv } from './app-env.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
-/** How long a key's answer is kept (API.md §1). */
+/** How long a key's answer is kept (docs/identity-and-keys.md, idempotency keys). */
 export const IDEMPOTENCY_KEEP_SECONDS = 86_400;
 /**
  * How long a first request counts as still being processed when its process never said how

@@ -147,7 +147,7 @@ function collapseNullable(schema: Record<string, unknown>): void {
   Object.assign(schema, other, { type: [other.type, 'null'] });
 }
 
-/** API.md §1 "Idempotency keys": the request header of every creating POST. */
+/** docs/identity-and-keys.md, idempotency keys: the request header of every creating POST. */
 const IDEMPOTENCY_KEY = {
   name: IDEMPOTENCY_HEADER,
   in: 'header',

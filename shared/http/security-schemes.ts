@@ -1,4 +1,4 @@
-/** The OpenAPI security schemes (API.md §1 "OpenAPI security schemes"), named as FastAPI names them. */
+/** The OpenAPI security schemes (docs/identity-and-keys.md, the two kinds of credentials), named as FastAPI names them. */
 export const OAUTH2_SCHEME = 'OAuth2AuthorizationCodeBearer';
 export const PSK_SCHEME = 'APIKeyHeader';
 

@@ -45,7 +45,7 @@ export interface EndpointSpec<R extends RequestSpec, A extends Access> {
   readonly request?: R;
   readonly success: { readonly status: number; readonly description: string; readonly schema?: Schema };
   /**
-   * Takes `Idempotency-Key` (API.md §1): every POST that creates something or starts work.
+   * Takes `Idempotency-Key` (docs/identity-and-keys.md, idempotency keys): every POST that creates something or starts work.
    * `'sealed'` when its answer holds a secret (kept encrypted).
    */
   readonly idempotent?: IdempotentAnswer;
@@ -62,6 +62,8 @@ export class ServiceApp extends Hono<AppEnv> {
   readonly endpoints: EndpointSpec<RequestSpec, Access>[] = [];
   /** Operations of routes registered without `endpoint` (static files), as OpenAPI operation objects. */
   readonly otherOperations: { path: string; method: string; operation: Record<string, unknown> }[] = [];
+  /** Calls of the NX1 SDK this service does not offer, and what their 404 says (`notOffered`). */
+  private readonly notOfferedCalls: { method: string; path: RegExp; message: string }[] = [];
 
   constructor(
     private readonly authenticator: RequestAuthenticator | undefined,
@@ -74,8 +76,21 @@ export class ServiceApp extends Hono<AppEnv> {
     this.onError(errorToResponse);
     this.notFound((c) => {
       const allowed = allowedMethods(this, c.req.path);
-      return errorToResponse(allowed.length > 0 ? new MethodNotAllowed(allowed) : new NotFound(), c);
+      if (allowed.length > 0) return errorToResponse(new MethodNotAllowed(allowed), c);
+      const notOffered = this.notOfferedCalls.find((n) => n.method === c.req.method && n.path.test(c.req.path));
+      return errorToResponse(new NotFound(notOffered?.message), c);
     });
+  }
+
+  /**
+   * A call the NX1 SDK makes that this service does not offer: still no route (nor operation
+   * in the OpenAPI document), but its 404 says so, and what to use instead, in `message`.
+   * `path` as an endpoint's (`{name}` one segment).
+   */
+  notOffered(method: EndpointSpec<RequestSpec, Access>['method'], path: string, message: string): this {
+    const pattern = path.replaceAll(/[.+?^$()[\]\\|*]/g, '\\$&').replaceAll(/\{\w+\}/g, '[^/]+');
+    this.notOfferedCalls.push({ method: method.toUpperCase(), path: new RegExp(`^${pattern}$`), message });
+    return this;
   }
 
   /** Registers one endpoint: OpenAPI entry, then authentication, authorization, validation, handler. */

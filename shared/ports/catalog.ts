@@ -2,7 +2,7 @@ import { Invalid, valueError } from '../errors.js';
 import type { EventsTable } from '../events/events-table.js';
 import type { Change } from '../events/types.js';
 
-/** A catalog definition: a tag, a glossary term or a domain (API.md §6). */
+/** A catalog definition: a tag, a glossary term or a domain (docs/data-and-catalog.md). */
 export interface CatalogItem {
   readonly name: string;
   readonly urn: string;
@@ -108,7 +108,7 @@ export interface MetadataCatalog {
   createTag(name: string, description?: string): Promise<Created>;
   createGlossaryTerm(name: string, description?: string): Promise<Created>;
   /**
-   * Idempotent as createTag. `change` (`catalog.domain.created`, API.md §13) is stamped on
+   * Idempotent as createTag. `change` (`catalog.domain.created`, docs/events-and-webhooks.md) is stamped on
    * the domain's item by a creation where the catalog keeps domains in DynamoDB (built-in),
    * in the write that creates it; an existing domain is not stamped. DataHub creates the
    * domain in DataHub, which no DynamoDB write can join: no event there.
@@ -137,7 +137,7 @@ export interface MetadataCatalog {
    * the caller creates them first (DataHub refuses unknown ones). Throws AnnotationTooLarge,
    * having written nothing, when the result would not fit.
    *
-   * `event`: the domain event of the change (API.md §13), recorded where the catalog keeps
+   * `event`: the domain event of the change (docs/events-and-webhooks.md), recorded where the catalog keeps
    * entities in DynamoDB (built-in) in the transaction that writes the annotations, so it
    * exists if and only if they were committed; a change the entity holds already writes
    * nothing and records no event. DataHub writes in DataHub, which no DynamoDB write can

@@ -15,7 +15,7 @@ export interface TableRef {
   readonly table: string;
 }
 
-/** A column as a table is created with or altered to have (API.md §17). */
+/** A column as a table is created with or altered to have (docs/sdk.md). */
 export interface ColumnDefinition {
   readonly name: string;
   /** A SQL type as the engine spells it, e.g. `varchar`, `decimal(10,2)`. */
@@ -51,7 +51,7 @@ export interface TablePreview {
   readonly rows: unknown[][];
 }
 
-/** One change of `PATCH .../tables/{t}` (API.md §17); all of a request's operations or none. */
+/** One change of `PATCH .../tables/{t}` (docs/sdk.md); all of a request's operations or none. */
 export type AlterOperation =
   | { readonly op: 'add_column'; readonly name: string; readonly type: string; readonly comment: string | null }
   | { readonly op: 'drop_column'; readonly name: string }
@@ -61,7 +61,7 @@ export type AlterOperation =
   | { readonly op: 'set_properties'; readonly properties: Properties };
 
 /**
- * The DDL of the NX1 SDK's metastore (API.md §17). Every method throws the shared errors:
+ * The DDL of the NX1 SDK's metastore (docs/sdk.md). Every method throws the shared errors:
  * `NotFound` for an unknown catalog, schema or table (naming which), `Conflict` for one
  * that exists already or is not empty, `Invalid` (422) for an operation the table refuses
  * (an unknown or duplicate column, dropping the last column), `Unavailable` when the
@@ -103,7 +103,7 @@ export interface TableSchema {
 }
 
 /**
- * The metastore behind API.md §6 (catalogs → schemas → tables). Built-in: DynamoDB, where
+ * The metastore behind docs/data-and-catalog.md (catalogs → schemas → tables). Built-in: DynamoDB, where
  * tables are registered through this service. Trino: the external system is the source
  * of truth, so nothing can be registered here. Every list is sorted ascending.
  */
@@ -122,7 +122,7 @@ export interface Metastore extends MetastoreDdl {
   getTables(refs: readonly TableRef[]): Promise<TableSchema[]>;
   /**
    * Creates the catalog and schema when missing and replaces the table. Built-in: `event`
-   * (the domain event of the registration, API.md §13) is recorded in the transaction
+   * (the domain event of the registration, docs/events-and-webhooks.md) is recorded in the transaction
    * that registers, so it exists if and only if the registration was committed. External
    * metastores never register (the service refuses first).
    */

@@ -1,5 +1,5 @@
 /**
- * What became of one webhook delivery message (API.md §14): `delivered` (a 2xx),
+ * What became of one webhook delivery message (docs/events-and-webhooks.md): `delivered` (a 2xx),
  * `failed_attempt` (no 2xx; a retry is queued), `gave_up` (no 2xx and the schedule is
  * spent), `gone` (410 Gone: the endpoint is disabled), `not_sent` (failed without an
  * attempt: its endpoint is disabled or deleted).
@@ -9,7 +9,7 @@ export type WebhookDeliveryOutcome = 'delivered' | 'failed_attempt' | 'gave_up' 
 /** Every business metric, with the dimensions it is counted by (their values come from closed sets). */
 export interface MetricDimensions {
   /**
-   * A domain event newly recorded (API.md §13), by its type: `dpm.crew.run.started`,
+   * A domain event newly recorded (docs/events-and-webhooks.md), by its type: `dpm.crew.run.started`,
    * `dpm.crew.run.succeeded`, `dpm.decision.version.approved`, ...
    */
   readonly DomainEvents: { readonly type: string };

@@ -1,5 +1,5 @@
 /**
- * What fires crew schedules (API.md §4 "Runs people can plan on"). On AWS one EventBridge
+ * What fires crew schedules (docs/crews.md, schedules). On AWS one EventBridge
  * Scheduler schedule per crew schedule, in the stage's schedule group, sending a
  * ScheduleFire message to the crew-run queue; locally the platform keeps the timers itself
  * and sends the same message. The crews worker starts the run (E2 with
@@ -16,7 +16,7 @@ export interface ScheduleTrigger {
   readonly enabled: boolean;
   /**
    * When the schedule's expression was last set (ISO 8601): a `rate()` first fires one period
-   * after it, then every period (API.md §4).
+   * after it, then every period (docs/crews.md).
    */
   readonly anchor?: string;
   /**

@@ -11,7 +11,7 @@ export interface WorkflowConnection {
   readonly extra?: Record<string, unknown> | null;
 }
 
-/** How E4 probes a connection (API.md §5). */
+/** How E4 probes a connection (docs/data-and-catalog.md). */
 export const PROBE_TYPES = ['generic', 'ssh', 'smtp', 'http', 's3'] as const;
 export type ProbeType = (typeof PROBE_TYPES)[number];
 

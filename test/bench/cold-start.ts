@@ -269,7 +269,7 @@ export function lambdaEnvironment(group: LambdaDefinition, t: ColdStartTargets):
 
 /**
  * The bare handler of an authenticated request, signed in the bare way: `bareSource`'s handler
- * behind the fewest steps that check a Bearer token as API.md §1 asks, making the same two
+ * behind the fewest steps that check a Bearer token as docs/identity-and-keys.md asks, making the same two
  * calls the service's sign-in makes on a cold start (the issuer's discovery document, then
  * its JWKS, over node:http) and checking the RS256 signature, issuer, audience and expiry
  * with node:crypto. Without a token (the platform's ping) it is the bare handler itself.

@@ -1,5 +1,5 @@
 /**
- * What an operation costs on AWS (DESIGN.md "Performance"): the published prices, the rules
+ * What an operation costs on AWS (a performance goal of the service): the published prices, the rules
  * that turn calls into billed units and requests, the floor of each operation the benchmark
  * measures, and dollars per million operations. Pure arithmetic: the `cost` phase of
  * test/bench/run.ts counts what the local platform does, and this module prices it.
@@ -46,7 +46,7 @@ export const PRICES = {
   },
   eventBridgeArchiveGb: {
     usd: 0.1,
-    per: 'GB of events processed into an EventBridge archive (the stage bus keeps one: API.md §13)',
+    per: 'GB of events processed into an EventBridge archive (the stage bus keeps one)',
     source: 'https://aws.amazon.com/eventbridge/pricing/',
   },
   schedulerInvocation: {
@@ -256,11 +256,11 @@ export function dollars(u: Usage): number {
 export const perMillion = (u: Usage): number => dollars(u) * 1e6;
 
 /**
- * The fewest calls and requests the contract (API.md) allows for an operation, each column
+ * The fewest calls and requests the contract (the API reference) allows for an operation, each column
  * its own minimum over the designs the contract permits, written out, with items taken as
  * ≤ 1 KB (writes) and ≤ 4 KB (reads); the run log entries one write adds may share one item
  * (E13 pages hold up to 1000 entries). A committed change's domain events are in its own
- * write (DESIGN.md rule 11): for the fewest calls they ride in the change's transaction (the
+ * write (a design rule: a change's event is written with the change): for the fewest calls they ride in the change's transaction (the
  * outbox), for the fewest write units the change stamps its item and the publisher records
  * each event with one conditional put (a transaction doubles units). The dispatcher reads the
  * events table's stream (free for Lambda) once per write with events, and knows the webhook
@@ -407,7 +407,7 @@ export const FLOORS = {
   },
   'event-webhook': {
     // E1's write; the dispatcher sends one message, the webhook worker posts it and records the
-    // delivery's outcome once (API.md §14 lists deliveries); the endpoint and its secret cached.
+    // delivery's outcome once (docs/events-and-webhooks.md lists deliveries); the endpoint and its secret cached.
     dynamoDbCalls: 2,
     readUnits: 0,
     writeUnits: 3,

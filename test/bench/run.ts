@@ -41,6 +41,7 @@ const PHASES = [
   'e13',
   'own-runs',
   'inbox',
+  'decisions-list',
   'sdk',
   'runs-plan',
 ] as const;
@@ -349,7 +350,7 @@ let eventsSeen = 0;
 // E2's answer → run.completed seen by the client, which long-polls E13 (wait=20: answered
 // as soon as an event is written).
 // Each request as one of CREW_USERS users: a principal may hold at most 10 waiting long polls
-// (API.md §1 "Fair use"), and 20 concurrent clients of one user would be refused.
+// (the fair-use limits), and 20 concurrent clients of one user would be refused.
 const CREW_USERS = 20;
 const crewUserTokens = await Promise.all(Array.from({ length: CREW_USERS }, (_, i) => tokenFor(`bench-crew-${i}`)));
 const crewLoad = (concurrency: number, total: number, as?: string) =>
@@ -770,7 +771,7 @@ const cancel = await inPhase('cancel', 'runs inside a 60 s wait', async () => {
 });
 
 const feed = await inPhase('feed', 'domain events: commit → feed', async () => {
-  // Domain events (API.md §13), measured first, while the pipeline has no backlog: commit →
+  // Domain events (docs/events-and-webhooks.md), measured first, while the pipeline has no backlog: commit →
   // the event in the feed at concurrency 1 and 16, and events recorded per second.
   const commitToFeed: number[] = [];
   const feedLatency = (concurrency: number, total: number, tag: string) =>
@@ -810,7 +811,7 @@ const feed = await inPhase('feed', 'domain events: commit → feed', async () =>
 });
 
 /**
- * Commit → webhook delivery (API.md §14): an admin endpoint for the versions created, and a
+ * Commit → webhook delivery (docs/events-and-webhooks.md): an admin endpoint for the versions created, and a
  * receiver on loopback here answering 204; the time from the 201 to the signed POST's arrival.
  */
 async function startAdminHook() {
@@ -1000,7 +1001,7 @@ const hanging = await inPhase(
   'webhooks-hanging',
   `admin endpoint and another user's per-run deliveries beside ${HANGING_RECEIVERS} per-run receivers of one user that never answer`,
   async () => {
-    // API.md §1 Fair use: per-run receivers that hang delay nothing but their own runs'
+    // The fair-use limits: per-run receivers that hang delay nothing but their own runs'
     // deliveries, and one starter's hold at most its share of the per-run lane. An admin
     // endpoint's commit → delivery, 40 versions 250 ms apart (an open loop: a stalled
     // delivery does not slow the next commit), and at the same time another user's
@@ -1076,7 +1077,7 @@ const hanging = await inPhase(
       phase('webhooks-hanging: until the per-run deliveries have settled');
       if (!(await quiesce(120))) phase('webhooks-hanging: the per-run deliveries were still going after 120 s');
     }
-    // The targets (API.md §1 Fair use) are asserted: a miss fails the phase and the bench, its figures said.
+    // The targets (the fair-use limits) are asserted: a miss fails the phase and the bench, its figures said.
     const { withHanging, otherStarter } = measuredWith;
     const missed = [
       ...(withHanging.p50 > 1_000 ? [`admin delivery p50 ${withHanging.p50.toFixed(0)} ms (target ≤ 1 s)`] : []),
@@ -1109,7 +1110,7 @@ interface CostRow {
 }
 
 /**
- * What each operation costs on AWS (DESIGN.md "Performance", issue 30): each operation is
+ * What each operation costs on AWS (a performance goal of the service, issue 30): each operation is
  * made a few times, one at a time, while the whole platform runs as it does after `npm
  * start` (API, crew worker, event publisher and dispatcher, webhook workers), and every
  * call, request and invocation it sets off is counted until the platform is quiet again;
@@ -1831,7 +1832,7 @@ const diff = await inPhase(
   'diff',
   `GET /api/health/ping while ${DIFF_CONCURRENCY} worst-case version diffs run at once`,
   async () => {
-    // API.md §1 Fair use and §16: a version diff is bounded (1,000 changes, 1 MiB), so small
+    // The fair-use limits and docs/reviewing.md: a version diff is bounded (1,000 changes, 1 MiB), so small
     // stored content cannot make it an answer of tens of MB and seconds of CPU that stall
     // every other request of the process. The finding's two versions (30 nested levels of
     // 120-character keys over 12,000 leaves, every leaf changed: 44 MB as a whole diff) are
@@ -1922,7 +1923,7 @@ const waitingPolls = await inPhase(
   'e13-waiting',
   `E13: ${POLL_PRINCIPALS * POLLS_PER_PRINCIPAL} long polls waiting on runs without events`,
   async () => {
-    // API.md §1 Fair use: a waiting poll costs at most one store read a second. Each of 10
+    // The fair-use limits: a waiting poll costs at most one store read a second. Each of 10
     // users long-polls (wait=8) 5 times past the end of a run of theirs that writes no
     // event (seeded through the store, with no worker on it), under the 10-per-principal
     // limit; the reads of the runs' tables (crew runs and their events) are counted over
@@ -2284,6 +2285,58 @@ const inbox = await inPhase(
     for (let from = INBOX_FEW; from < INBOX_MANY; from += 1_000)
       await notWaiting(from, Math.min(INBOX_MANY, from + 1_000));
     const many = await measure();
+    return { few, many };
+  },
+);
+
+const LIST_KEYS = 10;
+const LIST_FEW_VERSIONS = 10;
+const LIST_MANY_VERSIONS = 10_000;
+// The list of decisions: GET /api/decisions?workspace= of 10 keys, with 10 and then 10,000
+// versions behind the same keys (created through the service, so each key's entry is its
+// latest), each measured by the items its DynamoDB calls read and its latency.
+const decisionsList = await inPhase(
+  'decisions-list',
+  `GET /api/decisions of ${LIST_KEYS} keys with ${LIST_FEW_VERSIONS} and ${LIST_MANY_VERSIONS.toLocaleString('en')} versions behind them`,
+  async () => {
+    const decisionsTable = platform.runtime.tableName('decisions');
+    const ws = 'bench-list';
+    const keys = Array.from({ length: LIST_KEYS }, (_, i) => `key-${String(i).padStart(2, '0')}`);
+    /** `count` more versions, spread over the keys (the service's create, concurrency 16). */
+    const create = async (from: number, count: number) => {
+      const made = await runLoad(
+        async (i) => {
+          const key = keys[(from + i) % keys.length]!;
+          await service.createVersion(ws, key, { content: { rule: from + i } }, author);
+          return true;
+        },
+        { concurrency: CONCURRENCY, total: count, maxSeconds: 600 },
+      );
+      if (made.errors > 0 || made.requests < count)
+        throw new Error(`decisions-list: ${made.errors} of ${count} versions not created`);
+    };
+    const url = `${platform.baseUrl}/api/decisions?workspace=${ws}`;
+    const listLoad = (total: number) =>
+      httpLoad({ url, method: 'GET', headers: auth(userToken), expectStatus: 200, total, maxSeconds: LIST_SECONDS });
+    const measure = async (versions: number) => {
+      const res = await fetch(url, { headers: auth(userToken) });
+      if (res.status !== 200) throw new Error(`decisions-list: GET /api/decisions answered ${res.status}`);
+      const listed = (await res.json()) as { key: string; latest_version: number }[];
+      const perKey = versions / LIST_KEYS;
+      if (listed.length !== LIST_KEYS || listed.some((e, i) => e.key !== keys[i] || e.latest_version !== perKey))
+        throw new Error(
+          `decisions-list: the list is not the ${LIST_KEYS} keys at version ${perKey}: ${JSON.stringify(listed)}`,
+        );
+      await listLoad(100)();
+      return { ...(await countedOnTable(listLoad(LIST_REQUESTS), decisionsTable)), versions };
+    };
+    await create(0, LIST_FEW_VERSIONS);
+    const few = await measure(LIST_FEW_VERSIONS);
+    phase(
+      `decisions-list: creating ${(LIST_MANY_VERSIONS - LIST_FEW_VERSIONS).toLocaleString('en')} more versions of the same keys`,
+    );
+    await create(LIST_FEW_VERSIONS, LIST_MANY_VERSIONS - LIST_FEW_VERSIONS);
+    const many = await measure(LIST_MANY_VERSIONS);
     return { few, many };
   },
 );
@@ -2700,7 +2753,7 @@ function costSection({ rows }: { rows: readonly CostRow[] }): string[] {
       'API Gateway: one HTTP API request per request (512 KB chunks); the client waits by reading the store through a client of its own, so its polls are not counted. ' +
       'KMS: each data key made or opened. A schedule fire adds one EventBridge Scheduler invocation. ' +
       `Dollars at the us-east-1 prices below (arm64, on-demand, first tier, free tiers left out), read ${PRICES_READ_ON}. ` +
-      'The floor: the fewest DynamoDB calls · read units · write units · SQS requests · EventBridge events · Lambda invocations the contract (API.md) allows, written out in test/bench/cost.ts; ' +
+      'The floor: the fewest DynamoDB calls · read units · write units · SQS requests · EventBridge events · Lambda invocations the contract allows, written out in test/bench/cost.ts; ' +
       '× floor: measured calls and dollars over the floor’s (the floor priced with the measured Lambda time per invocation; a list’s read units are its data’s).',
     '',
     '| operation | n | DynamoDB calls | read units | write units | SQS requests | EventBridge events | Lambda invocations | Lambda GB-s | API Gateway requests | KMS requests | US$ per million | floor | × floor (calls · $) | where the calls are; the floor |',
@@ -2788,7 +2841,7 @@ const lines = [
     `| crews | E13 long poll (wait=20): event written → client has it, ${LONG_POLLERS} clients waiting on one run | ${longPollRequests} | | | ${ms(longPoll.p50)} | ${ms(longPoll.p99)} | | | ${longPoll.n} deliveries of events to waiting clients |`,
   ]),
   ...when(waitingPolls, (w) => [
-    `| crews | E13 long polls (wait=${POLL_WAIT_SECONDS}) waiting on runs that write no event: ${POLL_PRINCIPALS * POLLS_PER_PRINCIPAL} polls from ${POLL_PRINCIPALS} users, counted over ${POLL_WINDOW_SECONDS} s | ${w.requests} | ${w.errors} | | ${ms(w.p50)} | ${ms(w.p99)} | | ${w.readsPerPoll.toFixed(2)} a poll (the runs' tables) | ${w.readsPerPollSecond.toFixed(2)} store reads per waiting poll per second (target ≤ 1, API.md §1 Fair use: ${verdict(w.readsPerPollSecond, 1)}); all the service's DynamoDB calls meanwhile: ${w.callsPerPollSecond.toFixed(2)} per waiting poll per second; ${w.waiting} polls waiting through the window |`,
+    `| crews | E13 long polls (wait=${POLL_WAIT_SECONDS}) waiting on runs that write no event: ${POLL_PRINCIPALS * POLLS_PER_PRINCIPAL} polls from ${POLL_PRINCIPALS} users, counted over ${POLL_WINDOW_SECONDS} s | ${w.requests} | ${w.errors} | | ${ms(w.p50)} | ${ms(w.p99)} | | ${w.readsPerPoll.toFixed(2)} a poll (the runs' tables) | ${w.readsPerPollSecond.toFixed(2)} store reads per waiting poll per second (target ≤ 1, fair use: ${verdict(w.readsPerPollSecond, 1)}); all the service's DynamoDB calls meanwhile: ${w.callsPerPollSecond.toFixed(2)} per waiting poll per second; ${w.waiting} polls waiting through the window |`,
   ]),
   ...when(diff, (d) => [
     endpointRow(
@@ -2796,9 +2849,9 @@ const lines = [
       `GET .../versions/{v}/diff?against=<n>, the finding's worst case (30 levels of 120-character keys over ${d.leaves.toLocaleString('en')} changed leaves, 135 KB a version), concurrency ${DIFF_CONCURRENCY} for ${DIFF_SECONDS} s`,
       d.diffs,
       `answer ${kb(d.bytes)}, ${d.changes} changes, truncated: ${d.truncated}, change_count ${d.changeCount ?? 'absent'} (the whole diff: ${d.leaves.toLocaleString('en')} changes, 44 MB); ` +
-        `bounds (API.md §16, ≤ 1 MiB and ≤ 1,000 changes): ${d.bytes <= 1024 * 1024 && d.changes <= 1_000 && d.truncated === true ? 'met' : '**not met**'}`,
+        `bounds (≤ 1 MiB and ≤ 1,000 changes): ${d.bytes <= 1024 * 1024 && d.changes <= 1_000 && d.truncated === true ? 'met' : '**not met**'}`,
     ),
-    `| platform | GET /api/health/ping, concurrency 1, while ${DIFF_CONCURRENCY} of those diffs run | ${d.busy.requests} | ${d.busy.errors} | ${d.busy.rps.toFixed(0)} | ${ms(d.busy.p50)} | ${ms(d.busy.p99)} | | 0.00 | idle (the same pings before): p50 ${ms(d.idle.p50)} ms, p99 ${ms(d.idle.p99)} ms; p50 ×${ratio(d.busy.p50, d.idle.p50)} of idle; target p50 ≤ 100 ms while the diffs run (API.md §1 Fair use): ${verdict(d.busy.p50, 100)} |`,
+    `| platform | GET /api/health/ping, concurrency 1, while ${DIFF_CONCURRENCY} of those diffs run | ${d.busy.requests} | ${d.busy.errors} | ${d.busy.rps.toFixed(0)} | ${ms(d.busy.p50)} | ${ms(d.busy.p99)} | | 0.00 | idle (the same pings before): p50 ${ms(d.idle.p50)} ms, p99 ${ms(d.idle.p99)} ms; p50 ×${ratio(d.busy.p50, d.idle.p50)} of idle; target p50 ≤ 100 ms while the diffs run (fair use): ${verdict(d.busy.p50, 100)} |`,
   ]),
   ...when(e13, ({ e13Long, e13Short }) => [
     endpointRow('crews', 'E13 start=9990 of a 10,000-event run', e13Long),
@@ -2829,6 +2882,20 @@ const lines = [
       `GET /api/approvals as an approver (${many.listed} items waiting), ${INBOX_MANY.toLocaleString('en')} versions and ${INBOX_MANY.toLocaleString('en')} runs not waiting`,
       many,
       `${many.itemsPerOp.toFixed(1)} items read / request; p50 ×${ratio(many.p50, few.p50)} of the ${INBOX_FEW}-item tables (target ≤ 1.5: ${verdict(many.p50 / few.p50, 1.5)})`,
+    ),
+  ]),
+  ...when(decisionsList, ({ few, many }) => [
+    endpointRow(
+      'decisions',
+      `GET /api/decisions?workspace=<ws> (${LIST_KEYS} keys), ${few.versions} versions behind them`,
+      few,
+      `calls of the decisions table; ${few.itemsPerOp.toFixed(1)} items read / request`,
+    ),
+    endpointRow(
+      'decisions',
+      `GET /api/decisions?workspace=<ws> (${LIST_KEYS} keys), ${many.versions.toLocaleString('en')} versions behind them`,
+      many,
+      `calls of the decisions table; ${many.itemsPerOp.toFixed(1)} items read / request (the keys index: one item a key); p50 ×${ratio(many.p50, few.p50)} of ${few.versions} versions (target ≤ 1.5: ${verdict(many.p50 / few.p50, 1.5)})`,
     ),
   ]),
   ...when(sdk, ({ catalogsDetails, tablesDetails, productKey, few, many, metastoreTable }) => [
@@ -2928,8 +2995,8 @@ const lines = [
   ...when(hanging, ({ none, otherNone, withHanging, otherStarter, maxHeld, received, deleted }) => [
     `| webhooks | admin endpoint: commit → signed delivery, ${PACED_DELIVERIES} versions ${PACE_MS} ms apart, no per-run receivers | ${none.requests} | ${none.errors} | | ${msOrMore(none.p50, DELIVERY_CAP_MS)} | ${msOrMore(none.p99, DELIVERY_CAP_MS)} | | | errors: not delivered within ${DELIVERY_CAP_MS / 1000} s |`,
     `| webhooks | meanwhile, another user's per-run webhook: E2 → signed delivery of run.queued at a loopback receiver answering at once, ${OTHER_STARTER_RUNS} runs ${OTHER_STARTER_PACE_MS} ms apart, no receivers that hang | ${otherNone.requests} | ${otherNone.errors} | | ${msOrMore(otherNone.p50, DELIVERY_CAP_MS)} | ${msOrMore(otherNone.p99, DELIVERY_CAP_MS)} | | | errors: not delivered within ${DELIVERY_CAP_MS / 1000} s |`,
-    `| webhooks | the same while ${HANGING_RECEIVERS} runs of one user have webhook_url receivers that accept and never answer | ${withHanging.requests} | ${withHanging.errors} | | ${msOrMore(withHanging.p50, DELIVERY_CAP_MS)} | ${msOrMore(withHanging.p99, DELIVERY_CAP_MS)} | | | target p50 ≤ 1 s (API.md §1 Fair use): ${verdict(withHanging.p50, 1000)}; the hanging receivers held up to ${maxHeld} deliveries at once (that user's share: ${PRINCIPAL_SHARE} of the per-run lane's ${LANE_CONSUMERS}; ${received} received); ${deleted} of ${HANGING_RECEIVERS} run endpoints deleted by an admin afterwards |`,
-    `| webhooks | another user's per-run webhook meanwhile: E2 → signed delivery of run.queued at a loopback receiver answering at once, ${OTHER_STARTER_RUNS} runs ${OTHER_STARTER_PACE_MS} ms apart | ${otherStarter.requests} | ${otherStarter.errors} | | ${msOrMore(otherStarter.p50, DELIVERY_CAP_MS)} | ${msOrMore(otherStarter.p99, DELIVERY_CAP_MS)} | | | target p50 ≤ 2 s (API.md §1 Fair use, each starter's share): ${verdict(otherStarter.p50, 2000)}; errors: not delivered within ${DELIVERY_CAP_MS / 1000} s |`,
+    `| webhooks | the same while ${HANGING_RECEIVERS} runs of one user have webhook_url receivers that accept and never answer | ${withHanging.requests} | ${withHanging.errors} | | ${msOrMore(withHanging.p50, DELIVERY_CAP_MS)} | ${msOrMore(withHanging.p99, DELIVERY_CAP_MS)} | | | target p50 ≤ 1 s (fair use): ${verdict(withHanging.p50, 1000)}; the hanging receivers held up to ${maxHeld} deliveries at once (that user's share: ${PRINCIPAL_SHARE} of the per-run lane's ${LANE_CONSUMERS}; ${received} received); ${deleted} of ${HANGING_RECEIVERS} run endpoints deleted by an admin afterwards |`,
+    `| webhooks | another user's per-run webhook meanwhile: E2 → signed delivery of run.queued at a loopback receiver answering at once, ${OTHER_STARTER_RUNS} runs ${OTHER_STARTER_PACE_MS} ms apart | ${otherStarter.requests} | ${otherStarter.errors} | | ${msOrMore(otherStarter.p50, DELIVERY_CAP_MS)} | ${msOrMore(otherStarter.p99, DELIVERY_CAP_MS)} | | | target p50 ≤ 2 s (fair use, each starter's share): ${verdict(otherStarter.p50, 2000)}; errors: not delivered within ${DELIVERY_CAP_MS / 1000} s |`,
   ]),
   ...when(eventsCost, (c) => [
     ...eventCostRows('E1 POST .../versions/{v}/approve', c.e1EventsOn, c.e1EventsOff),

@@ -69,7 +69,7 @@ describe('the secret scan', () => {
     // A second creation answer with the same key is not "the" creation: shown once.
     const again = exchange('POST', '/api/dataproduct/dp-2/psk', 201, { psk: 'id-2', key: PSK });
     expect(scan(input([created, again])).findings.length).toBeGreaterThan(0);
-    // An Idempotency-Key replay (API.md §1) is the kept creation answer given again: allowed;
+    // An Idempotency-Key replay (docs/identity-and-keys.md, idempotency keys) is the kept creation answer given again: allowed;
     // a "replay" of nothing that showed it is a leak.
     const replayed = exchange(
       'POST',

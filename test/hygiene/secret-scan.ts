@@ -1,7 +1,7 @@
 import type { RecordedExchange } from '../support/exchange-log.js';
 
 /**
- * Finds secret values where the contract (/work/shared/API.md) does not let them appear:
+ * Finds secret values where the contract (the API reference) does not let them appear:
  * in a response other than the one that discloses them, or anywhere in the service log.
  * The secrets are learned from the recorded exchanges themselves (and from the few the
  * run configured or stored directly), so the check follows whatever the tests did.
@@ -46,7 +46,7 @@ export const DISCLOSURES: readonly Disclosure[] = [
     status: 201,
     field: 'key',
     once: true,
-    contract: 'API.md §8: the secret is shown once at creation; lists, extension and errors never show it',
+    contract: 'the secret is shown once at creation; lists, extension and errors never show it',
   },
   {
     kind: 'data-share-secret',
@@ -55,7 +55,7 @@ export const DISCLOSURES: readonly Disclosure[] = [
     status: 201,
     field: 'secret',
     owner: 'name',
-    contract: 'API.md §9: 201 SharedClient with its secret',
+    contract: '201 SharedClient with its secret',
   },
   {
     kind: 'data-share-secret',
@@ -64,7 +64,7 @@ export const DISCLOSURES: readonly Disclosure[] = [
     status: 200,
     field: 'secret',
     owner: 'name',
-    contract: 'API.md §9 (E8): 200 SharedClient with `secret`; the list has `secret` null',
+    contract: '200 SharedClient with `secret`; the list has `secret` null',
   },
   {
     kind: 'data-share-secret',
@@ -73,7 +73,7 @@ export const DISCLOSURES: readonly Disclosure[] = [
     status: 200,
     field: 'secret',
     owner: 'name',
-    contract: 'API.md §9: 200 SharedClient with the new secret',
+    contract: '200 SharedClient with the new secret',
   },
   {
     kind: 'webhook-secret',
@@ -83,7 +83,7 @@ export const DISCLOSURES: readonly Disclosure[] = [
     field: 'secret',
     owner: 'id',
     once: true,
-    contract: 'API.md §14: the signing secret is shown only at creation and on rotation',
+    contract: 'the signing secret is shown only at creation and on rotation',
   },
   {
     kind: 'webhook-secret',
@@ -93,7 +93,7 @@ export const DISCLOSURES: readonly Disclosure[] = [
     field: 'secret',
     owner: 'id',
     once: true,
-    contract: 'API.md §14: the new signing secret is shown only in the rotation answer',
+    contract: 'the new signing secret is shown only in the rotation answer',
   },
   {
     kind: 'webhook-secret',
@@ -103,11 +103,11 @@ export const DISCLOSURES: readonly Disclosure[] = [
     field: 'webhook_secret',
     owner: 'correlation_id',
     once: true,
-    contract: "API.md §14 (per-run webhooks): E2's answer adds `webhook_secret` when the body has `webhook_url`",
+    contract: "E2's answer adds `webhook_secret` when the body has `webhook_url`",
   },
 ];
 
-/** Request fields that are write-only: whatever a client sends there never comes back (API.md §5). */
+/** Request fields that are write-only: whatever a client sends there never comes back (docs/data-and-catalog.md). */
 export interface WriteOnlyFields {
   readonly kind: SecretKind;
   readonly method: string;
@@ -122,14 +122,14 @@ export const WRITE_ONLY_FIELDS: readonly WriteOnlyFields[] = [
     method: 'PUT',
     path: /^\/api\/migration\/infrastructure-config$/,
     fields: ['objstore_source_secret_key', 'objstore_dest_secret_key'],
-    contract: 'API.md §5 / spec 2.4: write-only, never in a response or a log',
+    contract: 'write-only, never in a response or a log',
   },
   {
     kind: 'connection-password',
     method: 'PUT',
     path: /^\/api\/migration\/connections\/[^/]+$/,
     fields: ['password'],
-    contract: 'API.md §5: a connection is answered without `password`, never in a response or a log',
+    contract: 'a connection is answered without `password`, never in a response or a log',
   },
 ];
 
@@ -154,7 +154,7 @@ interface Allowance {
   readonly exchangeId?: string;
   readonly owner?: string;
   /**
-   * The answer was an `Idempotency-Key` replay (`Idempotent-Replayed: true`, API.md §1): the
+   * The answer was an `Idempotency-Key` replay (`Idempotent-Replayed: true`, docs/identity-and-keys.md, idempotency keys): the
    * creation answer kept for that caller and key, given again, not a second disclosure. It
    * must repeat a creation answer of the same method and path.
    */

@@ -9,7 +9,7 @@ import { stageNamed } from '../../infra/aws/stages.js';
 import { BUNDLED_CONSOLE_DIR, CONSOLE_ASSETS } from '../../functions/platform/console.js';
 
 /**
- * /console on AWS (API.md §16): the platform Lambda's bundling runs the console's build
+ * /console on AWS (docs/reviewing.md): the platform Lambda's bundling runs the console's build
  * (infra/console-build.ts, the same build the local platform runs in memory) into a
  * `console` folder beside its code, where functions/platform/console.ts reads it. No other
  * function carries the console.
@@ -57,7 +57,7 @@ describe('the console in the platform function’s bundle', () => {
     const sizes = Object.fromEntries(
       Object.keys(CONSOLE_ASSETS).map((name) => [name, statSync(join(bundle, BUNDLED_CONSOLE_DIR, name)).size]),
     );
-    // Small next to the handler itself (DESIGN.md "Lambda size"): the script stays under 100 KB.
+    // Small next to the handler itself (Lambda bundles stay small): the script stays under 100 KB.
     expect(sizes['main.js']).toBeGreaterThan(10_000);
     expect(sizes['main.js']).toBeLessThan(100_000);
     expect(sizes['main.css']).toBeGreaterThan(500);

@@ -33,7 +33,7 @@ import {
   type Resource,
 } from './support.js';
 
-/** Domain events on AWS (API.md §13): streams, the stream consumers, the stage's bus, webhook queues. */
+/** Domain events on AWS (docs/events-and-webhooks.md): streams, the stream consumers, the stage's bus, webhook queues. */
 
 const { synthesize, synthesizeOnce } = withStubHandlers();
 const tableEntries = Object.entries(TABLES) as [TableKey, TableDefinition][];

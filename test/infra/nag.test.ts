@@ -12,7 +12,7 @@ import { withStubHandlers } from './support.js';
 
 /**
  * cdk-nag's AwsSolutions pack (infra/aws/nag.ts, registered by app.ts) over the synthesized
- * stacks: no finding without a written reason next to its construct, and README lists them.
+ * stacks: no finding without a written reason next to its construct, and ARCHITECTURE.md lists them.
  */
 
 const { synthesize, synthesizeOnce } = withStubHandlers();
@@ -61,14 +61,14 @@ const EVERY_OPTION = {
   },
 } as const;
 
-const README = readFileSync(join(REPOSITORY_ROOT, 'README.md'), 'utf8');
-/** README's cdk-nag section: from its heading to the next heading of the same level or above. */
+const ARCHITECTURE = readFileSync(join(REPOSITORY_ROOT, 'ARCHITECTURE.md'), 'utf8');
+/** ARCHITECTURE.md's cdk-nag section: from its heading to the next heading of the same level or above. */
 const nagSection = (): string => {
-  const start = README.search(/^#{2,3} .*cdk-nag/m);
-  expect(start, 'README has a cdk-nag section').toBeGreaterThanOrEqual(0);
-  const heading = /^(#+).*\n/.exec(README.slice(start))!;
+  const start = ARCHITECTURE.search(/^#{2,3} .*cdk-nag/m);
+  expect(start, 'ARCHITECTURE.md has a cdk-nag section').toBeGreaterThanOrEqual(0);
+  const heading = /^(#+).*\n/.exec(ARCHITECTURE.slice(start))!;
   const level = heading[1]!.length;
-  const rest = README.slice(start + heading[0].length);
+  const rest = ARCHITECTURE.slice(start + heading[0].length);
   const end = rest.search(new RegExp(`^#{1,${level}} `, 'm'));
   return end === -1 ? rest : rest.slice(0, end);
 };
@@ -85,7 +85,7 @@ describe('cdk-nag AwsSolutions', () => {
       expect(findings(app)).toEqual([]);
     }, 60_000);
 
-    it(`gives every acknowledgment on ${label} a reason, and README lists its rule`, () => {
+    it(`gives every acknowledgment on ${label} a reason, and ARCHITECTURE.md lists its rule`, () => {
       const { app } = synthesizeOnce(name, { stage });
       const acks = acknowledgments(app);
       expect(acks.length).toBeGreaterThan(0);
@@ -94,7 +94,7 @@ describe('cdk-nag AwsSolutions', () => {
         expect(reason.trim().length, `${id} on ${path}`).toBeGreaterThanOrEqual(30);
         const rule = id.replace(/\[.*$/s, '');
         expect(rule).toMatch(/^AwsSolutions-[A-Z]+\d+$/);
-        expect(section, `README's cdk-nag section names ${rule}`).toContain(rule);
+        expect(section, `ARCHITECTURE.md's cdk-nag section names ${rule}`).toContain(rule);
       }
     }, 60_000);
   }

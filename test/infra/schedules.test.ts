@@ -17,7 +17,7 @@ import {
 } from './support.js';
 
 /**
- * Crew schedules on AWS (API.md §4 "Runs people can plan on", issue 29): the stage's
+ * Crew schedules on AWS (docs/crews.md, schedules, issue 29): the stage's
  * EventBridge Scheduler group, the role its schedules send as (only to the crew-run queue),
  * and the crews function that manages the schedules.
  */

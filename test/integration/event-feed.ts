@@ -5,7 +5,7 @@ import { storedEvent } from '../../shared/events/events-table.js';
 import { eventually, NotWithin, notYet } from '../support/eventually.js';
 import { api, db, table } from './helpers.js';
 
-/** A domain event as the feed answers it (API.md §13). */
+/** A domain event as the feed answers it (docs/events-and-webhooks.md). */
 export type Envelope = {
   specversion: string;
   id: string;

@@ -5,7 +5,7 @@ import type { IntegrationRun } from '../hygiene/run-record.js';
 export const ADMIN_PSK = 'test-admin-key-0123456789abcdef';
 export const AUDIENCE = 'dpm-api';
 export const LLM_API_KEY = 'test-llm-key';
-/** Webhook retries after 1, 1, 2, 2 and 3 s (API.md §14's schedule is hours long). */
+/** Webhook retries after 1, 1, 2, 2 and 3 s (the default schedule, docs/events-and-webhooks.md, is hours long). */
 export const WEBHOOK_RETRY_SCHEDULE = [1, 1, 2, 2, 3] as const;
 /** Names under this suffix resolve to the cloud metadata address in the test platform (see below). */
 export const REBINDING_SUFFIX = '.rebind.test';
@@ -15,7 +15,7 @@ export const LOOPBACK_SUFFIX = '.loopback.test';
 /** What differs between the platforms of one run: each serves one vitest worker (see below). */
 export interface PlatformSlot {
   readonly baseUrl: string;
-  /** The same API over TLS (API.md §17), on a free port. */
+  /** The same API over TLS (docs/sdk.md), on a free port. */
   readonly httpsBaseUrl: string;
   /** The platform's self-signed certificate (PEM), in its own data dir: what a client trusts. */
   readonly caCertFile: string;

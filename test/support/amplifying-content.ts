@@ -1,5 +1,5 @@
 /**
- * The decision content of the diff amplification finding (API.md §16, §1 Fair use): 30
+ * The decision content of the diff amplification finding (docs/reviewing.md, the fair-use limits): 30
  * nested levels of 120-character keys over 12,000 leaves (`l0`...`l11999`), about 135 KB as
  * JSON with leaves of two digits. Two such contents with other leaf values differ at every
  * leaf, and each change's path repeats the 30 keys (3.6 KB): a whole diff of them is 12,000

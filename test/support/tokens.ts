@@ -47,7 +47,7 @@ export async function mintToken(
 }
 
 /**
- * The WWW-Authenticate of every 401 (API.md §1 "Errors", the value of shared/http/errors.ts):
+ * The WWW-Authenticate of every 401 (the API conventions: errors, the value of shared/http/errors.ts):
  * the two schemes the service takes, Bearer and the PSK header. Written out, not imported, so
  * that a change to it shows in the tests.
  */

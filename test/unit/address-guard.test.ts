@@ -124,7 +124,7 @@ describe('refusedHost()', () => {
 
 /**
  * Loopback, private, carrier-grade NAT, link-local, multicast and unspecified addresses in
- * every spelling a URL or a resolver may carry (API.md §14, per-run webhooks).
+ * every spelling a URL or a resolver may carry (docs/events-and-webhooks.md, per-run webhooks).
  */
 const INTERNAL_SPELLINGS = [
   // loopback

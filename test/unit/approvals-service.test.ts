@@ -7,7 +7,7 @@ import { ManualClock } from '../../shared/clock.js';
 import { InvalidCursor, type Positioned } from '../../shared/aws/pagination.js';
 
 /**
- * The approvers' inbox (API.md §16) over fakes of its two sparse indexes: what is listed
+ * The approvers' inbox (docs/reviewing.md) over fakes of its two sparse indexes: what is listed
  * for whom, the merged order, paging, and what it reads (its cost follows what waits).
  */
 

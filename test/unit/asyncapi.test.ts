@@ -17,7 +17,7 @@ import { DOMAIN_EVENT_TYPES } from '../../shared/events/types.js';
 import { components } from '../../shared/schema.js';
 
 /**
- * What /asyncapi.json must say (API.md §13): an AsyncAPI 3.0 document with a message for
+ * What /asyncapi.json must say (docs/events-and-webhooks.md): an AsyncAPI 3.0 document with a message for
  * every event type, whose payload is the CloudEvents envelope and whose `data` is the
  * resource as its group's GET answers it, said with the very component schemas of
  * /openapi.json.
@@ -109,9 +109,9 @@ describe('the committed AsyncAPI document', () => {
     expect(Object.keys(doc.components.schemas).filter((id) => !reached.has(`#/components/schemas/${id}`))).toEqual([]);
   });
 
-  it('has one message per event type of API.md §13, on the channel and on its send operation', () => {
+  it('has one message per event type of the catalogue, on the channel and on its send operation', () => {
     expect(Object.keys(EVENT_CATALOG).sort()).toEqual([...DOMAIN_EVENT_TYPES].sort());
-    // and the webhooks' own test delivery (API.md §14), which no domain event is
+    // and the webhooks' own test delivery (docs/events-and-webhooks.md), which no domain event is
     const types = [...DOMAIN_EVENT_TYPES, ...Object.keys(WEBHOOK_ONLY_EVENTS)];
     expect(Object.keys(WEBHOOK_ONLY_EVENTS)).toEqual(['webhook.test', 'crew.run.event']);
     expect(Object.keys(doc.components.messages).sort()).toEqual(types.sort());
@@ -183,7 +183,7 @@ describe('the committed AsyncAPI document', () => {
     expect(dataOf('webhook.endpoint.disabled')).toEqual({ $ref: '#/components/schemas/WebhookEndpoint' });
   });
 
-  it('adds what a change was about where API.md §13 and the services say so', () => {
+  it('adds what a change was about where the catalogue and the services say so', () => {
     const config = dataOf('migration.config.updated');
     expect(config.allOf[0]).toEqual({ $ref: '#/components/schemas/InfrastructureConfig' });
     expect(required(config)).toContain('changed_fields');
@@ -264,11 +264,11 @@ describe('the event catalog', () => {
   });
 });
 
-describe('README', () => {
+describe('docs/events-and-webhooks.md', () => {
   it('lists every event type in its Domain events section', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## Domain events'));
-    expect(section.length).toBeLessThan(readme.length);
+    const guide = readFileSync(new URL('../../docs/events-and-webhooks.md', import.meta.url), 'utf8');
+    const section = guide.slice(guide.indexOf('## Domain events'));
+    expect(section.length).toBeLessThan(guide.length);
     expect(DOMAIN_EVENT_TYPES.filter((type) => !section.includes(`\`dpm.${type}\``))).toEqual([]);
     for (const subject of new Set(Object.values(EVENT_CATALOG).map((e) => e.subject)))
       expect(section, subject).toContain(`\`${subject}\``);

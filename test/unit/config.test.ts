@@ -14,7 +14,7 @@ const fails = (env: Record<string, string>) => {
 };
 
 describe('loadConfig', () => {
-  it('has the local defaults of API.md §13', () => {
+  it('has the local defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       stage: 'local',
@@ -30,7 +30,7 @@ describe('loadConfig', () => {
     expect(c.airflow).toBeUndefined();
   });
 
-  it('serves HTTPS on HTTPS_PORT, by default PORT + 443 (API.md §17)', () => {
+  it('serves HTTPS on HTTPS_PORT, by default PORT + 443', () => {
     expect(loadConfig({}).httpsPort).toBe(3443);
     expect(loadConfig({ PORT: '8080' }).httpsPort).toBe(8523);
     expect(loadConfig({ PORT: '0' }).httpsPort).toBe(0);
@@ -84,7 +84,7 @@ describe('loadConfig', () => {
     expect(c.auth).toMatchObject({ issuer: 'https://id.example.com/realms/dpm', audience: 'dpm-api' });
   });
 
-  it('serves the passwordless local sign-in on loopback only: another HOST needs AUTH_ISSUER (API.md §1)', () => {
+  it('serves the passwordless local sign-in on loopback only: another HOST needs AUTH_ISSUER', () => {
     const refusal = (host: string) =>
       `invalid configuration: HOST ${host} is not a loopback address, and the local sign-in (no AUTH_ISSUER) lets anyone who reaches it in as any user, admins too, with no password: set AUTH_ISSUER (and AUTH_AUDIENCE) to serve beyond this machine, or use HOST=127.0.0.1`;
     for (const host of [
@@ -161,7 +161,7 @@ describe('loadConfig', () => {
     ]);
   });
 
-  it('reads the webhook settings: hosts allowed over http, and the retry schedule (API.md §14 by default)', () => {
+  it('reads the webhook settings: hosts allowed over http, and the retry schedule (the documented schedule by default)', () => {
     const defaults = loadConfig({});
     expect(defaults.webhookAllowedHosts).toEqual([]);
     expect(defaults.webhookRetrySchedule).toEqual([5, 300, 1800, 7200, 18_000, 36_000, 36_000]);

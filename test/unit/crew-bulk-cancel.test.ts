@@ -6,11 +6,16 @@ import { MAX_BULK_CANCEL } from '../../functions/crews/limits.js';
 import type { RunLogEntry } from '../../functions/crews/runs/run-schemas.js';
 import { RunService } from '../../functions/crews/runs/run-service.js';
 import type { TemplateService } from '../../functions/crews/templates/template-service.js';
-import { DynamoRunStore, type OpenRunFilter, type RunItem, type RunStore } from '../../functions/crews/runs/run-store.js';
+import {
+  DynamoRunStore,
+  type OpenRunFilter,
+  type RunItem,
+  type RunStore,
+} from '../../functions/crews/runs/run-store.js';
 import type { Caller } from '../../shared/auth/caller.js';
 
 /**
- * Bulk cancel (API.md §4) over a fake run store: whose runs it reads, and how a run that
+ * Bulk cancel (docs/crews.md) over a fake run store: whose runs it reads, and how a run that
  * moves on between the read and its cancel is counted. The store's Queries over mocked
  * DynamoDB: which index each caller's read uses.
  */

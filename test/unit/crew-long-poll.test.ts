@@ -172,7 +172,7 @@ describe('E13 long poll', () => {
   });
 });
 
-describe('E13 long polls waiting at once (API.md §1 "Fair use")', () => {
+describe('E13 long polls waiting at once (fair use)', () => {
   /** Lets every started poll reach its wait. */
   const settle = () => vi.advanceTimersByTimeAsync(0);
 

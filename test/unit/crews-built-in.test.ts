@@ -5,7 +5,7 @@ import { TemplateRequest } from '../../functions/crews/templates/template-schema
 import { declarationIssues, resolveValues } from '../../functions/crews/templates/declaration.js';
 import { StepExecutor, type StepOutcome } from '../../functions/crews/worker/steps.js';
 
-/** The built-in crew templates (API.md §17): valid declarations that need a model. */
+/** The built-in crew templates (docs/sdk.md): valid declarations that need a model. */
 describe('built-in crew templates', () => {
   it("are named like the SDK CLI's crew types, with fixed distinct ids", () => {
     expect(BUILT_IN_TEMPLATES.map((t) => t.name)).toEqual([

@@ -16,7 +16,7 @@ import { rejection } from '../support/rejection.js';
 import { adminCaller, principalOf, userCaller } from './fakes.js';
 
 /**
- * Data shares (API.md §9, E8) over an in-memory registry and identity provider: the name
+ * Data shares (docs/data-and-catalog.md, E8) over an in-memory registry and identity provider: the name
  * reservation, ownership by principal, lookup by name or id, what each change records,
  * and that only E8, creation and rotation answer a secret.
  */
@@ -304,7 +304,7 @@ describe('DataShareService reads', () => {
     expect(await rejection(w.service.get('half', userCaller('bob')))).toBeInstanceOf(NotFound);
   });
 
-  it('finds a share by its id (API.md §17), checking the id on the share read by name', async () => {
+  it('finds a share by its id, checking the id on the share read by name', async () => {
     const w = await withShare();
     expect((await w.service.get(ID, userCaller('carol'))).name).toBe('sales');
     expect(w.calls).toEqual([`nameOfId ${ID}`, 'get sales']);

@@ -18,7 +18,7 @@ import { rejection } from '../support/rejection.js';
 import { adminCaller, invalidIssues, principalOf, unused, userCaller } from './fakes.js';
 
 /**
- * Documents and E6 (API.md §7) over an in-memory document table and catalog: ownership by
+ * Documents and E6 (docs/data-and-catalog.md) over an in-memory document table and catalog: ownership by
  * principal, forward status moves, the suggestions' flags, and E6's checks before any
  * write, its claim, its all-or-nothing effects and what each change records.
  */

@@ -61,7 +61,7 @@ const change = (type: 'decision.version.created' | 'decision.version.submitted',
   at: '2026-11-24T01:00:00.000Z',
 });
 
-describe('a domain event from a stamped stream record (API.md §13)', () => {
+describe('a domain event from a stamped stream record', () => {
   it('is the envelope of the change, with the resource as GET answers it and no stamp or key in data', () => {
     const item = { ...version(3, 'draft'), ...stampNew(change('decision.version.created')) };
     const e = eventOf(record('INSERT', item), decisionEvents, ORIGIN)!;

@@ -25,7 +25,7 @@ import { ManualClock } from '../../shared/clock.js';
 import { statusOf } from '../../shared/http/errors.js';
 import type { ScheduleTrigger } from '../../shared/ports/scheduler.js';
 
-/** The AWS side of crew schedules (API.md §4 "Runs people can plan on"), against a mocked Scheduler. */
+/** The AWS side of crew schedules (docs/crews.md, schedules), against a mocked Scheduler. */
 
 const SETTINGS = {
   groupName: 'dpm-prod',

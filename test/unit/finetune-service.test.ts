@@ -8,7 +8,7 @@ import { rejection } from '../support/rejection.js';
 import { adminCaller, invalidIssues, principalOf, userCaller } from './fakes.js';
 
 /**
- * Fine-tuning datasets (API.md §11, E11) over an in-memory job table, artifact store and
+ * Fine-tuning datasets (docs/data-and-catalog.md, E11) over an in-memory job table, artifact store and
  * documents: source documents checked (422, then 403) before anything is written, the
  * manifest before the job, artifacts before the record on E11, ownership by principal.
  */

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { BOOTSTRAP_PRINCIPAL, tokenPrincipal } from '../../shared/auth/caller.js';
 import { JwtVerifier } from '../../shared/auth/jwt.js';
 
-// API.md §1 Identity: a caller's principal is the token's `iss` and `sub` together, never
+// principals, docs/identity-and-keys.md: a caller's principal is the token's `iss` and `sub` together, never
 // `preferred_username`, `email` or another claim a user can edit or share.
 
 const AUDIENCE = 'dpm-api';
@@ -41,7 +41,7 @@ const sign = (issuer: string, claims: Record<string, unknown>) => signed(issuer,
 
 const verifier = (issuer: string) => new JwtVerifier({ issuer, audience: AUDIENCE, jwksUrl });
 
-describe('a Bearer caller’s principal (API.md §1 Identity)', () => {
+describe('a Bearer caller’s principal (identity)', () => {
   it('is the issuer and subject together: the same subject and name at another issuer is someone else', async () => {
     const a = 'https://idp-a.test/realms/x';
     const b = 'https://idp-b.test/realms/x';

@@ -11,7 +11,7 @@ import { rejection } from '../support/rejection.js';
 import { adminCaller, keyCaller, principalOf, unused, userCaller } from './fakes.js';
 
 /**
- * Pre-shared keys (API.md §8, E7; key lineage in §1 "Identity") over an in-memory keys
+ * Pre-shared keys (docs/identity-and-keys.md: E7, key lineage) over an in-memory keys
  * table: the secret shown once and stored only as its hash, ownership by principal,
  * extension arithmetic, the bounds a key used as credentials sets, and what each change
  * records.

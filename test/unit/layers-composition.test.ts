@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * DESIGN.md rule 1: one composition root per process. `functions/composition.ts` builds the
+ * A design rule: one composition root per process. `functions/composition.ts` builds the
  * runtime and chooses every adapter; a group's `compose.ts` builds its stores and services;
  * `handler.ts` (and the local platform) call those. An app only defines routes over the
  * services it receives: it never imports an adapter, an SDK client, a store, a builder or

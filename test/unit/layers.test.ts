@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * DESIGN.md rule 4: errors are domain errors that know nothing of HTTP, and only
+ * A design rule: errors are domain errors that know nothing of HTTP, and only
  * `shared/http` maps them to answers. So code below HTTP (services, stores, the crew
  * worker, auth, AWS helpers, ports, adapters) never imports `shared/http`, and
  * `shared/errors.ts` imports nothing of the project.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureLocalCertificate, TLS_CERT_FILE, TLS_KEY_FILE } from '../../infra/local/tls.js';
 
-/** The local platform's certificate store (infra/local/tls.ts, API.md §17 "HTTPS locally"). */
+/** The local platform's certificate store (infra/local/tls.ts, docs/sdk.md, connecting over HTTPS). */
 
 const dirs: string[] = [];
 const scratch = () => {

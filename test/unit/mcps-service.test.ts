@@ -9,7 +9,7 @@ import { rejection } from '../support/rejection.js';
 import { adminCaller, invalidIssues } from './fakes.js';
 
 /**
- * MCP server configurations (API.md §10, E9) over an in-memory table: the size rule across
+ * MCP server configurations (docs/data-and-catalog.md, E9) over an in-memory table: the size rule across
  * fields (422 before any write), whole replacement keeping id and created_at, 404s, and
  * what each change records.
  */

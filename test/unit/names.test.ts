@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * DESIGN.md "Words that must not be confused": one type per name. Two exported types of the
+ * Words that must not be confused: one type per name. Two exported types of the
  * same name (three `EventType`s once) make a reader open the wrong one.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

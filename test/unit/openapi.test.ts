@@ -12,10 +12,10 @@ import type { ServiceApp } from '../../shared/http/service-app.js';
 import { WWW_AUTHENTICATE } from '../support/tokens.js';
 
 /**
- * What /openapi.json must say (API.md §1–§2), checked against what the served routes do
+ * What /openapi.json must say (the API reference), checked against what the served routes do
  * rather than against the generator: the routes are read from the apps' routers and
  * probed with requests; the expectations (FastAPI's operationId rule, the open endpoints,
- * who gets 401 and 403, which body fields are required or refused) come from API.md.
+ * who gets 401 and 403, which body fields are required or refused) come from the API reference.
  */
 
 const STALE =
@@ -36,14 +36,14 @@ const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
 const deref = (schema: Json): Json =>
   schema?.$ref ? doc.components.schemas[String(schema.$ref).replace('#/components/schemas/', '')]! : schema;
 
-/** API.md §1: the only endpoints open to anyone (with /docs' own static assets), and /console (§16). */
+/** The API conventions: the only endpoints open to anyone (with /docs' own static assets), and /console (docs/reviewing.md). */
 const OPEN = new Set([
   'get /api/health/ping',
   'get /openapi.json',
   'get /asyncapi.json',
   'get /docs',
   'get /docs/{asset}',
-  // the review console's page and files (API.md §16): the page signs in by itself
+  // The review console's page and files (docs/reviewing.md): the page signs in by itself
   'get /console',
   'get /console/',
   'get /console/{asset}',
@@ -75,7 +75,7 @@ describe('the committed OpenAPI document', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('declares the two security schemes of API.md: oauth2 authorization code and the PSK header', () => {
+  it('declares the two security schemes: oauth2 authorization code and the PSK header', () => {
     const schemes = Object.values(doc.components.securitySchemes);
     expect(schemes).toHaveLength(2);
     const oauth2 = schemes.find((s) => s.type === 'oauth2');
@@ -122,10 +122,10 @@ describe('the committed OpenAPI document', () => {
     }
   });
 
-  it('every request body is an object that refuses unknown fields (API.md §1)', () => {
+  it('every request body is an object that refuses unknown fields', () => {
     for (const { key, op } of operations.filter((o) => o.op.requestBody)) {
       const schema = deref(op.requestBody.content['application/json'].schema);
-      // An object; E1's family also takes null (API.md §3: "LifecycleActionRequest or null or none").
+      // An object; E1's family also takes null (docs/reviewing.md: "LifecycleActionRequest or null or none").
       expect([schema.type].flat(), key).toContain('object');
       expect(
         [schema.type].flat().filter((t) => t !== 'object' && t !== 'null'),

@@ -94,7 +94,7 @@ describe('PskVerifier', () => {
     expect(reads).toHaveLength(2);
   });
 
-  describe('a key stops with its data product (API.md §17)', () => {
+  describe('a key stops with its data product', () => {
     afterEach(() => {
       vi.useRealTimers();
     });

@@ -7,7 +7,7 @@ import {
 } from '../../functions/crews/schedules/schedule-expression.js';
 
 /**
- * EventBridge Scheduler's expressions (API.md §4 "Runs people can plan on") with a fake clock:
+ * EventBridge Scheduler's expressions (docs/crews.md, schedules) with a fake clock:
  * every instant is a fixed ISO time, so nothing depends on when the suite runs.
  */
 
@@ -400,7 +400,7 @@ describe('nextFireAfter: cron', () => {
 });
 
 describe('nextFireAfter: rate', () => {
-  it('fires first one period after its anchor (API.md §4), then every period from there', () => {
+  it('fires first one period after its anchor, then every period from there', () => {
     const anchor = '2024-03-01T10:00:30Z';
     expect(fires('rate(1 minute)', 'UTC', anchor, 3, anchor)).toEqual([
       '2024-03-01T10:01:30.000Z',

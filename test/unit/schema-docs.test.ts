@@ -155,7 +155,7 @@ describe('the example crew template', () => {
     expect(refs.some((r) => r.kind === 'step')).toBe(true);
   });
 
-  it('runs with the values the README shows, every placeholder resolved', () => {
+  it('runs with the values docs/crews.md shows, every placeholder resolved', () => {
     const template = parsed();
     const values = resolveValues(template.variables, { order_id: 1042, customer: 'Ana' });
     expect(values).toEqual({ order_id: 1042, customer: 'Ana', tone: 'friendly' });
@@ -169,11 +169,11 @@ describe('the example crew template', () => {
     }
   });
 
-  it("is the JSON of README's crew templates section", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const start = readme.indexOf('\n### Crew templates\n');
-    expect(start, 'README has a "### Crew templates" section').toBeGreaterThan(-1);
-    const rest = readme.slice(start + 1);
+  it("is the JSON of docs/crews.md's crew templates section", () => {
+    const guide = readFileSync(new URL('../../docs/crews.md', import.meta.url), 'utf8');
+    const start = guide.indexOf('\n### Crew templates\n');
+    expect(start, 'docs/crews.md has a "### Crew templates" section').toBeGreaterThan(-1);
+    const rest = guide.slice(start + 1);
     const end = rest.search(/\n##+ /);
     const section = end === -1 ? rest : rest.slice(0, end);
     const block = /```json\n([\s\S]*?)\n```/.exec(section);

@@ -11,7 +11,7 @@ import { rejection } from '../support/rejection.js';
 import { adminCaller, invalidIssues, principalOf, unused } from './fakes.js';
 
 /**
- * Webhook endpoints and deliveries (API.md §14) over in-memory stores, queue and secret
+ * Webhook endpoints and deliveries (docs/events-and-webhooks.md) over in-memory stores, queue and secret
  * box: URL refusals (422, credentials never echoed), the secret shown only at creation and
  * rotation and stored sealed, what an update records, a crew run's own endpoint, test
  * pings and redeliveries, and what is left behind when the queue does not answer.
@@ -195,7 +195,7 @@ const delivery = (over: Partial<DeliveryRecord> = {}): DeliveryRecord => ({
   ...over,
 });
 
-/** The fields of a delivery the contract answers (API.md §14). */
+/** The fields of a delivery the contract answers (docs/events-and-webhooks.md). */
 const DELIVERY_FIELDS = [
   'id',
   'event_id',

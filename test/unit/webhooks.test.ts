@@ -35,7 +35,7 @@ import type { Change } from '../../shared/events/types.js';
 import type { BusinessMetrics, WebhookDeliveryOutcome } from '../../shared/ports/metrics.js';
 import type { Sealed } from '../../shared/secrets.js';
 
-/** The delivery worker's decisions (API.md §14) over fakes of its stores, queue and poster. */
+/** The delivery worker's decisions (docs/events-and-webhooks.md) over fakes of its stores, queue and poster. */
 
 const SEALED: Sealed = { v: 1, key: 'k', iv: 'i', tag: 't', data: 'd' };
 const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;

@@ -1,5 +1,5 @@
 /**
- * EventBridge Scheduler's recurring schedule expressions (API.md §4 "Runs people can plan
+ * EventBridge Scheduler's recurring schedule expressions (docs/crews.md "Runs people can plan
  * on"): the same `cron(...)` and `rate(...)` strings, evaluated as Scheduler documents them
  * (Scheduler User Guide, "Schedule types on EventBridge Scheduler"; EventBridge User Guide,
  * "Cron expressions reference" and "Rate expressions reference"). Pure: no clock, no I/O.

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import { component, doc } from '../../../shared/schema.js';
 
-/* Crew schedules (API.md §4 "Runs people can plan on"). */
+/* Crew schedules (docs/crews.md, schedules). */
 
 export const SCHEDULE_OVERLAPS = ['skip', 'allow'] as const;
 

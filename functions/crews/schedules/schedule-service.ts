@@ -29,7 +29,7 @@ const ROUNDS = 5;
 const TEMPLATE_PAGE = 100;
 
 /**
- * Crew schedules (API.md §4 "Runs people can plan on"): what an admin declares, and what a
+ * Crew schedules (docs/crews.md, schedules): what an admin declares, and what a
  * fire does. The Scheduler port holds the triggers (EventBridge Scheduler on AWS, the local
  * platform's timers otherwise); each fire reaches `fire` through the crew-run queue.
  *
@@ -122,7 +122,7 @@ export class ScheduleService {
         // Nothing sent: nothing changes, and no event says it did.
         if (Object.values(patch).every((v) => v === undefined)) return toCrewSchedule(current);
         const at = this.clock.iso();
-        // A rate counts from the last change of its expression (API.md §4): other changes keep its fires.
+        // A rate counts from the last change of its expression (docs/crews.md): other changes keep its fires.
         const changes = {
           updated_at: at,
           ...(next.expression !== current.expression ? { expression_set_at: at } : {}),
@@ -250,7 +250,7 @@ export class ScheduleService {
               scheduleId: id,
               scheduledTime,
               // The run, its record, `last_run_at` and the `crew.schedule.fired` event: one
-              // transaction, so no run exists without its fire's event (API.md §4).
+              // transaction, so no run exists without its fire's event (docs/crews.md).
               record: (run) =>
                 this.schedules.fireWrites(
                   schedule,

@@ -21,7 +21,7 @@ import { AGAIN, retry } from '../../../shared/retry.js';
 const DELETE_ROUNDS = 5;
 
 /*
- * Crew schedules (API.md §4 "Runs people can plan on") in the crew-schedules table, keyed by
+ * Crew schedules (docs/crews.md, schedules) in the crew-schedules table, keyed by
  * `schedule_id` and `item`: the schedule itself (`item` = `schedule`), and one item per run it
  * started (`item` = `run#<scheduled time>`), written in the run's creating transaction (so a
  * listed run exists, and a second run for the same fire cannot be made: the item is put on
@@ -48,12 +48,12 @@ const SKIP_RECORD_SECONDS = 14 * 86_400;
 /** Sparse (only schedule items carry `template_id`): a deleted template's schedules. */
 const BY_TEMPLATE = { name: 'by_template', partitionKey: 'template_id', sortKey: 'created_key' } as const;
 
-/** A schedule as stored: the answer's fields, and whose it is (API.md §1: by principal). */
+/** A schedule as stored: the answer's fields, and whose it is (by principal: docs/identity-and-keys.md). */
 export interface ScheduleItem extends CrewSchedule {
   readonly created_by_principal: string;
   /**
    * When the expression was last set (creation, or a PATCH that changed it): a `rate()` counts
-   * from here (API.md §4). Schedules stored before it was kept have their `updated_at` instead.
+   * from here (docs/crews.md). Schedules stored before it was kept have their `updated_at` instead.
    */
   readonly expression_set_at?: string;
 }

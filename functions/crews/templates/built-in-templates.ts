@@ -1,7 +1,7 @@
 import type { TemplateRequest } from './template-schemas.js';
 
 /**
- * The crew templates the service ships (API.md §17), named like the crew types the NX1 SDK's
+ * The crew templates the service ships (docs/sdk.md), named like the crew types the NX1 SDK's
  * CLI offers (`nx1 crews run --crew-type ...`). Each renders a brief from its inputs and asks
  * the model at `LLM_BASE_URL`; without one, its `llm` step fails with the step's own message.
  *

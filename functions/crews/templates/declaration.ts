@@ -5,7 +5,7 @@ import type { Step, TemplateRequest, Variable, VariableType } from './template-s
 import { references } from './templating.js';
 
 /*
- * The checks of a crew template's declaration (API.md §4) and of E2's values against it:
+ * The checks of a crew template's declaration (docs/crews.md) and of E2's values against it:
  * pydantic-shaped issues, no storage. TemplateService and RunService apply them.
  */
 const TYPE_CHECKS: Record<VariableType, { ok: (v: unknown) => boolean; type: string; msg: string }> = {
@@ -97,7 +97,7 @@ const RESERVED_KEY = '__proto__';
 const RESERVED_MESSAGE = `'${RESERVED_KEY}' is reserved`;
 
 /**
- * The declaration rules of API.md §4: unique variable names, defaults of the declared
+ * The declaration rules of docs/crews.md: unique variable names, defaults of the declared
  * type, unique step ids, and references only to variables and earlier steps.
  */
 export function declarationIssues(req: TemplateRequest): ValidationIssue[] {
@@ -207,7 +207,7 @@ export function resolveValues(
 }
 
 /**
- * A rerun's values (API.md §4): the old run's, with `overrides` checked as E2 checks values
+ * A rerun's values (docs/crews.md): the old run's, with `overrides` checked as E2 checks values
  * (unknown → `extra_forbidden`, wrong type → the pydantic type). A variable the old run has
  * a value for is never missing; one it has none for (its declaration changed since) is
  * resolved as E2 would.

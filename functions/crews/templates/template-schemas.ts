@@ -107,7 +107,7 @@ export const WaitStep = doc(
   'Sleeps for `seconds` (for pacing and tests). Output: null.',
 );
 
-/** How long an approval may wait for its decision, in seconds (API.md §4). */
+/** How long an approval may wait for its decision, in seconds (docs/crews.md). */
 export const APPROVAL_TIMEOUT = { min: 60, max: 604_800, default: 86_400 } as const;
 export const ApprovalStep = doc(
   z.strictObject({
@@ -151,7 +151,7 @@ export const Step = component(
 export type Step = z.infer<typeof Step>;
 
 /**
- * A crew template as documented in /openapi.json and README (render → http → llm); a unit
+ * A crew template as documented in /openapi.json and docs/crews.md (render → http → llm); a unit
  * test (test/unit/schema-docs.test.ts) keeps it valid, declaration rules included.
  */
 export const EXAMPLE_TEMPLATE: {
@@ -206,7 +206,7 @@ const TEMPLATE_SYNTAX = [
   `**Outputs**: a step's output is kept up to ${MAX_OUTPUT_BYTES / 1024} KiB as JSON (UTF-8); a larger one is cut and ends with a \`…[truncated: N bytes as JSON, over the limit of ${MAX_OUTPUT_BYTES}]\` marker. A failure's text is kept up to ${MAX_ERROR_BYTES / 1024} KiB.`,
 ].join('\n');
 
-/** The bounds of a template's run limits (API.md §4 "Runs people can plan on"). */
+/** The bounds of a template's run limits (docs/crews.md, limits and deadlines). */
 export const RUN_LIMITS = {
   maxConcurrent: { min: 1, max: 1000 },
   timeout: { min: 1, max: 604_800 },

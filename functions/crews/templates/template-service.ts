@@ -20,7 +20,7 @@ export interface TemplateSettings {
   readonly clock?: Clock;
 }
 
-/** Crew templates (API.md §4): declared, read, replaced and deleted; the built-in ones made once. */
+/** Crew templates (docs/crews.md): declared, read, replaced and deleted; the built-in ones made once. */
 export class TemplateService {
   /** Whether this process made the built-in templates yet (builtInsMade). */
   private builtIns: Promise<void> | undefined;
@@ -107,7 +107,7 @@ export class TemplateService {
   }
 
   /**
-   * Creates each built-in template (API.md §17) that is missing, and answers the names it
+   * Creates each built-in template (docs/sdk.md) that is missing, and answers the names it
    * created. Missing means that no template has its name: one an admin replaced (PUT keeps
    * the id) or made instead under that name stays as it is. Each is one conditional put on
    * its fixed id, so processes starting at once make one each.

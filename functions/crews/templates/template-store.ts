@@ -20,7 +20,7 @@ const DELETE_ROUNDS = 5;
 
 const LIST_PK = 'template';
 
-/** A template's optional run limits (API.md §4), each its own attribute. */
+/** A template's optional run limits (docs/crews.md), each its own attribute. */
 const TEMPLATE_LIMITS = ['max_concurrent_runs', 'concurrency_key', 'run_timeout_seconds'] as const;
 
 /** Index `by_name` (infra/tables.ts): templates by their name. */

@@ -91,7 +91,7 @@ export function timerSpent(attempt: readonly RunLogEntry[], timer: StepTimer): b
 export interface Appended {
   readonly entry: RunLogEntry;
   readonly fields?: RunUpdate;
-  /** The domain event of a status change (API.md §13), written with the entry. */
+  /** The domain event of a status change (docs/events-and-webhooks.md), written with the entry. */
   readonly change?: Change;
 }
 

@@ -13,7 +13,7 @@ import { rejection } from '../../support/rejection.js';
 import { provided } from '../provided.js';
 
 /**
- * The Trino metastore's DDL (API.md §17) against the local Trino-protocol server: the exact
+ * The Trino metastore's DDL (docs/sdk.md) against the local Trino-protocol server: the exact
  * SQL sent, Trino's refusals as the port's errors, ALTER all-or-none with its undo, previews
  * over several pages, and each change's event recorded once Trino confirmed it.
  */

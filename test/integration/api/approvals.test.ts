@@ -13,7 +13,7 @@ import { adminToken, api, approverToken, insertKey, principalOf, slug, table, to
 import { provided } from '../provided.js';
 
 /**
- * People in the loop (API.md §16): `GET /api/me`, the inbox `GET /api/approvals` (what the
+ * People in the loop (docs/reviewing.md): `GET /api/me`, the inbox `GET /api/approvals` (what the
  * caller may decide now, oldest first, decision versions and crew steps), read rights of
  * eligible approvers, and `GET .../versions/{v}/diff` (bounded: 1,000 changes, 1 MiB).
  *
@@ -468,7 +468,7 @@ describe('GET .../versions/{version}/diff', () => {
     ]);
   });
 
-  it("is bounded (API.md §1 Fair use): the finding's 30 levels of 120-character keys over 12,000 leaves answer at most 1 MiB, truncated", async () => {
+  it("is bounded (fair use): the finding's 30 levels of 120-character keys over 12,000 leaves answer at most 1 MiB, truncated", async () => {
     // 12,000 changes whose paths repeat 3.6 KB of keys: 44 MB as a whole diff
     const before = amplifyingContent((i) => i % 100);
     const after = amplifyingContent((i) => (i + 1) % 100);

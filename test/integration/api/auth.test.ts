@@ -16,7 +16,7 @@ import {
 } from '../helpers.js';
 import { provided } from '../provided.js';
 
-/** Authentication and roles (API.md §1) over HTTP against the local platform. */
+/** Authentication and roles (docs/identity-and-keys.md) over HTTP against the local platform. */
 
 const now = () => Math.floor(Date.now() / 1000);
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');

@@ -7,7 +7,7 @@ import { type RunningPlatform, startPlatform } from '../../../infra/local/platfo
 import { loadConfig } from '../../../shared/config.js';
 
 /**
- * /console over HTTP (API.md §16): the page, its files and its Content-Security-Policy, and
+ * /console over HTTP (docs/reviewing.md): the page, its files and its Content-Security-Policy, and
  * the local identity provider's side of its sign-in: the `dpm-console` client (authorization
  * code + PKCE from the console's redirect URI) and RP-initiated logout that ends the session.
  */

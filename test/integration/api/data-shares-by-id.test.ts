@@ -10,7 +10,7 @@ import { eventsBefore, eventsOf as feedEvents } from '../event-feed.js';
 import { adminPsk, adminToken, api, db, eventsTable, principalOf, slug, table, token } from '../helpers.js';
 import { provided } from '../provided.js';
 
-// API.md §17: GET and DELETE /api/data_shares/{share_id} take the share's `id` as well as its
+// docs/sdk.md: GET and DELETE /api/data_shares/{share_id} take the share's `id` as well as its
 // name. An id is a lowercase UUID, which also has the shape of a name: such a key is read as
 // an id, new names of that shape are refused, and a share named so earlier is still found by
 // its name when no share has that id.

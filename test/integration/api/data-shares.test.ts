@@ -146,7 +146,7 @@ describe('data shares (built-in identity provider)', () => {
     expect(bad.body.detail).toEqual([
       {
         type: 'string_pattern_mismatch',
-        // the share's name or its id (API.md §17)
+        // The share's name or its id (docs/sdk.md)
         loc: ['path', 'share_id'],
         msg: "String should match pattern '^[a-z0-9][a-z0-9-]{0,63}$'",
         input: 'Bad_Name',

@@ -3,10 +3,10 @@ import { type Envelope, eventsOf as feedEvents, expectNothingMore } from '../eve
 import { WWW_AUTHENTICATE } from '../../support/tokens.js';
 import { adminToken, api, slug, token } from '../helpers.js';
 
-// API.md §17 "Data products (sdk)": list (role filter), create from a query, an E12
+// docs/identity-and-keys.md, data products: list (role filter), create from a query, an E12
 // suggestion or neither (`query` is optional: a role-scoped owner of keys) (admin), delete
 // (admin; its keys stop working); a key needs an existing product, and `default` always
-// exists. Events per §13: `dataproduct.created` / `.deleted` about `dataproducts/{id}`.
+// exists. Events per docs/events-and-webhooks.md: `dataproduct.created` / `.deleted` about `dataproducts/{id}`.
 
 let adminName: string;
 let admin: string;
@@ -444,7 +444,7 @@ describe("a product's pre-shared keys", () => {
     const product = await created({ name: slug('stopping') });
     const productKey = (await makeKey(product.id)).body.key as string;
     const defaultKey = (await makeKey('default')).body.key as string;
-    // a key made through the product's key stops with it too (key lineage, §1)
+    // a key made through the product's key stops with it too (docs/identity-and-keys.md, key lineage)
     const child = await api('/api/dataproduct/default/psk', {
       method: 'POST',
       psk: productKey,

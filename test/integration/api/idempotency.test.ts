@@ -5,7 +5,7 @@ import { eventsOf } from '../event-feed.js';
 import { adminPsk, adminToken, api, type ApiResponse, db, slug, table, token } from '../helpers.js';
 
 /**
- * `Idempotency-Key` (API.md §1): a repeat answers the stored answer with
+ * `Idempotency-Key` (docs/identity-and-keys.md, idempotency keys): a repeat answers the stored answer with
  * `Idempotent-Replayed: true` and changes nothing; another request with the key is 422
  * `idempotency_key_reused`; a repeat while the first is under way is 409; failures store
  * nothing; keys are the caller's own; answers holding a secret are stored sealed.
@@ -308,7 +308,7 @@ describe('every creating POST', () => {
 });
 
 /**
- * Keys are scoped to the credential (API.md §1): a Bearer caller's are its principal's, a PSK
+ * Keys are scoped to the credential (docs/identity-and-keys.md, principals): a Bearer caller's are its principal's, a PSK
  * caller's are that key's own. Every key below shares a principal with the credential whose
  * answer it replays (made by its session, through one of its keys, for its data product, or
  * by the bootstrap key), and none receives that answer or the secret in it: the same

@@ -1,5 +1,5 @@
 /**
- * Identity and integrity (API.md §1 "Identity"): callers are principals (issuer + subject),
+ * Identity and integrity (principals, docs/identity-and-keys.md): callers are principals (issuer + subject),
  * never names; keys have lineage; tokens are checked for what makes them access tokens.
  * Each test replays an attack that once got through and checks that it no longer does.
  */

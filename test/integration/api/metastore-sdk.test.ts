@@ -4,9 +4,9 @@ import { BuiltinMetastore } from '../../../shared/adapters/builtin-metastore.js'
 import { adminToken, api, db, slug, table, token, type ApiResponse } from '../helpers.js';
 import { type Envelope, eventsBefore, eventsOf as feedEvents } from '../event-feed.js';
 
-// API.md §17: the NX1 SDK's metastore on the built-in metastore, over HTTP. Reads for any
+// docs/sdk.md: the NX1 SDK's metastore on the built-in metastore, over HTTP. Reads for any
 // user, DDL for admins, tags and domains for any user (like E5); every change is a domain
-// event (§13) with the resource as its GET answers it.
+// event (docs/events-and-webhooks.md) with the resource as its GET answers it.
 
 let admin: string;
 let alice: string;

@@ -5,7 +5,7 @@ import { type ClientRequest, request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { api, type ApiResponse, baseUrl, slug, token } from '../helpers.js';
 
-/** The platform endpoints and the behaviour every response shares (API.md §1, §2). */
+/** The platform endpoints and the behaviour every response shares (the API conventions, docs/api.md). */
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 

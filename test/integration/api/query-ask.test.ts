@@ -6,7 +6,7 @@ import { BuiltinMetastore } from '../../../shared/adapters/builtin-metastore.js'
 import type { RequestAuthenticator } from '../../../shared/auth/authenticator.js';
 import { adminPsk, adminToken, api, db, insertKey, slug, table, token } from '../helpers.js';
 
-// POST /api/query/ask (API.md §17, the SDK's queries.ask). The suite's platform has a model
+// POST /api/query/ask (docs/sdk.md, the SDK's queries.ask). The suite's platform has a model
 // (LLM_BASE_URL: test/support/openai-server.ts), which writes `SELECT COUNT(*) AS answer FROM
 // <the first table it is given>`; what it writes wrong, or a failure, gets the catalog's SQL:
 // E12's suggestion that the prompt asks for, as a platform without a model answers.

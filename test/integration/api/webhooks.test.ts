@@ -3,7 +3,7 @@ import { eventsBefore, eventsOf } from '../event-feed.js';
 import { adminToken, api, token } from '../helpers.js';
 
 /**
- * Webhook endpoints (API.md §14) over HTTP: create, read, list, change, rotate, delete, every
+ * Webhook endpoints (docs/events-and-webhooks.md) over HTTP: create, read, list, change, rotate, delete, every
  * documented error with its pydantic `loc`/`type`, and the secret shown only at creation and
  * rotation. Deliveries are in webhooks-delivery.test.ts.
  */

@@ -12,7 +12,7 @@ import {
 import { adminPsk, adminToken, api, approverToken, slug, token } from '../helpers.js';
 
 /**
- * The `approval` step (API.md §4): the run waits (`waiting`, `step.waiting`) holding no
+ * The `approval` step (docs/crews.md): the run waits (`waiting`, `step.waiting`) holding no
  * worker; a person with the step's role and a Bearer session, never the run's starter
  * (compared by principal), approves or rejects; no decision by `expires_at` fails it.
  *

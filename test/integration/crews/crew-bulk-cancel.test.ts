@@ -8,7 +8,7 @@ import { crewTemplate, runEvents, startRun } from '../crew-support.js';
 import { adminToken, api, db, eventsTable, principalOf, slug, table, token } from '../helpers.js';
 
 /**
- * Bulk cancel (API.md §4 "Runs people can plan on"): `POST /api/crew-runs/cancel` cancels
+ * Bulk cancel (docs/crews.md, limits and deadlines): `POST /api/crew-runs/cancel` cancels
  * every unfinished run matching its filters, as the single cancel would: the caller's own,
  * an admin's everyone's (or with `created_by: "me"` their own).
  */

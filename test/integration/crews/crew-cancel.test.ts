@@ -8,7 +8,7 @@ import { adminToken, api, slug, token } from '../helpers.js';
 import { runAtRest } from '../run-at-rest.js';
 
 /**
- * Cancelling a crew run (API.md §4): `run.cancelled` is the last event, exactly once,
+ * Cancelling a crew run (docs/crews.md): `run.cancelled` is the last event, exactly once,
  * whatever the run was doing; a step under way is abandoned within a second; a finished
  * run is 409.
  */

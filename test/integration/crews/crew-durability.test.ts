@@ -13,7 +13,7 @@ import { kindsOf as kinds } from '../crew-support.js';
 
 /**
  * Steered crew runs across SIGKILL of the local platform (`npm start`, file-backed
- * DynamoDB Local under DPM_DATA_DIR; API.md §4): runs inside a minute's `wait` and runs
+ * DynamoDB Local under DPM_DATA_DIR; docs/crews.md): runs inside a minute's `wait` and runs
  * parked at an `approval` step when the process group is killed, one of them cancelled
  * just before the kill. After a restart on the same data directory each run ends as the
  * contract says: a cancelled run stays cancelled with `run.cancelled` last; a run whose

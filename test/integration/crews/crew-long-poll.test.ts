@@ -5,7 +5,7 @@ import { crewTemplate, startRun } from '../crew-support.js';
 import { adminToken, api, baseUrl, db, principalOf, slug, table, token } from '../helpers.js';
 
 /**
- * E13 long polling (API.md §4, `wait`): with nothing at or after `start` yet and the run
+ * E13 long polling (docs/crews.md, `wait`): with nothing at or after `start` yet and the run
  * still going, the answer waits up to `wait` seconds and comes as soon as an event is
  * written; a finished run or an event already there answers at once.
  */
@@ -108,7 +108,7 @@ describe('E13 wait (long poll)', () => {
   it('serves many waiting clients at once, each answered by the event', async () => {
     const id = await start(await template([{ id: 'pause', kind: 'wait', seconds: 2 }]));
     const next = (await until(id, 'step.started')).length;
-    // as many as each of two callers may hold (API.md §1 "Fair use")
+    // as many as each of two callers may hold (the fair-use limits)
     const polls = await Promise.all([
       ...Array.from({ length: 10 }, () => longPoll(id, next, 15)),
       ...Array.from({ length: 10 }, () => longPoll(id, next, 15, admin)),
@@ -120,7 +120,7 @@ describe('E13 wait (long poll)', () => {
   });
 });
 
-describe('E13 long polls waiting at once (API.md §1 "Fair use")', () => {
+describe('E13 long polls waiting at once (fair use)', () => {
   /**
    * A run of `name`'s parked at an approval step, polled past its end (`start=100`): nothing
    * it may still write answers such a poll, so each waits its whole `wait`.

@@ -11,7 +11,7 @@ import { type FakeModel, startFakeModel } from '../../support/openai-server.js';
 import { provided } from '../provided.js';
 
 /**
- * The model providers of API.md's crews (LLM_PROVIDER) over HTTP, each on a platform of its
+ * The model providers of the API reference's crews (LLM_PROVIDER) over HTTP, each on a platform of its
  * own sharing the suite's emulators: the local stand-in (npm start's default), Amazon
  * Bedrock's Converse API (a loopback server that verifies each request's SigV4 signature
  * against the credentials the process holds) and an OpenAI-compatible endpoint. At the step

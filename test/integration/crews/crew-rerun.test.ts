@@ -8,7 +8,7 @@ import { storeUnqueuedRun } from '../../support/pending-run.js';
 import { adminToken, api, approverToken, db, principalOf, slug, table, token } from '../helpers.js';
 
 /**
- * Rerunning a crew run from a step (API.md §4 "Runs people can plan on"): a new run
+ * Rerunning a crew run from a step (docs/crews.md, limits and deadlines): a new run
  * (`rerun_of`) with the old run's steps, the old values with the given ones over them, and
  * the outputs of the steps before `from_step` carried over (`step.completed` with
  * `data.reused`); the old run stays exactly as it was.

@@ -12,7 +12,7 @@ import { provided } from '../provided.js';
 import { runAtRest } from '../run-at-rest.js';
 
 /**
- * Retrying a crew run (API.md §4): a failed or cancelled run continues under the same
+ * Retrying a crew run (docs/crews.md): a failed or cancelled run continues under the same
  * correlation id; completed steps keep their outputs, the failed (or next) step runs again,
  * and the event log goes on without gaps after `run.retried`.
  */

@@ -3,7 +3,7 @@ import { eventually } from '../../support/eventually.js';
 import { adminToken, api, slug, token } from '../helpers.js';
 
 /**
- * `GET /api/crew-runs?created_by=me` (API.md §4): an admin's own runs only (the review
+ * `GET /api/crew-runs?created_by=me` (docs/crews.md): an admin's own runs only (the review
  * console's "Started by: me" filter), read from the starters' index like a user's own list;
  * with the other filters and paged by cursor. A user's list is their own with or without it.
  */

@@ -13,7 +13,7 @@ import { adminToken, api, db, principalOf, slug, table, token } from '../helpers
 import { provided } from '../provided.js';
 
 /**
- * Crew run listing and progress (API.md §4): `GET /api/crew-runs` answers the caller's own
+ * Crew run listing and progress (docs/crews.md): `GET /api/crew-runs` answers the caller's own
  * runs (an admin's: every run), newest first, filtered by status and template, paged by
  * cursor; every run answer carries `progress`.
  */

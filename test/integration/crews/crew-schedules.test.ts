@@ -9,7 +9,7 @@ import { adminToken, api, db, serviceLog, slug, table, token } from '../helpers.
 import { provided } from '../provided.js';
 
 /**
- * Crew schedules (API.md §4 "Runs people can plan on"): declared by an admin, validated as
+ * Crew schedules (docs/crews.md, schedules): declared by an admin, validated as
  * EventBridge Scheduler and E2 would, fired by the local platform's timers through the
  * crew-run queue (as Scheduler's target on AWS): one run per fire, `schedule_id` and the
  * creator on the run, overlap `skip`, disabled schedules and deleted templates fire nothing.
@@ -476,7 +476,7 @@ describe('fires', () => {
 
   it('a rate(1 minute) schedule fires by itself (the local platform’s timers)', async () => {
     const made = await schedule({ expression: 'rate(1 minute)', values: { customer: 'initech' } });
-    // One minute after its creation (to the second), not at the next whole minute (API.md §4).
+    // One minute after its creation (to the second), not at the next whole minute (docs/crews.md).
     const created = Math.floor(Date.parse(made.created_at) / 1000) * 1000;
     expect(made.next_run_at).toBe(new Date(created + 60_000).toISOString());
     // Not a minute waited: the rate's anchor (when its expression was set) is moved 55 s back

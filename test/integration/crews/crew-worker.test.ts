@@ -168,7 +168,7 @@ const workerFor = (runs: RunStore, steps: StepRunner) =>
   createWorkerHandler(new CrewRunner(runs, new DynamoSlotStore(db(), runsTable()), steps, undefined, timers));
 
 /**
- * The event-log invariants of API.md §4 for a finished run: indices 0..n-1 without gap or
+ * The event-log invariants of docs/crews.md for a finished run: indices 0..n-1 without gap or
  * duplicate, one run.queued then one run.started, per executed step one step.started
  * followed by one step.completed / step.failed, one terminal event and it is last, and
  * the run's event_count equal to the number of events.

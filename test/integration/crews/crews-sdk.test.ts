@@ -1,5 +1,5 @@
 /**
- * The NX1 SDK's crews over HTTP (API.md §17): crew types are crew templates by name
+ * The NX1 SDK's crews over HTTP (docs/sdk.md): crew types are crew templates by name
  * (`GET /api/crews/types`), `POST /api/crews/run` is E2 by name with `task_input` as the
  * values, `GET /api/crews/results/{id}` reads a run's outputs; and the four built-in
  * templates, made at start-up, run against the suite's OpenAI-compatible server.

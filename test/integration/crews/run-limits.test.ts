@@ -15,7 +15,7 @@ import { adminToken, api, approverToken, db, eventsTable, slug, table, token } f
 import { countingClient } from '../crew-support.js';
 
 /**
- * Concurrency limits of crew templates (API.md §4 "Runs people can plan on"):
+ * Concurrency limits of crew templates (docs/crews.md, limits and deadlines):
  * `max_concurrent_runs` runs at once, per rendered `concurrency_key` when it has one; a run
  * over the limit stays `pending` with `run.throttled` {position} once, and starts when a
  * slot frees, oldest first. Slots are leases: one whose worker died is free again once its

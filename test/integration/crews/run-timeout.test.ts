@@ -4,7 +4,7 @@ import { type CrewEventSeen, kindsOf, runEvents, seedEntryTime, toCrewWorker } f
 import { adminToken, api, approverToken, slug, token } from '../helpers.js';
 
 /**
- * Run deadlines (API.md §4 "Runs people can plan on"): a run of a template with
+ * Run deadlines (docs/crews.md, limits and deadlines): a run of a template with
  * `run_timeout_seconds` still unfinished that long after `run.started` (time `waiting` for
  * an approval included) ends `failed` with `run.timed_out` then `run.failed` (`timed out
  * after N s`); a running step is abandoned within a second. A retried run's deadline counts

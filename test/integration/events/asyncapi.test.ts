@@ -9,7 +9,7 @@ import { adminToken, api, slug } from '../helpers.js';
 import { provided } from '../provided.js';
 
 /**
- * GET /asyncapi.json (API.md §1, §13): open to anyone, the generated document with the
+ * GET /asyncapi.json (the API conventions, docs/events-and-webhooks.md): open to anyone, the generated document with the
  * serving stage filled in, linked from /docs; and what it says of `data` holds for the
  * events the service really records.
  */

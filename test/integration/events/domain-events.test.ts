@@ -13,7 +13,7 @@ import { adminToken, api, approverToken, slug, token } from '../helpers.js';
 import { type Envelope, eventsBefore, eventsOf as feedEvents } from '../event-feed.js';
 import { provided } from '../provided.js';
 
-// API.md §13: every committed change is a domain event (CloudEvents 1.0), with a gap-free
+// docs/events-and-webhooks.md: every committed change is a domain event (CloudEvents 1.0), with a gap-free
 // per-subject sequence; none for a refused change. The feed is admin-only.
 
 let admin: string;

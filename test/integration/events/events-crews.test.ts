@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, token } from '../helpers.js';
 import { eventsOf as feedEvents, expectNothingMore } from '../event-feed.js';
 
-// API.md §13 rows of crews: crew.template.created/.updated/.deleted (crew-templates/{id}),
+// docs/events-and-webhooks.md rows of crews: crew.template.created/.updated/.deleted (crew-templates/{id}),
 // crew.run.queued/.started/.succeeded/.failed (crew-runs/{correlation_id}).
 
 let admin: string;

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsBefore, storedItems } from '../event-feed.js';
 
-// API.md §13 for data shares: data_share.created / .secret_rotated / .deleted about
+// docs/events-and-webhooks.md for data shares: data_share.created / .secret_rotated / .deleted about
 // `data-shares/{name}`, data as GET answers but never the secret (`secret` null, as in
 // lists); a name used again after its deletion goes on with the subject's sequence.
 

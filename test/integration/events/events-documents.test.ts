@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsBefore, eventsOf as feedEvents, expectNothingMore } from '../event-feed.js';
 
-// API.md §13 for documents (E6): `document.created` / `.status_changed` / `.suggestions_ready`
+// docs/events-and-webhooks.md for documents (E6): `document.created` / `.status_changed` / `.suggestions_ready`
 // / `.enrichment_confirmed` / `.domain_attached`, subject `documents/{id}`, data the document
 // as GET answers it after the change; no event for a refused change.
 

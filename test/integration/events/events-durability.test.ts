@@ -21,7 +21,7 @@ import {
 import type { Envelope } from '../event-feed.js';
 
 /**
- * Durability of the domain events and their webhook deliveries (API.md §13, §14) on the
+ * Durability of the domain events and their webhook deliveries (docs/events-and-webhooks.md) on the
  * local platform (`npm start`, file-backed DynamoDB Local under DPM_DATA_DIR): writers make
  * changes under load while a webhook receiver here takes every event, the platform is
  * killed with SIGKILL while writes and deliveries are in flight, and after a restart on the

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, principalOf, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, expectNothingMore, storedItems } from '../event-feed.js';
 
-// API.md §13 for fine-tuning datasets: finetune.dataset.created / .deleted about
+// docs/events-and-webhooks.md for fine-tuning datasets: finetune.dataset.created / .deleted about
 // `finetune/datasets/{id}`, data as GET answers (for the deletion: as it answered before);
 // none for a refused change.
 

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, expectNothingMore, storedItems } from '../event-feed.js';
 
-// API.md §13 for MCP server configurations: mcp.server.created / .updated / .deleted about
+// docs/events-and-webhooks.md for MCP server configurations: mcp.server.created / .updated / .deleted about
 // `mcps/{id}`, data as GET answers (for a deletion: as it answered before); none for a
 // refused change.
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsBefore, eventsOf as feedEvents, expectNothingMore } from '../event-feed.js';
 
-// API.md §13 for the metastore and catalog (E5, E10): `metastore.table.registered` and
+// docs/events-and-webhooks.md for the metastore and catalog (E5, E10): `metastore.table.registered` and
 // `catalog.classification.accepted` share the table's subject `metastore/{c}/{s}/{t}` (one
 // gap-free sequence across both); `catalog.domain.created` is `catalog/domains/{name}`.
 // Data: the table as its GET answers after the change (an acceptance adds what it

@@ -12,7 +12,7 @@ import { adminToken, api, slug, token } from '../helpers.js';
 import { type Envelope, eventsBefore, eventsOf as feedEvents } from '../event-feed.js';
 import { provided } from '../provided.js';
 
-// API.md §13 for the migration infrastructure (§5): `migration.config.updated` about
+// docs/events-and-webhooks.md for the migration infrastructure (docs/data-and-catalog.md): `migration.config.updated` about
 // `migration/config` (data: the configuration as its GET answers it, plus `changed_fields`),
 // `migration.connection.updated` / `.deleted` / `.tested` about
 // `migration/connections/{conn_id}` (data: the connection as its GET answers it, or answered

@@ -3,7 +3,7 @@ import { sha256Hex } from '../../../shared/crypto.js';
 import { adminToken, api, insertKey, slug, token } from '../helpers.js';
 import { type Envelope, eventsOf as feedEvents, expectNothingMore, storedItems } from '../event-feed.js';
 
-// API.md §13 for pre-shared keys (§8): `psk.created` / `.extended` / `.deleted` about
+// docs/events-and-webhooks.md for pre-shared keys (docs/identity-and-keys.md): `psk.created` / `.extended` / `.deleted` about
 // `psks/{psk}`, with the key as its list answers it (never its secret nor the secret's
 // hash), the caller's name as actor, a gap-free sequence; no event for a refused change.
 

@@ -10,7 +10,7 @@ import { crewTemplate, startRun } from '../crew-support.js';
 import { adminToken, api, baseUrl, slug, token } from '../helpers.js';
 
 /**
- * examples/review-notifier.mjs, the README's relay of `decision.version.submitted` and
+ * examples/review-notifier.mjs, docs/events-and-webhooks.md's relay of `decision.version.submitted` and
  * `crew.run.waiting` to chat, run as a newcomer runs it (`node`, no dependencies) against
  * the test platform: a webhook endpoint points at it, and it POSTs `{"text"}` to a chat
  * receiver here. Everything is on loopback.

@@ -10,7 +10,7 @@ import { adminToken, api, db, recordDelivery, table, token } from '../helpers.js
 import { provided } from '../provided.js';
 
 /**
- * Per-run webhooks (API.md §14, E2 `webhook_url`): every E13 event of a run started with a
+ * Per-run webhooks (docs/events-and-webhooks.md, E2 `webhook_url`): every E13 event of a run started with a
  * URL is POSTed there, in index order, as a signed `dpm.crew.run.event` envelope whose
  * `data` is the E13 event; the signing secret is in E2's answer only. Same URL rules as
  * endpoints; the run's endpoint is no endpoint of the webhooks API.
@@ -420,7 +420,7 @@ describe('a run started with a webhook_url (E2)', () => {
   });
 });
 
-describe('webhook_url validation (the URL rules of API.md §14)', () => {
+describe('webhook_url validation (the webhook URL rules)', () => {
   let id: string;
   beforeAll(async () => {
     id = await template('run-hook-invalid');
@@ -456,7 +456,7 @@ describe('webhook_url validation (the URL rules of API.md §14)', () => {
   });
 
   /**
-   * Loopback addresses in the spellings a URL may carry (§14: refused for a per-run webhook
+   * Loopback addresses in the spellings a URL may carry (docs/events-and-webhooks.md: refused for a per-run webhook
    * unless listed). None is 127.0.0.1 or localhost as the URL parser reads it: those are the
    * test platform's WEBHOOK_ALLOWED_HOSTS. Only loopback here, so that even a refusal that
    * regressed could connect nowhere else; the other ranges (private, carrier-grade NAT,

@@ -9,7 +9,7 @@ import { adminToken, api, approverToken, db, recordDelivery, slug, table, token,
 import { provided } from '../provided.js';
 
 /**
- * Webhook deliveries (API.md §14) end to end: the test platform's dispatcher fans recorded
+ * Webhook deliveries (docs/events-and-webhooks.md) end to end: the test platform's dispatcher fans recorded
  * domain events out to the endpoints, its worker POSTs them to a receiver here (node:http),
  * signed as Standard Webhooks says (checked with the `standardwebhooks` package), retried on
  * the test platform's short WEBHOOK_RETRY_SCHEDULE, in sequence order per subject.

@@ -8,7 +8,7 @@ import { countingClient } from '../crew-support.js';
 import { adminToken, api, db, recordDelivery, slug, table, token } from '../helpers.js';
 
 /**
- * Webhook deliveries under load (API.md §1 "Fair use", §14): per-run receivers that accept and
+ * Webhook deliveries under load (the fair-use limits, docs/events-and-webhooks.md): per-run receivers that accept and
  * never answer hold only their own lane; at most 2 deliveries to one endpoint are in flight;
  * redeliveries at once answer 202 or 409, never 5xx. Every receiver is on loopback, and every
  * hanging request is dropped by the test once it has seen what it came for.

@@ -12,7 +12,7 @@ import { api, slug } from '../helpers.js';
 import { provided } from '../provided.js';
 
 /**
- * HTTPS locally (API.md §17, issue 27 item 1): the platform serves the same API over TLS on
+ * HTTPS locally (docs/sdk.md, issue 27 item 1): the platform serves the same API over TLS on
  * HTTPS_PORT (default PORT + 443) with a self-signed certificate for 127.0.0.1, ::1 and
  * localhost, made at the first start and kept in DPM_DATA_DIR (key mode 0600), the same
  * after a restart.

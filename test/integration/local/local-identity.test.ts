@@ -1,5 +1,5 @@
 /**
- * The local identity provider (API.md §1): `npm start` without AUTH_ISSUER serves a real
+ * The local identity provider (docs/identity-and-keys.md, principals): `npm start` without AUTH_ISSUER serves a real
  * OpenID Connect provider at /oidc, and the service trusts its tokens like any issuer's.
  */
 import { execFile } from 'node:child_process';
@@ -202,20 +202,39 @@ describe('the local OpenID Connect provider', () => {
   });
 
   it('npm run -s token prints exactly one line: an access token of that user the service accepts', async () => {
-    const out = await run('npm', ['run', '-s', 'token', '--', 'alice'], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DPM_DATA_DIR: dataDir },
-      timeout: 60_000,
-    });
+    const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', AUTH_ISSUER: '' };
+    const out = await run('npm', ['run', '-s', 'token', '--', 'alice'], { env, timeout: 60_000 });
     const lines = out.stdout.split('\n').filter((l) => l !== '');
     expect(lines).toHaveLength(1);
-    expect(decodeJwt(lines[0]!)).toMatchObject({ sub: 'alice', preferred_username: 'alice' });
+    expect(out.stderr).toBe('');
+    expect(decodeProtectedHeader(lines[0]!)).toMatchObject({ alg: 'RS256', typ: 'at+jwt' });
+    expect(decodeJwt(lines[0]!)).toMatchObject({
+      iss: `${platform.baseUrl}/oidc`,
+      aud: 'dpm-api',
+      client_id: 'dpm-cli',
+      sub: 'alice',
+      preferred_username: 'alice',
+      roles: ['approver'],
+    });
     expect((await call('/api/documents', lines[0]!)).status).toBe(200);
-    const refused = await run('npx', ['tsx', 'infra/local/token.ts', 'mallory'], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
-      timeout: 60_000,
-    }).catch((err: { code: number; stdout: string; stderr: string }) => err);
-    expect(refused).toMatchObject({ code: 1, stdout: '' });
-    expect((refused as { stderr: string }).stderr).toMatch(/^dpm: No local user 'mallory'$/m);
+
+    type Failed = { code: number; stdout: string; stderr: string };
+    const refuse = (args: string[], extra: Record<string, string> = {}) =>
+      run('npm', ['run', '-s', 'token', '--', ...args], { env: { ...env, ...extra }, timeout: 60_000 }).then(
+        () => expect.unreachable('the token script succeeded') as never,
+        (err: Failed) => err,
+      );
+    const unknown = await refuse(['mallory']);
+    expect(unknown).toMatchObject({ code: 1, stdout: '' });
+    expect(unknown.stderr).toBe("dpm: No local user 'mallory'\n");
+    // Not for another issuer's service, and never beyond loopback (the local sign-in serves loopback only).
+    const otherIssuer = await refuse(['alice'], { AUTH_ISSUER: 'https://id.example.com/realms/dpm' });
+    expect(otherIssuer).toMatchObject({ code: 1, stdout: '' });
+    expect(otherIssuer.stderr).toMatch(/^dpm: AUTH_ISSUER is set \(https:\/\/id\.example\.com\/realms\/dpm\)/);
+    const remote = await refuse(['alice'], { HOST: '0.0.0.0' });
+    expect(remote).toMatchObject({ code: 1, stdout: '' });
+    expect(remote.stderr).toMatch(/^dpm: HOST 0\.0\.0\.0 is not a loopback address/);
+    expect(await refuse([])).toMatchObject({ code: 2, stdout: '' });
   }, 90_000);
 
   it('keeps its signing key in the data directory: tokens survive a restart', async () => {

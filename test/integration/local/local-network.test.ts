@@ -111,7 +111,7 @@ describe('the local platform stays local', () => {
 });
 
 /**
- * The local sign-in lets anyone in by name, with no password (API.md §1): a HOST beyond
+ * The local sign-in lets anyone in by name, with no password (docs/identity-and-keys.md): a HOST beyond
  * loopback without AUTH_ISSUER is refused at start, in one line that says to set AUTH_ISSUER,
  * before anything listens (the configuration is read before any port, data directory or
  * emulator). Each run here has listen-loopback-only.mjs preloaded: had the start not refused,

@@ -7,8 +7,8 @@ import { emulatorOptions } from '../../../shared/aws/client-options.js';
 import { eventually } from '../../support/eventually.js';
 
 /**
- * The local platform's SQS consumer (infra/local/queue-poller.ts) as a stop uses it (README
- * "Stopping it"): it stops receiving and waits for the messages under way at most the drain
+ * The local platform's SQS consumer (infra/local/queue-poller.ts) as a stop uses it (ARCHITECTURE.md,
+ * the local platform, stopping): it stops receiving and waits for the messages under way at most the drain
  * time; a message whose handler had not finished is not deleted, so the queue hands it again.
  */
 

@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localUserToken } from '../../../infra/local/local-sign-in.js';
 import { type RunningPlatform, startPlatform } from '../../../infra/local/platform.js';
@@ -11,9 +12,14 @@ import { api, baseUrl } from '../helpers.js';
 
 /**
  * /docs in a real browser (headless Chromium driven by playwright-core). Every request the
- * page makes must go to the service itself: the page works with no internet.
+ * page makes must go to the service itself: the page works with no internet. Screenshots go
+ * into test/artifacts/docs/.
  */
 let browser: Browser;
+
+const ARTIFACTS = fileURLToPath(new URL('../../artifacts/docs/', import.meta.url));
+/** A photograph of one part of the page (a dialog), into test/artifacts/docs/. */
+const shot = (part: Locator, name: string) => part.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 
 beforeAll(async () => {
   const { path, args } = await chromiumExecutable();
@@ -147,6 +153,14 @@ describe('/docs with the local identity provider', () => {
       await page.click('.auth-wrapper .authorize');
       const oauth = page.locator('.auth-container', { hasText: 'OAuth2AuthorizationCodeBearer' });
       await expect.poll(() => oauth.locator('#client_id_authorizationCode').inputValue()).toBe('dpm-docs');
+      // A public client (PKCE): no client_secret to fill in, and no scopes to choose or text about them.
+      const dialog = page.locator('.dialog-ux .modal-ux');
+      expect(await dialog.locator('input[id^="client_secret"], label[for^="client_secret"]').count()).toBe(0);
+      expect(await dialog.locator('input[type="checkbox"]').count()).toBe(0);
+      const shown = await dialog.innerText();
+      expect(shown).toContain('authorizationCode with PKCE');
+      expect(shown).not.toMatch(/client_secret|scopes/i);
+      await shot(dialog, 'authorize-dialog');
       const [popup] = await Promise.all([page.waitForEvent('popup'), oauth.locator('button.authorize').click()]);
       await popup.waitForSelector('button[value="alice"]', { timeout: 60_000 });
       await popup.click('button[value="alice"]');

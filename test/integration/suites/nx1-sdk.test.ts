@@ -10,7 +10,7 @@ import { provided } from '../provided.js';
 
 /**
  * The real NX1 Python SDK (test/sdk/nx1-sdk, vendored unmodified; SOURCE.md names its
- * commit) against the suite's platform over HTTPS (API.md §17): its own code, given only
+ * commit) against the suite's platform over HTTPS (docs/sdk.md): its own code, given only
  * `api_key` and `host`, once with `verify_ssl=False` and once trusting the platform's
  * certificate through `REQUESTS_CA_BUNDLE`; and its `nx1` command. Each call runs in python3
  * (test/sdk/sdk_call.py); without python3 and the SDK's Debian packages every test here
@@ -148,11 +148,11 @@ function nx1(args: readonly string[], client: { apiKey: string; host: string; ca
 }
 
 const httpsBaseUrl = () => provided('httpsBaseUrl');
-/** The two ways README shows: certificate checks off, or the platform's certificate trusted. */
+/** The two ways docs/sdk.md shows: certificate checks off, or the platform's certificate trusted. */
 const insecure = () => ({ apiKey: adminPsk(), host: httpsBaseUrl(), verifySsl: false });
 const trusted = () => ({ apiKey: adminPsk(), host: httpsBaseUrl(), caBundle: provided('caCertFile') });
 
-describe('the NX1 SDK over HTTPS (API.md §17)', () => {
+describe('the NX1 SDK over HTTPS', () => {
   it('health: ping, version and build_number, with verify_ssl=False and with REQUESTS_CA_BUNDLE', async () => {
     const expected = (await api('/api/health/ping')).body as { status: string; version: string; build_number: string };
     expect(expected.status).toBe('ok');
@@ -261,7 +261,7 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
       expect(gone!.message).toMatch(/^HTTP 404: /);
     });
 
-    // API.md §17: a share's id works wherever its name does (issue 27 item 6).
+    // docs/sdk.md: a share's id works wherever its name does (issue 27 item 6).
     it('get and delete by id', async () => {
       const name = slug('sdk-share');
       const [created] = await sdkOk(asUser(), [{ method: 'data_shares.create', kwargs: { name } }]);
@@ -567,6 +567,19 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
       expect(suggest.status, suggest.stderr).toBe(0);
       expect(JSON.parse(suggest.stdout).length).toBeGreaterThan(0);
     });
+
+    it('saved queries: create_from_suggestion and nx1 query create get the 404 that says they are not offered', async () => {
+      const [suggested] = await sdkOk(trusted(), [{ method: 'queries.suggest', args: [domain] }]);
+      const id = (suggested as { suggestion_id: string }[])[0]!.suggestion_id;
+      const [created] = (await sdk(trusted(), [{ method: 'queries.create_from_suggestion', args: [id] }])).results;
+      expect(created).toMatchObject({ ok: false, error: 'NX1APIError' });
+      expect(created!.message).toMatch(/^HTTP 404: .*Saved queries are not offered by this service: /);
+      const cli = await nx1(['query', 'create', '--suggestion-id', id], trusted());
+      expect(cli.status).toBe(1);
+      expect(cli.stderr).toMatch(
+        /API Error: HTTP 404: .*Saved queries are not offered by this service: .*POST \/api\/query\/ask/,
+      );
+    });
   });
 
   describe('crews: types, run and results over the built-in templates', () => {
@@ -672,8 +685,8 @@ describe('the NX1 SDK over HTTPS (API.md §17)', () => {
     });
 
     it('the plain create(name, role_name), no query: a product without SQL, and every data-product call on it', async () => {
-      // As a script or the README makes it: positional name and role, nothing else. The SDK
-      // sends {"name", "role_name", "is_view": false}; API.md §17 makes `query` optional.
+      // As a script or docs/sdk.md makes it: positional name and role, nothing else. The SDK
+      // sends {"name", "role_name", "is_view": false}; docs/sdk.md makes `query` optional.
       const name = slug('sdk-plain');
       const role = slug('sdk-plain-role');
       const [product, byRole, all] = await sdkOk(trusted(), [

@@ -4,7 +4,7 @@ import { adminToken, api, slug, token } from '../helpers.js';
 import { provided } from '../provided.js';
 
 /**
- * Walks the risky paths of every secret-bearing resource (API.md §5, §8, §9): validation
+ * Walks the risky paths of every secret-bearing resource (docs/data-and-catalog.md, docs/identity-and-keys.md): validation
  * errors on bodies that carry secrets (a 422 `input` echoes the body), conflicts, missing
  * resources, lists and reads. These tests only check that each path was taken; whether a
  * secret leaked is decided afterwards by the suite-wide check in
@@ -24,7 +24,7 @@ beforeAll(async () => {
 /** A distinct secret value per use, so a leak names the call that sent it. */
 const secretValue = (label: string) => `${label}-${randomUUID().slice(0, 13)}`;
 
-describe('pre-shared keys (API.md §8)', () => {
+describe('pre-shared keys', () => {
   it('shows the key once: not in lists, extensions, errors or later calls made with it', async () => {
     const dp = 'default';
     const created = await api(`/api/dataproduct/${dp}/psk`, {
@@ -79,7 +79,7 @@ describe('pre-shared keys (API.md §8)', () => {
   });
 });
 
-describe('data shares (API.md §9)', () => {
+describe('data shares', () => {
   it("shows a share's secret only in its create, read and rotate answers", async () => {
     const name = slug('hyg-share');
     const created = await api(`/api/data_shares`, { method: 'POST', token: alice, body: { name, tables: ['t1'] } });
@@ -121,7 +121,7 @@ describe('data shares (API.md §9)', () => {
   });
 });
 
-describe('migration write-only fields (API.md §5)', () => {
+describe('migration write-only fields', () => {
   const CONFIG = '/api/migration/infrastructure-config';
   const CONNECTIONS = '/api/migration/connections';
 
