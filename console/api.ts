@@ -16,7 +16,7 @@ interface ValidationIssue {
   msg?: string;
 }
 
-/** The service's ErrorResponse or HTTPValidationError (API.md §1), as one sentence. */
+/** The service's ErrorResponse or HTTPValidationError (see docs/api.md), as one sentence. */
 function describe(status: number, body: unknown): string {
   const value = body as { error?: unknown; detail?: unknown } | null;
   if (value && Array.isArray(value.detail)) {
@@ -72,7 +72,7 @@ export const seg = (value: string | number) => encodeURIComponent(String(value))
 
 export const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-// The contract's shapes (API.md §3, §4, §16), as far as the console reads them.
+// The API's shapes (docs/api.md), as far as the console reads them.
 export interface Me {
   name: string;
   principal: string;
@@ -189,7 +189,7 @@ export const patch = async <T>(path: string, body: unknown): Promise<T> =>
 /** Whether the signed-in person holds the admin role (a display hint: the server decides). */
 export const isAdmin = (me: Me | undefined) => me?.roles.includes('admin') === true;
 
-/** A crew schedule (API.md §4 "Runs people can plan on"). */
+/** A crew schedule (docs/crews.md). */
 export interface Schedule {
   id: string;
   template_id: string;
@@ -221,7 +221,7 @@ export interface DecisionKey {
 /** A version as GET .../versions lists it (no content). */
 export type VersionSummary = Omit<Version, 'content'> & { notes: string | null };
 
-/** A webhook endpoint (API.md §14); its secret is never read by the console. */
+/** A webhook endpoint (docs/events-and-webhooks.md); its secret is never read by the console. */
 export interface WebhookEndpoint {
   id: string;
   url: string;

@@ -1,5 +1,5 @@
 /**
- * The review console (API.md §16): who is signed in, the inbox, decision versions and crew
+ * The review console (docs/reviewing.md): who is signed in, the inbox, decision versions and crew
  * runs. Hash routes (#/inbox, #/decisions/<ws>/<key>/<v>, #/runs, #/runs/<id>) keep the
  * view across reloads and the sign-in round trip; so do those of schedules (#/schedules,
  * #/schedules/<id>), the decisions browser (#/decisions, #/decisions/<ws>,

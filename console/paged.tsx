@@ -1,4 +1,4 @@
-/** A list the service answers page by page (`limit`, `cursor`, `X-Next-Cursor`: API.md §1). */
+/** A list the service answers page by page (`limit`, `cursor`, `X-Next-Cursor`). */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, message } from './api.js';
 

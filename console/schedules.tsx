@@ -1,5 +1,5 @@
 /**
- * Crew schedules (API.md §4 "Runs people can plan on"): every schedule with its next and last
+ * Crew schedules (docs/crews.md): every schedule with its next and last
  * fire and its last skipped fire; admins enable and disable them and read the runs each started.
  */
 import { useEffect, useState } from 'preact/hooks';

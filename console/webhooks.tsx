@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints (API.md §14, admins): each with its latest delivery, and one endpoint's
+ * Webhook endpoints (docs/events-and-webhooks.md, admins): each with its latest delivery, and one endpoint's
  * deliveries, newest first, to redeliver. The console never reads a signing secret: the
  * service shows one only in the answer that makes it.
  */

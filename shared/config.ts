@@ -25,7 +25,7 @@ const nonEmpty = () => z.string().check(z.minLength(1, { error: 'must not be emp
 const wholeNumber = (error: string, min: number, max: number) =>
   z.pipe(z.coerce.number({ error }), z.int().check(z.gte(min), z.lte(max)));
 
-const EnvSchema = z.object({
+export const EnvSchema = z.object({
   STAGE: z._default(
     z
       .string()
@@ -156,7 +156,7 @@ export interface Config {
   readonly stage: string;
   readonly region: string;
   readonly port: number;
-  /** The local platform's TLS port (API.md §17): HTTPS_PORT, by default PORT + 443 (0, any free port, when PORT is 0). */
+  /** The local platform's TLS port (docs/sdk.md): HTTPS_PORT, by default PORT + 443 (0, any free port, when PORT is 0). */
   readonly httpsPort: number;
   readonly host: string;
   readonly dataDir: string;
@@ -180,9 +180,9 @@ export interface Config {
     readonly s3: string | undefined;
   };
   readonly crewRunQueueUrl: string | undefined;
-  /** The API endpoints' webhook delivery queue (API.md §14): the dispatcher, the API's test and redeliver, and the worker send to it. */
+  /** The API endpoints' webhook delivery queue (docs/events-and-webhooks.md): the dispatcher, the API's test and redeliver, and the worker send to it. */
   readonly webhookQueueUrl: string | undefined;
-  /** The per-run webhooks' delivery queue (their own lane, API.md §1 "Fair use"). */
+  /** The per-run webhooks' delivery queue (their own lane, the fair-use limits). */
   readonly runWebhookQueueUrl: string | undefined;
   readonly artifactsBucket: string | undefined;
   /** Wraps the data keys of encrypted secrets on AWS; locally a key file under dataDir does. */
@@ -252,7 +252,7 @@ export interface Config {
   readonly buildNumber: string;
 }
 
-/** API.md §14: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+/** docs/events-and-webhooks.md: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE: readonly number[] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
 
 /** `A.example, ,b` → `['a.example', 'b']` */
@@ -308,7 +308,7 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * The local identity provider (`npm start` without AUTH_ISSUER) signs anyone in by name, with
- * no password, admins included (API.md §1): it serves loopback only. A HOST that other
+ * no password, admins included (docs/identity-and-keys.md): it serves loopback only. A HOST that other
  * machines reach (0.0.0.0, ::, a LAN address, a host name) needs a real issuer. Checked when
  * the configuration is read, so the start stops before anything listens.
  */

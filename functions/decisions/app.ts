@@ -20,7 +20,7 @@ import type { Action, DecisionService } from './service.js';
 
 export interface DecisionsDeps {
   readonly authenticator: RequestAuthenticator;
-  /** Where `Idempotency-Key` answers are kept (API.md §1). */
+  /** Where `Idempotency-Key` answers are kept. */
   readonly idempotency?: IdempotencyKeys;
   readonly service: DecisionService;
 }

@@ -1,7 +1,7 @@
 import type { ContentChange, VersionDiff } from './schemas.js';
 
 /**
- * The bounds of one diff answer (API.md §16, §1 Fair use): small stored content can differ in
+ * The bounds of one diff answer (docs/reviewing.md; fair use): small stored content can differ in
  * many places, and each change repeats its whole path (30 levels of 120-character keys make
  * a 3.6 KB path), so 137 KB of content could otherwise make a 44 MB answer.
  */
@@ -34,7 +34,7 @@ const segment = (key: string) =>
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 /**
- * The changes that turn `before` into `after` (API.md §16), one at a time: each is found
+ * The changes that turn `before` into `after` (docs/reviewing.md), one at a time: each is found
  * only when the one before it has been taken, so a caller that stops taking stops the
  * comparison. Paths are JSON Pointers (RFC 6901); the changes come in the order of a JSON
  * Patch (RFC 6902) that applies in sequence, the order fast-json-patch's `compare` gives
@@ -85,7 +85,7 @@ function* containerChanges(
 }
 
 /**
- * The diff answer of `to` against `from` (API.md §16), bounded: at most `bounds.changes`
+ * The diff answer of `to` against `from` (docs/reviewing.md), bounded: at most `bounds.changes`
  * changes and `bounds.bytes` bytes of JSON. The answer's bytes are counted as it is built
  * (each change's JSON, and the comma before it), beside the bytes of the rest of the answer
  * at their largest (`truncated: true` and a `change_count` past the count bound). The first

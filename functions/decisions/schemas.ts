@@ -120,7 +120,7 @@ export const CreateVersionRequest = component(
 export type CreateVersionRequest = z.infer<typeof CreateVersionRequest>;
 
 /** Spec 2.2; the body may also be `null` or absent. */
-/** E1's family takes this object, `null` or no body at all (API.md §3). */
+/** E1's family takes this object, `null` or no body at all. */
 export const LifecycleBody = component(
   'LifecycleActionRequest',
   z.nullable(

@@ -38,8 +38,8 @@ export const MAX_HISTORY = 100;
  * contents is still tens of ms of CPU (parsing both versions, then comparing), in pieces the
  * event loop cannot interleave with other requests; locally, where every group shares one
  * process, 8 at once held `GET /api/health/ping` at hundreds of ms. In turns, another
- * request meets one such piece of diff work, not one of each diff under way (API.md §1
- * Fair use). Only the CPU takes turns: the reads are made at once, so a store that does not
+ * request meets one such piece of diff work, not one of each diff under way (fair
+ * use). Only the CPU takes turns: the reads are made at once, so a store that does not
  * answer delays no other diff than its own (its 503 stays within the contract's 10 s). On
  * AWS a Lambda instance serves one request at a time: there is never a turn to wait for.
  */
@@ -97,7 +97,7 @@ const RULES: Record<Action, TransitionRule> = {
 const describe = (workspace: string, key: string, version?: number) =>
   version === undefined ? `${workspace}/${key}` : `version ${version} of ${workspace}/${key}`;
 
-/** The domain event of each lifecycle action (API.md §13). */
+/** The domain event of each lifecycle action (docs/events-and-webhooks.md). */
 const EVENT_OF = {
   submit: 'decision.version.submitted',
   approve: 'decision.version.approved',
@@ -212,7 +212,7 @@ export class DecisionService {
    * new values. With nothing published, `from` is null and the content is one `add` at "".
    * The answer is bounded (`versionDiff`: 1,000 changes, 1 MiB): past a bound it says
    * `truncated` and the comparison stops, so the work is not what the stored content could
-   * amplify into (API.md §1 Fair use). Both versions are read with their content unparsed;
+   * amplify into (fair use). Both versions are read with their content unparsed;
    * the parses and the comparison take their turn (`diffTurns`), and between them this
    * gives the event loop over to what waits.
    */
@@ -254,7 +254,7 @@ export class DecisionService {
       set: { ...rule.set(caller, at), ...(notes != null ? { notes } : {}) },
       remove: rule.remove,
       history: { from: rule.from, to: rule.to, action, by: caller.name, at, notes: notes ?? null },
-      // Four-eyes by principal (API.md §1): a version whose author or submitter was
+      // Four-eyes by principal: a version whose author or submitter was
       // recorded by name only cannot be told apart from the caller, so it is refused.
       ...(rule.fourEyes
         ? { differentFrom: { created_by_principal: caller.principal, submitted_by_principal: caller.principal } }

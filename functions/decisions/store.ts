@@ -20,7 +20,7 @@ import type { DecisionStatus, HistoryEntry, VersionDetail, VersionSummary } from
 /** A version as stored: the detail plus its transition history. */
 export type VersionItem = VersionDetail & {
   history: HistoryEntry[];
-  /** Principals beside the names (API.md §1); absent on versions stored before them. */
+  /** Principals beside the names; absent on versions stored before them. */
   created_by_principal?: string;
   submitted_by_principal?: string | null;
   approved_by_principal?: string | null;

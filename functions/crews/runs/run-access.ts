@@ -3,7 +3,7 @@ import { Forbidden, NotFound } from '../../../shared/errors.js';
 import type { RunItem, RunStore } from './run-store.js';
 
 /**
- * A run the caller may read (API.md §16): its starter's, an admin's, and a holder of the
+ * A run the caller may read (docs/reviewing.md): its starter's, an admin's, and a holder of the
  * role of one of its approval steps that has waited (an eligible approver, who keeps the
  * right after deciding). Nobody else; changing it stays the starter's or an admin's.
  */

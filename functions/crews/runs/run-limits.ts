@@ -4,7 +4,7 @@ import type { RunItem } from './run-store.js';
 import { render } from '../templates/templating.js';
 
 /*
- * A template's run limits (API.md §4 "Runs people can plan on"): `max_concurrent_runs`
+ * A template's run limits (docs/crews.md): `max_concurrent_runs`
  * with its `concurrency_key`, and `run_timeout_seconds`. What a template declares, and what
  * E2 copies onto each run (as it copies the steps); the runner (runner.ts) applies them.
  */

@@ -23,8 +23,8 @@ export class RunLogService {
   /**
    * E13: events with index ≥ start: one GetItem (ownership) and one Query from `start`; as
    * many as fit in 1 MiB of JSON (the client continues after the last index). With
-   * `waitSeconds` and nothing to answer yet from a run still going, a long poll (API.md §1
-   * "Fair use"): it takes one of the caller's places for waiting polls (TooManyRequests when
+   * `waitSeconds` and nothing to answer yet from a run still going, a long poll (fair
+   * use): it takes one of the caller's places for waiting polls (TooManyRequests when
    * none is free) and queries again at once when this process writes an event at or after
    * `start` (signals, watched from before the first Query so that no write is missed), else
    * once every LONG_POLL_INTERVAL_MS, until one is there, the time is up (then `[]`) or

@@ -253,5 +253,5 @@ export const StepParams = z.extend(RunParams, {
 });
 
 /*
- * The NX1 SDK's crews (API.md §17): a crew type is a crew template, by name.
+ * The NX1 SDK's crews (docs/sdk.md): a crew type is a crew template, by name.
  */

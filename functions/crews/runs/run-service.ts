@@ -61,7 +61,7 @@ export interface RunQueue {
 }
 
 /**
- * A run's own webhook (E2 `webhook_url`, API.md §14): the webhooks group implements it
+ * A run's own webhook (E2 `webhook_url`, docs/events-and-webhooks.md): the webhooks group implements it
  * (functions/webhooks/run-endpoint.ts) and the composition hands it in, so crews knows
  * nothing of endpoints, secrets or their seals.
  */
@@ -107,7 +107,7 @@ export interface RunSettings {
   readonly clock?: Clock;
 }
 
-/** Crew runs (API.md §4, E2): started, read, listed, cancelled, retried, rerun and decided. */
+/** Crew runs (docs/crews.md, E2): started, read, listed, cancelled, retried, rerun and decided. */
 export class RunService {
   private readonly clock: Clock;
 
@@ -245,7 +245,7 @@ export class RunService {
   }
 
   /**
-   * A schedule's fire (API.md §4): E2 of `template` as the schedule's creator (`starter`)
+   * A schedule's fire (docs/crews.md): E2 of `template` as the schedule's creator (`starter`)
    * would start it, with `schedule_id` on the run. `fire.record`'s writes are made in the
    * run's creating transaction, each on its condition (the fire's record is new, the schedule
    * is as the fire read it), so a fire repeated (a message delivered twice, a restart) makes
@@ -325,7 +325,7 @@ export class RunService {
   }
 
   /**
-   * Bulk cancel (API.md §4): every unfinished run matching the filter, cancelled as by
+   * Bulk cancel (docs/crews.md): every unfinished run matching the filter, cancelled as by
    * cancelRun. A caller without the role `admin`, or with `createdBy: 'me'`, reads only their
    * own runs (their index); an admin otherwise only unfinished runs (`open_runs`). At most
    * MAX_BULK_CANCEL runs per call, oldest first (`more` says whether others matched). A run
@@ -399,7 +399,7 @@ export class RunService {
   }
 
   /**
-   * Reruns a finished run from step `fromStep` as a new run of the caller's (API.md §4), the
+   * Reruns a finished run from step `fromStep` as a new run of the caller's (docs/crews.md), the
    * old run left as it is. The new run has the old run's steps and variables (snapshots taken
    * when it started: what the template became since does not matter), the old values with
    * `values` over them, and the outputs of the steps before `fromStep` carried over: a
@@ -408,7 +408,7 @@ export class RunService {
    * carries over only to its starter rerunning with the same values: what was approved is
    * then exactly what runs again; anyone else, or other values, must ask again.
    *
-   * The checks come in API.md §3's order (validation of the request before the run's state):
+   * The checks come in the API's error order (validation of the request before the run's state):
    *
    * | check                                                                   | answer |
    * |-------------------------------------------------------------------------|--------|
@@ -496,13 +496,13 @@ export class RunService {
   }
 
   /**
-   * A person's decision on a waiting `approval` step (API.md §4): only with a Bearer
+   * A person's decision on a waiting `approval` step (docs/crews.md): only with a Bearer
    * session, the step's role and not as the run's starter (four-eyes, by principal).
    * Approve: `step.completed` (the run is `running` again) and the run is queued; reject:
    * `step.failed` and `run.failed` in one write. Conditioned on the run's index, so of two
    * deciders exactly one wins (the other gets 409), as against a cancel or the expiry.
    *
-   * The checks come in API.md §3's order (401 → 403 → 422 → 404 → 409), and a caller who
+   * The checks come in the API's error order (401 → 403 → 422 → 404 → 409), and a caller who
    * could decide no step of the run learns nothing of its steps (whether one exists, its
    * kind, its state):
    *
@@ -635,7 +635,7 @@ export class RunService {
   }
 
   /**
-   * Runs newest first: the caller's own (by principal, API.md §1), an admin's every run
+   * Runs newest first: the caller's own (by principal), an admin's every run
    * unless `createdBy` is `me` (their own, read from the same owner index). Runs stored
    * before principals were are in no one's own list.
    */

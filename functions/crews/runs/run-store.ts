@@ -90,7 +90,7 @@ function logEntryItem(entry: RunLogEntry, run: Pick<RunItem, 'expires_at' | 'run
 /** Whether a run log item's run has no webhook of its own (entries written before runs said so may have one). */
 export const entryOfRunWithoutWebhook = (item: Record<string, unknown>): boolean => item.run_webhook === false;
 
-/** The subject of a run's domain events (API.md §13). */
+/** The subject of a run's domain events (docs/events-and-webhooks.md). */
 export const runSubject = (correlationId: string) => `crew-runs/${correlationId}`;
 
 /** The run as a write leaves it: its fields updated, its event count moved on. */
@@ -120,7 +120,7 @@ export function toRunLogEntry(item: Record<string, unknown>): RunLogEntry {
 
 /** A run as stored: its public record plus the steps it executes (a snapshot). */
 export interface RunItem extends Omit<CrewRun, 'progress' | 'step_ids' | 'rerun_of' | 'schedule_id'> {
-  /** The starter's principal (API.md §1); absent on runs stored before principals were. */
+  /** The starter's principal; absent on runs stored before principals were. */
   created_by_principal?: string;
   steps: Step[];
   /**
@@ -151,7 +151,7 @@ export interface RunItem extends Omit<CrewRun, 'progress' | 'step_ids' | 'rerun_
   waiting_key?: string;
   /**
    * The roles of the approval steps that have waited in this run: their holders may read it
-   * (API.md §16), from the moment a step waits and after it is decided.
+   * (docs/reviewing.md), from the moment a step waits and after it is decided.
    */
   approval_roles?: string[];
   /** Its template's `max_concurrent_runs` when the run was queued, with its slot key (run-limits.ts). */
@@ -364,7 +364,7 @@ export class DynamoRunStore implements RunStore {
   ) {}
 
   /**
-   * The transaction items recording `changes` (API.md §13), the first at the sequence after
+   * The transaction items recording `changes` (docs/events-and-webhooks.md), the first at the sequence after
    * `lastSequence`; each event's data is the run as its change left it.
    */
   private changeEvents(

@@ -29,8 +29,8 @@ export interface RunWatch {
 }
 
 /**
- * How often a long poll reads the store when nothing wakes it: once a second (API.md §1
- * "Fair use"), so a waiting poll costs at most one read a second.
+ * How often a long poll reads the store when nothing wakes it: once a second (fair
+ * use), so a waiting poll costs at most one read a second.
  */
 export const LONG_POLL_INTERVAL_MS = 1000;
 

@@ -1,6 +1,6 @@
 import { TooManyRequests } from '../../../shared/errors.js';
 
-/** API.md §1 "Fair use": E13 long polls that may wait at once, per principal and per process. */
+/** Fair use: E13 long polls that may wait at once, per principal and per process. */
 export const WAITING_POLLS_PER_PRINCIPAL = 10;
 export const WAITING_POLLS_PER_PROCESS = 500;
 

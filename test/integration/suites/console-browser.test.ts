@@ -14,7 +14,7 @@ import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
 import { chromiumExecutable } from '../../support/chromium.js';
 
 /**
- * The review console (API.md §16) in a real browser (headless Chromium driven by
+ * The review console (docs/reviewing.md) in a real browser (headless Chromium driven by
  * playwright-core), signed in through the local identity provider: the walk of README's
  * review section, from carol's submission to alice's approval, and a crew run's approval
  * step decided by bob on the run page while its run log updates by itself. Each state is

@@ -13,7 +13,7 @@ import { scheduleService } from '../../../functions/crews/compose.js';
 import { chromiumExecutable } from '../../support/chromium.js';
 
 /**
- * The review console's schedules, decisions browser and webhooks pages (API.md §16) in a real
+ * The review console's schedules, decisions browser and webhooks pages (docs/reviewing.md) in a real
  * browser (headless Chromium driven by playwright-core), signed in through the local identity
  * provider: dana (admin) disables and enables a schedule and reads its runs while carol sees
  * the list only; alice browses workspaces and keys and compares two versions that are not

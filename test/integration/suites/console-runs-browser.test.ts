@@ -14,7 +14,7 @@ import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
 import { chromiumExecutable } from '../../support/chromium.js';
 
 /**
- * The review console's runs (API.md §16) in a real browser (headless Chromium driven by
+ * The review console's runs (docs/reviewing.md) in a real browser (headless Chromium driven by
  * playwright-core), signed in through the local identity provider: an approver reads what a
  * waiting step lets through (the outputs before it, the next step's request with its secret
  * header masked) and decides, the page then saying what was decided, by whom and when, and
