@@ -661,6 +661,17 @@ export class DynamoDecisionStore implements DecisionStore {
           if (version === latest) this.addEntry(own, workspace, key, newest(below));
           else items.push(this.entryUpdate(pk, workspace, key, latest, newest(below), t.history.at, known));
           items.push(this.counterUpdate(pk, { latest, below, previousApproved: false }, undefined));
+        } else if (t.published === true && version < latest) {
+          /*
+           * Approving an older version: its number is added to the counter's set (ADD, not a
+           * rewrite from what was read), so approvals of other versions of the key do not
+           * refuse each other; the entry's `published_below` rises only to a newer version
+           * than it holds (its own condition), and stays when a newer one was approved meanwhile.
+           */
+          const newestKnown = newest(known.approvedBelow);
+          if (newestKnown === undefined || version > newestKnown)
+            items.push(this.entryRaise(pk, latest, version, t.history.at));
+          items.push(this.counterAdd(pk, latest, version));
         } else {
           if (newest(below) !== newest(known.approvedBelow))
             items.push(this.entryUpdate(pk, workspace, key, latest, newest(below), t.history.at, undefined));
@@ -834,6 +845,38 @@ export class DynamoDecisionStore implements DecisionStore {
         ConditionExpression: e.conditions.join(' AND '),
         ExpressionAttributeNames: e.names,
         ExpressionAttributeValues: e.values,
+      },
+    };
+  }
+
+  /** The entry (on version `latest`) names `version` as published below it, if none newer is named already. */
+  private entryRaise(pk: string, latest: number, version: number, at: string): TransactItem {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: { pk, sk: versionSortKey(latest) },
+        UpdateExpression: 'SET published_below = :version, #updated_at = :updated_at',
+        ConditionExpression:
+          'attribute_exists(keys_pk) AND (attribute_not_exists(published_below) OR published_below < :version)',
+        ExpressionAttributeNames: { '#updated_at': 'updated_at' },
+        ExpressionAttributeValues: { ':version': version, ':updated_at': at },
+      },
+    };
+  }
+
+  /**
+   * `version` joins the approved versions below `latest` on the counter, while `latest` still
+   * has the entry; `rev` moves, so a creation that read the set before writes it again.
+   */
+  private counterAdd(pk: string, latest: number, version: number): TransactItem {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: { pk, sk: COUNTER_SK },
+        UpdateExpression: 'ADD approved_below :version, rev :one',
+        ConditionExpression: 'latest_version = :latest',
+        ExpressionAttributeValues: { ':version': new Set([version]), ':one': 1, ':latest': latest },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     };
   }

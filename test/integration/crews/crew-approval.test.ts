@@ -90,7 +90,13 @@ describe('approval steps', () => {
       ['step.waiting', 'sign_off'],
     ]);
     const data = waiting.at(-1)!.data!;
-    expect(data).toEqual({ prompt: 'Ship release 42?', role: 'approver', expires_at: expect.any(String) });
+    // Beside the prompt, what the next step will send once approved (its own output not known yet).
+    expect(data).toEqual({
+      prompt: 'Ship release 42?',
+      role: 'approver',
+      expires_at: expect.any(String),
+      next: { step_id: 'notice', kind: 'render', input: { text: 'shipped after {{steps.sign_off.output}}' } },
+    });
     const expiresIn = Date.parse(data.expires_at) - Date.parse(waiting.at(-1)!.timestamp);
     expect(Math.abs(expiresIn - 86_400_000)).toBeLessThan(1_000);
     expect(await runOf(id)).toMatchObject({

@@ -917,7 +917,14 @@ describe('crew runs through the platform', () => {
     // The fake model answers "[<model>](<system>) <last user message>".
     const reply = '[test-model](Be formal) Write about owls';
     expect(provided('llmModel')).toBe('test-model');
-    expect(events[5]!.data).toEqual({ output: reply });
+    // What the step sent, rendered, and which provider and model answered with what usage.
+    expect(events[4]!.data).toEqual({ input: { text: 'Write about owls', system: 'Be formal' } });
+    expect(events[5]!.data).toEqual({
+      output: reply,
+      provider: 'openai',
+      model: 'test-model',
+      usage: { input_tokens: 1, output_tokens: 1 },
+    });
     expect(events[6]!.data).toEqual({ outputs: { intro: 'about owls', ask: reply } });
     expect(run).toMatchObject({
       status: 'succeeded',

@@ -114,6 +114,8 @@ describe('GET /api/crews/types', () => {
         template_id: builtIn.id,
         description: builtIn.description,
         inputs: builtIn.variables.map((v) => v.name),
+        // The suite's platform answers llm steps with its OpenAI-compatible test model.
+        model: { provider: 'openai', model: 'test-model' },
       });
     }
     expect(BUILT_IN_TEMPLATES.map((t) => t.name)).toEqual([
@@ -144,6 +146,7 @@ describe('GET /api/crews/types', () => {
       template_id: created.id,
       description: 'says hello',
       inputs: ['who', 'times'],
+      model: { provider: 'openai', model: 'test-model' },
     });
     const byKey = await api('/api/crews/types', { psk: adminPsk() });
     expect(byKey.status).toBe(200);
