@@ -4,13 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localUserToken } from '../../../infra/local/local-sign-in.js';
 import { type RunningPlatform, startPlatform } from '../../../infra/local/platform.js';
 import { loadConfig } from '../../../shared/config.js';
 import { scheduleService } from '../../../functions/crews/compose.js';
-import { chromiumExecutable } from '../../support/chromium.js';
+import { browserSession, launchChromium, type Session } from '../../support/console-browser.js';
 
 /**
  * The review console's schedules, decisions browser and webhooks pages (docs/reviewing.md) in a real
@@ -43,12 +43,8 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const { path, args } = await chromiumExecutable();
   [browser, platform] = await Promise.all([
-    chromium.launch({
-      executablePath: path,
-      args: [...args, '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-    }),
+    launchChromium(),
     startPlatform(
       loadConfig({
         STAGE: 'consolepages',
@@ -73,32 +69,8 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
 });
 
-interface Session {
-  context: BrowserContext;
-  page: Page;
-  /** Requests to any other origin (aborted), page errors and Content-Security-Policy violations. */
-  outside: string[];
-  errors: string[];
-}
-
 /** A browser profile that may reach the service only. */
-async function session(): Promise<Session> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-  const outside: string[] = [];
-  const errors: string[] = [];
-  await context.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(base) || url.startsWith('data:')) return route.continue();
-    outside.push(url);
-    return route.abort();
-  });
-  const page = await context.newPage();
-  page.on('pageerror', (err) => errors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) errors.push(msg.text());
-  });
-  return { context, page, outside, errors };
-}
+const session = (): Promise<Session> => browserSession(browser, base);
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
