@@ -3,6 +3,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { emulatorOptions } from '../../shared/aws/client-options.js';
+import { eventually } from '../support/eventually.js';
 import { api, db, slug, table } from './helpers.js';
 import { provided } from './provided.js';
 
@@ -48,6 +49,36 @@ export async function startRun(templateId: string, starter: string): Promise<str
   });
   expect(res.status, res.text).toBe(202);
   return res.body.correlation_id as string;
+}
+
+/** The run once it succeeded or failed, read as `reader` (a hang guard of 20 s). */
+export const finishedRun = <T extends { status: string } = any>(id: string, reader: string): Promise<T> =>
+  eventually(
+    async () => {
+      const res = await api<T>(`/api/crew-runs/${id}`, { token: reader });
+      expect(res.status).toBe(200);
+      return ['succeeded', 'failed'].includes(res.body.status) ? res.body : undefined;
+    },
+    20_000,
+    `run ${id} finished`,
+  );
+
+/** Every run of `GET /api/crew-runs?<query>` as `reader`, following X-Next-Cursor (at most 100 pages). */
+export async function listedRuns<T = any>(query: string, reader: string): Promise<T[]> {
+  const runs: T[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const res: Awaited<ReturnType<typeof api<T[]>>> = await api<T[]>(
+      `/api/crew-runs?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      { token: reader },
+    );
+    expect(res.status, res.text).toBe(200);
+    runs.push(...res.body);
+    cursor = res.headers.get('x-next-cursor');
+    pages++;
+  } while (cursor && pages < 100);
+  return runs;
 }
 
 /** Every event of a run so far, read as `reader`. */

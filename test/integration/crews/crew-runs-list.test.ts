@@ -7,7 +7,7 @@ import type { TemplateService } from '../../../functions/crews/templates/templat
 import { DynamoRunStore } from '../../../functions/crews/runs/run-store.js';
 import type { Caller } from '../../../shared/auth/caller.js';
 import { emulatorOptions } from '../../../shared/aws/client-options.js';
-import { eventually } from '../../support/eventually.js';
+import { finishedRun, listedRuns, startRun } from '../crew-support.js';
 import { storeWaitingRun } from '../../support/pending-run.js';
 import { adminToken, api, db, principalOf, slug, table, token } from '../helpers.js';
 import { provided } from '../provided.js';
@@ -40,39 +40,6 @@ async function template(name: string, steps: unknown[]): Promise<string> {
   return res.body.id as string;
 }
 
-const start = async (templateId: string, as: string): Promise<string> => {
-  const res = await api(`/api/crew-templates/${templateId}/run`, { method: 'POST', token: as, body: { values: {} } });
-  expect(res.status, res.text).toBe(202);
-  return res.body.correlation_id as string;
-};
-
-const finished = (id: string, as: string) =>
-  eventually(
-    async () => {
-      const res = await api<Run>(`/api/crew-runs/${id}`, { token: as });
-      expect(res.status).toBe(200);
-      return ['succeeded', 'failed'].includes(res.body.status) ? res.body : undefined;
-    },
-    20_000,
-    `run ${id} finished`,
-  );
-
-/** Every run of a list, following X-Next-Cursor. */
-async function all(query: string, as: string): Promise<Run[]> {
-  const runs: Run[] = [];
-  let cursor: string | null = null;
-  do {
-    const res: Awaited<ReturnType<typeof api<Run[]>>> = await api<Run[]>(
-      `/api/crew-runs?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      { token: as },
-    );
-    expect(res.status, res.text).toBe(200);
-    runs.push(...res.body);
-    cursor = res.headers.get('x-next-cursor');
-  } while (cursor);
-  return runs;
-}
-
 let aliceRuns: string[];
 let bobRun: string;
 let otherRun: string;
@@ -94,25 +61,25 @@ beforeAll(async () => {
     { id: 'never', kind: 'render', template: 'unreached' },
   ]);
   aliceRuns = [];
-  for (let i = 0; i < 3; i++) aliceRuns.push(await start(threeSteps, alice));
-  otherRun = await start(other, alice);
-  bobRun = await start(threeSteps, bob);
-  for (const id of [...aliceRuns, otherRun]) await finished(id, alice);
-  await finished(bobRun, bob);
+  for (let i = 0; i < 3; i++) aliceRuns.push(await startRun(threeSteps, alice));
+  otherRun = await startRun(other, alice);
+  bobRun = await startRun(threeSteps, bob);
+  for (const id of [...aliceRuns, otherRun]) await finishedRun<Run>(id, alice);
+  await finishedRun<Run>(bobRun, bob);
 });
 
 describe('GET /api/crew-runs', () => {
   it("answers a user's own runs only, newest first", async () => {
-    const runs = await all('limit=1000', alice);
+    const runs = await listedRuns<Run>('limit=1000', alice);
     expect(runs.map((r) => r.correlation_id)).toEqual([otherRun, ...[...aliceRuns].reverse()]);
     const times = runs.map((r) => r.created_at);
     expect(times).toEqual([...times].sort().reverse());
     expect(runs.some((r) => r.correlation_id === bobRun)).toBe(false);
-    expect((await all('limit=1000', bob)).map((r) => r.correlation_id)).toEqual([bobRun]);
+    expect((await listedRuns<Run>('limit=1000', bob)).map((r) => r.correlation_id)).toEqual([bobRun]);
   });
 
   it('answers an admin every run, each as GET answers it', async () => {
-    const runs = await all('limit=1000', admin);
+    const runs = await listedRuns<Run>('limit=1000', admin);
     const ids = runs.map((r) => r.correlation_id);
     for (const id of [...aliceRuns, otherRun, bobRun]) expect(ids).toContain(id);
     const one = await api(`/api/crew-runs/${bobRun}`, { token: admin });
@@ -120,19 +87,19 @@ describe('GET /api/crew-runs', () => {
   });
 
   it('filters by template and by status', async () => {
-    expect((await all(`template_id=${threeSteps}`, alice)).map((r) => r.correlation_id)).toEqual(
+    expect((await listedRuns<Run>(`template_id=${threeSteps}`, alice)).map((r) => r.correlation_id)).toEqual(
       [...aliceRuns].reverse(),
     );
-    expect((await all(`template_id=${other}&status=succeeded`, alice)).map((r) => r.correlation_id)).toEqual([
-      otherRun,
-    ]);
-    expect(await all(`template_id=${other}&status=failed`, alice)).toEqual([]);
-    const pending = await all('status=pending', admin);
+    expect(
+      (await listedRuns<Run>(`template_id=${other}&status=succeeded`, alice)).map((r) => r.correlation_id),
+    ).toEqual([otherRun]);
+    expect(await listedRuns<Run>(`template_id=${other}&status=failed`, alice)).toEqual([]);
+    const pending = await listedRuns<Run>('status=pending', admin);
     for (const r of pending) expect(r.status).toBe('pending');
   });
 
   it('pages by X-Next-Cursor without gaps or repeats, also when a filter leaves most runs out', async () => {
-    const whole = (await all('limit=1000', alice)).map((r) => r.correlation_id);
+    const whole = (await listedRuns<Run>('limit=1000', alice)).map((r) => r.correlation_id);
     const paged: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -182,8 +149,8 @@ describe('progress', () => {
   });
 
   it('says at which step a failed run stopped', async () => {
-    const id = await start(failing, alice);
-    const run = await finished(id, alice);
+    const id = await startRun(failing, alice);
+    const run = await finishedRun<Run>(id, alice);
     expect(run.status).toBe('failed');
     expect(run.progress).toEqual({ completed_steps: 1, total_steps: 3, current_step: 'broken' });
   });
@@ -197,7 +164,7 @@ describe('progress', () => {
     const run = await api<Run>(`/api/crew-runs/${res.body.correlation_id}`, { token: bob });
     expect(run.body.progress.total_steps).toBe(3);
     expect(run.body.progress.completed_steps).toBeLessThanOrEqual(3);
-    await finished(res.body.correlation_id, bob);
+    await finishedRun<Run>(res.body.correlation_id, bob);
   });
 });
 
@@ -294,7 +261,7 @@ describe('the items a list reads', () => {
   }, 60_000);
 
   it("reads a user's own runs only, however many runs others have", async () => {
-    const own = await all('limit=1000', alice);
+    const own = await listedRuns<Run>('limit=1000', alice);
     expect(own.length).toBeGreaterThanOrEqual(4);
     queries = [];
     const page = await service.listRuns({}, 1000, undefined, caller(aliceName));
@@ -322,7 +289,7 @@ describe('the items a list reads', () => {
       { crewRuns: table('crewRuns'), runLog: table('runLog') },
       { name: waitingName, principal: principalOf(waitingName) },
     );
-    const listed = await all('status=waiting&limit=1000', admin);
+    const listed = await listedRuns<Run>('status=waiting&limit=1000', admin);
     expect(listed.map((r) => r.correlation_id)).toContain(waiting);
     for (const r of listed) expect(r.status).toBe('waiting');
 
@@ -336,11 +303,11 @@ describe('the items a list reads', () => {
   });
 
   it("lists a user's own runs over HTTP with the others' runs there", async () => {
-    const own = (await all('limit=1000', alice)).map((r) => r.correlation_id);
+    const own = (await listedRuns<Run>('limit=1000', alice)).map((r) => r.correlation_id);
     expect(own).toEqual(expect.arrayContaining([...aliceRuns, otherRun]));
     const others = new Set(seeded);
     expect(own.filter((id) => others.has(id))).toEqual([]);
-    const admins = await all(`template_id=${threeSteps}&status=succeeded&limit=1000`, admin);
+    const admins = await listedRuns<Run>(`template_id=${threeSteps}&status=succeeded&limit=1000`, admin);
     expect(admins.map((r) => r.correlation_id)).toEqual(expect.arrayContaining([...aliceRuns, seeded[0]]));
   });
 });
